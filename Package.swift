@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "loyalty",
+    products: [
+        .executable(name: "loyalty", targets: ["loyalty"]),
+        .executable(name: "loyalty-server", targets: ["loyalty-server"]),
+    ],
+    targets: [
+        // C libraries. Each is imported by exactly one wrapper module below.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Wrappers: the only code that touches each C library.
+        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "HTTPClient", dependencies: ["CCurl"]),
+        .target(name: "SQLite", dependencies: ["CSQLite3"]),
+
+        // Pure Swift: bytes in, beacon events out.
+        .target(name: "Beacons"),
+
+        // The product.
+        .target(name: "LoyaltyAPI"),
+        .target(name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Postgres", "HTTPServer"]),
+        .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
+        .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
+        .executableTarget(
+            name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "LoyaltyClient"], path: "cli"),
+
+        .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
+        .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPClient"]),
+        .testTarget(name: "LoyaltyClientTests", dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Beacons"]),
+    ]
+)

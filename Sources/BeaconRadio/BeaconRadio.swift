@@ -1,0 +1,1 @@
+// The BeaconRadio module; its sources arrive with their issue.

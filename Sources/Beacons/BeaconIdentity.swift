@@ -1,0 +1,106 @@
+import Foundation
+
+/// The (proximity UUID, major, minor) triplet that names one beacon.
+///
+/// Beacons are tracked by identity, never by MAC address: addresses rotate.
+public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var uuid: UUID
+    public var major: UInt16
+    public var minor: UInt16
+
+    public init(uuid: UUID, major: UInt16, minor: UInt16) {
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
+    /// `UUID:MAJOR:MINOR`, the upper-case canonical UUID.
+    public var description: String { "\(uuid.uuidString):\(major):\(minor)" }
+
+    public static func < (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
+        (lhs.uuid.uuidString, lhs.major, lhs.minor) < (rhs.uuid.uuidString, rhs.major, rhs.minor)
+    }
+}
+
+/// Which beacon layout a frame was decoded from. Both share the identity shape.
+public enum BeaconKind: String, Sendable, Hashable {
+    case iBeacon = "ibeacon"
+    case altBeacon = "altbeacon"
+}
+
+/// A decoded beacon advertisement: who it is and how loud it claims to be at 1 m.
+public struct BeaconFrame: Hashable, Sendable {
+    public var kind: BeaconKind
+    public var identity: BeaconIdentity
+    /// RSSI in dBm the transmitter says a receiver sees at 1 m ("measured power", "tx power").
+    public var measuredPower: Int8
+
+    public init(kind: BeaconKind, identity: BeaconIdentity, measuredPower: Int8) {
+        self.kind = kind
+        self.identity = identity
+        self.measuredPower = measuredPower
+    }
+}
+
+/// A 48-bit Bluetooth device address, stored as it appears on the wire (least significant byte first).
+public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
+    public var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+
+    public init(wire b: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)) { bytes = b }
+
+    /// The usual colon form, most significant byte first: `6A:6B:C9:A2:3E:43`.
+    public var description: String {
+        let ordered = [bytes.5, bytes.4, bytes.3, bytes.2, bytes.1, bytes.0]
+        return ordered.map { byte in
+            let hex = String(byte, radix: 16, uppercase: true)
+            return byte < 0x10 ? "0" + hex : hex
+        }.joined(separator: ":")
+    }
+
+    public static func == (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool {
+        lhs.bytes == rhs.bytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes.0)
+        hasher.combine(bytes.1)
+        hasher.combine(bytes.2)
+        hasher.combine(bytes.3)
+        hasher.combine(bytes.4)
+        hasher.combine(bytes.5)
+    }
+}
+
+/// How near a beacon is, in Core Location's four buckets. Ordered nearest first.
+public enum Proximity: String, Sendable, Hashable, Comparable, CaseIterable {
+    case immediate, near, far, unknown
+
+    private var rank: Int {
+        switch self {
+        case .immediate: 0
+        case .near: 1
+        case .far: 2
+        case .unknown: 3
+        }
+    }
+
+    public static func < (lhs: Proximity, rhs: Proximity) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// One beacon heard once: the input of ranging and monitoring.
+public struct BeaconSighting: Hashable, Sendable {
+    public var frame: BeaconFrame
+    public var address: BluetoothAddress
+    public var rssi: Int8
+    /// Seconds on the injected clock (the capture's timestamps when replaying).
+    public var time: Double
+
+    public init(frame: BeaconFrame, address: BluetoothAddress, rssi: Int8, time: Double) {
+        self.frame = frame
+        self.address = address
+        self.rssi = rssi
+        self.time = time
+    }
+
+    public var identity: BeaconIdentity { frame.identity }
+}

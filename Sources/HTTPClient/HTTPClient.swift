@@ -1,0 +1,1 @@
+// The HTTPClient module; its sources arrive with their issue.

@@ -1,0 +1,1 @@
+// The HTTPServer module; its sources arrive with their issue.

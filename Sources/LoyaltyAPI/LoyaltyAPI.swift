@@ -1,0 +1,1 @@
+// The LoyaltyAPI module; its sources arrive with their issue.

@@ -1,0 +1,1 @@
+// The LoyaltyClient module; its sources arrive with their issue.

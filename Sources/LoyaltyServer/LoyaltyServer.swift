@@ -1,0 +1,1 @@
+// The LoyaltyServer module; its sources arrive with their issue.

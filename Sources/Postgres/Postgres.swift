@@ -1,0 +1,1 @@
+// The Postgres module; its sources arrive with their issue.

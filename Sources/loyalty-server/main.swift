@@ -1,0 +1,1 @@
+print("loyalty-server: not built yet")

@@ -1,0 +1,1 @@
+print("loyalty: not built yet")
