@@ -1,1 +1,12 @@
-print("loyalty: not built yet")
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let loyalty = CommandSpec(
+    name: "loyalty",
+    summary: "Proximity loyalty offers from iBeacons, for Linux shoppers and retailers.",
+    discussion: ExitCode.helpText,
+    subcommands: []
+)
+
+exit(loyalty.main(Array(CommandLine.arguments.dropFirst())))

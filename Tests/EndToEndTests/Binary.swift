@@ -1,0 +1,63 @@
+import Foundation
+
+/// A product of this package (`loyalty`, `loyalty-server`), run as a user would run it.
+struct Binary {
+    let url: URL
+
+    /// Products sit next to the test bundle in SwiftPM's build directory.
+    init(_ name: String) {
+        let buildDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        url = buildDirectory.appendingPathComponent(name)
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+
+        /// Standard output's lines, each parsed as a JSON object.
+        var jsonLines: [[String: Any]] {
+            stdout.split(separator: "\n").compactMap { line in
+                try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            }
+        }
+    }
+
+    /// Runs to completion. Standard input is empty, so the program sees no terminal.
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Drain stderr on another thread while reading stdout, so a full pipe never blocks the child.
+        let errData = DataBox()
+        let errDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errData.data = err.fileHandleForReading.readDataToEndOfFile()
+            errDone.signal()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        errDone.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData.data, as: UTF8.self))
+    }
+}
+
+private final class DataBox: @unchecked Sendable {
+    var data = Data()
+}
+
+/// `<package root>/../shared/fixtures`: the fixtures live beside the checkout, in CI too.
+let fixturesDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("shared/fixtures")
