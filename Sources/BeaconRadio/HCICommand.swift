@@ -84,7 +84,9 @@ public struct LEScanOptions: Hashable, Sendable {
     public var scanWindow: UInt16
 
     /// Passive, every advertisement, listening all the time (window = interval = 10 ms).
-    public init(active: Bool = false, filterDuplicates: Bool = false, scanInterval: UInt16 = 0x0010, scanWindow: UInt16 = 0x0010) {
+    public init(
+        active: Bool = false, filterDuplicates: Bool = false, scanInterval: UInt16 = 0x0010, scanWindow: UInt16 = 0x0010
+    ) {
         self.active = active
         self.filterDuplicates = filterDuplicates
         self.scanInterval = scanInterval
@@ -94,7 +96,8 @@ public struct LEScanOptions: Hashable, Sendable {
     fileprivate func validate(maximum: UInt16) throws(RadioError) {
         guard (0x0004...maximum).contains(scanInterval), (0x0004...maximum).contains(scanWindow) else {
             throw .invalidScanParameters(
-                "scan interval and window must be 4...\(maximum) (units of 0.625 ms), got \(scanInterval) and \(scanWindow)")
+                "scan interval and window must be 4...\(maximum) (units of 0.625 ms), got \(scanInterval) and \(scanWindow)"
+            )
         }
         guard scanWindow <= scanInterval else {
             throw .invalidScanParameters("scan window (\(scanWindow)) must not exceed scan interval (\(scanInterval))")

@@ -18,7 +18,8 @@ final class HCISocket {
     init(adapter: String?) throws(RadioError) {
         let capabilities = ProcessCapabilities.current()
         if let refusal = bluetoothSocketRefusal() {
-            throw RadioError(errno: refusal, call: "socket(AF_BLUETOOTH)", adapter: adapter ?? "hci0", capabilities: capabilities)
+            throw RadioError(
+                errno: refusal, call: "socket(AF_BLUETOOTH)", adapter: adapter ?? "hci0", capabilities: capabilities)
         }
         let deviceID: Int32
         if let adapter {
@@ -43,7 +44,8 @@ final class HCISocket {
         hci_filter_set_event(EVT_CMD_STATUS, &filter)
         hci_filter_set_event(EVT_LE_META_EVENT, &filter)
         guard setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)) == 0 else {
-            let error = RadioError(errno: errno, call: "setsockopt(HCI_FILTER)", adapter: name, capabilities: capabilities)
+            let error = RadioError(
+                errno: errno, call: "setsockopt(HCI_FILTER)", adapter: name, capabilities: capabilities)
             hci_close_dev(fd)
             throw error
         }

@@ -1,5 +1,5 @@
-internal import CBlueZ
 import Beacons
+internal import CBlueZ
 import Foundation
 
 /// One HCI event from the controller: bare (event code, parameter length, parameters, no H4 type
@@ -31,7 +31,9 @@ public final class LEScanner: @unchecked Sendable {
     private let wakeupWrite: Int32
 
     /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
-    public init(adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = SystemBeaconClock()) throws(RadioError) {
+    public init(
+        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = SystemBeaconClock()
+    ) throws(RadioError) {
         let socket = try HCISocket(adapter: adapter)
         let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
         commands = try LEScanCommands(features: features, options: options)

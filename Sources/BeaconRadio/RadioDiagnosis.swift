@@ -1,5 +1,5 @@
-internal import CBlueZ
 import Beacons
+internal import CBlueZ
 import Foundation
 
 /// What this machine can do with Bluetooth, line by line, each with what to do about it: Core
@@ -49,14 +49,16 @@ public struct RadioDiagnosis: Hashable, Sendable {
         if let chosen, capabilitiesOK {
             checkFeatures(adapter: chosen, into: &checks)
         } else {
-            checks.append(Check(name: "le-features", status: .skipped, detail: "needs a powered adapter and the capabilities"))
+            checks.append(
+                Check(name: "le-features", status: .skipped, detail: "needs a powered adapter and the capabilities"))
         }
         return RadioDiagnosis(checks: checks)
     }
 
     private static func checkKernel(into checks: inout [Check]) -> Bool {
         guard let refusal = bluetoothSocketRefusal() else {
-            checks.append(Check(name: "kernel", status: .ok, detail: "the kernel supports Bluetooth sockets (AF_BLUETOOTH)"))
+            checks.append(
+                Check(name: "kernel", status: .ok, detail: "the kernel supports Bluetooth sockets (AF_BLUETOOTH)"))
             return true
         }
         let error = RadioError(errno: refusal, call: "socket(AF_BLUETOOTH)", adapter: "hci0", capabilities: nil)
@@ -64,9 +66,12 @@ public struct RadioDiagnosis: Hashable, Sendable {
             checks.append(
                 Check(
                     name: "kernel", status: .failed, detail: "this kernel has no Bluetooth sockets (AF_BLUETOOTH)",
-                    remedy: "load Bluetooth with `sudo modprobe bluetooth` or use a kernel built with it; `loyalty scan --replay FILE` works meanwhile"))
+                    remedy:
+                        "load Bluetooth with `sudo modprobe bluetooth` or use a kernel built with it; `loyalty scan --replay FILE` works meanwhile"
+                ))
         } else {
-            checks.append(Check(name: "kernel", status: .failed, detail: "Bluetooth sockets refused", remedy: error.description))
+            checks.append(
+                Check(name: "kernel", status: .failed, detail: "Bluetooth sockets refused", remedy: error.description))
         }
         return false
     }
@@ -78,7 +83,9 @@ public struct RadioDiagnosis: Hashable, Sendable {
             checks.append(
                 Check(
                     name: "adapter", status: .failed, detail: "no Bluetooth adapter found",
-                    remedy: "plug in a Bluetooth adapter (or pass one through to this machine); `loyalty scan --replay FILE` works meanwhile"))
+                    remedy:
+                        "plug in a Bluetooth adapter (or pass one through to this machine); `loyalty scan --replay FILE` works meanwhile"
+                ))
             return nil
         }
         let states = present.map { name in (name, adapterState(name)) }
@@ -86,14 +93,16 @@ public struct RadioDiagnosis: Hashable, Sendable {
         let name = wanted ?? present[0]
         guard present.contains(name) else {
             checks.append(
-                Check(name: "adapter", status: .failed, detail: "no adapter named \(name); found \(listing)",
-                      remedy: "pass one of them with --adapter"))
+                Check(
+                    name: "adapter", status: .failed, detail: "no adapter named \(name); found \(listing)",
+                    remedy: "pass one of them with --adapter"))
             return nil
         }
         guard let state = adapterState(name), state.hasPrefix("up") else {
             checks.append(
-                Check(name: "adapter", status: .failed, detail: "found \(listing); \(name) is not up",
-                      remedy: RadioError.adapterDown(name).description))
+                Check(
+                    name: "adapter", status: .failed, detail: "found \(listing); \(name) is not up",
+                    remedy: RadioError.adapterDown(name).description))
             return nil
         }
         checks.append(Check(name: "adapter", status: .ok, detail: "found \(listing); scanning uses \(name)"))
@@ -103,16 +112,18 @@ public struct RadioDiagnosis: Hashable, Sendable {
     private static func checkCapabilities(_ capabilities: ProcessCapabilities?, into checks: inout [Check]) -> Bool {
         guard let capabilities else {
             checks.append(
-                Check(name: "capabilities", status: .warning, detail: "cannot read CapEff from /proc/self/status",
-                      remedy: "scanning needs CAP_NET_RAW and CAP_NET_ADMIN: \(RadioError.setcapCommand)"))
+                Check(
+                    name: "capabilities", status: .warning, detail: "cannot read CapEff from /proc/self/status",
+                    remedy: "scanning needs CAP_NET_RAW and CAP_NET_ADMIN: \(RadioError.setcapCommand)"))
             return false
         }
         let missing = capabilities.missingForRadio
         guard missing.isEmpty else {
             checks.append(
-                Check(name: "capabilities", status: .failed,
-                      detail: "missing \(missing.map(\.description).joined(separator: " and "))",
-                      remedy: RadioError.missingCapabilities(missing).description))
+                Check(
+                    name: "capabilities", status: .failed,
+                    detail: "missing \(missing.map(\.description).joined(separator: " and "))",
+                    remedy: RadioError.missingCapabilities(missing).description))
             return false
         }
         checks.append(Check(name: "capabilities", status: .ok, detail: "CAP_NET_RAW and CAP_NET_ADMIN are effective"))
@@ -123,16 +134,19 @@ public struct RadioDiagnosis: Hashable, Sendable {
         do throws(RadioError) {
             let socket = try HCISocket(adapter: adapter)
             let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
-            let mode = features.contains(.extendedAdvertising)
+            let mode =
+                features.contains(.extendedAdvertising)
                 ? "LE Extended Advertising supported: scanning uses the extended commands"
                 : "no LE Extended Advertising: scanning uses the legacy commands"
             checks.append(
-                Check(name: "le-features", status: .ok,
-                      detail: "features 0x\(String(features.rawValue, radix: 16, uppercase: true)); \(mode)"))
+                Check(
+                    name: "le-features", status: .ok,
+                    detail: "features 0x\(String(features.rawValue, radix: 16, uppercase: true)); \(mode)"))
         } catch {
             checks.append(
-                Check(name: "le-features", status: .failed, detail: "cannot read the LE features of \(adapter)",
-                      remedy: error.description))
+                Check(
+                    name: "le-features", status: .failed, detail: "cannot read the LE features of \(adapter)",
+                    remedy: error.description))
         }
     }
 

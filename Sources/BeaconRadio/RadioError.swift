@@ -94,12 +94,14 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "no Bluetooth adapter named \(name): `loyalty doctor` lists the adapters; meanwhile \(replay)"
         case .missingCapabilities(let missing):
             let needed = "scanning needs CAP_NET_RAW and CAP_NET_ADMIN"
-            let which = missing.isEmpty
+            let which =
+                missing.isEmpty
                 ? "the system refused raw Bluetooth access although the capabilities look present (a container or security policy?)"
                 : "this process lacks \(missing.map(\.description).joined(separator: " and "))"
             return "\(needed); \(which). Grant them with: \(Self.setcapCommand)"
         case .adapterDown(let name):
-            return "Bluetooth adapter \(name) is down: power it on with `bluetoothctl power on` or `sudo hciconfig \(name) up`"
+            return
+                "Bluetooth adapter \(name) is down: power it on with `bluetoothctl power on` or `sudo hciconfig \(name) up`"
         case .adapterBlocked(let name):
             return "Bluetooth adapter \(name) is blocked by a radio kill switch: `rfkill unblock bluetooth`"
         case .adapterBusy(let name):
@@ -108,7 +110,8 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the Bluetooth controller refused command \(hex(opcode)) with HCI error \(hex(UInt16(status))): "
                 + "another program may be scanning; stop it or retry"
         case .commandTimedOut(let opcode):
-            return "the Bluetooth controller did not answer command \(hex(opcode)): reset the adapter (`sudo hciconfig hci0 reset`) and retry"
+            return
+                "the Bluetooth controller did not answer command \(hex(opcode)): reset the adapter (`sudo hciconfig hci0 reset`) and retry"
         case .malformedResponse(let opcode):
             return "the Bluetooth controller answered command \(hex(opcode)) with too few bytes: try another adapter"
         case .invalidScanParameters(let detail):

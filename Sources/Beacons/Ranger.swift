@@ -111,13 +111,16 @@ public struct Ranger: Sendable {
     public init(configuration: Configuration = Configuration()) throws(InvalidBeaconConfiguration) {
         let c = configuration
         guard c.snapshotInterval.isFinite, c.snapshotInterval > 0 else {
-            throw InvalidBeaconConfiguration("snapshot interval must be a positive number of seconds, got \(c.snapshotInterval)")
+            throw InvalidBeaconConfiguration(
+                "snapshot interval must be a positive number of seconds, got \(c.snapshotInterval)")
         }
         guard c.maxTrackingAge.isFinite, c.maxTrackingAge > 0 else {
-            throw InvalidBeaconConfiguration("max tracking age must be a positive number of seconds, got \(c.maxTrackingAge)")
+            throw InvalidBeaconConfiguration(
+                "max tracking age must be a positive number of seconds, got \(c.maxTrackingAge)")
         }
         guard c.dropAfter.isFinite, c.dropAfter >= c.maxTrackingAge else {
-            throw InvalidBeaconConfiguration("drop-after (\(c.dropAfter) s) must be at least the max tracking age (\(c.maxTrackingAge) s)")
+            throw InvalidBeaconConfiguration(
+                "drop-after (\(c.dropAfter) s) must be at least the max tracking age (\(c.maxTrackingAge) s)")
         }
         if let problem = c.filter.problem { throw InvalidBeaconConfiguration(problem) }
         if let problem = c.distanceModel.problem { throw InvalidBeaconConfiguration(problem) }
@@ -171,9 +174,12 @@ public struct Ranger: Sendable {
                 continue
             }
             let isLost = silence >= configuration.maxTrackingAge
-            let distance = isLost ? nil : track.filter.value.flatMap {
-                model.distance(rssi: $0, measuredPower: track.measuredPower)
-            }
+            let distance =
+                isLost
+                ? nil
+                : track.filter.value.flatMap {
+                    model.distance(rssi: $0, measuredPower: track.measuredPower)
+                }
             beacons.append(
                 RangedBeacon(
                     identity: identity, kind: track.kind, proximity: model.proximity(distance: distance),

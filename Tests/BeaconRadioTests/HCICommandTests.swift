@@ -81,7 +81,9 @@ import Testing
         #expect(throws: RadioError.commandFailed(opcode: 0x2003, status: 0x01)) {
             try LEFeatures(returnParameters: [0x01, 0, 0, 0, 0, 0, 0, 0, 0])
         }
-        #expect(throws: RadioError.malformedResponse(opcode: 0x2003)) { try LEFeatures(returnParameters: [0x00, 0xFF]) }
+        #expect(throws: RadioError.malformedResponse(opcode: 0x2003)) {
+            try LEFeatures(returnParameters: [0x00, 0xFF])
+        }
     }
 
     @Test func commandCompleteAndCommandStatus() throws {

@@ -23,11 +23,15 @@ import Testing
             RadioError(errno: EPERM, call: "write", adapter: "hci0", capabilities: none)
                 == .missingCapabilities([.netRaw, .netAdmin]))
         #expect(
-            RadioError(errno: EACCES, call: "write", adapter: "hci0", capabilities: ProcessCapabilities(effective: 1 << 13))
+            RadioError(
+                errno: EACCES, call: "write", adapter: "hci0", capabilities: ProcessCapabilities(effective: 1 << 13))
                 == .missingCapabilities([.netAdmin]))
         #expect(RadioError(errno: ENETDOWN, call: "write", adapter: "hci1", capabilities: none) == .adapterDown("hci1"))
-        #expect(RadioError(errno: ERFKILL, call: "write", adapter: "hci0", capabilities: none) == .adapterBlocked("hci0"))
-        #expect(RadioError(errno: EIO, call: "read", adapter: "hci0", capabilities: none) == .system(call: "read", errno: EIO))
+        #expect(
+            RadioError(errno: ERFKILL, call: "write", adapter: "hci0", capabilities: none) == .adapterBlocked("hci0"))
+        #expect(
+            RadioError(errno: EIO, call: "read", adapter: "hci0", capabilities: none)
+                == .system(call: "read", errno: EIO))
     }
 
     @Test func messagesSayWhatToDo() {
@@ -49,7 +53,8 @@ import Testing
         let adapter = try #require(diagnosis.checks.first { $0.name == "adapter" })
         do {
             let scanner = try LEScanner()
-            #expect(diagnosis.isRangingAvailable, "opened \(scanner.adapter), yet the diagnosis says \(diagnosis.checks)")
+            #expect(
+                diagnosis.isRangingAvailable, "opened \(scanner.adapter), yet the diagnosis says \(diagnosis.checks)")
         } catch {
             if kernel.status == .failed {
                 #expect(error == .bluetoothUnavailableInKernel)

@@ -21,7 +21,9 @@ func sighting(
         let model = DistanceModel()
         #expect(model.distance(rssi: -59, measuredPower: -59) == 1)
         #expect(abs(model.distance(rssi: -79, measuredPower: -59)! - 10) < 1e-12)
-        #expect(abs(DistanceModel(pathLossExponent: 4).distance(rssi: -79, measuredPower: -59)! - 10.0.squareRoot()) < 1e-12)
+        #expect(
+            abs(DistanceModel(pathLossExponent: 4).distance(rssi: -79, measuredPower: -59)! - 10.0.squareRoot()) < 1e-12
+        )
         #expect(model.distance(rssi: -59, measuredPower: 0) == nil, "uncalibrated beacon")
     }
 

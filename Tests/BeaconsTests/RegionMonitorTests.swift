@@ -45,7 +45,9 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
     @Test func noExitWhileABeaconKeepsChirping() throws {
         var monitor = try monitor([BeaconRegion(store)])
         var events: [RegionEvent] = []
-        for second in 0...120 { events += monitor.observe(sighting(minor: UInt16(second % 3), at: Double(second) * 0.9)) }
+        for second in 0...120 {
+            events += monitor.observe(sighting(minor: UInt16(second % 3), at: Double(second) * 0.9))
+        }
         #expect(events == [RegionEvent(kind: .enter, region: store, time: 0)])
         #expect(monitor.advance(to: 1000) == [RegionEvent(kind: .exit, region: store, time: 108 + 10)])
     }
@@ -67,7 +69,9 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
         #expect(monitor.state(for: store) == .inside)
         #expect(monitor.state(for: food) == .outside)
         // Another major of the food department re-enters food but not sushi.
-        #expect(monitor.observe(sighting(major: 1, minor: 2, at: 21)) == [RegionEvent(kind: .enter, region: food, time: 21)])
+        #expect(
+            monitor.observe(sighting(major: 1, minor: 2, at: 21)) == [RegionEvent(kind: .enter, region: food, time: 21)]
+        )
         #expect(monitor.state(for: sushi) == .outside)
     }
 
@@ -111,15 +115,18 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
 
     @Test func requestStateReportsTheCurrentStateAsAnEvent() throws {
         var monitor = try monitor([BeaconRegion(store), BeaconRegion(food)])
-        #expect(monitor.requestState(for: store, at: 0) == [RegionEvent(kind: .state(.unknown), region: store, time: 0)])
+        #expect(
+            monitor.requestState(for: store, at: 0) == [RegionEvent(kind: .state(.unknown), region: store, time: 0)])
         _ = monitor.observe(sighting(major: 2, at: 1))
         #expect(monitor.requestState(for: store, at: 2) == [RegionEvent(kind: .state(.inside), region: store, time: 2)])
         // Exits due on the way come first; food was never entered, so it turns outside silently.
         #expect(
             monitor.requestState(for: food, at: 20) == [
-                RegionEvent(kind: .exit, region: store, time: 11), RegionEvent(kind: .state(.outside), region: food, time: 20),
+                RegionEvent(kind: .exit, region: store, time: 11),
+                RegionEvent(kind: .state(.outside), region: food, time: 20),
             ])
-        #expect(monitor.requestState(for: sushi, at: 21) == [RegionEvent(kind: .state(.unknown), region: sushi, time: 21)])
+        #expect(
+            monitor.requestState(for: sushi, at: 21) == [RegionEvent(kind: .state(.unknown), region: sushi, time: 21)])
     }
 
     @Test func everyUUIDHeardIsMonitoredWhenAsked() throws {
@@ -129,9 +136,10 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
         #expect(automatic.observe(sighting(otherStore, at: 1)) == [RegionEvent(kind: .enter, region: other, time: 1)])
         #expect(automatic.observe(sighting(major: 9, at: 2)) == [])
         #expect(automatic.regions.map(\.constraint) == [store, other])
-        #expect(automatic.advance(to: 20) == [
-            RegionEvent(kind: .exit, region: other, time: 11), RegionEvent(kind: .exit, region: store, time: 12),
-        ])
+        #expect(
+            automatic.advance(to: 20) == [
+                RegionEvent(kind: .exit, region: other, time: 11), RegionEvent(kind: .exit, region: store, time: 12),
+            ])
 
         var manual = try RegionMonitor()
         #expect(manual.observe(sighting(at: 0)) == [])
@@ -159,6 +167,8 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
 
     @Test func aNegativeTimeoutIsRefused() {
         #expect(throws: InvalidBeaconConfiguration.self) { try RegionMonitor(configuration: .init(exitTimeout: -1)) }
-        #expect(throws: InvalidBeaconConfiguration.self) { try RegionMonitor(configuration: .init(exitTimeout: .infinity)) }
+        #expect(throws: InvalidBeaconConfiguration.self) {
+            try RegionMonitor(configuration: .init(exitTimeout: .infinity))
+        }
     }
 }
