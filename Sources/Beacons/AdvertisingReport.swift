@@ -243,15 +243,22 @@ public enum HCIEvent {
         bytes[start + 1] = UInt8(bytes.count - start - 2)
     }
 
+    /// Appends a bare event holding `reports` in the layout of `format`.
+    public static func append(
+        _ reports: [AdvertisingReport], format: AdvertisingReportFormat, to bytes: inout [UInt8]
+    ) throws(EncodingError) {
+        switch format {
+        case .legacy: try appendLEAdvertisingReport(reports, to: &bytes)
+        case .extended: try appendLEExtendedAdvertisingReport(reports, to: &bytes)
+        }
+    }
+
     /// A bare event holding `reports` in the layout of `format`.
     public static func advertisingReportEvent(
         _ reports: [AdvertisingReport], format: AdvertisingReportFormat
     ) throws(EncodingError) -> [UInt8] {
         var bytes: [UInt8] = []
-        switch format {
-        case .legacy: try appendLEAdvertisingReport(reports, to: &bytes)
-        case .extended: try appendLEExtendedAdvertisingReport(reports, to: &bytes)
-        }
+        try append(reports, format: format, to: &bytes)
         return bytes
     }
 
