@@ -2,7 +2,6 @@ import Beacons
 import Foundation
 import Testing
 
-private let matey = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
 
 private func walkingBeacon(minor: UInt16, path: [BeaconWalk.Waypoint]) -> BeaconWalk.Beacon {
     BeaconWalk.Beacon(
