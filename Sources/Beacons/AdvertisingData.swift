@@ -36,7 +36,8 @@ public struct AdvertisingDataIterator {
             offset = data.count
             throw error
         }
-        let structure = AdvertisingDataStructure(type: data[offset + 1], value: data.slice(offset + 2, count: length - 1))
+        let structure = AdvertisingDataStructure(
+            type: data[offset + 1], value: data.slice(offset + 2, count: length - 1))
         offset = end
         return structure
     }
@@ -75,7 +76,8 @@ extension BeaconFrame {
         let uuid = UUID(uuid: value.loadUnaligned(fromByteOffset: 4, as: uuid_t.self))
         self.init(
             kind: kind,
-            identity: BeaconIdentity(uuid: uuid, major: value.uint16BigEndian(at: 20), minor: value.uint16BigEndian(at: 22)),
+            identity: BeaconIdentity(
+                uuid: uuid, major: value.uint16BigEndian(at: 20), minor: value.uint16BigEndian(at: 22)),
             measuredPower: value.int8(at: 24))
     }
 }
@@ -109,7 +111,9 @@ public enum AdvertisingData {
     public static func appendStructure(
         type: UInt8, value: some Collection<UInt8>, to data: inout [UInt8]
     ) throws(EncodingError) {
-        guard value.count <= 254 else { throw EncodingError(field: "AD structure value", length: value.count, maximum: 254) }
+        guard value.count <= 254 else {
+            throw EncodingError(field: "AD structure value", length: value.count, maximum: 254)
+        }
         data.append(UInt8(value.count + 1))
         data.append(type)
         data.append(contentsOf: value)

@@ -115,7 +115,8 @@ public struct AdvertisingReportIterator {
         }
         let declared = Int(event[1])
         guard declared == event.count - 2 else {
-            throw MalformedPacket(.parameterLengthMismatch(declared: declared, actual: event.count - 2), offset: baseOffset + 1)
+            throw MalformedPacket(
+                .parameterLengthMismatch(declared: declared, actual: event.count - 2), offset: baseOffset + 1)
         }
         guard event[0] == HCIEvent.leMetaEventCode, event.count >= 3 else {
             format = nil
@@ -171,7 +172,8 @@ public struct AdvertisingReportIterator {
                 address: event.bluetoothAddress(at: start + 3), rssi: event.int8(at: start + 13),
                 extended: ExtendedAdvertisingFields(
                     primaryPHY: event[start + 9], secondaryPHY: event[start + 10], advertisingSID: event[start + 11],
-                    txPower: event.int8(at: start + 12), periodicAdvertisingInterval: event.uint16LittleEndian(at: start + 14),
+                    txPower: event.int8(at: start + 12),
+                    periodicAdvertisingInterval: event.uint16LittleEndian(at: start + 14),
                     directAddressType: event[start + 16], directAddress: event.bluetoothAddress(at: start + 17)),
                 data: event.slice(start + 24, count: length), dataOffset: baseOffset + start + 24)
         }
@@ -201,7 +203,9 @@ public enum HCIEvent {
 
     /// Appends a bare LE Advertising Report event (code, length, parameters) holding `reports`, in the legacy
     /// layout whatever each report's `format` says.
-    public static func appendLEAdvertisingReport(_ reports: [AdvertisingReport], to bytes: inout [UInt8]) throws(EncodingError) {
+    public static func appendLEAdvertisingReport(_ reports: [AdvertisingReport], to bytes: inout [UInt8])
+        throws(EncodingError)
+    {
         for report in reports where report.eventType > 0xFF {
             throw EncodingError(field: "legacy event type", length: Int(report.eventType), maximum: 0xFF)
         }
@@ -276,7 +280,9 @@ public enum HCIEvent {
             }
             parameters += bytesPerReport + report.data.count
         }
-        guard parameters <= 0xFF else { throw EncodingError(field: "event parameters", length: parameters, maximum: 0xFF) }
+        guard parameters <= 0xFF else {
+            throw EncodingError(field: "event parameters", length: parameters, maximum: 0xFF)
+        }
     }
 
     private static func beginReportEvent(subevent: UInt8, count: Int, to bytes: inout [UInt8]) -> Int {

@@ -199,7 +199,8 @@ public final class BTSnoopReader {
     private func readRecord() throws(BTSnoopError) -> BTSnoopRecord? {
         guard try fill(Self.recordHeaderLength) else {
             guard end == start else {
-                throw BTSnoopError(.truncatedRecord(needed: Self.recordHeaderLength, available: end - start), offset: fileOffset)
+                throw BTSnoopError(
+                    .truncatedRecord(needed: Self.recordHeaderLength, available: end - start), offset: fileOffset)
             }
             return nil
         }

@@ -26,7 +26,10 @@ extension UnsafeRawBufferPointer {
 
     @inline(__always)
     func bluetoothAddress(at offset: Int) -> BluetoothAddress {
-        BluetoothAddress(wire: (self[offset], self[offset + 1], self[offset + 2], self[offset + 3], self[offset + 4], self[offset + 5]))
+        BluetoothAddress(
+            wire: (
+                self[offset], self[offset + 1], self[offset + 2], self[offset + 3], self[offset + 4], self[offset + 5]
+            ))
     }
 
     @inline(__always)

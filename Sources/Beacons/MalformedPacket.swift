@@ -8,8 +8,6 @@ public struct MalformedPacket: Error, Hashable, Sendable, CustomStringConvertibl
         case parameterLengthMismatch(declared: Int, actual: Int)
         /// An AD structure's length byte points past the end of the advertising data.
         case advertisingDataLengthPastEnd(length: Int, available: Int)
-        /// An H4 packet whose indicator is not 0x04 (HCI event).
-        case notAnEvent(packetType: UInt8)
         /// Empty input.
         case empty
     }
@@ -31,8 +29,6 @@ public struct MalformedPacket: Error, Hashable, Sendable, CustomStringConvertibl
             "malformed packet at byte \(offset): parameter length \(declared) but \(actual) bytes follow"
         case .advertisingDataLengthPastEnd(let length, let available):
             "malformed packet at byte \(offset): AD structure of length \(length) but only \(available) bytes left"
-        case .notAnEvent(let packetType):
-            "malformed packet at byte \(offset): H4 packet type 0x\(String(packetType, radix: 16)) is not an HCI event (0x04)"
         case .empty:
             "malformed packet: no bytes"
         }

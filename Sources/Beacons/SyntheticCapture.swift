@@ -114,11 +114,14 @@ public struct BeaconWalk: Sendable {
             for (index, beacon) in beacons.enumerated() {
                 let offset = Double(tick) * advertisingInterval + (Double(index) + 0.5 * random.nextUnit()) * slot
                 let distance = beacon.distance(at: offset)
-                let rssi = pathLossRSSI(measuredPower: beacon.frame.measuredPower, distance: distance, exponent: pathLossExponent)
+                let rssi =
+                    pathLossRSSI(
+                        measuredPower: beacon.frame.measuredPower, distance: distance, exponent: pathLossExponent)
                     + rssiNoise * random.nextGaussian()
                 let time = BTSnoopTimestamp(microseconds: start.microseconds + Int64((offset * 1_000_000).rounded()))
                 try body(
-                    BeaconSighting(frame: beacon.frame, address: beacon.address, rssi: reportedRSSI(rssi), time: time.unixSeconds),
+                    BeaconSighting(
+                        frame: beacon.frame, address: beacon.address, rssi: reportedRSSI(rssi), time: time.unixSeconds),
                     distance)
             }
             tick += 1
@@ -135,7 +138,8 @@ public struct BeaconWalk: Sendable {
             event.removeAll(keepingCapacity: true)
             // Cannot throw: one report of 30 bytes of data fits any advertising report event.
             try! HCIEvent.append([report], format: format, to: &event)
-            try writer.write(.event, event, at: BTSnoopTimestamp(unixMicroseconds: Int64((sighting.time * 1_000_000).rounded())))
+            try writer.write(
+                .event, event, at: BTSnoopTimestamp(unixMicroseconds: Int64((sighting.time * 1_000_000).rounded())))
         }
     }
 }
@@ -182,11 +186,13 @@ public struct BulkCapture: Sendable {
     public func beaconFrames() -> [BeaconFrame] {
         var random = SplitMix64(seed: seed ^ 0xB1C0_FFEE)
         let uuids = (0..<max(1, beacons / 50)).map { _ in
-            UUID(uuid: (
-                random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(),
-                random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(),
-                random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(),
-                random.nextByte()))
+            UUID(
+                uuid: (
+                    random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(),
+                    random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(),
+                    random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(), random.nextByte(),
+                    random.nextByte()
+                ))
         }
         var seen: Set<BeaconIdentity> = []
         var frames: [BeaconFrame] = []
@@ -196,7 +202,9 @@ public struct BulkCapture: Sendable {
                 minor: UInt16(truncatingIfNeeded: random.next()))
             guard seen.insert(identity).inserted else { continue }
             let power = Int8(-65 + Int(random.next() % 12))
-            frames.append(BeaconFrame(kind: frames.count % 10 == 9 ? .altBeacon : .iBeacon, identity: identity, measuredPower: power))
+            frames.append(
+                BeaconFrame(
+                    kind: frames.count % 10 == 9 ? .altBeacon : .iBeacon, identity: identity, measuredPower: power))
         }
         return frames
     }
@@ -233,10 +241,13 @@ public struct BulkCapture: Sendable {
                         rssi: reportedRSSI(-90 + 30 * random.nextUnit()), data: otherData[Int(random.next() % 64)])
                 } else {
                     let index = Int(random.next() % UInt64(frames.count))
-                    let rssi = pathLossRSSI(measuredPower: frames[index].measuredPower, distance: distances[index], exponent: 2)
+                    let rssi =
+                        pathLossRSSI(
+                            measuredPower: frames[index].measuredPower, distance: distances[index], exponent: 2)
                         + 4 * random.nextGaussian()
                     report = AdvertisingReport(
-                        format: format, eventType: 0, addressType: 1, address: addresses[index], rssi: reportedRSSI(rssi),
+                        format: format, eventType: 0, addressType: 1, address: addresses[index],
+                        rssi: reportedRSSI(rssi),
                         data: beaconData[index])
                 }
                 switch format {
@@ -259,7 +270,8 @@ public struct BulkCapture: Sendable {
             // Cannot throw: the batch was sized to the event's limits above.
             try! HCIEvent.append(batch, format: format, to: &event)
             elapsed += reportInterval * Double(batch.count)
-            try writer.write(.event, event, at: BTSnoopTimestamp(microseconds: start.microseconds + Int64(elapsed * 1_000_000)))
+            try writer.write(
+                .event, event, at: BTSnoopTimestamp(microseconds: start.microseconds + Int64(elapsed * 1_000_000)))
             summary.events += 1
             summary.reports += batch.count
             summary.beaconReports += beaconReports
@@ -275,15 +287,19 @@ public struct BulkCapture: Sendable {
         switch variant % 4 {
         case 0:  // Apple "nearby" data
             try? AdvertisingData.appendStructure(
-                type: AdvertisingDataType.manufacturerSpecificData, value: [0x4C, 0x00, 0x10, 0x05] + filler.prefix(5), to: &data)
+                type: AdvertisingDataType.manufacturerSpecificData, value: [0x4C, 0x00, 0x10, 0x05] + filler.prefix(5),
+                to: &data)
         case 1:  // iBeacon prefix, too short to be one
             try? AdvertisingData.appendStructure(
-                type: AdvertisingDataType.manufacturerSpecificData, value: [0x4C, 0x00, 0x02, 0x15] + filler.prefix(12), to: &data)
+                type: AdvertisingDataType.manufacturerSpecificData,
+                value: [0x4C, 0x00, 0x02, 0x15] + filler.prefix(12), to: &data)
         case 2:  // another company
             try? AdvertisingData.appendStructure(
-                type: AdvertisingDataType.manufacturerSpecificData, value: [0x59, 0x00] + filler.prefix(1 + variant % 20), to: &data)
+                type: AdvertisingDataType.manufacturerSpecificData,
+                value: [0x59, 0x00] + filler.prefix(1 + variant % 20), to: &data)
         default:  // a name and a 16-bit service UUID
-            try? AdvertisingData.appendStructure(type: AdvertisingDataType.completeLocalName, value: Array("sensor-\(variant)".utf8), to: &data)
+            try? AdvertisingData.appendStructure(
+                type: AdvertisingDataType.completeLocalName, value: Array("sensor-\(variant)".utf8), to: &data)
             try? AdvertisingData.appendStructure(type: 0x03, value: [0x0F, 0x18], to: &data)
         }
         return data

@@ -20,7 +20,8 @@ struct CaptureFixture: CustomTestStringConvertible, Sendable {
     }
 
     static let all: [CaptureFixture] = {
-        guard let readme = try? String(contentsOf: fixturesDirectory.appendingPathComponent("README.md"), encoding: .utf8)
+        guard
+            let readme = try? String(contentsOf: fixturesDirectory.appendingPathComponent("README.md"), encoding: .utf8)
         else { return [] }
         return readme.split(separator: "\n").compactMap { line in
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
@@ -35,11 +36,15 @@ struct CaptureFixture: CustomTestStringConvertible, Sendable {
     init(file: String, holds: String, identitiesText: String) {
         self.file = file
         self.holds = holds
-        let uuid = identitiesText.firstMatch(of: /[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/)
-            .flatMap { UUID(uuidString: String($0.output)) }
+        let uuid = identitiesText.firstMatch(
+            of: /[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/
+        )
+        .flatMap { UUID(uuidString: String($0.output)) }
         identities = Set(
             identitiesText.matches(of: /([0-9]+)\/([0-9]+)/).compactMap { match in
-                guard let uuid, let major = UInt16(match.output.1), let minor = UInt16(match.output.2) else { return nil }
+                guard let uuid, let major = UInt16(match.output.1), let minor = UInt16(match.output.2) else {
+                    return nil
+                }
                 return BeaconIdentity(uuid: uuid, major: major, minor: minor)
             })
         measuredPower = identitiesText.firstMatch(of: /measured power (-?[0-9]+)/).flatMap { Int8($0.output.1) }

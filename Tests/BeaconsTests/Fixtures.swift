@@ -12,7 +12,9 @@ func bytes(hex: String) -> [UInt8]? {
     guard digits.count.isMultiple(of: 2) else { return nil }
     var bytes: [UInt8] = []
     for index in stride(from: 0, to: digits.count, by: 2) {
-        guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+        guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else {
+            return nil
+        }
         bytes.append(byte)
     }
     return bytes
@@ -24,7 +26,8 @@ struct TemporaryFile: ~Copyable {
 
     init(_ name: String = #function) {
         let safe = name.filter { $0.isLetter || $0.isNumber }
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("beacons-\(safe)-\(UUID().uuidString).btsnoop").path
     }
 

@@ -14,7 +14,8 @@ private let beaconReport = AdvertisingReport(
     data: AdvertisingData.beacon(
         BeaconFrame(
             kind: .iBeacon,
-            identity: BeaconIdentity(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2),
+            identity: BeaconIdentity(
+                uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2),
             measuredPower: -59)))
 
 @Suite struct MalformedInputTests {
@@ -59,7 +60,10 @@ private let beaconReport = AdvertisingReport(
 
     @Test func parameterLengthMismatchNamesTheLengthByte() throws {
         let event = try HCIEvent.advertisingReportEvent([beaconReport], format: .legacy)
-        #expect(throws: MalformedPacket(.parameterLengthMismatch(declared: Int(event[1]), actual: event.count - 3), offset: 2)) {
+        #expect(
+            throws: MalformedPacket(
+                .parameterLengthMismatch(declared: Int(event[1]), actual: event.count - 3), offset: 2)
+        ) {
             try parseFully([HCIPacketType.event.rawValue] + event.dropLast())
         }
         #expect(throws: MalformedPacket(.empty, offset: 0)) { try parseFully([]) }
@@ -70,10 +74,15 @@ private let beaconReport = AdvertisingReport(
         let data = beaconReport.data + [0x09, 0x09, 0x41]
         var frames: [BeaconFrame] = []
         let error = data.withUnsafeBytes { bytes in
-            #expect(throws: MalformedPacket.self) { try AdvertisingData.forEachBeaconFrame(in: bytes) { frames.append($0) } }
+            #expect(throws: MalformedPacket.self) {
+                try AdvertisingData.forEachBeaconFrame(in: bytes) { frames.append($0) }
+            }
         }
         #expect(frames.count == 1)
-        #expect(error == MalformedPacket(.advertisingDataLengthPastEnd(length: 9, available: 2), offset: beaconReport.data.count))
+        #expect(
+            error
+                == MalformedPacket(
+                    .advertisingDataLengthPastEnd(length: 9, available: 2), offset: beaconReport.data.count))
     }
 
     @Test func zeroLengthEndsTheSignificantPart() throws {
@@ -141,8 +150,14 @@ private let beaconReport = AdvertisingReport(
             (Array("btsno".utf8), BTSnoopError(.truncatedHeader, offset: 0)),
             (Array("btsnoop\0\0\0\0\u{1}\0\0".utf8), BTSnoopError(.truncatedHeader, offset: 0)),
             (Array("GIF89a, not a capture".utf8), BTSnoopError(.notBTSnoop, offset: 0)),
-            (Array("btsnoop\0".utf8) + [0, 0, 0, 2, 0, 0, 0x03, 0xEA], BTSnoopError(.unsupportedVersion(2), offset: 8)),
-            (Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xE9 + 7], BTSnoopError(.unsupportedDatalink(1008), offset: 12)),
+            (
+                Array("btsnoop\0".utf8) + [0, 0, 0, 2, 0, 0, 0x03, 0xEA],
+                BTSnoopError(.unsupportedVersion(2), offset: 8)
+            ),
+            (
+                Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xE9 + 7],
+                BTSnoopError(.unsupportedDatalink(1008), offset: 12)
+            ),
         ]
         for (bytes, expected) in cases {
             try replace(file.path, with: bytes)
@@ -191,7 +206,10 @@ private let beaconReport = AdvertisingReport(
             _ = try capture.nextSighting()
         } catch {
             #expect(error.offset == second)
-            guard case .recordTooLarge = error.reason else { Issue.record("not recordTooLarge: \(error)"); return }
+            guard case .recordTooLarge = error.reason else {
+                Issue.record("not recordTooLarge: \(error)")
+                return
+            }
         }
     }
 
@@ -228,7 +246,9 @@ private let beaconReport = AdvertisingReport(
         try writer.close()
         let capture = try AdvertisingCapture(path: file.path)
         let sighting = try #require(try capture.nextSighting())
-        #expect(sighting.identity == BeaconIdentity(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2))
+        #expect(
+            sighting.identity
+                == BeaconIdentity(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2))
         #expect(sighting.time == 1_700_000_000)
         #expect(sighting.rssi == -60)
         #expect(try capture.nextSighting() == nil)

@@ -14,12 +14,16 @@ extension SplitMix64 {
     }
 
     mutating func frame() -> BeaconFrame {
-        let uuid = UUID(uuid: (
-            byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(),
-            byte(), byte()))
+        let uuid = UUID(
+            uuid: (
+                byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(),
+                byte(),
+                byte(), byte()
+            ))
         return BeaconFrame(
             kind: next() % 2 == 0 ? .iBeacon : .altBeacon,
-            identity: BeaconIdentity(uuid: uuid, major: UInt16(truncatingIfNeeded: next()), minor: UInt16(truncatingIfNeeded: next())),
+            identity: BeaconIdentity(
+                uuid: uuid, major: UInt16(truncatingIfNeeded: next()), minor: UInt16(truncatingIfNeeded: next())),
             measuredPower: Int8(truncatingIfNeeded: next()))
     }
 
@@ -39,11 +43,14 @@ extension SplitMix64 {
                     rssi: Int8(truncatingIfNeeded: next()), data: data)
             case .extended:
                 return AdvertisingReport(
-                    format: .extended, eventType: UInt16(int(0...0x7F)), addressType: UInt8(int(0...3)), address: address(),
+                    format: .extended, eventType: UInt16(int(0...0x7F)), addressType: UInt8(int(0...3)),
+                    address: address(),
                     rssi: Int8(truncatingIfNeeded: next()), data: data,
                     extended: ExtendedAdvertisingFields(
-                        primaryPHY: UInt8(int(1...3)), secondaryPHY: UInt8(int(0...3)), advertisingSID: UInt8(int(0...15)),
-                        txPower: Int8(truncatingIfNeeded: next()), periodicAdvertisingInterval: UInt16(truncatingIfNeeded: next()),
+                        primaryPHY: UInt8(int(1...3)), secondaryPHY: UInt8(int(0...3)),
+                        advertisingSID: UInt8(int(0...15)),
+                        txPower: Int8(truncatingIfNeeded: next()),
+                        periodicAdvertisingInterval: UInt16(truncatingIfNeeded: next()),
                         directAddressType: UInt8(int(0...3)), directAddress: address()))
             }
         }
@@ -80,7 +87,8 @@ extension SplitMix64 {
     @Test func iBeaconEncodingIsApplesLayout() {
         let matey = BeaconFrame(
             kind: .iBeacon,
-            identity: BeaconIdentity(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2),
+            identity: BeaconIdentity(
+                uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2),
             measuredPower: -59)
         let expected = bytes(hex: "0201061aff4c0002158f0c1ddc11e54a078910425941b072f900010002c5")!
         #expect(AdvertisingData.beacon(matey) == expected)
@@ -89,7 +97,8 @@ extension SplitMix64 {
     @Test func altBeaconEncodingIsTheSpecLayout() throws {
         let frame = BeaconFrame(
             kind: .altBeacon,
-            identity: BeaconIdentity(uuid: UUID(uuidString: "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6")!, major: 1, minor: 258),
+            identity: BeaconIdentity(
+                uuid: UUID(uuidString: "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6")!, major: 1, minor: 258),
             measuredPower: -65)
         let data = AdvertisingData.beacon(frame, flags: nil)
         #expect(data == bytes(hex: "1bff1801beac2f234454cf6d4a0fadf2f4911ba9ffa600010102bf00")!)
@@ -105,7 +114,8 @@ extension SplitMix64 {
             var timestamp: BTSnoopTimestamp
         }
         var random = SplitMix64(seed: UInt64(datalink.rawValue))
-        let types: [HCIPacketType] = datalink == .hci ? [.command, .event, .acl] : [.command, .event, .acl, .sco, .iso]
+        let types: [HCIPacketType] =
+            datalink == .hci ? [.command, .event, .acl] : [.command, .event, .acl, .sco, .iso]
         var time = BTSnoopTimestamp(unixSeconds: 1_700_000_000)
         let packets = (0..<500).map { _ in
             let type = types[random.int(0...(types.count - 1))]
@@ -121,7 +131,8 @@ extension SplitMix64 {
         let file = TemporaryFile()
         let writer = try BTSnoopWriter(path: file.path, datalink: datalink, bufferSize: 4096)
         for packet in packets {
-            try writer.write(packet.type, packet.bytes, at: packet.timestamp, direction: packet.direction, adapterIndex: 3)
+            try writer.write(
+                packet.type, packet.bytes, at: packet.timestamp, direction: packet.direction, adapterIndex: 3)
         }
         try writer.close()
 
@@ -130,7 +141,9 @@ extension SplitMix64 {
         var read: [Packet] = []
         while let record = try reader.next() {
             let type = try #require(record.packetType)
-            read.append(Packet(type: type, direction: record.direction, bytes: Array(record.packet), timestamp: record.timestamp))
+            read.append(
+                Packet(
+                    type: type, direction: record.direction, bytes: Array(record.packet), timestamp: record.timestamp))
             #expect(record.adapterIndex == (datalink == .monitor ? 3 : nil))
         }
         #expect(read == packets)

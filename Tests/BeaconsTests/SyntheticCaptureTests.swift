@@ -2,10 +2,12 @@ import Beacons
 import Foundation
 import Testing
 
+private let walkUUID = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
 
 private func walkingBeacon(minor: UInt16, path: [BeaconWalk.Waypoint]) -> BeaconWalk.Beacon {
     BeaconWalk.Beacon(
-        frame: BeaconFrame(kind: .iBeacon, identity: BeaconIdentity(uuid: matey, major: 1, minor: minor), measuredPower: -59),
+        frame: BeaconFrame(
+            kind: .iBeacon, identity: BeaconIdentity(uuid: walkUUID, major: 1, minor: minor), measuredPower: -59),
         address: BluetoothAddress(wire: (UInt8(minor), 0x22, 0x33, 0x44, 0x55, 0xC6)), path: path)
 }
 

@@ -60,7 +60,9 @@ struct DecodedBeacon: Equatable, CustomStringConvertible {
         self.address = address?.description
     }
 
-    var description: String { "\(uuid) \(major)/\(minor) tx \(txPower) rssi \(rssi.map(String.init) ?? "-") \(address ?? "-")" }
+    var description: String {
+        "\(uuid) \(major)/\(minor) tx \(txPower) rssi \(rssi.map(String.init) ?? "-") \(address ?? "-")"
+    }
 }
 
 /// Vectors whose expected address is not the one their bytes hold. blemon_govee_h5075's event carries the
