@@ -3,6 +3,7 @@
 #endif
 import BeaconRadio
 import Beacons
+import Foundation
 
 let scanCommand = CommandSpec(
     name: "scan",
@@ -78,6 +79,7 @@ struct ScanSession {
     var monitor: RegionMonitor
     let output: Output
     private var recentEvents: [String] = []
+    private var uuidTexts: [UUID: String] = [:]
 
     init(ranger: Ranger, monitor: RegionMonitor, output: Output) {
         self.ranger = ranger
@@ -163,20 +165,39 @@ struct ScanSession {
         }
     }
 
-    private func report(_ snapshot: RangingSnapshot) {
+    /// A `range` line, written directly: at replay speed it is most of the output.
+    private mutating func rangeLine(_ snapshot: RangingSnapshot) -> String {
+        var line = "{\"event\":\"range\",\"t\":"
+        line.appendFixed(snapshot.time, decimals: 3)
+        line += ",\"beacons\":["
+        for (index, beacon) in snapshot.beacons.enumerated() {
+            if index > 0 { line += "," }
+            line += "{\"uuid\":\""
+            line += uuidText(beacon.identity.uuid)
+            line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
+            if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
+            line += ",\"distance_m\":"
+            if let distance = beacon.distance { line.appendFixed(distance, decimals: 2) } else { line += "null" }
+            line += ",\"proximity\":\""
+            line += beacon.proximity.rawValue
+            line += "\"}"
+        }
+        line += "]}"
+        return line
+    }
+
+    /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
+    private mutating func uuidText(_ uuid: UUID) -> String {
+        if let text = uuidTexts[uuid] { return text }
+        let text = uuid.uuidString
+        uuidTexts[uuid] = text
+        return text
+    }
+
+    private mutating func report(_ snapshot: RangingSnapshot) {
         switch output {
         case .jsonLines:
-            let beacons = snapshot.beacons.map { beacon -> JSONValue in
-                .object([
-                    ("uuid", .string(beacon.identity.uuid.uuidString)),
-                    ("major", .int(Int(beacon.identity.major))),
-                    ("minor", .int(Int(beacon.identity.minor))),
-                    ("rssi", beacon.rssi.map { .double(($0 * 10).rounded() / 10) } ?? .null),
-                    ("distance_m", beacon.distance.map { .double(($0 * 100).rounded() / 100) } ?? .null),
-                    ("proximity", .string(beacon.proximity.rawValue)),
-                ])
-            }
-            printJSONLine([("event", .string("range")), ("t", roundedSeconds(snapshot.time)), ("beacons", .array(beacons))])
+            printOut(rangeLine(snapshot))
         case .table:
             printTable(snapshot)
         }
@@ -217,8 +238,22 @@ struct ScanSession {
 extension String {
     /// One decimal place.
     init(format1 value: Double) {
-        let tenths = Int((value * 10).rounded())
-        self = "\(tenths / 10).\(abs(tenths % 10))"
+        self = ""
+        appendFixed(value, decimals: 1)
+    }
+
+    /// `value` with a fixed number of decimals, without Foundation's formatter.
+    mutating func appendFixed(_ value: Double, decimals: Int) {
+        guard value.isFinite else { return self += "null" }
+        var scale = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int((abs(value) * Double(scale)).rounded())
+        if value < 0, scaled != 0 { self += "-" }
+        self += String(scaled / scale)
+        guard decimals > 0 else { return }
+        self += "."
+        let fraction = String(scaled % scale)
+        self += String(repeating: "0", count: decimals - fraction.count) + fraction
     }
 }
 
