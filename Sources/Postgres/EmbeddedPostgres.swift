@@ -252,32 +252,47 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         return try Self.spawn(command, as: cluster.serverUser, in: cluster.directory, output: output)
     }
 
-    /// Runs `command` to completion (as `user` through runuser when given), stdout and stderr to `output`.
+    /// Runs `command` to completion, stdout and stderr to `output` (or /dev/null), and returns its exit status.
+    /// With `user`, it runs as that user through runuser(1), in `directory` (the caller's may be unreachable for
+    /// that user, such as /root). posix_spawn and waitpid, not Foundation's Process, whose reaping of children
+    /// hangs inside test runners.
     private static func spawn(
         _ command: [String], as user: String?, in directory: URL, output: Int32?
     ) throws(PostgresError) -> Int32 {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--"] + command
-        } else {
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst())
-        }
-        process.currentDirectoryURL = directory
+        let argv = user.map { ["/usr/sbin/runuser", "-u", $0, "--", "/usr/bin/env", "-C", directory.path] + command }
+            ?? command
         // PG* variables (PGDATA, PGPORT...) would override what the launcher decides.
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }
-        process.standardInput = FileHandle.nullDevice
-        let sink = output.map { FileHandle(fileDescriptor: $0, closeOnDealloc: false) } ?? FileHandle.nullDevice
-        process.standardOutput = sink
-        process.standardError = sink
-        do {
-            try process.run()
-        } catch {
-            throw PostgresError(kind: .launcher, message: "cannot run \(process.executableURL!.path): \(error)")
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }.map { "\($0)=\($1)" }
+        let arguments = argv.map { strdup($0) } + [nil]
+        let variables = environment.map { strdup($0) } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            variables.forEach { free($0) }
         }
-        process.waitUntilExit()
-        return process.terminationStatus
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let output {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            posix_spawn_file_actions_adddup2(&actions, output, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        var pid = pid_t()
+        let failure = posix_spawn(&pid, argv[0], &actions, nil, arguments, variables)
+        guard failure == 0 else {
+            throw PostgresError(kind: .launcher, message: "cannot run \(argv[0]): \(String(cString: strerror(failure)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else {
+                throw PostgresError(kind: .launcher, message: "lost track of \(argv[0]): \(errorText())")
+            }
+        }
+        // WIFEXITED/WEXITSTATUS are macros Swift does not import: the low 7 bits are the terminating signal.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     // MARK: - Finding things, files, text

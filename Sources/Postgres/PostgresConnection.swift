@@ -44,6 +44,8 @@ public final class PostgresConnection {
             }
             throw PostgresError(kind: .unavailable, message: Self.trimmed(message))
         }
+        // libpq prints notices (and a server's goodbye to an idle connection) on stderr by default: keep quiet.
+        PQsetNoticeReceiver(connection, { _, _ in }, nil)
         handle = connection
     }
 
