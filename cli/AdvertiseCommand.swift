@@ -86,10 +86,11 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
     }
     if let file {
         try writeCapture(commands, advertisement: advertisement, duration: duration, to: file)
+        let count = commands.start.count + 1
         if json {
-            printJSONLine([("file", .string(file)), ("commands", .int(4)), ("advertising_reports", .int(1))])
+            printJSONLine([("file", .string(file)), ("commands", .int(count)), ("advertising_reports", .int(1))])
         } else {
-            printOut("wrote \(file): 4 HCI commands and the advertising report a scanner 1 m away receives")
+            printOut("wrote \(file): \(count) HCI commands and the advertising report a scanner 1 m away receives")
         }
     }
 }
