@@ -86,7 +86,8 @@ public final class PostgresConnection {
         // COMMIT of a transaction in which a statement failed (and `body` swallowed the error) rolls back instead.
         if try query("COMMIT").commandTag == "ROLLBACK" {
             throw PostgresError(
-                kind: .sql, sqlState: "25P02", message: "the transaction was rolled back because a statement in it failed")
+                kind: .sql, sqlState: "25P02",
+                message: "the transaction was rolled back because a statement in it failed")
         }
         return value
     }
@@ -155,10 +156,13 @@ private func withCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<Un
         guard let string else { continue }
         let start = storage + offset
         string.utf8.withContiguousStorageIfAvailable { bytes in
-            if let source = bytes.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: bytes.count) }
-        } ?? {
-            for (position, byte) in string.utf8.enumerated() { start[position] = CChar(bitPattern: byte) }
-        }()
+            if let source = bytes.baseAddress {
+                UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: bytes.count)
+            }
+        }
+            ?? {
+                for (position, byte) in string.utf8.enumerated() { start[position] = CChar(bitPattern: byte) }
+            }()
         start[lengths[index] - 1] = 0
         pointers[index] = UnsafePointer(start)
         offset += lengths[index]
