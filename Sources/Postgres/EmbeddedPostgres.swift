@@ -200,12 +200,12 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
 
         let cluster = Cluster(
             binaries: binaries, directory: clusterDirectory, socketDirectory: socketDirectory, serverUser: serverUser)
-        try initializeIfNeeded(cluster, ownerID: ownerID)
+        try initializeIfNeeded(cluster)
         return cluster
     }
 
     /// initdb into `data.partial`, renamed to `data` only once complete: a half-made cluster is never started.
-    private func initializeIfNeeded(_ cluster: Cluster, ownerID: (uid_t, gid_t)?) throws(PostgresError) {
+    private func initializeIfNeeded(_ cluster: Cluster) throws(PostgresError) {
         let files = FileManager.default
         guard !files.fileExists(atPath: cluster.data.appendingPathComponent("PG_VERSION").path) else { return }
         let partial = cluster.directory.appendingPathComponent("data.partial")
