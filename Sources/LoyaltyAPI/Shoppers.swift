@@ -97,7 +97,7 @@ public struct SeenItem: Codable, Sendable, Hashable {
         self.seenAt = seenAt
     }
 
-    public enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case offerID = "offer_id"
         case seenAt = "seen_at"
     }
@@ -112,6 +112,10 @@ public struct SeenPush: RequestBody, Equatable {
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case items
+    }
+
+    public static var elementFieldNames: [String: Set<String>] {
+        ["items": Set(SeenItem.CodingKeys.allCases.map(\.stringValue))]
     }
 
     public func validate() throws(ValidationError) {

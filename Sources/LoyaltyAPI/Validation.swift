@@ -9,7 +9,8 @@ public enum Validation {
     public static let categoryMaxLength = 64
     public static let imageURLMaxLength = 2048
     public static let deviceNameMaxLength = 100
-    public static let seenItemsPerPush = 1...1000
+    /// As many as fit well within the 64 KiB body limit.
+    public static let seenItemsPerPush = 1...500
     /// Limits and durations are stored as 32-bit integers.
     public static let countRange = 0...Int(Int32.max)
     /// Dates the server stores: 1970-01-01T00:00:00Z up to the end of year 9999.

@@ -60,8 +60,8 @@ struct APIFailure: Error {
             self.init(410, .offerUnavailable, detail)
         case .cursorExpired:
             self.init(410, .cursorExpired, "this cursor can no longer be served; sync again without 'since'", field: "since")
-        case .linkCodeExpired:
-            self.init(410, .linkCodeExpired, "the link code is unknown, expired or used; create a new one", field: "code")
+        case .linkCodeInvalid:
+            self.init(404, .linkCodeInvalid, "the link code is unknown, expired or used; create a new one", field: "code")
         case .idempotencyKeyReused:
             self.init(
                 409, .idempotencyKeyReused, "this Idempotency-Key was used for another offer; use a new key",

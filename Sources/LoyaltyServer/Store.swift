@@ -294,7 +294,7 @@ public final class Store: Sendable {
                 """
             ).first
         }
-        guard let row else { throw StoreError.linkCodeExpired }
+        guard let row else { throw StoreError.linkCodeInvalid }
         return DeviceCredentials(
             accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
     }

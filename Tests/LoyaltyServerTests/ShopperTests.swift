@@ -59,12 +59,12 @@ import Testing
         let used = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code.lowercased()))
         #expect(used.status == 201)
         let reused = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code))
-        #expect(reused.status == 410)
-        #expect(reused.errorCode == .linkCodeExpired)
+        #expect(reused.status == 404)
+        #expect(reused.errorCode == .linkCodeInvalid)
 
         let late: LinkCode = try server.request("POST", "/v1/link-codes", token: phone.deviceToken).decode()
         server.clock.advance(by: 601)
-        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: late.code)).status == 410)
+        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: late.code)).status == 404)
         let missing = try server.request("POST", "/v1/devices", rawJSON: "{}")
         #expect(missing.status == 422 && missing.errorField == "code")
     }
