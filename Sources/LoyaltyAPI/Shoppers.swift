@@ -122,7 +122,9 @@ public struct SeenPush: RequestBody, Equatable {
         guard Validation.seenItemsPerPush.contains(items.count) else {
             throw ValidationError(
                 field: "items",
-                message: "must hold \(Validation.seenItemsPerPush.lowerBound) to \(Validation.seenItemsPerPush.upperBound) items")
+                message:
+                    "must hold \(Validation.seenItemsPerPush.lowerBound) to \(Validation.seenItemsPerPush.upperBound) items"
+            )
         }
         for (index, item) in items.enumerated() {
             try Validation.timestamp(item.seenAt, field: "items[\(index)].seen_at")

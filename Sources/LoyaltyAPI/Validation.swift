@@ -52,7 +52,8 @@ public enum Validation {
 
     public static func timestamp(_ value: Date?, field: String) throws(ValidationError) {
         if let value, !timestampRange.contains(value) {
-            throw ValidationError(field: field, message: "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z")
+            throw ValidationError(
+                field: field, message: "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z")
         }
     }
 
@@ -67,7 +68,8 @@ public enum Validation {
     /// A count or duration from `minimum` up to the largest 32-bit integer.
     public static func count(_ value: Int?, atLeast minimum: Int, field: String) throws(ValidationError) {
         if let value, value < minimum || value > countRange.upperBound {
-            throw ValidationError(field: field, message: "must be an integer from \(minimum) to \(countRange.upperBound)")
+            throw ValidationError(
+                field: field, message: "must be an integer from \(minimum) to \(countRange.upperBound)")
         }
     }
 }

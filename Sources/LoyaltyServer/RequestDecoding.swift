@@ -39,7 +39,8 @@ extension HTTPRequest {
             throw APIFailure(400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected))", field: field)
         } catch let DecodingError.valueNotFound(expected, context) {
             let field = Self.fieldPath(context.codingPath)
-            throw APIFailure(400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected)), not null", field: field)
+            throw APIFailure(
+                400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected)), not null", field: field)
         } catch let DecodingError.dataCorrupted(context) {
             let field = Self.fieldPath(context.codingPath)
             throw APIFailure(400, .malformedJSON, "\(field): \(context.debugDescription)", field: field)

@@ -200,7 +200,8 @@ public final class Store: Sendable {
                     WHERE version > \(after) AND version <= \(head.version) ORDER BY version
                     """
                 ).map { row throws(PostgresError) in
-                    CatalogRetailer(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
+                    CatalogRetailer(
+                        id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
                 }
                 // A full page needs no tombstones: it replaces the client's copy.
                 let offers = try connection.query(

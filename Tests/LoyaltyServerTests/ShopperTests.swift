@@ -75,7 +75,8 @@ import Testing
         let laptop = try server.linkDevice(to: phone)
         let stranger = try server.createAccount()
 
-        #expect(try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: stranger.deviceToken).status == 404)
+        #expect(
+            try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: stranger.deviceToken).status == 404)
         #expect(try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: phone.deviceToken).status == 204)
         let refused = try server.request("GET", "/v1/devices", token: laptop.deviceToken)
         #expect(refused.status == 401)
@@ -153,7 +154,8 @@ import Testing
         let retailer = try server.registerRetailer()
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "once", perShopperLimit: 1))
         let shopper = try server.createAccount()
-        let statuses = parallelStatuses(50) { index in try server.redeem(shopper, offer.id, key: "key-\(index)").status }
+        let statuses = parallelStatuses(50) { index in try server.redeem(shopper, offer.id, key: "key-\(index)").status
+        }
         #expect(statuses.filter { $0 == 201 }.count == 1)
         #expect(statuses.filter { $0 == 409 }.count == 49)
         let list: RedemptionList = try server.request("GET", "/v1/redemptions", token: shopper.deviceToken).decode()
