@@ -61,7 +61,9 @@ import Testing
 
     @Test func textAndFloatsKeepTheirExactValues() throws {
         let connection = try freshDatabase()
-        let texts = ["", "Grüße 🍣", "line\nbreak\ttab", "'", "\"", ";", "--", "$1", String(repeating: "x", count: 100_000)]
+        let texts = [
+            "", "Grüße 🍣", "line\nbreak\ttab", "'", "\"", ";", "--", "$1", String(repeating: "x", count: 100_000),
+        ]
         for text in texts {
             #expect(try connection.query("SELECT \(text)::text AS t")[0].decode("t", as: String.self) == text)
         }

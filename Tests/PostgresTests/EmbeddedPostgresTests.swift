@@ -31,7 +31,9 @@ import Testing
         #expect(chmod(privateParent.path, 0o700) == 0)
         defer { try? FileManager.default.removeItem(at: privateParent) }
         let notices = Tally()
-        let cluster = EmbeddedPostgres(directory: privateParent.appendingPathComponent("cluster")) { _ in notices.record(1) }
+        let cluster = EmbeddedPostgres(directory: privateParent.appendingPathComponent("cluster")) { _ in
+            notices.record(1)
+        }
         defer {
             cluster.stop()
             if let moved = cluster.clusterDirectory { try? FileManager.default.removeItem(at: moved) }

@@ -5,7 +5,9 @@ import Testing
 @Suite struct PoolTests {
     @Test func concurrentCallersShareAFixedNumberOfConnections() throws {
         let pool = PostgresPool(conninfo: try freshDatabaseConninfo(), size: 4)
-        try pool.withConnection { try $0.execute(script: "CREATE TABLE counter (n int); INSERT INTO counter VALUES (0);") }
+        try pool.withConnection {
+            try $0.execute(script: "CREATE TABLE counter (n int); INSERT INTO counter VALUES (0);")
+        }
         let inUse = Tally()
         let failures = Tally()
         let threads = 50
@@ -91,7 +93,19 @@ import Testing
         #expect(pool.inUse == 0)
 
         _ = try cluster.start()
-        // The same pool works again at once: the stale connections are noticed before a statement fails on them.
+        try insertThroughThreeConnections(pool)
+
+        // A restart the pool did not witness: its idle connections are stale, and are noticed as such before a
+        // statement fails on them.
+        cluster.stop()
+        _ = try cluster.start()
+        try insertThroughThreeConnections(pool)
+
+        let count = try pool.withConnection { try $0.query("SELECT count(*) AS n FROM t")[0].decode("n", as: Int.self) }
+        #expect(count == 6)
+    }
+
+    private func insertThroughThreeConnections(_ pool: PostgresPool) throws {
         try pool.withConnection { first in
             try pool.withConnection { second in
                 try pool.withConnection { third in
@@ -101,7 +115,5 @@ import Testing
                 }
             }
         }
-        let count = try pool.withConnection { try $0.query("SELECT count(*) AS n FROM t")[0].decode("n", as: Int.self) }
-        #expect(count == 3)
     }
 }
