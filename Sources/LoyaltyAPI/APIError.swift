@@ -1,0 +1,70 @@
+/// The machine-readable half of every error answer; the HTTP status travels with it.
+public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
+    /// 400: the body is not JSON, or a value has the wrong type.
+    case malformedJSON = "malformed_json"
+    /// 400: a query parameter or header is malformed (a cursor that was not made by this server...).
+    case badRequest = "bad_request"
+    /// 401: the bearer token is missing, unknown or revoked.
+    case unauthorized
+    /// 403: the token is valid but not for this operation.
+    case forbidden
+    /// 404: no such route or resource (or it belongs to someone else).
+    case notFound = "not_found"
+    /// 405: the route exists with other methods.
+    case methodNotAllowed = "method_not_allowed"
+    /// 409: the proximity UUID is taken by another retailer.
+    case uuidTaken = "uuid_taken"
+    /// 409: an `Idempotency-Key` was reused for a different request.
+    case idempotencyKeyReused = "idempotency_key_reused"
+    /// 409: the per-shopper or total redemption limit is reached.
+    case limitReached = "limit_reached"
+    /// 410: the offer was removed or is outside its validity window.
+    case offerUnavailable = "offer_unavailable"
+    /// 410: the catalog cursor can no longer be served; sync again without `since`.
+    case cursorExpired = "cursor_expired"
+    /// 410: the link code expired or was already used.
+    case linkCodeExpired = "link_code_expired"
+    /// 413: the body is over the size limit.
+    case payloadTooLarge = "payload_too_large"
+    /// 422: a field is missing, unknown or out of range; `field` names it.
+    case validationFailed = "validation_failed"
+    /// 503: the database is unreachable; retry later.
+    case databaseUnavailable = "database_unavailable"
+    /// 500: a bug; the request id in the logs says more.
+    case internalError = "internal_error"
+}
+
+/// `{"error": {"code": "snake_case", "message": "what to do", "field": "title"}}`
+public struct APIErrorBody: Codable, Sendable, Equatable {
+    public struct Detail: Codable, Sendable, Equatable {
+        public var code: APIErrorCode
+        public var message: String
+        /// The offending field (JSON key, path or query parameter), when there is one.
+        public var field: String?
+
+        public init(code: APIErrorCode, message: String, field: String? = nil) {
+            self.code = code
+            self.message = message
+            self.field = field
+        }
+    }
+
+    public var error: Detail
+
+    public init(code: APIErrorCode, message: String, field: String? = nil) {
+        error = Detail(code: code, message: message, field: field)
+    }
+}
+
+/// A rule a request broke, naming the field so the caller can fix it (answered as 422).
+public struct ValidationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var field: String
+    public var message: String
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String { "\(field): \(message)" }
+}

@@ -1,1 +1,0 @@
-// The LoyaltyAPI module; its sources arrive with their issue.

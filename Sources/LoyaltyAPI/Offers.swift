@@ -1,0 +1,119 @@
+import Foundation
+
+/// `PUT /v1/retailer/offers/{major}/{minor}`: the whole offer at that beacon (absent fields are cleared).
+public struct OfferDraft: RequestBody, Equatable {
+    public var title: String
+    public var description: String?
+    /// A free label such as "food" or "clothing"; clients colour offers by it.
+    public var category: String?
+    public var imageURL: String?
+    public var startsAt: Date?
+    public var endsAt: Date?
+    /// Redemptions one shopper account may make; absent means 1.
+    public var perShopperLimit: Int?
+    /// Redemptions across all shoppers; absent means unlimited.
+    public var totalLimit: Int?
+    /// After this many seconds a shopper may be shown the offer again; absent means once only.
+    public var reshowAfterSeconds: Int?
+
+    public init(
+        title: String, description: String? = nil, category: String? = nil, imageURL: String? = nil,
+        startsAt: Date? = nil, endsAt: Date? = nil, perShopperLimit: Int? = nil, totalLimit: Int? = nil,
+        reshowAfterSeconds: Int? = nil
+    ) {
+        self.title = title
+        self.description = description
+        self.category = category
+        self.imageURL = imageURL
+        self.startsAt = startsAt
+        self.endsAt = endsAt
+        self.perShopperLimit = perShopperLimit
+        self.totalLimit = totalLimit
+        self.reshowAfterSeconds = reshowAfterSeconds
+    }
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case title, description, category
+        case imageURL = "image_url"
+        case startsAt = "starts_at"
+        case endsAt = "ends_at"
+        case perShopperLimit = "per_shopper_limit"
+        case totalLimit = "total_limit"
+        case reshowAfterSeconds = "reshow_after_s"
+    }
+
+    public func validate() throws(ValidationError) {
+        try Validation.text(title, field: "title", length: Validation.titleLength)
+        try Validation.optionalText(description, field: "description", maxLength: Validation.descriptionMaxLength)
+        try Validation.optionalText(category, field: "category", maxLength: Validation.categoryMaxLength)
+        try Validation.imageURL(imageURL, field: "image_url")
+        try Validation.window(startsAt: startsAt, endsAt: endsAt)
+        try Validation.atLeast(1, perShopperLimit, field: "per_shopper_limit")
+        try Validation.atLeast(1, totalLimit, field: "total_limit")
+        try Validation.atLeast(0, reshowAfterSeconds, field: "reshow_after_s")
+    }
+}
+
+/// An offer as the server stores and serves it (retailer listing and catalog).
+public struct Offer: Codable, Sendable, Equatable, Identifiable {
+    public var id: UUID
+    public var retailerID: UUID
+    public var major: UInt16
+    public var minor: UInt16
+    public var title: String
+    public var description: String?
+    public var category: String?
+    public var imageURL: String?
+    public var startsAt: Date?
+    public var endsAt: Date?
+    public var perShopperLimit: Int
+    public var totalLimit: Int?
+    public var reshowAfterSeconds: Int?
+    public var updatedAt: Date
+
+    public init(
+        id: UUID, retailerID: UUID, major: UInt16, minor: UInt16, title: String, description: String? = nil,
+        category: String? = nil, imageURL: String? = nil, startsAt: Date? = nil, endsAt: Date? = nil,
+        perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, updatedAt: Date
+    ) {
+        self.id = id
+        self.retailerID = retailerID
+        self.major = major
+        self.minor = minor
+        self.title = title
+        self.description = description
+        self.category = category
+        self.imageURL = imageURL
+        self.startsAt = startsAt
+        self.endsAt = endsAt
+        self.perShopperLimit = perShopperLimit
+        self.totalLimit = totalLimit
+        self.reshowAfterSeconds = reshowAfterSeconds
+        self.updatedAt = updatedAt
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case id
+        case retailerID = "retailer_id"
+        case major, minor, title, description, category
+        case imageURL = "image_url"
+        case startsAt = "starts_at"
+        case endsAt = "ends_at"
+        case perShopperLimit = "per_shopper_limit"
+        case totalLimit = "total_limit"
+        case reshowAfterSeconds = "reshow_after_s"
+        case updatedAt = "updated_at"
+    }
+
+    /// Whether `date` lies in [starts_at, ends_at).
+    public func isValid(at date: Date) -> Bool {
+        (startsAt.map { $0 <= date } ?? true) && (endsAt.map { date < $0 } ?? true)
+    }
+}
+
+/// `GET /v1/retailer/offers`.
+public struct OfferList: Codable, Sendable, Equatable {
+    public var offers: [Offer]
+
+    public init(offers: [Offer]) { self.offers = offers }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// `POST /v1/retailers` (operator token).
+public struct RetailerRegistration: RequestBody, Equatable {
+    public var name: String
+    /// A proximity UUID the retailer's beacons already broadcast; the server assigns one when absent.
+    public var uuid: UUID?
+
+    public init(name: String, uuid: UUID? = nil) {
+        self.name = name
+        self.uuid = uuid
+    }
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, uuid
+    }
+
+    public func validate() throws(ValidationError) {
+        try Validation.text(name, field: "name", length: Validation.nameLength)
+    }
+}
+
+/// `201` to a registration: the API key is shown this once; the server keeps only its hash.
+public struct RetailerCredentials: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var name: String
+    public var uuid: UUID
+    public var apiKey: String
+
+    public init(id: UUID, name: String, uuid: UUID, apiKey: String) {
+        self.id = id
+        self.name = name
+        self.uuid = uuid
+        self.apiKey = apiKey
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case id, name, uuid
+        case apiKey = "api_key"
+    }
+}
+
+/// `GET /v1/retailer`.
+public struct Retailer: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var name: String
+    public var uuid: UUID
+    public var createdAt: Date
+
+    public init(id: UUID, name: String, uuid: UUID, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.uuid = uuid
+        self.createdAt = createdAt
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case id, name, uuid
+        case createdAt = "created_at"
+    }
+}
+
+/// `POST /v1/retailer/key`: the new key; the old one stops working at once.
+public struct APIKey: Codable, Sendable, Equatable {
+    public var apiKey: String
+
+    public init(apiKey: String) { self.apiKey = apiKey }
+
+    public enum CodingKeys: String, CodingKey {
+        case apiKey = "api_key"
+    }
+}
+
+/// `GET /v1/retailer/stats`: one entry per live offer.
+public struct OfferStatistics: Codable, Sendable, Equatable {
+    public var offerID: UUID
+    public var major: UInt16
+    public var minor: UInt16
+    public var title: String
+    /// Distinct shopper accounts that reported the offer as seen.
+    public var seenBy: Int
+    public var redemptions: Int
+    /// `total_limit - redemptions`; absent when the offer has no total limit.
+    public var remaining: Int?
+
+    public init(
+        offerID: UUID, major: UInt16, minor: UInt16, title: String, seenBy: Int, redemptions: Int,
+        remaining: Int?
+    ) {
+        self.offerID = offerID
+        self.major = major
+        self.minor = minor
+        self.title = title
+        self.seenBy = seenBy
+        self.redemptions = redemptions
+        self.remaining = remaining
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case offerID = "offer_id"
+        case major, minor, title
+        case seenBy = "seen_by"
+        case redemptions, remaining
+    }
+}
+
+public struct RetailerStatistics: Codable, Sendable, Equatable {
+    public var offers: [OfferStatistics]
+
+    public init(offers: [OfferStatistics]) { self.offers = offers }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// The rules both ends apply, so a client can refuse bad input before sending it.
+public enum Validation {
+    public static let beaconNumberRange = 0...65535
+    public static let titleLength = 1...200
+    public static let nameLength = 1...200
+    public static let descriptionMaxLength = 2000
+    public static let categoryMaxLength = 64
+    public static let imageURLMaxLength = 2048
+    public static let deviceNameMaxLength = 100
+    public static let seenItemsPerPush = 1...1000
+
+    /// A major or minor as it arrives in a path: a decimal 0...65535.
+    public static func beaconNumber(_ text: String, field: String) throws(ValidationError) -> UInt16 {
+        guard let value = Int(text), beaconNumberRange.contains(value), text.allSatisfy(\.isASCII) else {
+            throw ValidationError(field: field, message: "must be an integer from 0 to 65535")
+        }
+        return UInt16(value)
+    }
+
+    public static func text(
+        _ value: String, field: String, length: ClosedRange<Int>
+    ) throws(ValidationError) {
+        guard length.contains(value.count) else {
+            throw ValidationError(
+                field: field, message: "must be \(length.lowerBound) to \(length.upperBound) characters")
+        }
+    }
+
+    public static func optionalText(_ value: String?, field: String, maxLength: Int) throws(ValidationError) {
+        if let value { try text(value, field: field, length: 0...maxLength) }
+    }
+
+    public static func imageURL(_ value: String?, field: String) throws(ValidationError) {
+        guard let value else { return }
+        try text(value, field: field, length: 1...imageURLMaxLength)
+        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", url.host != nil
+        else {
+            throw ValidationError(field: field, message: "must be an absolute http or https URL")
+        }
+    }
+
+    public static func window(startsAt: Date?, endsAt: Date?) throws(ValidationError) {
+        if let startsAt, let endsAt, endsAt <= startsAt {
+            throw ValidationError(field: "ends_at", message: "must be after starts_at")
+        }
+    }
+
+    public static func atLeast(_ minimum: Int, _ value: Int?, field: String) throws(ValidationError) {
+        if let value, value < minimum {
+            throw ValidationError(field: field, message: "must be at least \(minimum)")
+        }
+    }
+}
