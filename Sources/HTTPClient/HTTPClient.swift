@@ -1,1 +1,174 @@
-// The HTTPClient module; its sources arrive with their issue.
+internal import CCurl
+
+/// An HTTP/1.1 client on one libcurl easy handle, reused from request to request so the connection
+/// stays open (keep-alive). Confined to one task at a time: make one client per concurrent caller.
+public final class HTTPClient {
+    private let handle = EasyHandle()
+
+    public init() {}
+
+    public func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
+        try handle.perform(request)
+    }
+}
+
+/// libcurl wants `curl_global_init` once per process, before any other call and not concurrently
+/// with one: a global is initialized exactly once, on first use, under a lock.
+private let curlGlobalInitialization: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+/// Owns one CURL easy handle and the error buffer libcurl writes into.
+private final class EasyHandle {
+    private let curl: UnsafeMutableRawPointer
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+
+    init() {
+        _ = curlGlobalInitialization
+        guard let curl = curl_easy_init() else {
+            fatalError("libcurl could not create an easy handle: out of memory or libcurl failed to initialize")
+        }
+        self.curl = curl
+    }
+
+    deinit {
+        curl_easy_cleanup(curl)
+        errorBuffer.deallocate()
+    }
+
+    func perform(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
+        // Reset clears the previous request's options but keeps the open connections.
+        curl_easy_reset(curl)
+        errorBuffer[0] = 0
+        let headerList = try Self.headerList(request.headers)
+        defer { curl_slist_free_all(headerList) }
+        let received = ReceivedResponse()
+        let receivedPointer = Unmanaged.passUnretained(received).toOpaque()
+
+        setLong(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for timeouts: this runs on any thread
+        setPointer(CURLOPT_ERRORBUFFER, errorBuffer)
+        setPointer(CURLOPT_URL, request.url)
+        setPointer(CURLOPT_PROTOCOLS_STR, "http,https")
+        setLong(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
+        setLong(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.totalTimeout))
+        _ = loyalty_curl_easy_setopt_slist(curl, CURLOPT_HTTPHEADER, headerList)
+        _ = loyalty_curl_easy_setopt_write_callback(curl, CURLOPT_WRITEFUNCTION, receiveBody)
+        setPointer(CURLOPT_WRITEDATA, receivedPointer)
+        _ = loyalty_curl_easy_setopt_write_callback(curl, CURLOPT_HEADERFUNCTION, receiveHeader)
+        setPointer(CURLOPT_HEADERDATA, receivedPointer)
+        let method = request.method.uppercased()
+        if let body = request.body {
+            // A body makes it a POST; the custom request line turns that into PUT, PATCH, DELETE...
+            // libcurl copies the bytes (COPYPOSTFIELDS reads the size set just before).
+            _ = loyalty_curl_easy_setopt_off_t(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { bytes in
+                if let start = bytes.baseAddress {
+                    setPointer(CURLOPT_COPYPOSTFIELDS, start)
+                } else {
+                    setPointer(CURLOPT_COPYPOSTFIELDS, "")
+                }
+            }
+            if method != "POST" { setPointer(CURLOPT_CUSTOMREQUEST, method) }
+        } else if method == "HEAD" {
+            setLong(CURLOPT_NOBODY, 1)
+        } else if method != "GET" {
+            setPointer(CURLOPT_CUSTOMREQUEST, method)
+        }
+        let code = withExtendedLifetime(received) { curl_easy_perform(curl) }
+
+        guard code == CURLE_OK else { throw error(code, request) }
+        var status = 0
+        _ = loyalty_curl_easy_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPClientResponse(status: status, headers: received.headers, body: received.body)
+    }
+
+    private func setLong(_ option: CURLoption, _ value: Int) {
+        _ = loyalty_curl_easy_setopt_long(curl, option, value)
+    }
+
+    private func setPointer(_ option: CURLoption, _ value: UnsafeRawPointer) {
+        _ = loyalty_curl_easy_setopt_pointer(curl, option, value)
+    }
+
+    /// libcurl copies string options, so a temporary C string is enough.
+    private func setPointer(_ option: CURLoption, _ value: String) {
+        _ = loyalty_curl_easy_setopt_pointer(curl, option, value)
+    }
+
+    private func error(_ code: CURLcode, _ request: HTTPClientRequest) -> HTTPClientError {
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        switch code {
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .couldNotConnect(url: request.url, detail: detail)
+        case CURLE_OPERATION_TIMEDOUT:
+            var connectMicroseconds: curl_off_t = 0
+            _ = loyalty_curl_easy_getinfo_off_t(curl, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
+            let seconds = connectMicroseconds == 0 ? request.connectTimeout : request.totalTimeout
+            return .timedOut(url: request.url, seconds: seconds)
+        default:
+            return .transport(code: Int(code.rawValue), detail: detail)
+        }
+    }
+
+    /// At least 1 ms: libcurl reads 0 as "no timeout".
+    private static func milliseconds(_ seconds: Double) -> Int {
+        guard seconds.isFinite else { return Int(Int32.max) }
+        return Int(min(max(seconds * 1000, 1), Double(Int32.max)).rounded(.up))
+    }
+
+    /// "Name: value" lines. libcurl reads "Name:" as "remove this header", so an empty value is
+    /// sent as "Name;". A line break in a name or value would inject headers: refused.
+    private static func headerList(
+        _ headers: [String: String]
+    ) throws(HTTPClientError) -> UnsafeMutablePointer<curl_slist>? {
+        // "Expect:" stops libcurl from waiting for "100 Continue" before it sends a large body.
+        var lines = ["Expect:"]
+        for (name, value) in headers {
+            let forbidden: Set<UInt8> = [UInt8(ascii: "\r"), UInt8(ascii: "\n"), 0]
+            guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: ":")),
+                !name.utf8.contains(where: forbidden.contains), !value.utf8.contains(where: forbidden.contains)
+            else {
+                throw .transport(
+                    code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue),
+                    detail: "request header '\(name)' has a colon, a line break or a NUL byte and cannot be sent")
+            }
+            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        return lines.reduce(nil) { list, line in curl_slist_append(list, line) }
+    }
+}
+
+/// What the callbacks collect during one transfer.
+private final class ReceivedResponse {
+    var headers: [String: String] = [:]
+    var body: [UInt8] = []
+}
+
+private let receiveBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    guard let context else { return 0 }
+    let received = Unmanaged<ReceivedResponse>.fromOpaque(context).takeUnretainedValue()
+    received.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+    return size * count
+}
+
+/// Called once per header line, status line and blank line included. A new status line starts a
+/// new response (after "100 Continue"), so the headers collected so far are dropped.
+private let receiveHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    guard let context else { return 0 }
+    let received = Unmanaged<ReceivedResponse>.fromOpaque(context).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+    if line.hasPrefix("HTTP/") {
+        received.headers = [:]
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+        received.headers[name] = received.headers[name].map { "\($0), \(value)" } ?? value
+    }
+    return size * count
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in characters: String) -> String {
+        String(drop(while: characters.contains).reversed().drop(while: characters.contains).reversed())
+    }
+}

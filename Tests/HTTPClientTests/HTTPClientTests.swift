@@ -1,1 +1,113 @@
-// Tests of HTTPClient.
+import Foundation
+import HTTPClient
+import HTTPServer
+import Testing
+
+/// A real server on loopback that answers with what it received: the method and the X-Custom and
+/// X-Empty headers as response headers, the body as the body. "/slow" takes a second; "/missing" is 404.
+private func echoServer() throws -> HTTPServer {
+    var limits = HTTPServerLimits()
+    limits.threads = 2
+    return try HTTPServer(
+        host: "127.0.0.1", port: 0, limits: limits, reject: { _ in HTTPResponse(status: 413) }
+    ) { request in
+        if request.path == "/slow" { usleep(1_000_000) }
+        var headers = ["X-Method": request.method, "X-Path": request.path]
+        headers["X-Custom"] = request.header("x-custom")
+        headers["X-Empty"] = request.header("x-empty").map { "[\($0)]" }
+        return HTTPResponse(status: request.path == "/missing" ? 404 : 200, headers: headers, body: request.body)
+    }
+}
+
+@Suite struct HTTPClientTests {
+    @Test(arguments: ["POST", "PUT", "DELETE", "PATCH"])
+    func methodsCarryBodyAndHeaders(method: String) throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = HTTPClient()
+        let body: [UInt8] = [0x7B, 0x00, 0xFF, 0x0A, 0x7D]
+        let response = try client.send(
+            HTTPClientRequest(
+                method: method, url: "http://127.0.0.1:\(server.port)/v1/things", headers: ["X-Custom": "42"],
+                body: body))
+        #expect(response.status == 200)
+        #expect(response.header("X-METHOD") == method)
+        #expect(response.headers["x-custom"] == "42")
+        #expect(response.headers["content-length"] == "5")
+        #expect(response.body == body)
+    }
+
+    @Test func getHeadAndEmptyBodiesOnOneKeptAliveHandle() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = HTTPClient()
+        let url = "http://127.0.0.1:\(server.port)/a%20b"
+
+        let get = try client.send(HTTPClientRequest(url: url, headers: ["X-Empty": ""]))
+        #expect(get.status == 200)
+        #expect(get.header("x-method") == "GET")
+        #expect(get.header("x-path") == "/a b")
+        #expect(get.header("x-empty") == "[]")
+        #expect(get.body.isEmpty)
+
+        let head = try client.send(HTTPClientRequest(method: "HEAD", url: url))
+        #expect(head.header("x-method") == "HEAD")
+
+        let emptyPost = try client.send(HTTPClientRequest(method: "POST", url: url, body: []))
+        #expect(emptyPost.header("x-method") == "POST")
+        #expect(emptyPost.header("content-length") == "0")
+    }
+
+    @Test func errorStatusIsAResponse() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let response = try HTTPClient().send(HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/missing"))
+        #expect(response.status == 404)
+    }
+
+    @Test func refusedConnectionIsCouldNotConnect() throws {
+        let server = try echoServer()
+        let port = server.port
+        server.shutdown()
+        let url = "http://127.0.0.1:\(port)/"
+        #expect {
+            _ = try HTTPClient().send(HTTPClientRequest(url: url))
+        } throws: { error in
+            guard case .couldNotConnect(let failedURL, let detail) = error as? HTTPClientError else { return false }
+            return failedURL == url && !detail.isEmpty
+        }
+    }
+
+    @Test func slowAnswerIsTimedOut() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let url = "http://127.0.0.1:\(server.port)/slow"
+        let error = #expect(throws: HTTPClientError.self) {
+            _ = try HTTPClient().send(HTTPClientRequest(url: url, totalTimeout: 0.2))
+        }
+        #expect(error == .timedOut(url: url, seconds: 0.2))
+        #expect(error?.description.contains("within 0.2 s") == true)
+    }
+
+    @Test func headerInjectionIsRefused() throws {
+        let error = #expect(throws: HTTPClientError.self) {
+            _ = try HTTPClient().send(
+                HTTPClientRequest(url: "http://127.0.0.1:1/", headers: ["X-Custom": "a\r\nX-Admin: yes"]))
+        }
+        guard case .transport = error else {
+            Issue.record("expected a transport error, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func unsupportedSchemeIsATransportError() throws {
+        let error = #expect(throws: HTTPClientError.self) {
+            _ = try HTTPClient().send(HTTPClientRequest(url: "file:///etc/passwd"))
+        }
+        guard case .transport(let code, _) = error else {
+            Issue.record("expected a transport error, got \(String(describing: error))")
+            return
+        }
+        #expect(code == 1)  // CURLE_UNSUPPORTED_PROTOCOL
+    }
+}

@@ -1,1 +1,235 @@
-// Tests of HTTPServer.
+import Dispatch
+import Foundation
+import HTTPServer
+import Synchronization
+import Testing
+
+/// The requests a handler saw, in order.
+private final class Recorder: Sendable {
+    private let requests = Mutex<[HTTPRequest]>([])
+    func record(_ request: HTTPRequest) { requests.withLock { $0.append(request) } }
+    var all: [HTTPRequest] { requests.withLock { $0 } }
+}
+
+private func testLimits(maxBodyBytes: Int = 64 * 1024) -> HTTPServerLimits {
+    var limits = HTTPServerLimits()
+    limits.maxBodyBytes = maxBodyBytes
+    limits.threads = 2
+    return limits
+}
+
+private let rejectAs413: @Sendable (HTTPRejection) -> HTTPResponse = { rejection in
+    switch rejection {
+    case .bodyTooLarge(let limit): HTTPResponse(status: 413, body: Array("limit \(limit)".utf8))
+    }
+}
+
+/// A server that records each request and answers 201 with a header and a fixed body. MHD's
+/// messages (a cut-off sender is one) stay out of the test output.
+private func recordingServer(_ recorder: Recorder, maxBodyBytes: Int = 64 * 1024) throws
+    -> HTTPServer
+{
+    try HTTPServer(
+        host: "127.0.0.1", port: 0, limits: testLimits(maxBodyBytes: maxBodyBytes), reject: rejectAs413,
+        handler: {
+            recorder.record($0)
+            return HTTPResponse(
+                status: 201, headers: ["X-Reply": "yes"], body: Array("hello \($0.body.count)".utf8))
+        }, diagnostics: { _ in })
+}
+
+@Suite struct HTTPServerTests {
+    @Test func requestPartsReachTheHandlerDecoded() throws {
+        let recorder = Recorder()
+        let server = try recordingServer(recorder)
+        defer { server.shutdown() }
+        #expect(server.port != 0)
+
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send(
+            "POST /files/a%20b?x=1&y=a%2Bb+c&x=2&flag HTTP/1.1\r\nHost: test\r\nX-Test: One\r\nx-test: Two\r\n"
+                + "Content-Length: 5\r\n\r\nabcde")
+        let response = try connection.receive()
+
+        #expect(response.status == 201)
+        #expect(response.headers["x-reply"] == "yes")
+        #expect(response.text == "hello 5")
+        let request = try #require(recorder.all.first)
+        #expect(request.method == "POST")
+        #expect(request.path == "/files/a b")
+        #expect(request.query == ["x": "2", "y": "a+b c", "flag": ""])
+        #expect(request.headers["x-test"] == "One, Two")
+        #expect(request.header("X-TEST") == "One, Two")
+        #expect(request.header("Content-Length") == "5")
+        #expect(request.body == Array("abcde".utf8))
+        #expect(request.remoteAddress == "127.0.0.1")
+    }
+
+    @Test func keepAliveConnectionServesSeveralRequests() throws {
+        let recorder = Recorder()
+        let server = try recordingServer(recorder)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        for body in ["one", "three"] {
+            try connection.send(
+                "PUT /x HTTP/1.1\r\nHost: test\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            let response = try connection.receive()
+            #expect(response.text == "hello \(body.utf8.count)")
+        }
+        #expect(recorder.all.map { String(decoding: $0.body, as: UTF8.self) } == ["one", "three"])
+    }
+
+    @Test func chunkedBodyWithinTheLimitIsAssembled() throws {
+        let recorder = Recorder()
+        let server = try recordingServer(recorder, maxBodyBytes: 1024)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send("POST /up HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try connection.send("4\r\nabcd\r\n")
+        try connection.send("3\r\nefg\r\n0\r\n\r\n")
+        let response = try connection.receive()
+        #expect(response.status == 201)
+        #expect(recorder.all.first?.body == Array("abcdefg".utf8))
+    }
+
+    @Test func declaredOversizedBodyIsRejectedBeforeItIsRead() throws {
+        let recorder = Recorder()
+        let server = try recordingServer(recorder, maxBodyBytes: 1024)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send("POST /up HTTP/1.1\r\nHost: test\r\nContent-Length: 1025\r\n\r\n")
+        let response = try connection.receive()
+        #expect(response.status == 413)
+        #expect(response.text == "limit 1024")
+        #expect(recorder.all.isEmpty)
+    }
+
+    @Test func chunkedOversizedBodyIsRejected() throws {
+        let recorder = Recorder()
+        let server = try recordingServer(recorder, maxBodyBytes: 1024)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send("POST /up HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let chunk = String(repeating: "z", count: 1000)
+        for _ in 0..<3 { try connection.send("3e8\r\n\(chunk)\r\n") }
+        try connection.send("0\r\n\r\n")
+        let response = try connection.receive()
+        #expect(response.status == 413)
+        #expect(recorder.all.isEmpty)
+    }
+
+    @Test func endlessOversizedChunkedBodyIsCutOff() throws {
+        let recorder = Recorder()
+        let server = try recordingServer(recorder, maxBodyBytes: 1024)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send("POST /up HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let chunk = "4000\r\n" + String(repeating: "z", count: 0x4000) + "\r\n"
+        var sendFailed = false
+        for _ in 0..<(4 << 20) / 0x4000 where !sendFailed {
+            do { try connection.send(chunk) } catch { sendFailed = true }
+        }
+        #expect(sendFailed || connection.isClosedByServer())
+        #expect(recorder.all.isEmpty)
+    }
+
+    @Test func routerDispatchesOverHTTP() throws {
+        var router = Router()
+        router.add("GET", "/v1/retailer/offers/{major}/{minor}") { request in
+            let text =
+                "\(request.route ?? "-") \(request.pathParameters["major"] ?? "-") \(request.pathParameters["minor"] ?? "-")"
+            return HTTPResponse(status: 200, body: Array(text.utf8))
+        }
+        router.add("PUT", "/v1/retailer/offers/{major}/{minor}") { _ in HTTPResponse(status: 204) }
+        let routes = router
+        let server = try HTTPServer(
+            host: "127.0.0.1", port: 0, limits: testLimits(), reject: rejectAs413
+        ) { request in
+            routes.respond(
+                to: request, notFound: { _ in HTTPResponse(status: 404) },
+                methodNotAllowed: { _, _ in HTTPResponse(status: 405) })
+        }
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+
+        try connection.send("GET /v1/retailer/offers/1/2 HTTP/1.1\r\nHost: test\r\n\r\n")
+        let found = try connection.receive()
+        #expect(found.status == 200)
+        #expect(found.text == "/v1/retailer/offers/{major}/{minor} 1 2")
+
+        try connection.send("GET /v1/retailer/offers/1 HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connection.receive().status == 404)
+
+        try connection.send("DELETE /v1/retailer/offers/1/2 HTTP/1.1\r\nHost: test\r\n\r\n")
+        let notAllowed = try connection.receive()
+        #expect(notAllowed.status == 405)
+        #expect(notAllowed.headers["allow"] == "GET, PUT")
+    }
+
+    @Test func shutdownFinishesTheRequestInFlightThenRefusesConnections() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let server = try HTTPServer(
+            host: "127.0.0.1", port: 0, limits: testLimits(), reject: rejectAs413
+        ) { _ in
+            entered.signal()
+            usleep(300_000)
+            return HTTPResponse(status: 200, body: Array("finished".utf8))
+        }
+        let port = server.port
+        let connection = try LoopbackConnection(port: port)
+        try connection.send("GET /slow HTTP/1.1\r\nHost: test\r\n\r\n")
+        entered.wait()
+
+        server.shutdown(gracePeriod: .seconds(10))
+
+        let response = try connection.receive()
+        #expect(response.status == 200)
+        #expect(response.text == "finished")
+        #expect(response.headers["connection"]?.lowercased() == "close")
+        #expect(throws: LoopbackConnection.Failure.self) { _ = try LoopbackConnection(port: port) }
+        server.shutdown()
+    }
+
+    @Test func servesIPv6Loopback() throws {
+        let recorder = Recorder()
+        let server = try HTTPServer(host: "::1", port: 0, limits: testLimits(), reject: rejectAs413) {
+            recorder.record($0)
+            return HTTPResponse(status: 200)
+        }
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(host: "::1", port: server.port)
+        try connection.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connection.receive().status == 200)
+        #expect(recorder.all.first?.remoteAddress == "::1")
+    }
+
+    @Test func unknownHostIsATypedError() {
+        #expect {
+            _ = try HTTPServer(host: "no-such-host.invalid", port: 0, reject: rejectAs413) { _ in
+                HTTPResponse(status: 200)
+            }
+        } throws: { error in
+            guard case .invalidHost(let host, _) = error as? HTTPServerError else { return false }
+            return host == "no-such-host.invalid"
+        }
+    }
+
+    @Test func portInUseIsATypedError() throws {
+        let first = try HTTPServer(
+            host: "127.0.0.1", port: 0, limits: testLimits(), reject: rejectAs413
+        ) { _ in
+            HTTPResponse(status: 200)
+        }
+        defer { first.shutdown() }
+        #expect {
+            _ = try HTTPServer(
+                host: "127.0.0.1", port: first.port, limits: testLimits(), reject: rejectAs413,
+                handler: { _ in HTTPResponse(status: 200) }, diagnostics: { _ in })
+        } throws: { error in
+            guard case .couldNotStart(_, let port, let detail) = error as? HTTPServerError else {
+                return false
+            }
+            return port == first.port && !detail.isEmpty
+        }
+    }
+}

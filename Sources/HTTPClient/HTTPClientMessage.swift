@@ -1,0 +1,61 @@
+public struct HTTPClientRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [String: String]
+    public var body: [UInt8]?
+    /// Seconds allowed to establish the connection (TCP and TLS).
+    public var connectTimeout: Double
+    /// Seconds allowed for the whole exchange, connection included.
+    public var totalTimeout: Double
+
+    public init(
+        method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
+        connectTimeout: Double = 5, totalTimeout: Double = 30
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+    }
+}
+
+public struct HTTPClientResponse: Sendable {
+    public var status: Int
+    /// Names lower-cased; repeated headers are joined with ", ".
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of header `name`, matched case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers[name.lowercased()]
+    }
+}
+
+/// Why no HTTP response came back. An HTTP error status is a response, not one of these.
+public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
+    /// The host did not resolve, or nothing accepted the connection.
+    case couldNotConnect(url: String, detail: String)
+    /// No complete answer within `seconds` (the connect or the total timeout, whichever ran out).
+    case timedOut(url: String, seconds: Double)
+    /// Any other failure of the transfer; `code` is libcurl's CURLcode.
+    case transport(code: Int, detail: String)
+
+    public var description: String {
+        switch self {
+        case .couldNotConnect(let url, let detail):
+            "could not connect to \(url) (\(detail)); check that the server is running and that the URL is right"
+        case .timedOut(let url, let seconds):
+            "no answer from \(url) within \(seconds) s; the server or the network is slow or down, try again later"
+        case .transport(let code, let detail):
+            "HTTP transfer failed (libcurl error \(code)): \(detail)"
+        }
+    }
+}

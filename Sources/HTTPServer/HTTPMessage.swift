@@ -1,0 +1,54 @@
+/// A request as the handler sees it: the whole body is read before the handler runs.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// Percent-decoded, without the query string.
+    public var path: String
+    /// Decoded query parameters; when a name repeats, the last value wins.
+    public var query: [String: String]
+    /// Names lower-cased; repeated headers are joined with ", " (RFC 9110 section 5.3).
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// Filled by `Router`: "/v1/x/{id}" matched against "/v1/x/7" gives ["id": "7"].
+    public var pathParameters: [String: String] = [:]
+    /// The pattern `Router` matched, e.g. "/v1/retailer/offers/{major}/{minor}": a label for
+    /// metrics and logs whose cardinality does not grow with the ids in paths.
+    public var route: String?
+    /// The peer's IP address, e.g. "127.0.0.1" or "::1".
+    public var remoteAddress: String
+
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = [], remoteAddress: String = ""
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The value of header `name`, matched case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers[name.lowercased()]
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Content-Length is computed from `body`; a Content-Length set here is ignored.
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Requests the server refuses before they reach the handler; the application chooses the answer.
+public enum HTTPRejection: Sendable, Equatable {
+    /// The body is longer than `HTTPServerLimits.maxBodyBytes`; it was not buffered.
+    case bodyTooLarge(limit: Int)
+}

@@ -1,0 +1,107 @@
+/// Dispatches requests by method and path pattern. Patterns are split into segments once, at `add`,
+/// into a tree walked one path segment at a time; a literal segment is preferred over a `{parameter}`
+/// at the same place, so "/v1/offers/search" wins over "/v1/offers/{id}" for "search".
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    private struct Route: Sendable {
+        var pattern: String
+        /// (segment index, parameter name) for each `{parameter}` of the pattern.
+        var parameters: [(index: Int, name: String)]
+        var handler: Handler
+    }
+
+    private struct Node: Sendable {
+        var literals: [Substring: Int] = [:]
+        var parameter: Int?
+        var routes: [String: Route] = [:]
+    }
+
+    /// The tree, root first; children are indices, so copying a Router copies its routes.
+    private var nodes = [Node()]
+
+    public init() {}
+
+    /// Registers `handler` for `method` and `pattern` ("/v1/x/{id}/y"). Registering the same
+    /// method and pattern twice is a programming error.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        var node = 0
+        var parameters: [(index: Int, name: String)] = []
+        for (index, segment) in Self.segments(of: pattern).enumerated() {
+            if segment.first == "{" && segment.last == "}" && segment.count > 2 {
+                parameters.append((index, String(segment.dropFirst().dropLast())))
+                node = child(of: node, existing: nodes[node].parameter) { $0.parameter = $1 }
+            } else {
+                node = child(of: node, existing: nodes[node].literals[segment]) {
+                    $0.literals[segment] = $1
+                }
+            }
+        }
+        let method = method.uppercased()
+        precondition(nodes[node].routes[method] == nil, "route \(method) \(pattern) registered twice")
+        nodes[node].routes[method] = Route(pattern: pattern, parameters: parameters, handler: handler)
+    }
+
+    /// Runs the handler registered for the request's method and path, with `pathParameters` and
+    /// `route` set. HEAD falls back to GET. An unknown path goes to `notFound`; a known path without
+    /// the method goes to `methodNotAllowed` with the allowed methods, and its answer gets an
+    /// `Allow` header unless it set one.
+    public func respond(
+        to request: HTTPRequest, notFound: (HTTPRequest) -> HTTPResponse,
+        methodNotAllowed: (HTTPRequest, [String]) -> HTTPResponse
+    ) -> HTTPResponse {
+        let segments = Self.segments(of: request.path)
+        var allowed: Set<String> = []
+        guard let route = match(segments, from: 0, node: 0, method: request.method, allowed: &allowed)
+        else {
+            if allowed.isEmpty { return notFound(request) }
+            let methods = allowed.sorted()
+            var response = methodNotAllowed(request, methods)
+            if !response.headers.keys.contains(where: { $0.lowercased() == "allow" }) {
+                response.headers["Allow"] = methods.joined(separator: ", ")
+            }
+            return response
+        }
+        var request = request
+        request.route = route.pattern
+        for (index, name) in route.parameters {
+            request.pathParameters[name] = String(segments[index])
+        }
+        return route.handler(request)
+    }
+
+    private static func segments(of path: String) -> [Substring] {
+        path.split(separator: "/")
+    }
+
+    private mutating func child(of node: Int, existing: Int?, link: (inout Node, Int) -> Void) -> Int {
+        if let existing { return existing }
+        nodes.append(Node())
+        link(&nodes[node], nodes.count - 1)
+        return nodes.count - 1
+    }
+
+    /// Depth-first, literal before parameter; collects the methods of paths that matched without
+    /// the request's method.
+    private func match(
+        _ segments: [Substring], from depth: Int, node: Int, method: String, allowed: inout Set<String>
+    ) -> Route? {
+        let current = nodes[node]
+        guard depth < segments.count else {
+            if let route = current.routes[method] ?? (method == "HEAD" ? current.routes["GET"] : nil) {
+                return route
+            }
+            allowed.formUnion(current.routes.keys)
+            return nil
+        }
+        if let literal = current.literals[segments[depth]],
+            let route = match(segments, from: depth + 1, node: literal, method: method, allowed: &allowed)
+        {
+            return route
+        }
+        if let parameter = current.parameter {
+            return match(segments, from: depth + 1, node: parameter, method: method, allowed: &allowed)
+        }
+        return nil
+    }
+}

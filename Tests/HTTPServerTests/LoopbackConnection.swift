@@ -1,0 +1,124 @@
+import Foundation
+
+/// A deliberately plain HTTP/1.1 client over a TCP socket, so the tests see exactly the bytes the
+/// server sends and can send bytes no well-behaved client library would (chunked oversize bodies,
+/// lying Content-Length).
+struct LoopbackConnection: ~Copyable {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    private let socket: Int32
+
+    init(host: String = "127.0.0.1", port: UInt16) throws {
+        let isIPv6 = host.contains(":")
+        socket = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else {
+            throw Failure(description: "socket: \(String(cString: strerror(errno)))")
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let status: Int32
+        if isIPv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            inet_pton(AF_INET6, host, &address.sin6_addr)
+            status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            inet_pton(AF_INET, host, &address.sin_addr)
+            status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        guard status == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw Failure(description: "connect to \(host):\(port): \(reason)")
+        }
+    }
+
+    deinit { close(socket) }
+
+    /// Writes all of `bytes`; MSG_NOSIGNAL so a server that closes early gives an error, not SIGPIPE.
+    func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else {
+                throw Failure(description: "send: \(String(cString: strerror(errno)))")
+            }
+            sent += written
+        }
+    }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Reads one response whose length is given by Content-Length.
+    func receive() throws -> Response {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            if let response = try Self.parse(received) { return response }
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else {
+                throw Failure(
+                    description:
+                        "connection ended after \(received.count) bytes: \(String(decoding: received, as: UTF8.self))"
+                )
+            }
+            received += buffer[..<count]
+        }
+    }
+
+    /// True when the server has closed its side (recv returns 0 rather than timing out).
+    func isClosedByServer() -> Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, 0) == 0
+    }
+
+    private static func parse(_ bytes: [UInt8]) throws -> Response? {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        guard
+            let end = bytes.indices.dropLast(3).first(where: {
+                bytes[$0..<$0 + 4].elementsEqual(separator)
+            })
+        else {
+            return nil
+        }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw Failure(description: "bad status line: \(lines[0])")
+        }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        let bodyStart = end + 4
+        guard bytes.count >= bodyStart + length else { return nil }
+        return Response(
+            status: status, headers: headers, body: Array(bytes[bodyStart..<bodyStart + length]))
+    }
+}
