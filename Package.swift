@@ -36,7 +36,7 @@ let package = Package(
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyServer"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

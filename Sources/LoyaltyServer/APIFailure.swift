@@ -1,0 +1,68 @@
+import Foundation
+import HTTPServer
+import LoyaltyAPI
+import Postgres
+
+/// An error answer: the HTTP status and the JSON body of DESIGN.md.
+struct APIFailure: Error {
+    var status: Int
+    var body: APIErrorBody
+    var headers: [String: String] = [:]
+
+    init(_ status: Int, _ code: APIErrorCode, _ message: String, field: String? = nil) {
+        self.status = status
+        body = APIErrorBody(code: code, message: message, field: field)
+    }
+
+    static func invalid(_ error: ValidationError) -> APIFailure {
+        APIFailure(422, .validationFailed, "\(error.field) \(error.message)", field: error.field)
+    }
+
+    static let unauthorized: APIFailure = {
+        var failure = APIFailure(
+            401, .unauthorized, "send a valid token as 'Authorization: Bearer <token>'")
+        failure.headers["WWW-Authenticate"] = "Bearer"
+        return failure
+    }()
+
+    static let databaseUnavailable = APIFailure(
+        503, .databaseUnavailable, "the database is unavailable; retry in a few seconds")
+
+    /// The answer to any error a handler throws. Database errors other than "unavailable" are bugs
+    /// or broken invariants: the caller logs `internalDetail`, the client gets a plain 500.
+    static func answering(_ error: any Error) -> (failure: APIFailure, internalDetail: String?) {
+        switch error {
+        case let failure as APIFailure:
+            return (failure, nil)
+        case let error as StoreError:
+            return (APIFailure(storeError: error), nil)
+        case let error as ValidationError:
+            return (.invalid(error), nil)
+        case let error as PostgresError where error.kind == .unavailable:
+            return (.databaseUnavailable, nil)
+        default:
+            return (APIFailure(500, .internalError, "unexpected error; the server log has the request id"), "\(error)")
+        }
+    }
+
+    private init(storeError: StoreError) {
+        switch storeError {
+        case .notFound:
+            self.init(404, .notFound, "no such resource")
+        case .uuidTaken:
+            self.init(409, .uuidTaken, "another retailer has this proximity UUID; omit uuid to be assigned one", field: "uuid")
+        case .limitReached(let detail):
+            self.init(409, .limitReached, detail)
+        case .offerUnavailable(let detail):
+            self.init(410, .offerUnavailable, detail)
+        case .cursorExpired:
+            self.init(410, .cursorExpired, "this cursor can no longer be served; sync again without 'since'", field: "since")
+        case .linkCodeExpired:
+            self.init(410, .linkCodeExpired, "the link code is unknown, expired or used; create a new one", field: "code")
+        case .idempotencyKeyReused:
+            self.init(
+                409, .idempotencyKeyReused, "this Idempotency-Key was used for another offer; use a new key",
+                field: "Idempotency-Key")
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The LoyaltyServer module; its sources arrive with their issue.

@@ -1,0 +1,114 @@
+import Foundation
+import HTTPServer
+import LoyaltyAPI
+
+/// The HTTP API of issue 3 on top of a `Store`: routing, authentication, error answers, metrics and
+/// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
+public final class LoyaltyService: Sendable {
+    private let router: Router
+    private let metrics: Metrics
+    private let log: @Sendable (String) -> Void
+
+    /// `log` receives one JSON line per request; it never contains a token.
+    public init(
+        store: Store, operatorToken: String, openAPIDocument: [UInt8],
+        log: @escaping @Sendable (String) -> Void = LoyaltyService.standardErrorLog
+    ) {
+        let metrics = Metrics()
+        let endpoints = Endpoints(
+            store: store, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
+            metrics: metrics)
+        var router = Router()
+        for (method, pattern, handler) in endpoints.routes {
+            router.add(method, pattern) { request in
+                Self.answer(request, route: pattern, metrics: metrics, log: log, handler: handler)
+            }
+        }
+        self.router = router
+        self.metrics = metrics
+        self.log = log
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let metrics = metrics
+        let log = log
+        return router.respond(
+            to: request,
+            notFound: { request in
+                Self.answer(request, route: "unmatched", metrics: metrics, log: log) { request throws(APIFailure) in
+                    throw APIFailure(404, .notFound, "no route \(request.method) \(request.path); see /openapi.yaml")
+                }
+            },
+            methodNotAllowed: { request, allowed in
+                Self.answer(request, route: "unmatched", metrics: metrics, log: log) { request throws(APIFailure) in
+                    throw APIFailure(
+                        405, .methodNotAllowed,
+                        "\(request.path) answers \(allowed.joined(separator: ", ")), not \(request.method)")
+                }
+            })
+    }
+
+    /// The answer to a request the HTTP server refused before reading it (a body over the limit).
+    public func reject(_ rejection: HTTPRejection) -> HTTPResponse {
+        switch rejection {
+        case .bodyTooLarge(let limit):
+            metrics.record(route: "rejected", method: "-", status: 413, seconds: 0)
+            return .failure(
+                APIFailure(413, .payloadTooLarge, "the body is over the limit of \(limit) bytes; send less"))
+        }
+    }
+
+    public static let standardErrorLog: @Sendable (String) -> Void = { line in
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    private struct LogLine: Encodable {
+        var requestID: String
+        var method: String
+        var route: String
+        var status: Int
+        var durationMS: Double
+        var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case requestID = "request_id"
+            case method, route, status
+            case durationMS = "duration_ms"
+            case error
+        }
+    }
+
+    /// Runs a handler, turns what it throws into the JSON error answer, and records the request.
+    private static func answer(
+        _ request: HTTPRequest, route: String, metrics: Metrics, log: @Sendable (String) -> Void,
+        handler: (HTTPRequest) throws -> HTTPResponse
+    ) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let requestID = request.header("x-request-id").flatMap(Self.acceptableRequestID)
+            ?? Secrets.base64URL(Secrets.randomBytes(12))
+        var internalDetail: String?
+        var response: HTTPResponse
+        do {
+            response = try handler(request)
+        } catch {
+            let answer = APIFailure.answering(error)
+            internalDetail = answer.internalDetail
+            response = .failure(answer.failure)
+        }
+        response.headers["X-Request-Id"] = requestID
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.record(route: route, method: request.method, status: response.status, seconds: seconds)
+        let line = LogLine(
+            requestID: requestID, method: request.method, route: route, status: response.status,
+            durationMS: (seconds * 1e6).rounded() / 1e3, error: internalDetail)
+        if let data = try? JSONEncoder().encode(line) { log(String(decoding: data, as: UTF8.self)) }
+        return response
+    }
+
+    /// A caller's request id is echoed only when it is short and plain, so it cannot forge log lines.
+    private static func acceptableRequestID(_ text: String) -> String? {
+        text.count <= 64 && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            && !text.isEmpty ? text : nil
+    }
+}

@@ -1,0 +1,10 @@
+/// Outcomes of the store that are the caller's doing, not the database's. Each maps to one HTTP answer.
+enum StoreError: Error, Equatable {
+    case notFound
+    case uuidTaken
+    case limitReached(String)
+    case offerUnavailable(String)
+    case cursorExpired
+    case linkCodeExpired
+    case idempotencyKeyReused
+}

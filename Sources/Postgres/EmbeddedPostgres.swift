@@ -1,0 +1,370 @@
+import Foundation
+
+/// A private PostgreSQL cluster run with the machine's PostgreSQL binaries (initdb and pg_ctl from the highest
+/// `/usr/lib/postgresql/<version>/bin`, else from `PATH`), reachable only through a Unix socket
+/// (`listen_addresses=''`), created on first start and reused after.
+///
+/// Layout of the cluster directory: `data/` (PGDATA), `postgresql.log` (initdb, pg_ctl and server output) and
+/// `run/` (the socket, owner-only). The socket's path must fit in 107 bytes; when `run/` would not, the socket
+/// goes to `/tmp/embedded-postgres-<hash>` instead. The socket directory is private to the cluster, so the port
+/// is always 5432: it only names the socket file and cannot collide with another cluster.
+///
+/// PostgreSQL refuses to run as root. As root the cluster runs as the `postgres` user (Debian's package creates
+/// it) through runuser(1), and the cluster directory is handed to that user. If the user cannot reach the directory
+/// (say it is under /root, mode 0700), no parent's permissions are changed: the cluster moves to
+/// `/var/lib/embedded-postgres/<name>-<hash>` (the same place for the same directory every time) and the move is
+/// logged. Local connections are trusted (`user=postgres`, no password): the owner-only socket directory is
+/// what keeps other users out; TCP is off.
+public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is guarded by `lock`
+    /// The directory asked for; `clusterDirectory` says where the cluster actually lives.
+    public let directory: URL
+    private let durable: Bool
+    private let log: @Sendable (String) -> Void
+    private let lock = NSLock()
+    private var cluster: Cluster?
+
+    /// The socket file is `.s.PGSQL.<port>` in the cluster's own socket directory, so one port fits all.
+    private static let port = 5432
+
+    /// Where the cluster runs and who runs it, settled by the first `start()`.
+    private struct Cluster {
+        var binaries: URL
+        var directory: URL
+        var socketDirectory: URL
+        /// The user PostgreSQL runs as when this process is root; nil runs it as this process's user.
+        var serverUser: String?
+        var data: URL { directory.appendingPathComponent("data") }
+        var logFile: URL { directory.appendingPathComponent("postgresql.log") }
+    }
+
+    /// `log` receives the launcher's few notices (such as the cluster moving); by default they go to stderr.
+    public convenience init(
+        directory: URL,
+        log: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+    ) {
+        self.init(directory: directory, durable: true, log: log)
+    }
+
+    /// `durable: false` trades crash safety for speed (no fsync): only for throwaway test clusters.
+    init(directory: URL, durable: Bool, log: @escaping @Sendable (String) -> Void) {
+        self.directory = directory.standardizedFileURL
+        self.durable = durable
+        self.log = log
+    }
+
+    /// Where the cluster lives once started: `directory`, or the fallback a root-run server could reach.
+    public var clusterDirectory: URL? {
+        lock.lock()
+        defer { lock.unlock() }
+        return cluster?.directory
+    }
+
+    /// Creates the cluster if needed and starts it (or adopts one already running in it).
+    /// Returns the conninfo of its `postgres` database.
+    public func start() throws(PostgresError) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        let cluster: Cluster
+        if let prepared = self.cluster {
+            cluster = prepared
+        } else {
+            cluster = try prepare()
+            self.cluster = cluster
+        }
+        if try !isRunning(cluster) {
+            try startServer(cluster)
+        }
+        return Self.conninfo(cluster, database: "postgres")
+    }
+
+    /// Creates database `name` unless it exists (a server restarting on its cluster keeps its data) and returns
+    /// its conninfo. Starts the cluster first if needed.
+    public func createDatabase(_ name: String) throws(PostgresError) -> String {
+        guard !name.isEmpty, name.utf8.count <= 63, !name.utf8.contains(0) else {
+            throw PostgresError(kind: .launcher, message: "a database name is 1 to 63 bytes, without NUL")
+        }
+        let administration = try PostgresConnection(conninfo: try start())
+        let quotedName = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        do {
+            try administration.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quotedName)"))
+        } catch where error.sqlState == "42P04" {
+            // duplicate_database: keep it
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard let cluster else { throw PostgresError(kind: .launcher, message: "the cluster was stopped") }
+        return Self.conninfo(cluster, database: name)
+    }
+
+    /// Stops the server (pg_ctl stop -m fast): connections are closed, the data is kept. Idempotent.
+    public func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let cluster, (try? isRunning(cluster)) == true else { return }
+        _ = try? run(cluster, "pg_ctl", ["stop", "-w", "-t", "60", "-m", durable ? "fast" : "immediate", "-D", cluster.data.path])
+    }
+
+    // MARK: - The cluster shared by a test process
+
+    private static let sharedCluster: Result<EmbeddedPostgres, PostgresError> = {
+        do throws(PostgresError) {
+            let directory = try temporaryDirectory()
+            let cluster = EmbeddedPostgres(directory: directory, durable: false, log: { _ in })
+            _ = try cluster.start()
+            atexit { EmbeddedPostgres.removeSharedCluster() }
+            return .success(cluster)
+        } catch {
+            return .failure(error)
+        }
+    }()
+
+    /// A throwaway cluster in a temporary directory, started once per process and shared by all its tests,
+    /// stopped and deleted at exit. Tests take an isolated database each with `createDatabase(_:)`.
+    public static func shared() throws(PostgresError) -> EmbeddedPostgres {
+        try sharedCluster.get()
+    }
+
+    private static func removeSharedCluster() {
+        guard case .success(let cluster) = sharedCluster else { return }
+        cluster.stop()
+        try? FileManager.default.removeItem(at: cluster.directory)
+        if let socketDirectory = cluster.cluster?.socketDirectory {
+            try? FileManager.default.removeItem(at: socketDirectory)
+        }
+    }
+
+    private static func temporaryDirectory() throws(PostgresError) -> URL {
+        var template = Array(
+            FileManager.default.temporaryDirectory.appendingPathComponent("embedded-postgres-XXXXXX").path.utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw PostgresError(kind: .launcher, message: "cannot create a temporary directory: \(errorText())")
+        }
+        return URL(fileURLWithPath: String(cString: path), isDirectory: true)
+    }
+
+    // MARK: - Creating and starting
+
+    private func prepare() throws(PostgresError) -> Cluster {
+        let binaries = try Self.findBinaries()
+        var serverUser: String?
+        var ownerID: (uid_t, gid_t)?
+        if geteuid() == 0 {
+            guard let account = getpwnam("postgres") else {
+                throw PostgresError(
+                    kind: .launcher,
+                    message: "PostgreSQL refuses to run as root and there is no `postgres` user to run it as: "
+                        + "create one (useradd --system postgres) or run as another user")
+            }
+            serverUser = "postgres"
+            ownerID = (account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+
+        var clusterDirectory = directory
+        try Self.makeDirectory(clusterDirectory)
+        if let serverUser, let ownerID {
+            let parent = clusterDirectory.deletingLastPathComponent().path
+            if try Self.spawn(["/usr/bin/test", "-x", parent], as: serverUser, in: URL(fileURLWithPath: "/"), output: nil) != 0 {
+                clusterDirectory = URL(fileURLWithPath: "/var/lib/embedded-postgres", isDirectory: true)
+                    .appendingPathComponent("\(directory.lastPathComponent)-\(Self.hash(directory.path))")
+                log(
+                    "embedded-postgres: user \(serverUser) cannot reach \(directory.path); "
+                        + "the cluster lives in \(clusterDirectory.path) instead")
+                try Self.makeDirectory(clusterDirectory)
+            }
+            try Self.own(clusterDirectory, by: ownerID)
+        }
+        guard chmod(clusterDirectory.path, 0o700) == 0 else {
+            throw PostgresError(kind: .launcher, message: "cannot restrict \(clusterDirectory.path): \(errorText())")
+        }
+        // pg_ctl, running as the server's user, appends the server's output to the log.
+        let logFile = clusterDirectory.appendingPathComponent("postgresql.log")
+        let descriptor = open(logFile.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw PostgresError(kind: .launcher, message: "cannot create \(logFile.path): \(errorText())")
+        }
+        close(descriptor)
+        if let ownerID { try Self.own(logFile, by: ownerID) }
+
+        var socketDirectory = clusterDirectory.appendingPathComponent("run")
+        if socketDirectory.path.utf8.count + ".s.PGSQL.\(Self.port)".utf8.count + 1 >= 108 {
+            socketDirectory = URL(fileURLWithPath: "/tmp/embedded-postgres-\(Self.hash(clusterDirectory.path))")
+        }
+        try Self.makePrivateDirectory(socketDirectory, ownedBy: ownerID ?? (geteuid(), getegid()))
+
+        let cluster = Cluster(
+            binaries: binaries, directory: clusterDirectory, socketDirectory: socketDirectory, serverUser: serverUser)
+        try initializeIfNeeded(cluster, ownerID: ownerID)
+        return cluster
+    }
+
+    /// initdb into `data.partial`, renamed to `data` only once complete: a half-made cluster is never started.
+    private func initializeIfNeeded(_ cluster: Cluster, ownerID: (uid_t, gid_t)?) throws(PostgresError) {
+        let files = FileManager.default
+        guard !files.fileExists(atPath: cluster.data.appendingPathComponent("PG_VERSION").path) else { return }
+        let partial = cluster.directory.appendingPathComponent("data.partial")
+        try? files.removeItem(at: partial)
+        var arguments = [
+            "-D", partial.path, "-U", "postgres", "--auth-local=trust", "--auth-host=reject", "-E", "UTF8", "--no-locale",
+        ]
+        if !durable { arguments.append("--no-sync") }
+        guard try run(cluster, "initdb", arguments) == 0 else {
+            throw PostgresError(kind: .launcher, message: "initdb failed: \(Self.tail(of: cluster.logFile))")
+        }
+        do {
+            try files.moveItem(at: partial, to: cluster.data)
+        } catch {
+            throw PostgresError(kind: .launcher, message: "cannot move the new cluster into place: \(error)")
+        }
+    }
+
+    private func startServer(_ cluster: Cluster) throws(PostgresError) {
+        var settings = [
+            "-c listen_addresses=''",
+            "-p \(Self.port)",
+            "-k \(Self.shellQuoted(cluster.socketDirectory.path))",
+            "-c unix_socket_permissions=0700",
+            "-c max_connections=200",
+        ]
+        if !durable {
+            settings += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        }
+        let arguments = [
+            "start", "-w", "-t", "60", "-D", cluster.data.path, "-l", cluster.logFile.path,
+            "-o", settings.joined(separator: " "),  // pg_ctl hands this to a shell: hence the quoting above
+        ]
+        guard try run(cluster, "pg_ctl", arguments) == 0 else {
+            throw PostgresError(kind: .launcher, message: "pg_ctl start failed: \(Self.tail(of: cluster.logFile))")
+        }
+    }
+
+    /// pg_ctl status: 0 running, 3 not running, 4 no cluster.
+    private func isRunning(_ cluster: Cluster) throws(PostgresError) -> Bool {
+        try run(cluster, "pg_ctl", ["status", "-D", cluster.data.path]) == 0
+    }
+
+    private func run(_ cluster: Cluster, _ program: String, _ arguments: [String]) throws(PostgresError) -> Int32 {
+        let output = open(cluster.logFile.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard output >= 0 else {
+            throw PostgresError(kind: .launcher, message: "cannot open \(cluster.logFile.path): \(errorText())")
+        }
+        defer { close(output) }
+        let command = [cluster.binaries.appendingPathComponent(program).path] + arguments
+        return try Self.spawn(command, as: cluster.serverUser, in: cluster.directory, output: output)
+    }
+
+    /// Runs `command` to completion (as `user` through runuser when given), stdout and stderr to `output`.
+    private static func spawn(
+        _ command: [String], as user: String?, in directory: URL, output: Int32?
+    ) throws(PostgresError) -> Int32 {
+        let process = Process()
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", user, "--"] + command
+        } else {
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+        }
+        process.currentDirectoryURL = directory
+        // PG* variables (PGDATA, PGPORT...) would override what the launcher decides.
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }
+        process.standardInput = FileHandle.nullDevice
+        let sink = output.map { FileHandle(fileDescriptor: $0, closeOnDealloc: false) } ?? FileHandle.nullDevice
+        process.standardOutput = sink
+        process.standardError = sink
+        do {
+            try process.run()
+        } catch {
+            throw PostgresError(kind: .launcher, message: "cannot run \(process.executableURL!.path): \(error)")
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    // MARK: - Finding things, files, text
+
+    /// The highest /usr/lib/postgresql/<version>/bin holding initdb and pg_ctl, else the first such PATH entry.
+    private static func findBinaries() throws(PostgresError) -> URL {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .map { ($0, $0.split(separator: ".").compactMap { Int($0) }) }
+            .filter { !$0.1.isEmpty }
+            .sorted { $0.1.lexicographicallyPrecedes($1.1) }
+            .reversed()
+            .map { "\(root)/\($0.0)/bin" }
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        for candidate in versions + path
+        where FileManager.default.isExecutableFile(atPath: "\(candidate)/initdb")
+            && FileManager.default.isExecutableFile(atPath: "\(candidate)/pg_ctl")
+        {
+            return URL(fileURLWithPath: candidate, isDirectory: true)
+        }
+        throw PostgresError(
+            kind: .launcher,
+            message: "PostgreSQL's initdb and pg_ctl were not found in /usr/lib/postgresql/*/bin or PATH: "
+                + "install the server (apt-get install postgresql)")
+    }
+
+    private static func makeDirectory(_ directory: URL) throws(PostgresError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw PostgresError(kind: .launcher, message: "cannot create \(directory.path): \(error)")
+        }
+    }
+
+    private static func own(_ file: URL, by owner: (uid_t, gid_t)) throws(PostgresError) {
+        guard chown(file.path, owner.0, owner.1) == 0 else {
+            throw PostgresError(kind: .launcher, message: "cannot hand \(file.path) to the server: \(errorText())")
+        }
+    }
+
+    /// A directory only `owner` may enter. An existing one must already be exactly that (not a symlink, not
+    /// someone else's): a predictable name in /tmp could otherwise be planted by another user.
+    private static func makePrivateDirectory(_ directory: URL, ownedBy owner: (uid_t, gid_t)) throws(PostgresError) {
+        if mkdir(directory.path, 0o700) == 0 {
+            try own(directory, by: owner)
+            return
+        }
+        guard errno == EEXIST else {
+            throw PostgresError(kind: .launcher, message: "cannot create \(directory.path): \(errorText())")
+        }
+        var status = stat()
+        guard lstat(directory.path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == owner.0,
+            status.st_mode & 0o077 == 0
+        else {
+            throw PostgresError(
+                kind: .launcher, message: "\(directory.path) exists but is not a private directory of the server's user")
+        }
+    }
+
+    private static func conninfo(_ cluster: Cluster, database: String) -> String {
+        func quoted(_ value: String) -> String {
+            "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        }
+        return "host=\(quoted(cluster.socketDirectory.path)) port=\(port) dbname=\(quoted(database)) user=postgres"
+    }
+
+    private static func shellQuoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// FNV-1a, 64 bits, in hex: a stable short name for a path.
+    private static func hash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    /// The last lines of a log, for an error message.
+    private static func tail(of file: URL) -> String {
+        let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        let lines = text.split(separator: "\n").suffix(5).joined(separator: " | ")
+        return lines.isEmpty ? "see \(file.path)" : "\(lines) (log: \(file.path))"
+    }
+}
+
+private func errorText() -> String {
+    String(cString: strerror(errno))
+}

@@ -1,1 +1,0 @@
-// The Postgres module; its sources arrive with their issue.

@@ -1,0 +1,319 @@
+import Foundation
+
+/// A Swift value that travels to PostgreSQL as a text-format parameter.
+public protocol PostgresEncodable: Sendable {
+    /// The value in PostgreSQL's text input syntax; nil is SQL NULL.
+    var postgresText: String? { get }
+}
+
+/// A Swift value read from PostgreSQL's text output.
+public protocol PostgresDecodable {
+    init(postgresText: String) throws(PostgresError)
+    /// What SQL NULL decodes to; nil (the default) makes NULL a decoding error. `Optional` answers `.some(nil)`.
+    static var valueForSQLNull: Self? { get }
+}
+
+extension PostgresDecodable {
+    public static var valueForSQLNull: Self? { nil }
+}
+
+extension PostgresError {
+    static func cannotDecode(_ type: Any.Type) -> PostgresError {
+        PostgresError(kind: .decoding, message: "the column's text is not a valid \(type)")
+    }
+}
+
+extension String: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { self }
+    public init(postgresText: String) { self = postgresText }
+}
+
+extension Bool: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { self ? "t" : "f" }
+    public init(postgresText: String) throws(PostgresError) {
+        switch postgresText {
+        case "t", "true": self = true
+        case "f", "false": self = false
+        default: throw .cannotDecode(Bool.self)
+        }
+    }
+}
+
+/// The integer widths share one decoder: PostgreSQL prints integers as plain decimal.
+public protocol PostgresInteger: FixedWidthInteger, PostgresEncodable, PostgresDecodable {}
+
+extension PostgresInteger {
+    public var postgresText: String? { String(self) }
+    public init(postgresText: String) throws(PostgresError) {
+        guard let value = Self(postgresText, radix: 10) else { throw .cannotDecode(Self.self) }
+        self = value
+    }
+}
+
+extension Int: PostgresInteger {}
+extension Int64: PostgresInteger {}
+extension Int32: PostgresInteger {}
+extension Int16: PostgresInteger {}
+extension UInt16: PostgresInteger {}
+
+extension Double: PostgresEncodable, PostgresDecodable {
+    /// Swift's shortest round-trip spelling, with PostgreSQL's names for the non-finite values.
+    public var postgresText: String? {
+        if isNaN { return "NaN" }
+        if isInfinite { return self < 0 ? "-Infinity" : "Infinity" }
+        return String(self)
+    }
+
+    public init(postgresText: String) throws(PostgresError) {
+        switch postgresText {
+        case "NaN": self = .nan
+        case "Infinity": self = .infinity
+        case "-Infinity": self = -.infinity
+        default:
+            guard let value = Double(postgresText) else { throw .cannotDecode(Double.self) }
+            self = value
+        }
+    }
+}
+
+extension UUID: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { uuidString }
+    public init(postgresText: String) throws(PostgresError) {
+        guard let value = UUID(uuidString: postgresText) else { throw .cannotDecode(UUID.self) }
+        self = value
+    }
+}
+
+/// bytea, in the hex format (`\x0aff`) that PostgreSQL prints by default.
+extension [UInt8]: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8](repeating: 0, count: 2 + 2 * count)
+        text[0] = UInt8(ascii: "\\")
+        text[1] = UInt8(ascii: "x")
+        for (offset, byte) in enumerated() {
+            text[2 + 2 * offset] = digits[Int(byte >> 4)]
+            text[3 + 2 * offset] = digits[Int(byte & 0x0f)]
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    public init(postgresText: String) throws(PostgresError) {
+        let text = Array(postgresText.utf8)
+        guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x"), text.count % 2 == 0
+        else { throw .cannotDecode([UInt8].self) }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity((text.count - 2) / 2)
+        var index = 2
+        while index < text.count {
+            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else {
+                throw .cannotDecode([UInt8].self)
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self = bytes
+    }
+}
+
+private func hexValue(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
+
+extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
+    public var postgresText: String? {
+        switch self {
+        case .some(let value): value.postgresText
+        case .none: nil
+        }
+    }
+}
+
+extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
+    public init(postgresText: String) throws(PostgresError) {
+        self = .some(try Wrapped(postgresText: postgresText))
+    }
+    public static var valueForSQLNull: Self? { .some(.none) }
+}
+
+extension Date: PostgresEncodable, PostgresDecodable {
+    /// ISO 8601 in UTC with microseconds (PostgreSQL's precision), e.g. `2026-11-29T21:51:29.123456Z`.
+    public var postgresText: String? {
+        let seconds = timeIntervalSinceReferenceDate
+        if seconds.isNaN { return "NaN" }  // PostgreSQL rejects it with a typed error
+        if seconds.isInfinite { return seconds < 0 ? "-infinity" : "infinity" }
+        return TimestampText.format(
+            microsecondsSinceEpoch: Int64((seconds * 1_000_000).rounded()) + TimestampText.referenceDateOffset)
+    }
+
+    /// timestamptz (ISO DateStyle, any session time zone: the offset is read), timestamp (taken as UTC) or date.
+    public init(postgresText: String) throws(PostgresError) {
+        switch postgresText {
+        case "infinity": self = .distantFuture
+        case "-infinity": self = .distantPast
+        default:
+            let parsed = postgresText.utf8.withContiguousStorageIfAvailable(TimestampText.parse)
+                ?? TimestampText.parse(Array(postgresText.utf8).withUnsafeBufferPointer { $0 })
+            guard let micros = parsed else { throw .cannotDecode(Date.self) }
+            self = Date(
+                timeIntervalSinceReferenceDate: Double(micros - TimestampText.referenceDateOffset) / 1_000_000)
+        }
+    }
+}
+
+/// Hand-written timestamp text conversion: the catalog decodes 100,000 rows, and DateFormatter is too slow for that.
+enum TimestampText {
+    /// 2001-01-01 (Foundation's reference date) in microseconds since 1970-01-01.
+    static let referenceDateOffset: Int64 = 978_307_200 * 1_000_000
+
+    static func format(microsecondsSinceEpoch micros: Int64) -> String {
+        let (seconds, fraction) = floorDivision(micros, 1_000_000)
+        let (days, secondOfDay) = floorDivision(seconds, 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        var text = [UInt8]()
+        text.reserveCapacity(30)
+        func append(_ value: Int64, width: Int) {
+            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var rest = value
+            var index = width - 1
+            while index >= 0 {
+                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                index -= 1
+            }
+            if rest > 0 { text += Array(String(rest).utf8) }  // years beyond 9999
+            text += digits
+        }
+        append(year > 0 ? year : 1 - year, width: 4)
+        text.append(UInt8(ascii: "-"))
+        append(month, width: 2)
+        text.append(UInt8(ascii: "-"))
+        append(day, width: 2)
+        text.append(UInt8(ascii: "T"))
+        append(secondOfDay / 3600, width: 2)
+        text.append(UInt8(ascii: ":"))
+        append(secondOfDay / 60 % 60, width: 2)
+        text.append(UInt8(ascii: ":"))
+        append(secondOfDay % 60, width: 2)
+        text.append(UInt8(ascii: "."))
+        append(fraction, width: 6)
+        text.append(UInt8(ascii: "Z"))
+        if year <= 0 { text += Array(" BC".utf8) }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Microseconds since 1970 of `YYYY-MM-DD[( |T)HH:MM:SS[.ffffff][Z|±HH[:MM[:SS]]]][ BC]`, or nil.
+    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        func peek() -> UInt8? { index < text.count ? text[index] : nil }
+        func expect(_ character: Character) -> Bool {
+            guard peek() == character.asciiValue else { return false }
+            index += 1
+            return true
+        }
+        func number(minDigits: Int, maxDigits: Int) -> Int64? {
+            var value: Int64 = 0
+            var count = 0
+            while count < maxDigits, let digit = peek(), digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") {
+                value = value * 10 + Int64(digit - UInt8(ascii: "0"))
+                count += 1
+                index += 1
+            }
+            return count >= minDigits ? value : nil
+        }
+
+        guard var year = number(minDigits: 4, maxDigits: 7), expect("-"),
+            let month = number(minDigits: 2, maxDigits: 2), (1...12).contains(month), expect("-"),
+            let day = number(minDigits: 2, maxDigits: 2), (1...31).contains(day)
+        else { return nil }
+        var secondOfDay: Int64 = 0
+        var fraction: Int64 = 0
+        var offset: Int64 = 0
+        if expect(" ") || expect("T") {
+            guard let hour = number(minDigits: 2, maxDigits: 2), hour <= 24, expect(":"),
+                let minute = number(minDigits: 2, maxDigits: 2), minute <= 59, expect(":"),
+                let second = number(minDigits: 2, maxDigits: 2), second <= 60
+            else { return nil }
+            secondOfDay = hour * 3600 + minute * 60 + second
+            if expect(".") {
+                var scale: Int64 = 100_000
+                var digits = 0
+                while let digit = peek(), digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") {
+                    fraction += Int64(digit - UInt8(ascii: "0")) * scale
+                    scale /= 10
+                    digits += 1
+                    index += 1
+                }
+                guard digits > 0 else { return nil }
+            }
+            if expect("Z") {
+                offset = 0
+            } else if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                index += 1
+                guard let hours = number(minDigits: 2, maxDigits: 2) else { return nil }
+                var seconds = hours * 3600
+                if expect(":") {
+                    guard let minutes = number(minDigits: 2, maxDigits: 2) else { return nil }
+                    seconds += minutes * 60
+                    if expect(":") {
+                        guard let rest = number(minDigits: 2, maxDigits: 2) else { return nil }
+                        seconds += rest
+                    }
+                }
+                offset = sign == UInt8(ascii: "+") ? seconds : -seconds
+            }
+        }
+        if expect(" ") {
+            guard expect("B"), expect("C") else { return nil }
+            year = 1 - year
+        }
+        guard index == text.count, day <= daysIn(month: month, year: year) else { return nil }
+        let seconds = days(fromYear: year, month: month, day: day) * 86_400 + secondOfDay - offset
+        return seconds * 1_000_000 + fraction
+    }
+
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+        return (quotient, value - quotient * divisor)
+    }
+
+    private static func isLeap(_ year: Int64) -> Bool {
+        year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    }
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    private static func days(fromYear year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The inverse of `days(fromYear:month:day:)` (Hinnant's civil_from_days).
+    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

@@ -1,0 +1,165 @@
+internal import CLibPQ
+import Foundation
+
+/// One libpq connection. Not thread-safe: confine it to one thread at a time (the pool hands it out).
+///
+/// Every statement goes through `PQexecParams` as an unnamed statement with text parameters, so nothing is kept
+/// in the session between statements: the connection works behind PgBouncer's transaction pooling.
+public final class PostgresConnection {
+    let handle: OpaquePointer
+
+    /// Connects with a libpq connection string (`host=... dbname=...` or `postgresql://...`). Unless the string says
+    /// otherwise, connecting gives up after 2 seconds; the client encoding is always UTF-8.
+    public init(conninfo: String) throws(PostgresError) {
+        var parseError: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &parseError) else {
+            // libpq's parse errors quote pieces of the string, which may be the password: say less.
+            if let parseError { PQfreemem(parseError) }
+            throw PostgresError(kind: .unavailable, message: "the connection string is malformed")
+        }
+        var password: String?
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password", let value = option.pointee.val {
+                password = String(cString: value)
+            }
+            option += 1
+        }
+        PQconninfoFree(options)
+
+        // Keywords before "dbname" are defaults the connection string may override; those after it always win.
+        let keywords = ["connect_timeout", "dbname", "client_encoding"]
+        let values = ["2", conninfo, "UTF8"]
+        let connection = withCStringArray(keywords) { keywords in
+            withCStringArray(values) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let connection else {
+            throw PostgresError(kind: .unavailable, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            var message = String(cString: PQerrorMessage(connection))
+            PQfinish(connection)
+            if let password, !password.isEmpty {
+                message = message.replacingOccurrences(of: password, with: "********")
+            }
+            throw PostgresError(kind: .unavailable, message: Self.trimmed(message))
+        }
+        handle = connection
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Runs one statement with bound parameters (PQexecParams, unnamed statement, text format).
+    @discardableResult
+    public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresResult {
+        if query.sql.utf8.contains(0) || query.parameters.contains(where: { $0?.utf8.contains(0) ?? false }) {
+            throw PostgresError(kind: .sql, sqlState: "22021", message: "PostgreSQL text cannot contain a NUL byte")
+        }
+        let result = withCStringArray(query.parameters) { values in
+            PQexecParams(handle, query.sql, Int32(query.parameters.count), nil, values, nil, nil, 0)
+        }
+        return PostgresResult(try checked(result))
+    }
+
+    /// Runs a trusted script of several statements (PQexec), such as the schema. Never pass it user data.
+    public func execute(script: String) throws(PostgresError) {
+        guard !script.utf8.contains(0) else {
+            throw PostgresError(kind: .sql, sqlState: "22021", message: "PostgreSQL text cannot contain a NUL byte")
+        }
+        PQclear(try checked(PQexec(handle, script)))
+    }
+
+    /// Runs `body` between BEGIN and COMMIT; a throw from `body` rolls back and is rethrown.
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try query("BEGIN")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+        // COMMIT of a transaction in which a statement failed (and `body` swallowed the error) rolls back instead.
+        if try query("COMMIT").commandTag == "ROLLBACK" {
+            throw PostgresError(
+                kind: .sql, sqlState: "25P02", message: "the transaction was rolled back because a statement in it failed")
+        }
+        return value
+    }
+
+    /// Whether libpq still considers the connection open (PQstatus == CONNECTION_OK).
+    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether the connection sits outside any transaction, ready for the next user.
+    var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// Reads whatever the server sent while the connection sat idle. A server that shut down (or restarted) has
+    /// sent a termination notice and closed the socket: that turns the connection unhealthy here, before a
+    /// caller's statement fails on it. Costs one poll(2) when nothing is pending.
+    func absorbUnsolicitedInput() {
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            guard isHealthy, poll(&descriptor, 1, 0) > 0 else { return }
+            guard PQconsumeInput(handle) != 0 else { return }
+            _ = PQisBusy(handle)  // parses what was read: notices, parameter changes, the termination error
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        }
+    }
+
+    private func checked(_ result: OpaquePointer?) throws(PostgresError) -> OpaquePointer {
+        guard let result else {
+            throw PostgresError(
+                kind: isHealthy ? .sql : .unavailable, message: Self.trimmed(String(cString: PQerrorMessage(handle))))
+        }
+        let status = PQresultStatus(result)
+        if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY {
+            return result
+        }
+        defer { PQclear(result) }
+        func field(_ code: Character) -> String? {
+            PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+        }
+        let sqlState = field("C")
+        let message = field("M") ?? Self.trimmed(String(cString: PQresultErrorMessage(result)))
+        if status != PGRES_FATAL_ERROR {
+            throw PostgresError(kind: .sql, message: "unsupported result (\(String(cString: PQresStatus(status))))")
+        }
+        let unavailable = !isHealthy || sqlState.map(Self.meansUnavailable) ?? false
+        throw PostgresError(
+            kind: unavailable ? .unavailable : .sql, sqlState: sqlState, message: message, constraintName: field("n"))
+    }
+
+    /// Class 08 (connection exception) and the shutdown/startup states of class 57 mean "try again later".
+    private static func meansUnavailable(_ sqlState: String) -> Bool {
+        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+    }
+
+    private static func trimmed(_ message: String) -> String {
+        message.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Calls `body` with a C array of NUL-terminated strings (nil entries stay NULL), valid only during the call.
+private func withCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    // One buffer for all the strings: no allocation per parameter.
+    let lengths = strings.map { $0.map { $0.utf8.count + 1 } ?? 0 }
+    let storage = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, lengths.reduce(0, +)))
+    defer { storage.deallocate() }
+    var pointers = [UnsafePointer<CChar>?](repeating: nil, count: strings.count + 1)
+    var offset = 0
+    for (index, string) in strings.enumerated() {
+        guard let string else { continue }
+        let start = storage + offset
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            if let source = bytes.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: bytes.count) }
+        } ?? {
+            for (position, byte) in string.utf8.enumerated() { start[position] = CChar(bitPattern: byte) }
+        }()
+        start[lengths[index] - 1] = 0
+        pointers[index] = UnsafePointer(start)
+        offset += lengths[index]
+    }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

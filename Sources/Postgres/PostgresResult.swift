@@ -1,0 +1,101 @@
+internal import CLibPQ
+
+/// The rows of a statement. It owns its PGresult, which libpq documents as read-only and safe to share across
+/// threads once created; values are read from it (text format) only when decoded.
+public struct PostgresResult: Sendable, RandomAccessCollection {
+    let storage: ResultStorage
+
+    init(_ result: OpaquePointer) {
+        storage = ResultStorage(result)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { storage.rowCount }
+    public subscript(row: Int) -> PostgresRow {
+        precondition(indices.contains(row), "row \(row) out of range 0..<\(count)")
+        return PostgresRow(storage: storage, row: Int32(row))
+    }
+
+    /// Rows inserted, updated, deleted, selected... as the command tag counts them (0 when it has no count).
+    public var rowsAffected: Int { storage.rowsAffected }
+    /// Column names in select-list order.
+    public var columns: [String] { storage.columns }
+    /// The command tag, e.g. "INSERT 0 1" or "ROLLBACK".
+    public var commandTag: String { storage.commandTag }
+}
+
+/// One row of a `PostgresResult`; columns are looked up by their exact (case-sensitive) name.
+public struct PostgresRow: Sendable {
+    let storage: ResultStorage
+    let row: Int32
+
+    /// The value of `column`; SQL NULL is a decoding error unless `T` is an Optional.
+    public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresError) -> T {
+        guard let text = try text(of: column) else {
+            guard let null = T.valueForSQLNull else {
+                throw PostgresError(kind: .decoding, message: "column \"\(column)\" is NULL, expected \(T.self)")
+            }
+            return null
+        }
+        return try value(of: column, from: text)
+    }
+
+    /// The value of `column`, nil for SQL NULL.
+    public func decode<T: PostgresDecodable>(_ column: String, as type: T?.Type) throws(PostgresError) -> T? {
+        guard let text = try text(of: column) else { return nil }
+        return try value(of: column, from: text) as T
+    }
+
+    private func text(of column: String) throws(PostgresError) -> String? {
+        guard let index = storage.columnIndex[column] else {
+            throw PostgresError(kind: .decoding, message: "the result has no column \"\(column)\"")
+        }
+        return storage.text(row: row, column: index)
+    }
+
+    private func value<T: PostgresDecodable>(of column: String, from text: String) throws(PostgresError) -> T {
+        do {
+            return try T(postgresText: text)
+        } catch {
+            throw PostgresError(kind: .decoding, message: "column \"\(column)\": \(error.message)")
+        }
+    }
+
+    /// The raw text of `column`; nil for SQL NULL or a column the result does not have.
+    public subscript(column: String) -> String? {
+        guard let index = storage.columnIndex[column] else { return nil }
+        return storage.text(row: row, column: index)
+    }
+}
+
+/// Owns a PGresult (PQclear on deinit). Immutable after init, as libpq guarantees for the PGresult itself.
+final class ResultStorage: @unchecked Sendable {
+    private let result: OpaquePointer
+    let rowCount: Int
+    let columns: [String]
+    let columnIndex: [String: Int32]
+    let commandTag: String
+    let rowsAffected: Int
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        rowCount = Int(PQntuples(result))
+        columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
+        var index = [String: Int32](minimumCapacity: columns.count)
+        for (position, name) in columns.enumerated() where index[name] == nil {
+            index[name] = Int32(position)
+        }
+        columnIndex = index
+        commandTag = String(cString: PQcmdStatus(result))
+        rowsAffected = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    func text(row: Int32, column: Int32) -> String? {
+        if PQgetisnull(result, row, column) != 0 { return nil }
+        return String(cString: PQgetvalue(result, row, column))
+    }
+}
