@@ -28,7 +28,10 @@ let package = Package(
 
         // The product.
         .target(name: "LoyaltyAPI"),
-        .target(name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Postgres", "HTTPServer"]),
+        .target(
+            name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Postgres", "HTTPServer"],
+            // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary.
+            resources: [.embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml")]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(
@@ -40,7 +43,8 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPClient"]),
+        .testTarget(
+            name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
         .testTarget(name: "LoyaltyClientTests", dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Beacons"]),
     ]

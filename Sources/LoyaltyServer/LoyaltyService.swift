@@ -102,7 +102,9 @@ public final class LoyaltyService: Sendable {
         let line = LogLine(
             requestID: requestID, method: request.method, route: route, status: response.status,
             durationMS: (seconds * 1e6).rounded() / 1e3, error: internalDetail)
-        if let data = try? JSONEncoder().encode(line) { log(String(decoding: data, as: UTF8.self)) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        if let data = try? encoder.encode(line) { log(String(decoding: data, as: UTF8.self)) }
         return response
     }
 
