@@ -62,6 +62,27 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     /// Creates the cluster if needed and starts it (or adopts one already running in it).
     /// Returns the conninfo of its `postgres` database.
     public func start() throws(PostgresError) -> String {
+        Self.conninfo(try startedCluster(), database: "postgres")
+    }
+
+    /// Creates database `name` unless it exists (a server restarting on its cluster keeps its data) and returns
+    /// its conninfo. Starts the cluster first if needed.
+    public func createDatabase(_ name: String) throws(PostgresError) -> String {
+        guard !name.isEmpty, name.utf8.count <= 63, !name.utf8.contains(0) else {
+            throw PostgresError(kind: .launcher, message: "a database name is 1 to 63 bytes, without NUL")
+        }
+        let cluster = try startedCluster()
+        let administration = try PostgresConnection(conninfo: Self.conninfo(cluster, database: "postgres"))
+        let quotedName = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        do {
+            try administration.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quotedName)"))
+        } catch where error.sqlState == "42P04" {
+            // duplicate_database: keep it
+        }
+        return Self.conninfo(cluster, database: name)
+    }
+
+    private func startedCluster() throws(PostgresError) -> Cluster {
         lock.lock()
         defer { lock.unlock() }
         let cluster: Cluster
@@ -74,34 +95,18 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         if try !isRunning(cluster) {
             try startServer(cluster)
         }
-        return Self.conninfo(cluster, database: "postgres")
+        return cluster
     }
 
-    /// Creates database `name` unless it exists (a server restarting on its cluster keeps its data) and returns
-    /// its conninfo. Starts the cluster first if needed.
-    public func createDatabase(_ name: String) throws(PostgresError) -> String {
-        guard !name.isEmpty, name.utf8.count <= 63, !name.utf8.contains(0) else {
-            throw PostgresError(kind: .launcher, message: "a database name is 1 to 63 bytes, without NUL")
-        }
-        let administration = try PostgresConnection(conninfo: try start())
-        let quotedName = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        do {
-            try administration.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quotedName)"))
-        } catch where error.sqlState == "42P04" {
-            // duplicate_database: keep it
-        }
-        lock.lock()
-        defer { lock.unlock() }
-        guard let cluster else { throw PostgresError(kind: .launcher, message: "the cluster was stopped") }
-        return Self.conninfo(cluster, database: name)
-    }
-
-    /// Stops the server (pg_ctl stop -m fast): connections are closed, the data is kept. Idempotent.
+    /// Stops the server (pg_ctl stop -m fast; a throwaway test cluster, -m immediate): connections are closed,
+    /// the data is kept. Idempotent.
     public func stop() {
         lock.lock()
         defer { lock.unlock() }
         guard let cluster, (try? isRunning(cluster)) == true else { return }
-        _ = try? run(cluster, "pg_ctl", ["stop", "-w", "-t", "60", "-m", durable ? "fast" : "immediate", "-D", cluster.data.path])
+        _ = try? run(
+            cluster, "pg_ctl",
+            ["stop", "-w", "-t", "60", "-m", durable ? "fast" : "immediate", "-D", cluster.data.path])
     }
 
     // MARK: - The cluster shared by a test process
@@ -163,7 +168,9 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         try Self.makeDirectory(clusterDirectory)
         if let serverUser, let ownerID {
             let parent = clusterDirectory.deletingLastPathComponent().path
-            if try Self.spawn(["/usr/bin/test", "-x", parent], as: serverUser, in: URL(fileURLWithPath: "/"), output: nil) != 0 {
+            if try Self.spawn(
+                ["/usr/bin/test", "-x", parent], as: serverUser, in: URL(fileURLWithPath: "/"), output: nil) != 0
+            {
                 clusterDirectory = URL(fileURLWithPath: "/var/lib/embedded-postgres", isDirectory: true)
                     .appendingPathComponent("\(directory.lastPathComponent)-\(Self.hash(directory.path))")
                 log(
@@ -193,18 +200,19 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
 
         let cluster = Cluster(
             binaries: binaries, directory: clusterDirectory, socketDirectory: socketDirectory, serverUser: serverUser)
-        try initializeIfNeeded(cluster, ownerID: ownerID)
+        try initializeIfNeeded(cluster)
         return cluster
     }
 
     /// initdb into `data.partial`, renamed to `data` only once complete: a half-made cluster is never started.
-    private func initializeIfNeeded(_ cluster: Cluster, ownerID: (uid_t, gid_t)?) throws(PostgresError) {
+    private func initializeIfNeeded(_ cluster: Cluster) throws(PostgresError) {
         let files = FileManager.default
         guard !files.fileExists(atPath: cluster.data.appendingPathComponent("PG_VERSION").path) else { return }
         let partial = cluster.directory.appendingPathComponent("data.partial")
         try? files.removeItem(at: partial)
         var arguments = [
-            "-D", partial.path, "-U", "postgres", "--auth-local=trust", "--auth-host=reject", "-E", "UTF8", "--no-locale",
+            "-D", partial.path, "-U", "postgres", "--auth-local=trust", "--auth-host=reject", "-E", "UTF8",
+            "--no-locale",
         ]
         if !durable { arguments.append("--no-sync") }
         guard try run(cluster, "initdb", arguments) == 0 else {
@@ -252,32 +260,48 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         return try Self.spawn(command, as: cluster.serverUser, in: cluster.directory, output: output)
     }
 
-    /// Runs `command` to completion (as `user` through runuser when given), stdout and stderr to `output`.
+    /// Runs `command` to completion, stdout and stderr to `output` (or /dev/null), and returns its exit status.
+    /// With `user`, it runs as that user through runuser(1), in `directory` (the caller's may be unreachable for
+    /// that user, such as /root). posix_spawn and waitpid, not Foundation's Process, whose reaping of children
+    /// hangs inside test runners.
     private static func spawn(
         _ command: [String], as user: String?, in directory: URL, output: Int32?
     ) throws(PostgresError) -> Int32 {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--"] + command
-        } else {
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst())
-        }
-        process.currentDirectoryURL = directory
+        let argv =
+            user.map { ["/usr/sbin/runuser", "-u", $0, "--", "/usr/bin/env", "-C", directory.path] + command }
+            ?? command
         // PG* variables (PGDATA, PGPORT...) would override what the launcher decides.
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }
-        process.standardInput = FileHandle.nullDevice
-        let sink = output.map { FileHandle(fileDescriptor: $0, closeOnDealloc: false) } ?? FileHandle.nullDevice
-        process.standardOutput = sink
-        process.standardError = sink
-        do {
-            try process.run()
-        } catch {
-            throw PostgresError(kind: .launcher, message: "cannot run \(process.executableURL!.path): \(error)")
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }.map { "\($0)=\($1)" }
+        let arguments = argv.map { strdup($0) } + [nil]
+        let variables = environment.map { strdup($0) } + [nil]
+        defer {
+            for pointer in arguments + variables { free(pointer) }
         }
-        process.waitUntilExit()
-        return process.terminationStatus
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let output {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            posix_spawn_file_actions_adddup2(&actions, output, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        var pid = pid_t()
+        let failure = posix_spawn(&pid, argv[0], &actions, nil, arguments, variables)
+        guard failure == 0 else {
+            throw PostgresError(
+                kind: .launcher, message: "cannot run \(argv[0]): \(String(cString: strerror(failure)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else {
+                throw PostgresError(kind: .launcher, message: "lost track of \(argv[0]): \(errorText())")
+            }
+        }
+        // WIFEXITED/WEXITSTATUS are macros Swift does not import: the low 7 bits are the terminating signal.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     // MARK: - Finding things, files, text
@@ -291,7 +315,8 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
             .sorted { $0.1.lexicographicallyPrecedes($1.1) }
             .reversed()
             .map { "\(root)/\($0.0)/bin" }
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(
+            String.init)
         for candidate in versions + path
         where FileManager.default.isExecutableFile(atPath: "\(candidate)/initdb")
             && FileManager.default.isExecutableFile(atPath: "\(candidate)/pg_ctl")
@@ -333,7 +358,8 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
             status.st_mode & 0o077 == 0
         else {
             throw PostgresError(
-                kind: .launcher, message: "\(directory.path) exists but is not a private directory of the server's user")
+                kind: .launcher, message: "\(directory.path) exists but is not a private directory of the server's user"
+            )
         }
     }
 

@@ -157,7 +157,8 @@ extension Date: PostgresEncodable, PostgresDecodable {
         case "infinity": self = .distantFuture
         case "-infinity": self = .distantPast
         default:
-            let parsed = postgresText.utf8.withContiguousStorageIfAvailable(TimestampText.parse)
+            let parsed =
+                postgresText.utf8.withContiguousStorageIfAvailable(TimestampText.parse)
                 ?? TimestampText.parse(Array(postgresText.utf8).withUnsafeBufferPointer { $0 })
             guard let micros = parsed else { throw .cannotDecode(Date.self) }
             self = Date(

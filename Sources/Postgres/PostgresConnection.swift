@@ -44,6 +44,8 @@ public final class PostgresConnection {
             }
             throw PostgresError(kind: .unavailable, message: Self.trimmed(message))
         }
+        // libpq prints notices (and a server's goodbye to an idle connection) on stderr by default: keep quiet.
+        PQsetNoticeReceiver(connection, { _, _ in }, nil)
         handle = connection
     }
 
@@ -84,7 +86,8 @@ public final class PostgresConnection {
         // COMMIT of a transaction in which a statement failed (and `body` swallowed the error) rolls back instead.
         if try query("COMMIT").commandTag == "ROLLBACK" {
             throw PostgresError(
-                kind: .sql, sqlState: "25P02", message: "the transaction was rolled back because a statement in it failed")
+                kind: .sql, sqlState: "25P02",
+                message: "the transaction was rolled back because a statement in it failed")
         }
         return value
     }
@@ -145,20 +148,16 @@ public final class PostgresConnection {
 private func withCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     // One buffer for all the strings: no allocation per parameter.
     let lengths = strings.map { $0.map { $0.utf8.count + 1 } ?? 0 }
-    let storage = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, lengths.reduce(0, +)))
+    let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, lengths.reduce(0, +)))
     defer { storage.deallocate() }
     var pointers = [UnsafePointer<CChar>?](repeating: nil, count: strings.count + 1)
     var offset = 0
     for (index, string) in strings.enumerated() {
         guard let string else { continue }
-        let start = storage + offset
-        string.utf8.withContiguousStorageIfAvailable { bytes in
-            if let source = bytes.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: bytes.count) }
-        } ?? {
-            for (position, byte) in string.utf8.enumerated() { start[position] = CChar(bitPattern: byte) }
-        }()
-        start[lengths[index] - 1] = 0
-        pointers[index] = UnsafePointer(start)
+        let slot = UnsafeMutableBufferPointer(rebasing: storage[offset..<offset + lengths[index]])
+        _ = slot.initialize(from: string.utf8)
+        slot[slot.count - 1] = 0
+        pointers[index] = UnsafeRawPointer(slot.baseAddress!).assumingMemoryBound(to: CChar.self)
         offset += lengths[index]
     }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }

@@ -38,5 +38,11 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation {
             parameters.append(value.postgresText)
             sql += "$\(parameters.count)"
         }
+
+        /// nil is SQL NULL. (Spelled out so that interpolating an Optional is not flagged as a debug description.)
+        public mutating func appendInterpolation<T: PostgresEncodable>(_ value: T?) {
+            parameters.append(value?.postgresText ?? nil)
+            sql += "$\(parameters.count)"
+        }
     }
 }
