@@ -25,5 +25,16 @@ test: deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 
+# The Matey's walk, end to end.
+demo: deps
+	swift build -c release --product loyalty $(SWIFT_FLAGS)
+	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
+
+# Speed and memory figures with their targets and ratios to the references (release build).
+bench: deps
+	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
+	swift build -c release $(SWIFT_FLAGS)
+	"$$(swift build -c release --show-bin-path)/loyalty-bench" bench-data
+
 clean:
 	rm -rf .build

@@ -36,6 +36,7 @@ let package = Package(
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "LoyaltyClient"], path: "cli"),
+        .executableTarget(name: "loyalty-bench", dependencies: ["Beacons"], path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),

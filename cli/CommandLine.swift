@@ -3,7 +3,7 @@
 #endif
 
 /// One option of a command: `--name VALUE` (or `--name=VALUE`) when it takes a value, else a flag.
-struct OptionSpec {
+struct OptionSpec: Sendable {
     let name: String
     let valueName: String?
     let help: String
@@ -21,7 +21,7 @@ struct OptionSpec {
 }
 
 /// A command or a group of subcommands, swift-argument-parser style: the root only configures.
-struct CommandSpec {
+struct CommandSpec: Sendable {
     let name: String
     let summary: String
     /// The argument synopsis after the command path, e.g. `[--hci] HEX...`.
@@ -30,7 +30,7 @@ struct CommandSpec {
     var discussion = ""
     var options: [OptionSpec] = []
     var subcommands: [CommandSpec] = []
-    var run: ((ParsedArguments) throws -> Void)? = nil
+    var run: (@Sendable (ParsedArguments) throws -> Void)? = nil
 }
 
 /// What the user typed, checked against a `CommandSpec`.
@@ -74,6 +74,11 @@ struct CommandFailure: Error {
     }
 }
 
+/// Ends the command with a non-zero code after it has already said everything.
+struct SilentExit: Error {
+    let code: Int32
+}
+
 enum ExitCode {
     static let success: Int32 = 0
     static let failure: Int32 = 1
@@ -106,6 +111,8 @@ extension CommandSpec {
         } catch let error as UsageError {
             printError("error: \(error.message)\nSee '\(error.commandPath) --help'.")
             return ExitCode.usage
+        } catch let exit as SilentExit {
+            return exit.code
         } catch let failure as CommandFailure {
             printError("error: \(failure.message)")
             return failure.exitCode

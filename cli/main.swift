@@ -6,7 +6,7 @@ let loyalty = CommandSpec(
     name: "loyalty",
     summary: "Proximity loyalty offers from iBeacons, for Linux shoppers and retailers.",
     discussion: ExitCode.helpText,
-    subcommands: []
+    subcommands: [scanCommand, decodeCommand, doctorCommand, beaconCommand]
 )
 
 exit(loyalty.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,1 +1,0 @@
-// The BeaconRadio module; its sources arrive with their issue.

@@ -1,0 +1,90 @@
+import Beacons
+internal import CBlueZ
+import Foundation
+
+/// One HCI event from the controller: bare (event code, parameter length, parameters, no H4 type
+/// byte), stamped with the injected clock when it was read. The Beacons HCI parser reads it.
+public struct HCIEventPacket: Hashable, Sendable {
+    public var bytes: [UInt8]
+    public var time: Double
+
+    public init(bytes: [UInt8], time: Double) {
+        self.bytes = bytes
+        self.time = time
+    }
+}
+
+/// Live LE scanning on one adapter through a raw HCI socket.
+///
+/// `init` opens the adapter and reads its LE features; `run` programs the scan (extended commands
+/// only when the controller supports LE Extended Advertising, else legacy), delivers every LE meta
+/// event until `cancel()`, then disables scanning. `run` must be called from one thread at a time;
+/// `cancel` may be called from any thread, hence `@unchecked Sendable`.
+public final class LEScanner: @unchecked Sendable {
+    public let adapter: String
+    public let features: LEFeatures
+    public let commands: LEScanCommands
+    private let socket: HCISocket
+    private let clock: any BeaconClock
+    /// A pipe whose read end wakes `run` when `cancel` writes to it.
+    private let wakeupRead: Int32
+    private let wakeupWrite: Int32
+
+    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
+    public init(
+        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = SystemBeaconClock()
+    ) throws(RadioError) {
+        let socket = try HCISocket(adapter: adapter)
+        let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
+        commands = try LEScanCommands(features: features, options: options)
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw .system(call: "pipe", errno: errno) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        self.socket = socket
+        self.adapter = socket.adapter
+        self.features = features
+        self.clock = clock
+        wakeupRead = ends[0]
+        wakeupWrite = ends[1]
+    }
+
+    deinit {
+        close(wakeupRead)
+        close(wakeupWrite)
+    }
+
+    /// Scans and hands each LE meta event to `onEvent` until `cancel()` is called, then disables
+    /// scanning. Throws when the scan cannot be started or the socket fails.
+    public func run(_ onEvent: (HCIEventPacket) -> Void) throws(RadioError) {
+        // Scanning left on (by another program or a crashed run) makes the parameters command fail.
+        _ = try? socket.send(commands.disable)
+        try socket.send(commands.parameters)
+        try socket.send(commands.enable)
+        var failure: RadioError?
+        while true {
+            do {
+                guard let event = try socket.readEvent(timeoutMilliseconds: -1, wakeup: wakeupRead) else {
+                    if isCancelled { break }
+                    continue
+                }
+                if event[0] == UInt8(EVT_LE_META_EVENT) { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
+            } catch {
+                failure = error
+                break
+            }
+        }
+        _ = try? socket.send(commands.disable)
+        if let failure { throw failure }
+    }
+
+    /// Stops `run` (from any thread); it returns after disabling scanning.
+    public func cancel() {
+        var byte: UInt8 = 1
+        _ = write(wakeupWrite, &byte, 1)
+    }
+
+    private var isCancelled: Bool {
+        var polled = pollfd(fd: wakeupRead, events: Int16(POLLIN), revents: 0)
+        return poll(&polled, 1, 0) > 0
+    }
+}

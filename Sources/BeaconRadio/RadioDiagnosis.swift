@@ -1,0 +1,171 @@
+import Beacons
+internal import CBlueZ
+import Foundation
+
+/// What this machine can do with Bluetooth, line by line, each with what to do about it: Core
+/// Location's `isMonitoringAvailable` / `isRangingAvailable` for Linux (`loyalty doctor`).
+public struct RadioDiagnosis: Hashable, Sendable {
+    public struct Check: Hashable, Sendable {
+        public enum Status: String, Hashable, Sendable {
+            case ok, warning, failed
+            /// Not checked because an earlier check failed.
+            case skipped
+        }
+
+        /// What was checked: "kernel", "adapter", "capabilities", "le-features".
+        public var name: String
+        public var status: Status
+        /// What was found.
+        public var detail: String
+        /// What to do about it; nil when nothing needs doing.
+        public var remedy: String?
+
+        public init(name: String, status: Status, detail: String, remedy: String? = nil) {
+            self.name = name
+            self.status = status
+            self.detail = detail
+            self.remedy = remedy
+        }
+    }
+
+    public var checks: [Check]
+
+    /// Region monitoring and ranging both need a live scan: every radio check passed.
+    public var isMonitoringAvailable: Bool { checks.allSatisfy { $0.status == .ok } }
+    public var isRangingAvailable: Bool { isMonitoringAvailable }
+
+    public init(checks: [Check]) { self.checks = checks }
+
+    /// Examines the kernel, the adapters (or the one named), the capabilities and the LE features.
+    public static func examine(adapter: String? = nil) -> RadioDiagnosis {
+        var checks: [Check] = []
+        let capabilities = ProcessCapabilities.current()
+        let kernelOK = checkKernel(into: &checks)
+        let chosen = kernelOK ? checkAdapters(named: adapter, into: &checks) : nil
+        if !kernelOK {
+            checks.append(Check(name: "adapter", status: .skipped, detail: "needs kernel Bluetooth support"))
+        }
+        let capabilitiesOK = checkCapabilities(capabilities, into: &checks)
+        if let chosen, capabilitiesOK {
+            checkFeatures(adapter: chosen, into: &checks)
+        } else {
+            checks.append(
+                Check(name: "le-features", status: .skipped, detail: "needs a powered adapter and the capabilities"))
+        }
+        return RadioDiagnosis(checks: checks)
+    }
+
+    private static func checkKernel(into checks: inout [Check]) -> Bool {
+        guard let refusal = bluetoothSocketRefusal() else {
+            checks.append(
+                Check(name: "kernel", status: .ok, detail: "the kernel supports Bluetooth sockets (AF_BLUETOOTH)"))
+            return true
+        }
+        let error = RadioError(errno: refusal, call: "socket(AF_BLUETOOTH)", adapter: "hci0", capabilities: nil)
+        if error == .bluetoothUnavailableInKernel {
+            checks.append(
+                Check(
+                    name: "kernel", status: .failed, detail: "this kernel has no Bluetooth sockets (AF_BLUETOOTH)",
+                    remedy:
+                        "load Bluetooth with `sudo modprobe bluetooth` or use a kernel built with it; `loyalty scan --replay FILE` works meanwhile"
+                ))
+        } else {
+            checks.append(
+                Check(name: "kernel", status: .failed, detail: "Bluetooth sockets refused", remedy: error.description))
+        }
+        return false
+    }
+
+    /// Lists the adapters; returns the name of the one scanning would use when it is up.
+    private static func checkAdapters(named wanted: String?, into checks: inout [Check]) -> String? {
+        let present = adapterNames()
+        guard !present.isEmpty else {
+            checks.append(
+                Check(
+                    name: "adapter", status: .failed, detail: "no Bluetooth adapter found",
+                    remedy:
+                        "plug in a Bluetooth adapter (or pass one through to this machine); `loyalty scan --replay FILE` works meanwhile"
+                ))
+            return nil
+        }
+        let states = present.map { name in (name, adapterState(name)) }
+        let listing = states.map { "\($0.0) (\($0.1 ?? "state unknown"))" }.joined(separator: ", ")
+        let name = wanted ?? present[0]
+        guard present.contains(name) else {
+            checks.append(
+                Check(
+                    name: "adapter", status: .failed, detail: "no adapter named \(name); found \(listing)",
+                    remedy: "pass one of them with --adapter"))
+            return nil
+        }
+        guard let state = adapterState(name), state.hasPrefix("up") else {
+            checks.append(
+                Check(
+                    name: "adapter", status: .failed, detail: "found \(listing); \(name) is not up",
+                    remedy: RadioError.adapterDown(name).description))
+            return nil
+        }
+        checks.append(Check(name: "adapter", status: .ok, detail: "found \(listing); scanning uses \(name)"))
+        return name
+    }
+
+    private static func checkCapabilities(_ capabilities: ProcessCapabilities?, into checks: inout [Check]) -> Bool {
+        guard let capabilities else {
+            checks.append(
+                Check(
+                    name: "capabilities", status: .warning, detail: "cannot read CapEff from /proc/self/status",
+                    remedy: "scanning needs CAP_NET_RAW and CAP_NET_ADMIN: \(RadioError.setcapCommand)"))
+            return false
+        }
+        let missing = capabilities.missingForRadio
+        guard missing.isEmpty else {
+            checks.append(
+                Check(
+                    name: "capabilities", status: .failed,
+                    detail: "missing \(missing.map(\.description).joined(separator: " and "))",
+                    remedy: RadioError.missingCapabilities(missing).description))
+            return false
+        }
+        checks.append(Check(name: "capabilities", status: .ok, detail: "CAP_NET_RAW and CAP_NET_ADMIN are effective"))
+        return true
+    }
+
+    private static func checkFeatures(adapter: String, into checks: inout [Check]) {
+        do throws(RadioError) {
+            let socket = try HCISocket(adapter: adapter)
+            let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
+            let mode =
+                features.contains(.extendedAdvertising)
+                ? "LE Extended Advertising supported: scanning uses the extended commands"
+                : "no LE Extended Advertising: scanning uses the legacy commands"
+            checks.append(
+                Check(
+                    name: "le-features", status: .ok,
+                    detail: "features 0x\(String(features.rawValue, radix: 16, uppercase: true)); \(mode)"))
+        } catch {
+            checks.append(
+                Check(
+                    name: "le-features", status: .failed, detail: "cannot read the LE features of \(adapter)",
+                    remedy: error.description))
+        }
+    }
+
+    /// `hciN` entries of /sys/class/bluetooth, in numeric order (connections there carry a colon).
+    private static func adapterNames() -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? []
+        return entries.compactMap { name -> (String, Int)? in
+            guard name.hasPrefix("hci"), let number = Int(name.dropFirst(3)) else { return nil }
+            return (name, number)
+        }.sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
+    /// "up, AA:BB:..." or "down, ..."; nil when the kernel does not know the adapter.
+    private static func adapterState(_ name: String) -> String? {
+        let id = hci_devid(name)
+        guard id >= 0 else { return nil }
+        var info = hci_dev_info()
+        guard hci_devinfo(id, &info) == 0 else { return nil }
+        let up = hci_test_bit(Int32(HCI_UP), &info.flags) != 0
+        return "\(up ? "up" : "down"), \(BluetoothAddress(wire: info.bdaddr.b))"
+    }
+}

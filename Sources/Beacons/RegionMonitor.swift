@@ -1,0 +1,325 @@
+import Foundation
+
+/// Whether the shopper is in a region: Core Location's `CLRegionState`.
+public enum RegionState: String, Sendable, Hashable {
+    /// A matching beacon was heard less than `exitTimeout` ago.
+    case inside
+    /// No matching beacon for `exitTimeout`.
+    case outside
+    /// Not monitored, or monitored for less than `exitTimeout` without a matching beacon.
+    case unknown
+}
+
+/// A region to monitor, with Core Location's per-region choice of which events to report.
+public struct BeaconRegion: Hashable, Sendable {
+    public var constraint: BeaconIdentityConstraint
+    public var notifyOnEntry: Bool
+    public var notifyOnExit: Bool
+
+    public init(_ constraint: BeaconIdentityConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true) {
+        self.constraint = constraint
+        self.notifyOnEntry = notifyOnEntry
+        self.notifyOnExit = notifyOnExit
+    }
+}
+
+/// A boundary crossing, or a state reported because it was asked for (`requestState`).
+public struct RegionEvent: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        case enter
+        case exit
+        /// The answer to `requestState(for:at:)`.
+        case state(RegionState)
+    }
+
+    public var kind: Kind
+    public var region: BeaconIdentityConstraint
+    /// Seconds on the sightings' clock. An exit is stamped with the moment the silence reached
+    /// `exitTimeout`, not with the time the monitor noticed it.
+    public var time: Double
+
+    public init(kind: Kind, region: BeaconIdentityConstraint, time: Double) {
+        self.kind = kind
+        self.region = region
+        self.time = time
+    }
+}
+
+/// Region monitoring: enter on the first matching sighting, exit after `exitTimeout` of silence.
+///
+/// Any number of regions (no 20-region limit); overlapping regions (a UUID and one of its majors) are
+/// independent, and any matching beacon keeps a region alive. Time comes only from the sightings and
+/// `advance(to:)`: a region exits at exactly `lastHeard + exitTimeout`, so a sighting at that very
+/// moment comes after the exit and enters again. A region is `.unknown` until it is entered or has
+/// been monitored for `exitTimeout` without a match, when it becomes `.outside` with no event.
+///
+/// With `monitorsEveryUUIDHeard`, every proximity UUID heard becomes a region (notifying both ways)
+/// the first time it is heard, and enters at once: the CLI's behaviour when no region is given.
+/// Otherwise regions come from `add(_:)`.
+///
+/// `observe` costs one UUID lookup (plus at most two integer lookups when that UUID has major or
+/// minor regions) and allocates nothing unless an event happens.
+public struct RegionMonitor: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// Seconds of silence before a region is exited.
+        public var exitTimeout: Double
+        /// Monitor every proximity UUID heard as a region of its own.
+        public var monitorsEveryUUIDHeard: Bool
+
+        public init(exitTimeout: Double = 10, monitorsEveryUUIDHeard: Bool = false) {
+            self.exitTimeout = exitTimeout
+            self.monitorsEveryUUIDHeard = monitorsEveryUUIDHeard
+        }
+    }
+
+    private struct Record: Sendable {
+        var region: BeaconRegion
+        /// Order of addition: breaks ties between regions exiting at the same moment.
+        var serial: Int
+        var state: RegionState = .unknown
+        /// The last matching sighting, or when monitoring began (for `.unknown`); nil before any time.
+        var lastHeard: Double?
+        /// An entry for this region is in the deadline queue.
+        var queued = false
+    }
+
+    /// The regions of one proximity UUID, reachable with integer keys once the UUID is found.
+    private struct UUIDRegions: Sendable {
+        var whole: Record?
+        var byMajor: [UInt16: Record] = [:]
+        var byMajorMinor: [UInt32: Record] = [:]
+
+        var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty }
+
+        /// Runs `body` on every region of this UUID that `identity` matches.
+        mutating func hear(_ identity: BeaconIdentity, _ body: (inout Record) -> Void) {
+            if whole != nil { body(&whole!) }
+            if !byMajor.isEmpty, byMajor[identity.major] != nil { body(&byMajor[identity.major]!) }
+            if !byMajorMinor.isEmpty {
+                let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
+                if byMajorMinor[key] != nil { body(&byMajorMinor[key]!) }
+            }
+        }
+
+        mutating func forEach(_ body: (inout Record) -> Void) {
+            if whole != nil { body(&whole!) }
+            for key in byMajor.keys { body(&byMajor[key]!) }
+            for key in byMajorMinor.keys { body(&byMajorMinor[key]!) }
+        }
+    }
+
+    private struct Deadline: Sendable {
+        var time: Double
+        var serial: Int
+        var region: BeaconIdentityConstraint
+
+        func precedes(_ other: Deadline) -> Bool { (time, serial) < (other.time, other.serial) }
+    }
+
+    public let configuration: Configuration
+    private var byUUID: [UUID: UUIDRegions] = [:]
+    private var deadlines: [Deadline] = []  // a binary min-heap
+    private var serials = 0
+    /// The latest time seen, from sightings or `advance(to:)`.
+    public private(set) var now: Double?
+
+    public init(configuration: Configuration = Configuration()) throws(InvalidBeaconConfiguration) {
+        guard configuration.exitTimeout.isFinite, configuration.exitTimeout >= 0 else {
+            throw InvalidBeaconConfiguration(
+                "exit timeout must be a number of seconds of at least 0, got \(configuration.exitTimeout)")
+        }
+        self.configuration = configuration
+    }
+
+    /// Every monitored region, in the order they were added.
+    public var regions: [BeaconRegion] {
+        var records: [Record] = []
+        for group in byUUID.values {
+            if let whole = group.whole { records.append(whole) }
+            records.append(contentsOf: group.byMajor.values)
+            records.append(contentsOf: group.byMajorMinor.values)
+        }
+        return records.sorted { $0.serial < $1.serial }.map(\.region)
+    }
+
+    /// Starts monitoring `region`, or changes its notify flags if it is already monitored (its state is
+    /// kept). A new region starts `.unknown`.
+    public mutating func add(_ region: BeaconRegion) {
+        let constraint = region.constraint
+        if withRecord(constraint, { $0.region = region }) != nil { return }
+        var record = Record(region: region, serial: serials, lastHeard: now)
+        serials += 1
+        if let now {
+            record.queued = true
+            push(Deadline(time: now + configuration.exitTimeout, serial: record.serial, region: constraint))
+        }
+        store(record)
+    }
+
+    /// Stops monitoring a region; no event is reported for it afterwards.
+    public mutating func remove(_ constraint: BeaconIdentityConstraint) {
+        guard var group = byUUID[constraint.uuid] else { return }
+        switch (constraint.major, constraint.minor) {
+        case (nil, _): group.whole = nil
+        case (let major?, nil): group.byMajor[major] = nil
+        case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = nil
+        }
+        byUUID[constraint.uuid] = group.isEmpty ? nil : group
+    }
+
+    public func state(for constraint: BeaconIdentityConstraint) -> RegionState {
+        guard let group = byUUID[constraint.uuid] else { return .unknown }
+        switch (constraint.major, constraint.minor) {
+        case (nil, _): return group.whole?.state ?? .unknown
+        case (let major?, nil): return group.byMajor[major]?.state ?? .unknown
+        case (let major?, let minor?): return group.byMajorMinor[Self.key(major, minor)]?.state ?? .unknown
+        }
+    }
+
+    /// Core Location's `requestState(for:)`: advances to `time`, then reports the region's state as an
+    /// event (after any exits that fell due on the way).
+    public mutating func requestState(for constraint: BeaconIdentityConstraint, at time: Double) -> [RegionEvent] {
+        var events = advance(to: time)
+        events.append(RegionEvent(kind: .state(state(for: constraint)), region: constraint, time: now ?? time))
+        return events
+    }
+
+    /// Records one sighting: exits that fell due before it, then entries it causes.
+    public mutating func observe(_ sighting: BeaconSighting) -> [RegionEvent] {
+        guard sighting.time.isFinite else { return [] }
+        var events = advance(to: sighting.time)
+        let time = now ?? sighting.time
+        let identity = sighting.frame.identity
+        if byUUID[identity.uuid] == nil {
+            guard configuration.monitorsEveryUUIDHeard else { return events }
+            add(BeaconRegion(BeaconIdentityConstraint(uuid: identity.uuid)))
+        }
+        let timeout = configuration.exitTimeout
+        var newDeadlines: [Deadline] = []
+        byUUID[identity.uuid]!.hear(identity) { record in
+            record.lastHeard = time
+            guard record.state != .inside else { return }
+            record.state = .inside
+            if record.region.notifyOnEntry {
+                events.append(RegionEvent(kind: .enter, region: record.region.constraint, time: time))
+            }
+            if !record.queued {
+                record.queued = true
+                newDeadlines.append(
+                    Deadline(time: time + timeout, serial: record.serial, region: record.region.constraint))
+            }
+        }
+        for deadline in newDeadlines { push(deadline) }
+        return events
+    }
+
+    /// Moves time forward to `time` (earlier times are ignored) and reports the exits that fell due,
+    /// in time order.
+    public mutating func advance(to time: Double) -> [RegionEvent] {
+        guard time.isFinite else { return [] }
+        guard let previous = now else {
+            now = time
+            startMonitoring(at: time)
+            return []
+        }
+        now = max(previous, time)
+        var events: [RegionEvent] = []
+        let timeout = configuration.exitTimeout
+        while let first = deadlines.first, first.time <= time {
+            popFirst()
+            var requeue: Deadline?
+            withRecord(first.region) { record in
+                guard record.serial == first.serial, let lastHeard = record.lastHeard else { return }
+                let due = lastHeard + timeout
+                if due > first.time {
+                    // Heard since this deadline was set: wait for the new one.
+                    requeue = Deadline(time: due, serial: record.serial, region: first.region)
+                    return
+                }
+                record.queued = false
+                if record.state == .inside && record.region.notifyOnExit {
+                    events.append(RegionEvent(kind: .exit, region: first.region, time: due))
+                }
+                record.state = .outside
+            }
+            if let requeue { push(requeue) }
+        }
+        return events
+    }
+
+    /// Regions added before any time was known start their clock now.
+    private mutating func startMonitoring(at time: Double) {
+        var pending: [Deadline] = []
+        for uuid in byUUID.keys {
+            byUUID[uuid]!.forEach { record in
+                record.lastHeard = time
+                record.queued = true
+                pending.append(
+                    Deadline(
+                        time: time + configuration.exitTimeout, serial: record.serial,
+                        region: record.region.constraint))
+            }
+        }
+        for deadline in pending { push(deadline) }
+    }
+
+    private static func key(_ major: UInt16, _ minor: UInt16) -> UInt32 { UInt32(major) << 16 | UInt32(minor) }
+
+    private mutating func store(_ record: Record) {
+        let constraint = record.region.constraint
+        var group = byUUID[constraint.uuid, default: UUIDRegions()]
+        switch (constraint.major, constraint.minor) {
+        case (nil, _): group.whole = record
+        case (let major?, nil): group.byMajor[major] = record
+        case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = record
+        }
+        byUUID[constraint.uuid] = group
+    }
+
+    /// Runs `body` on the record of `constraint` in place; nil when it is not monitored.
+    @discardableResult
+    private mutating func withRecord(_ constraint: BeaconIdentityConstraint, _ body: (inout Record) -> Void) -> Void? {
+        switch (constraint.major, constraint.minor) {
+        case (nil, _):
+            guard byUUID[constraint.uuid]?.whole != nil else { return nil }
+            return body(&byUUID[constraint.uuid]!.whole!)
+        case (let major?, nil):
+            guard byUUID[constraint.uuid]?.byMajor[major] != nil else { return nil }
+            return body(&byUUID[constraint.uuid]!.byMajor[major]!)
+        case (let major?, let minor?):
+            let key = Self.key(major, minor)
+            guard byUUID[constraint.uuid]?.byMajorMinor[key] != nil else { return nil }
+            return body(&byUUID[constraint.uuid]!.byMajorMinor[key]!)
+        }
+    }
+
+    // The deadline heap: at most one entry per region, re-queued lazily when the region was heard since.
+
+    private mutating func push(_ deadline: Deadline) {
+        deadlines.append(deadline)
+        var child = deadlines.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard deadlines[child].precedes(deadlines[parent]) else { break }
+            deadlines.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func popFirst() {
+        let last = deadlines.removeLast()
+        guard !deadlines.isEmpty else { return }
+        deadlines[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < deadlines.count && deadlines[left].precedes(deadlines[smallest]) { smallest = left }
+            if right < deadlines.count && deadlines[right].precedes(deadlines[smallest]) { smallest = right }
+            guard smallest != parent else { return }
+            deadlines.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Beacons
+import Foundation
+import Testing
+
+let matey = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
+let otherStore = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+func sighting(
+    _ uuid: UUID = matey, major: UInt16 = 1, minor: UInt16 = 1, rssi: Int8 = -59, measuredPower: Int8 = -59,
+    address: UInt8 = 1, at time: Double
+) -> BeaconSighting {
+    BeaconSighting(
+        frame: BeaconFrame(
+            kind: .iBeacon, identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
+            measuredPower: measuredPower),
+        address: BluetoothAddress(wire: (address, 0x3E, 0xA2, 0xC9, 0x6B, 0x6A)), rssi: rssi, time: time)
+}
+
+@Suite struct DistanceModelTests {
+    @Test func logDistanceFromMeasuredPower() {
+        let model = DistanceModel()
+        #expect(model.distance(rssi: -59, measuredPower: -59) == 1)
+        #expect(abs(model.distance(rssi: -79, measuredPower: -59)! - 10) < 1e-12)
+        #expect(
+            abs(DistanceModel(pathLossExponent: 4).distance(rssi: -79, measuredPower: -59)! - 10.0.squareRoot()) < 1e-12
+        )
+        #expect(model.distance(rssi: -59, measuredPower: 0) == nil, "uncalibrated beacon")
+    }
+
+    @Test func bucketsAtTheirLimits() {
+        let model = DistanceModel()
+        #expect(model.proximity(distance: 0.49) == .immediate)
+        #expect(model.proximity(distance: 0.5) == .near)
+        #expect(model.proximity(distance: 2.99) == .near)
+        #expect(model.proximity(distance: 3) == .far)
+        #expect(model.proximity(distance: nil) == .unknown)
+    }
+}
+
+@Suite struct RangerTests {
+    @Test func snapshotsFallOnceASecondOfTheSightingsClock() throws {
+        var ranger = try Ranger()
+        var snapshots: [RangingSnapshot] = []
+        for index in 0..<35 {
+            if let snapshot = ranger.observe(sighting(at: 100 + Double(index) / 10)) { snapshots.append(snapshot) }
+        }
+        #expect(snapshots.map(\.time) == [101, 102, 103])
+        // The snapshot of tick 101 holds the readings before 101, the last one at 100.9.
+        #expect(snapshots[0].beacons.map(\.lastSeen) == [100.9])
+        #expect(ranger.advance(to: 103.99) == nil)
+        #expect(ranger.advance(to: 104)?.time == 104)
+    }
+
+    @Test func aJumpOverSeveralTicksReportsOnlyTheLatest() throws {
+        var ranger = try Ranger()
+        _ = ranger.observe(sighting(at: 0))
+        #expect(ranger.advance(to: 3.5)?.time == 3)
+        #expect(ranger.advance(to: 3.9) == nil)
+    }
+
+    @Test func sortedNearestFirst() throws {
+        var ranger = try Ranger()
+        _ = ranger.observe(sighting(minor: 1, rssi: -75, at: 0))  // about 6.3 m: far
+        _ = ranger.observe(sighting(minor: 2, rssi: -50, at: 0))  // about 0.35 m: immediate
+        _ = ranger.observe(sighting(minor: 3, rssi: -65, at: 0))  // 2 m: near
+        _ = ranger.observe(sighting(minor: 4, rssi: -68, at: 0))  // 2.8 m: near
+        _ = ranger.observe(sighting(minor: 5, rssi: -59, measuredPower: 0, at: 0))  // uncalibrated
+        let snapshot = ranger.snapshot(at: 0.5)
+        #expect(snapshot.beacons.map(\.identity.minor) == [2, 3, 4, 1, 5])
+        #expect(snapshot.beacons.map(\.proximity) == [.immediate, .near, .near, .far, .unknown])
+        #expect(abs(snapshot.beacons[1].distance! - pow(10, 6.0 / 20)) < 1e-9)
+        #expect(snapshot.beacons[4].distance == nil)
+    }
+
+    @Test func aRotatingAddressIsStillOneBeacon() throws {
+        var ranger = try Ranger()
+        for index in 0..<10 {
+            _ = ranger.observe(sighting(rssi: -60, address: UInt8(index), at: Double(index) / 10))
+        }
+        let snapshot = ranger.snapshot(at: 1)
+        #expect(snapshot.beacons.count == 1)
+        #expect(ranger.trackedCount == 1)
+        #expect(snapshot.beacons[0].address == sighting(address: 9, at: 0).address)
+        #expect(snapshot.beacons[0].lastRSSI == -60)
+        #expect(snapshot.beacons[0].measuredPower == -59)
+    }
+
+    @Test func silentBeaconsTurnUnknownThenAreDropped() throws {
+        var ranger = try Ranger()
+        for index in 0...20 { _ = ranger.observe(sighting(at: Double(index) / 10)) }  // heard until 2.0
+        var byTick: [Double: [RangedBeacon]] = [:]
+        for tick in 3...20 {
+            let due = ranger.advance(to: Double(tick))
+            let snapshot = try #require(due)
+            byTick[snapshot.time] = snapshot.beacons
+        }
+        #expect(byTick[6]?.map(\.proximity) == [.near])  // 4 s of silence
+        #expect(byTick[7]?.map(\.proximity) == [.unknown])  // 5 s: maxTrackingAge
+        #expect(byTick[7]?.first?.distance == nil)
+        #expect(byTick[11]?.map(\.proximity) == [.unknown])  // 9 s
+        #expect(byTick[12]?.isEmpty == true)  // 10 s: dropped
+        #expect(ranger.trackedCount == 0)
+    }
+
+    @Test func aBeaconHeardOnceBeforeALongGapIsReportedBeforeItIsDropped() throws {
+        var ranger = try Ranger()
+        _ = ranger.observe(sighting(minor: 1, at: 0.2))
+        let dueAfterGap = ranger.observe(sighting(minor: 2, at: 100))
+        let afterGap = try #require(dueAfterGap)
+        #expect(afterGap.beacons.map(\.identity.minor) == [1])
+        #expect(afterGap.beacons[0].proximity == .unknown)
+        let dueNext = ranger.advance(to: 101)
+        let next = try #require(dueNext)
+        #expect(next.beacons.map(\.identity.minor) == [2])
+    }
+
+    @Test func theLastSnapshotHoldsBeaconsHeardSinceTheLastTick() throws {
+        var ranger = try Ranger()
+        _ = ranger.observe(sighting(minor: 1, at: 0))
+        _ = ranger.observe(sighting(minor: 2, at: 0.5))
+        #expect(ranger.snapshot(at: 0.5).beacons.count == 2)
+    }
+
+    @Test func readingsWithoutRSSIDoNotMoveTheFilter() throws {
+        var ranger = try Ranger()
+        _ = ranger.observe(sighting(rssi: -65, at: 0))
+        _ = ranger.observe(sighting(rssi: 127, at: 0.1))
+        let snapshot = ranger.snapshot(at: 0.2)
+        let beacon = try #require(snapshot.beacons.first)
+        #expect(beacon.rssi == -65)
+        #expect(beacon.lastRSSI == 127)
+        #expect(beacon.lastSeen == 0.1)
+    }
+
+    @Test func proximityOnAWalkInAndOut() throws {
+        // 8 m to 0.3 m at 0.8 m/s, five seconds at the counter, back out: noisy RSSI at 10 Hz.
+        let inbound = (8 - 0.3) / 0.8
+        let path: (Double) -> Double = { t in
+            if t < inbound { return 8 - 0.8 * t }
+            if t < inbound + 5 { return 0.3 }
+            return min(8, 0.3 + 0.8 * (t - inbound - 5))
+        }
+        var ranger = try Ranger()
+        var proximities: [Proximity] = []
+        for reading in syntheticTrace(seed: 7, duration: 30, noise: 3, start: 1000, distance: path) {
+            let snapshot = ranger.observe(sighting(rssi: reading.rssi, at: reading.time))
+            if let beacon = snapshot?.beacons.first { proximities.append(beacon.proximity) }
+        }
+        var phases: [Proximity] = []
+        for proximity in proximities where phases.last != proximity { phases.append(proximity) }
+        #expect(phases == [.far, .near, .immediate, .near, .far], "\(proximities)")
+        #expect(proximities.count == 29)
+    }
+
+    @Test func invalidConfigurationsAreRefused() {
+        #expect(throws: InvalidBeaconConfiguration.self) { try Ranger(configuration: .init(snapshotInterval: 0)) }
+        #expect(throws: InvalidBeaconConfiguration.self) { try Ranger(configuration: .init(maxTrackingAge: .nan)) }
+        #expect(throws: InvalidBeaconConfiguration.self) {
+            try Ranger(configuration: .init(maxTrackingAge: 5, dropAfter: 4))
+        }
+        #expect(throws: InvalidBeaconConfiguration.self) {
+            try Ranger(configuration: .init(filter: .runningAverage(window: 0)))
+        }
+        #expect(throws: InvalidBeaconConfiguration.self) {
+            try Ranger(configuration: .init(distanceModel: DistanceModel(immediateLimit: 3, nearLimit: 1)))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Beacons
+
+let decodeCommand = CommandSpec(
+    name: "decode",
+    summary: "Decode advertising data or HCI events given as hex, one JSON line per advertisement.",
+    synopsis: "[--hci] HEX...",
+    discussion: """
+        Without --hci each HEX is advertising data (AD structures, as in a scan record). With --hci each
+        HEX is a complete HCI event (LE Advertising Report or LE Extended Advertising Report), with or
+        without the leading 04 of H4 framing; each report in it gives a line with "address" and "rssi".
+        A beacon prints {"kind":"ibeacon","uuid":...,"major":...,"minor":...,"tx_power":...}; data with
+        no beacon prints {"kind":"none"}. Malformed hex or packets: an error line and exit code 65.
+
+        EXAMPLE:
+          loyalty decode 0201061aff4c0002158f0c1ddc11e54a078910425941b072f900010001c5
+        """,
+    options: [.flag("hci", "Each HEX is an HCI event (H4 framing optional), not advertising data.")],
+    run: runDecode
+)
+
+private func runDecode(_ arguments: ParsedArguments) throws {
+    guard !arguments.positionals.isEmpty else {
+        throw UsageError("give at least one HEX string", commandPath: arguments.commandPath)
+    }
+    var failures = 0
+    for text in arguments.positionals {
+        guard let bytes = parseHex(text) else {
+            printError("error: '\(text.prefix(40))' is not hex: use pairs of 0-9a-f digits")
+            failures += 1
+            continue
+        }
+        do {
+            let lines = arguments.flag("hci") ? try decodeEvent(bytes) : try decodeAdvertisingData(bytes)
+            for line in lines { printJSONLine(line) }
+        } catch {
+            printError("error: malformed packet: \(error)")
+            failures += 1
+        }
+    }
+    if failures > 0 { throw SilentExit(code: ExitCode.dataError) }
+}
+
+private func decodeAdvertisingData(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String, JSONValue)]] {
+    let frames = try AdvertisingData.beaconFrames(in: bytes).map(frameFields)
+    return frames.isEmpty ? [[("kind", .string("none"))]] : frames
+}
+
+private func decodeEvent(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String, JSONValue)]] {
+    var lines: [[(String, JSONValue)]] = []
+    for report in try HCIEvent.advertisingReports(inPacket: bytes) {
+        let sender: [(String, JSONValue)] = [
+            ("address", .string(report.address.description)), ("rssi", .int(Int(report.rssi))),
+        ]
+        let frames = try AdvertisingData.beaconFrames(in: report.data)
+        lines += frames.isEmpty ? [[("kind", .string("none"))] + sender] : frames.map { frameFields($0) + sender }
+    }
+    return lines.isEmpty ? [[("kind", .string("none"))]] : lines
+}

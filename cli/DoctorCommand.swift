@@ -1,0 +1,48 @@
+import BeaconRadio
+
+let doctorCommand = CommandSpec(
+    name: "doctor",
+    summary: "Say what this machine supports for beacon scanning, and what to do about what is missing.",
+    discussion: """
+        Checks kernel Bluetooth support (AF_BLUETOOTH), adapters, the capabilities a live scan needs
+        (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features. Exits 0 when monitoring and
+        ranging are available, 69 when they are not (`loyalty scan --replay FILE` works regardless).
+        """,
+    options: [
+        .value("adapter", "NAME", "The adapter to check (default: every adapter; a scan uses hci0)."),
+        .flag("json", "Print one JSON object instead of text."),
+    ],
+    run: runDoctor
+)
+
+private func runDoctor(_ arguments: ParsedArguments) throws {
+    let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
+    if arguments.flag("json") {
+        let checks = diagnosis.checks.map { check -> JSONValue in
+            .object([
+                ("name", .string(check.name)),
+                ("status", .string(check.status.rawValue)),
+                ("detail", .string(check.detail)),
+                ("remedy", check.remedy.map(JSONValue.string) ?? .null),
+            ])
+        }
+        printJSONLine([
+            ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
+            ("ranging_available", .bool(diagnosis.isRangingAvailable)),
+            ("checks", .array(checks)),
+        ])
+    } else {
+        let width = diagnosis.checks.map(\.name.count).max() ?? 0
+        for check in diagnosis.checks {
+            printOut("\(check.status.rawValue.padding(7)) \(check.name.padding(width))  \(check.detail)")
+            if let remedy = check.remedy { printOut("        \(String(repeating: " ", count: width))  -> \(remedy)") }
+        }
+        printOut(
+            diagnosis.isMonitoringAvailable
+                ? "Beacon monitoring and ranging are available."
+                : "Beacon monitoring and ranging are not available here; `loyalty scan --replay FILE` still works.")
+    }
+    if !diagnosis.isMonitoringAvailable {
+        throw SilentExit(code: ExitCode.unavailable)
+    }
+}
