@@ -18,8 +18,8 @@ public struct ResolvedOffer: Sendable, Equatable {
     }
 }
 
-/// One beacon of a ranging snapshot.
-public struct RangedBeacon: Sendable, Hashable {
+/// A beacon and how near it is: what the presenter needs of a ranging snapshot.
+public struct BeaconProximity: Sendable, Hashable {
     public var identity: BeaconIdentity
     public var proximity: Proximity
 
@@ -90,7 +90,7 @@ public struct OfferPresenter: Sendable {
     /// Feeds one ranging snapshot taken at `time` (server time `serverTime`); returns the offer it puts
     /// on screen, if any. `resolve` maps a beacon to its cached offer.
     public mutating func update(
-        time: Double, serverTime: Date, beacons: [RangedBeacon], resolve: (BeaconIdentity) -> ResolvedOffer?
+        time: Double, serverTime: Date, beacons: [BeaconProximity], resolve: (BeaconIdentity) -> ResolvedOffer?
     ) -> OfferPresentation? {
         var stillNear: [BeaconIdentity: (time: Double, order: Int)] = [:]
         for beacon in beacons where beacon.proximity != .unknown && beacon.proximity <= minimumProximity {

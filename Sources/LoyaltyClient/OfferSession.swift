@@ -55,7 +55,7 @@ public final class OfferSession {
 
     /// Feeds one ranging snapshot; returns the offer it shows, already recorded as seen (cache and
     /// outbox in one transaction).
-    public func update(time: Double, beacons: [RangedBeacon]) throws(ClientError) -> OfferPresentation? {
+    public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError) -> OfferPresentation? {
         if serverOrigin == nil {
             serverOrigin = (time, deviceClock().addingTimeInterval(try cache.serverTimeOffset))
         }
@@ -71,6 +71,13 @@ public final class OfferSession {
         else { return nil }
         try cache.recordShown([SeenItem(offerID: shown.offer.offer.id, seenAt: shown.serverTime)])
         return shown
+    }
+
+    /// Feeds one snapshot of the `Ranger`.
+    public func update(_ snapshot: RangingSnapshot) throws(ClientError) -> OfferPresentation? {
+        try update(
+            time: snapshot.time,
+            beacons: snapshot.beacons.map { BeaconProximity(identity: $0.identity, proximity: $0.proximity) })
     }
 
     /// Syncs when online and `syncInterval` device seconds have passed since the last sync (or none

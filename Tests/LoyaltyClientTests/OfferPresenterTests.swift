@@ -32,14 +32,14 @@ private struct Store {
 
     func offer(_ title: String) -> ResolvedOffer { offers.values.first { $0.offer.title == title }! }
 
-    static func beacon(_ major: UInt16, _ minor: UInt16, _ proximity: Proximity) -> RangedBeacon {
-        RangedBeacon(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), proximity: proximity)
+    static func beacon(_ major: UInt16, _ minor: UInt16, _ proximity: Proximity) -> BeaconProximity {
+        BeaconProximity(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), proximity: proximity)
     }
 }
 
 /// Feeds snapshots one per second from `start`; returns the titles shown with their times.
 private func play(
-    _ presenter: inout OfferPresenter, _ store: Store, _ snapshots: [[RangedBeacon]], start: Double = 0
+    _ presenter: inout OfferPresenter, _ store: Store, _ snapshots: [[BeaconProximity]], start: Double = 0
 ) -> [(Double, String)] {
     var shown: [(Double, String)] = []
     for (index, beacons) in snapshots.enumerated() {
@@ -80,7 +80,7 @@ private func play(
         let store = Store()
         var presenter = OfferPresenter(holding: .dwell(5))
         // All three near; clothing came near first, then sushi, then pizza. One every 5 s of dwell.
-        var snapshots: [[RangedBeacon]] = [
+        var snapshots: [[BeaconProximity]] = [
             [Store.beacon(2, 1, .near), Store.beacon(1, 1, .far)],
             [Store.beacon(2, 1, .near), Store.beacon(1, 1, .near)],
             [Store.beacon(2, 1, .near), Store.beacon(1, 1, .near), Store.beacon(1, 2, .immediate)],
@@ -109,7 +109,7 @@ private func play(
         let store = Store()
         var presenter = OfferPresenter(holding: .dwell(5))
         // Sushi shows at t=0; pizza is near only at t=1...2, while sushi still dwells.
-        let snapshots: [[RangedBeacon]] = [
+        let snapshots: [[BeaconProximity]] = [
             [Store.beacon(1, 1, .near)],
             [Store.beacon(1, 1, .near), Store.beacon(1, 2, .near)],
             [Store.beacon(1, 2, .near)],
@@ -122,7 +122,7 @@ private func play(
     @Test func comingNearAgainRestartsTheQueuePosition() {
         let store = Store()
         var presenter = OfferPresenter(holding: .dwell(3))
-        let snapshots: [[RangedBeacon]] = [
+        let snapshots: [[BeaconProximity]] = [
             [Store.beacon(2, 1, .near)],  // clothing shows at 0
             [Store.beacon(2, 1, .near), Store.beacon(1, 1, .near)],  // sushi near since 1
             [Store.beacon(1, 1, .far), Store.beacon(1, 2, .near)],  // sushi leaves; pizza near since 2
@@ -174,7 +174,7 @@ private func play(
     @Test func unknownBeaconsAreIgnored() {
         let store = Store()
         var presenter = OfferPresenter(holding: .dwell(1))
-        let stranger = RangedBeacon(
+        let stranger = BeaconProximity(
             identity: BeaconIdentity(uuid: UUID(), major: 1, minor: 1), proximity: .immediate)
         let shown = play(&presenter, store, [[stranger], [stranger, Store.beacon(1, 2, .near)]])
         #expect(shown.map(\.1) == ["pizza"])

@@ -39,7 +39,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
             cache: first.cache, holding: .dwell(5), sync: first.syncEngine(server), deviceClock: Date.init)
         #expect(session.regions.count == 1)
         let sushi = BeaconIdentity(uuid: try first.cache.retailers()[0].uuid, major: 1, minor: 1)
-        let shown = try session.update(time: 10, beacons: [RangedBeacon(identity: sushi, proximity: .near)])
+        let shown = try session.update(time: 10, beacons: [BeaconProximity(identity: sushi, proximity: .near)])
         #expect(shown?.offer.offer.title == "30% off sushi at The Japanese Kitchen")
         #expect(try first.cache.outboxCount == 1)
 
@@ -52,7 +52,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
         _ = try second.syncEngine(server).sync()
         #expect(try second.cache.seen().keys.contains(shown!.offer.offer.id))
         let secondSession = try OfferSession(cache: second.cache, holding: .dwell(5), sync: nil, deviceClock: Date.init)
-        #expect(try secondSession.update(time: 0, beacons: [RangedBeacon(identity: sushi, proximity: .immediate)]) == nil)
+        #expect(try secondSession.update(time: 0, beacons: [BeaconProximity(identity: sushi, proximity: .immediate)]) == nil)
     }
 
     @Test func pushingTwiceIsHarmless() throws {
