@@ -8,25 +8,20 @@ let offersCommand = CommandSpec(
     options: [.value("retailer", "NAME", "Only this retailer's offers.")] + clientOptions,
     run: clientCommand { context in
         let cache = try context.openCache()
-        let offers = try cache.offers(retailerName: context.arguments.value("retailer"))
-        let seen = try cache.seen()
         if context.json {
             var out = ""
-            out.reserveCapacity(offers.count * 300)
-            for resolved in offers {
-                let offer = resolved.offer
-                out += JSONValue.object([
-                    ("id", .string(offer.id.uuidString.lowercased())), ("retailer", .string(resolved.retailer.name)),
-                    ("uuid", .string(resolved.retailer.uuid.uuidString)), ("major", .int(Int(offer.major))),
-                    ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
-                    ("description", jsonOptional(offer.description)), ("category", jsonOptional(offer.category)),
-                    ("starts_at", jsonTimestamp(offer.startsAt)), ("ends_at", jsonTimestamp(offer.endsAt)),
-                    ("seen", .bool(seen[offer.id] != nil)),
-                ]).text
+            try cache.forEachOfferJSON(retailerName: context.arguments.value("retailer")) { line in
+                out += line
                 out += "\n"
+                if out.utf8.count > 1 << 16 {
+                    printOut(out)
+                    out = ""
+                }
             }
-            return printOut(out)
+            return out.isEmpty ? () : printOut(out)
         }
+        let offers = try cache.offers(retailerName: context.arguments.value("retailer"))
+        let seen = try cache.seen()
         if offers.isEmpty {
             return printOut("no offers cached: run `loyalty sync`")
         }

@@ -18,12 +18,15 @@ public final class OfferCache {
         CREATE TABLE retailers (
             id TEXT PRIMARY KEY, name TEXT NOT NULL, uuid TEXT NOT NULL) WITHOUT ROWID;
         CREATE INDEX retailers_by_uuid ON retailers (uuid);
+        -- Keyed by beacon, so listing in beacon order reads the table front to back.
         CREATE TABLE offers (
-            id TEXT PRIMARY KEY, retailer_id TEXT NOT NULL, major INTEGER NOT NULL, minor INTEGER NOT NULL,
+            retailer_id TEXT NOT NULL, major INTEGER NOT NULL, minor INTEGER NOT NULL, id TEXT NOT NULL UNIQUE,
             title TEXT NOT NULL, description TEXT, category TEXT, image_url TEXT,
             starts_at REAL, ends_at REAL, per_shopper_limit INTEGER NOT NULL, total_limit INTEGER,
-            reshow_after_s INTEGER, updated_at REAL NOT NULL) WITHOUT ROWID;
-        CREATE INDEX offers_by_beacon ON offers (retailer_id, major, minor);
+            reshow_after_s INTEGER, updated_at REAL NOT NULL,
+            -- The offer's own fields of its `offers --json` line, rendered once at sync.
+            listing TEXT NOT NULL,
+            PRIMARY KEY (retailer_id, major, minor)) WITHOUT ROWID;
         -- The latest time each offer was seen by the account, on any device (server time).
         CREATE TABLE seen (offer_id TEXT PRIMARY KEY, seen_at REAL NOT NULL) WITHOUT ROWID;
         CREATE TABLE outbox (
@@ -151,8 +154,12 @@ public final class OfferCache {
             }
             let insert = """
                 INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,
-                    image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, listing)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                    '"major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
+                    || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
+                    || ',"starts_at":' || json_quote(\(Self.sqlTimestamp("?9")))
+                    || ',"ends_at":' || json_quote(\(Self.sqlTimestamp("?10"))))
                 """
             for (index, offer) in page.offers.enumerated() {
                 try db.run(insert, [
@@ -213,6 +220,33 @@ public final class OfferCache {
                     try db.query("SELECT \(Self.offerColumns) ORDER BY r.name, o.major, o.minor")
                 }
             return try rows.map(Self.resolvedOffer)
+        }
+    }
+
+    /// `2026-01-31T09:00:00Z` (a fraction only when there is one) of a REAL column or parameter, or NULL.
+    private static func sqlTimestamp(_ value: String) -> String {
+        """
+        CASE WHEN \(value) = CAST(\(value) AS INTEGER) THEN strftime('%Y-%m-%dT%H:%M:%SZ', \(value), 'unixepoch')
+             ELSE strftime('%Y-%m-%dT%H:%M:%fZ', \(value), 'unixepoch') END
+        """
+    }
+
+    /// Each cached offer as one JSON object (`offers --json`), mostly rendered at sync, so that a
+    /// catalog of 100,000 offers lists fast. Keys, in order: id, retailer, uuid, major, minor, title,
+    /// description, category, starts_at, ends_at, seen.
+    public func forEachOfferJSON(retailerName: String? = nil, _ body: (String) -> Void) throws(ClientError) {
+        let sql = """
+            SELECT '{"id":"' || lower(o.id) || '","retailer":' || json_quote(r.name) || ',"uuid":"' || r.uuid
+                || '",' || o.listing || ',"seen":'
+                || CASE WHEN EXISTS (SELECT 1 FROM seen s WHERE s.offer_id = o.id) THEN 'true}' ELSE 'false}' END
+            FROM offers o JOIN retailers r ON r.id = o.retailer_id
+            \(retailerName == nil ? "" : "WHERE r.name = ? COLLATE NOCASE")
+            ORDER BY o.retailer_id, o.major, o.minor
+            """
+        try read { db in
+            try db.forEachRow(sql, retailerName.map { [.text($0)] } ?? []) { row in
+                if let line = row[0].text { body(line) }
+            }
         }
     }
 

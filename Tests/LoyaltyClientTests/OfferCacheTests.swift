@@ -58,6 +58,34 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         #expect(try cache.offers(retailerName: "Matey's").isEmpty)
     }
 
+    @Test func offerListingLinesAreJSONInBeaconOrder() throws {
+        let cache = try OfferCache(file: try temporaryDirectory().appendingPathComponent("cache.sqlite"))
+        var quoted = offer(1, 2, "say \"hi\"\n\\ café")
+        quoted.startsAt = Date(timeIntervalSince1970: 1_800_000_000.25)
+        quoted.description = nil
+        let plain = offer(1, 1, "plain")
+        try cache.apply(
+            CatalogPage(cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [quoted, plain], removed: []),
+            etag: nil, serverTimeOffset: 0)
+        try cache.recordShown([SeenItem(offerID: plain.id, seenAt: epoch)])
+        var lines: [[String: Any]] = []
+        try cache.forEachOfferJSON { line in
+            lines.append(try! JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any])
+        }
+        #expect(lines.map { $0["title"] as? String } == ["plain", "say \"hi\"\n\\ café"])
+        #expect(lines[0]["id"] as? String == plain.id.uuidString.lowercased())
+        #expect(lines[0]["seen"] as? Bool == true)
+        #expect(lines[1]["seen"] as? Bool == false)
+        #expect(lines[0]["ends_at"] as? String == "2027-01-16T08:00:00Z")
+        #expect(lines[1]["starts_at"] as? String == "2027-01-15T08:00:00.250Z")
+        #expect(lines[1]["description"] is NSNull)
+        #expect(lines[1]["retailer"] as? String == "Matey's")
+        #expect(lines[1]["major"] as? Int == 1)
+        var filtered = 0
+        try cache.forEachOfferJSON(retailerName: "nobody") { _ in filtered += 1 }
+        #expect(filtered == 0)
+    }
+
     @Test func shownOffersGoToSeenAndOutboxUntilAcknowledged() throws {
         let file = try temporaryDirectory().appendingPathComponent("cache.sqlite")
         let id1 = UUID()
