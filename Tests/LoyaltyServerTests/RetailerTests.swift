@@ -1,0 +1,115 @@
+import Foundation
+import LoyaltyAPI
+import Testing
+
+@testable import LoyaltyServer
+
+@Suite struct RetailerTests {
+    @Test func registrationAssignsOrClaimsAUniqueUUID() throws {
+        let server = try TestServer()
+        let matey = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
+        let claimed = try server.registerRetailer("Matey's", uuid: matey)
+        #expect(claimed.uuid == matey)
+        #expect(claimed.apiKey.hasPrefix("lk_"))
+
+        let taken = try server.request(
+            "POST", "/v1/retailers", token: server.operatorToken, json: RetailerRegistration(name: "Copy", uuid: matey))
+        #expect(taken.status == 409)
+        #expect(taken.errorCode == .uuidTaken)
+
+        let assigned = try server.registerRetailer("Tucci's")
+        #expect(assigned.uuid != matey)
+
+        let shown: Retailer = try server.request("GET", "/v1/retailer", token: claimed.apiKey).decode()
+        #expect(shown.id == claimed.id && shown.uuid == matey && shown.name == "Matey's")
+    }
+
+    @Test func registrationNeedsTheOperatorToken() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let body = RetailerRegistration(name: "Nobody")
+        #expect(try server.request("POST", "/v1/retailers", json: body).status == 401)
+        #expect(try server.request("POST", "/v1/retailers", token: "operator-token-for-testz", json: body).status == 401)
+        let withRetailerKey = try server.request("POST", "/v1/retailers", token: retailer.apiKey, json: body)
+        #expect(withRetailerKey.status == 403)
+        #expect(withRetailerKey.errorCode == .forbidden)
+    }
+
+    @Test func rotatingTheKeyRetiresTheOldOne() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let rotated: APIKey = try server.request("POST", "/v1/retailer/key", token: retailer.apiKey).decode()
+        #expect(rotated.apiKey != retailer.apiKey)
+        #expect(try server.request("GET", "/v1/retailer", token: retailer.apiKey).status == 401)
+        #expect(try server.request("GET", "/v1/retailer", token: rotated.apiKey).status == 200)
+    }
+
+    @Test func offerCreateReplaceListDelete() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let path = "/v1/retailer/offers/1/1"
+        let created = try server.request(
+            "PUT", path, token: retailer.apiKey,
+            json: OfferDraft(title: "30% off sushi", category: "food", totalLimit: 5))
+        #expect(created.status == 201)
+        let first: Offer = try created.decode()
+        #expect(first.major == 1 && first.minor == 1 && first.perShopperLimit == 1 && first.totalLimit == 5)
+
+        let replaced = try server.request("PUT", path, token: retailer.apiKey, json: OfferDraft(title: "40% off sushi"))
+        #expect(replaced.status == 200)
+        let second: Offer = try replaced.decode()
+        #expect(second.id == first.id && second.title == "40% off sushi" && second.totalLimit == nil)
+
+        let listed: OfferList = try server.request("GET", "/v1/retailer/offers", token: retailer.apiKey).decode()
+        #expect(listed.offers == [second])
+
+        #expect(try server.request("DELETE", path, token: retailer.apiKey).status == 204)
+        #expect(try server.request("DELETE", path, token: retailer.apiKey).status == 404)
+        let empty: OfferList = try server.request("GET", "/v1/retailer/offers", token: retailer.apiKey).decode()
+        #expect(empty.offers.isEmpty)
+
+        let again = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "Back"))
+        #expect(again.id != first.id, "a new offer at a freed beacon is a new offer")
+    }
+
+    @Test(arguments: [
+        ("/v1/retailer/offers/65536/1", #"{"title":"x"}"#, "major"),
+        ("/v1/retailer/offers/1/-1", #"{"title":"x"}"#, "minor"),
+        ("/v1/retailer/offers/1/one", #"{"title":"x"}"#, "minor"),
+        ("/v1/retailer/offers/1/1", #"{"title":""}"#, "title"),
+        ("/v1/retailer/offers/1/1", "{\"title\":\"\(String(repeating: "x", count: 201))\"}", "title"),
+        ("/v1/retailer/offers/1/1", #"{"description":"no title"}"#, "title"),
+        (
+            "/v1/retailer/offers/1/1",
+            #"{"title":"x","starts_at":"2026-02-01T00:00:00Z","ends_at":"2026-01-01T00:00:00Z"}"#, "ends_at"
+        ),
+        ("/v1/retailer/offers/1/1", #"{"title":"x","per_shopper_limit":0}"#, "per_shopper_limit"),
+        ("/v1/retailer/offers/1/1", #"{"title":"x","image_url":"not a url"}"#, "image_url"),
+        ("/v1/retailer/offers/1/1", #"{"title":"x","titel":"typo"}"#, "titel"),
+    ])
+    func invalidOffersAre422NamingTheField(path: String, body: String, field: String) throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let reply = try server.request("PUT", path, token: retailer.apiKey, rawJSON: body)
+        #expect(reply.status == 422, "\(reply.text)")
+        #expect(reply.errorCode == .validationFailed)
+        #expect(reply.errorField == field)
+    }
+
+    @Test func statisticsCountSeenAndRedeemed() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let offer = try server.putOffer(retailer, major: 2, minor: 1, OfferDraft(title: "50% off", totalLimit: 3))
+        let shopper = try server.createAccount()
+        _ = try server.request(
+            "POST", "/v1/seen", token: shopper.deviceToken,
+            json: SeenPush(items: [SeenItem(offerID: offer.id, seenAt: server.clock.read())]))
+        #expect(try server.redeem(shopper, offer.id).status == 201)
+        let stats: RetailerStatistics = try server.request("GET", "/v1/retailer/stats", token: retailer.apiKey).decode()
+        #expect(
+            stats.offers == [
+                OfferStatistics(
+                    offerID: offer.id, major: 2, minor: 1, title: "50% off", seenBy: 1, redemptions: 1, remaining: 2)
+            ])
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import LoyaltyAPI
+import Synchronization
+import Testing
+
+@testable import LoyaltyServer
+
+@Suite struct ShopperTests {
+    @Test func seenIsAUnionAcrossDevicesAndRepushingChangesNothing() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let sushi = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "sushi"))
+        let pizza = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "pizza"))
+        let phone = try server.createAccount()
+        let laptop = try server.linkDevice(to: phone)
+        #expect(laptop.accountID == phone.accountID && laptop.deviceID != phone.deviceID)
+
+        let early = server.clock.read()
+        let later = early.addingTimeInterval(300)
+        let fromPhone = SeenPush(items: [SeenItem(offerID: sushi.id, seenAt: early)])
+        let fromLaptop = SeenPush(items: [
+            SeenItem(offerID: pizza.id, seenAt: later), SeenItem(offerID: sushi.id, seenAt: later),
+        ])
+        let added: SeenPushResult = try server.request("POST", "/v1/seen", token: phone.deviceToken, json: fromPhone)
+            .decode()
+        #expect(added.added == 1)
+        let addedByLaptop: SeenPushResult = try server.request(
+            "POST", "/v1/seen", token: laptop.deviceToken, json: fromLaptop
+        ).decode()
+        #expect(addedByLaptop.added == 1)
+
+        let seen: SeenPage = try server.request("GET", "/v1/seen", token: phone.deviceToken).decode()
+        #expect(
+            Set(seen.items) == [SeenItem(offerID: sushi.id, seenAt: early), SeenItem(offerID: pizza.id, seenAt: later)])
+
+        let again: SeenPushResult = try server.request("POST", "/v1/seen", token: laptop.deviceToken, json: fromLaptop)
+            .decode()
+        #expect(again.added == 0)
+        let sinceReply = try server.request("GET", "/v1/seen?since=\(seen.cursor)", token: laptop.deviceToken)
+        let since: SeenPage = try sinceReply.decode()
+        #expect(since.items.isEmpty)
+        let full: SeenPage = try server.request("GET", "/v1/seen", token: laptop.deviceToken).decode()
+        #expect(Set(full.items) == Set(seen.items))
+
+        let stranger = try server.createAccount()
+        let strangers: SeenPage = try server.request("GET", "/v1/seen", token: stranger.deviceToken).decode()
+        #expect(strangers.items.isEmpty)
+        let borrowedCursor = try server.request("GET", "/v1/seen?since=\(seen.cursor)", token: stranger.deviceToken)
+        #expect(borrowedCursor.status == 410)
+    }
+
+    @Test func linkCodesAreSingleUseAndExpire() throws {
+        let server = try TestServer()
+        let phone = try server.createAccount()
+        let code: LinkCode = try server.request("POST", "/v1/link-codes", token: phone.deviceToken).decode()
+        #expect(code.code.count == 8)
+        #expect(code.expiresAt == server.clock.read().addingTimeInterval(600))
+
+        let used = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code.lowercased()))
+        #expect(used.status == 201)
+        let reused = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code))
+        #expect(reused.status == 410)
+        #expect(reused.errorCode == .linkCodeExpired)
+
+        let late: LinkCode = try server.request("POST", "/v1/link-codes", token: phone.deviceToken).decode()
+        server.clock.advance(by: 601)
+        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: late.code)).status == 410)
+        let missing = try server.request("POST", "/v1/devices", rawJSON: "{}")
+        #expect(missing.status == 422 && missing.errorField == "code")
+    }
+
+    @Test func aRevokedDeviceIsLockedOut() throws {
+        let server = try TestServer()
+        let phone = try server.createAccount()
+        let laptop = try server.linkDevice(to: phone)
+        let stranger = try server.createAccount()
+
+        #expect(try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: stranger.deviceToken).status == 404)
+        #expect(try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: phone.deviceToken).status == 204)
+        let refused = try server.request("GET", "/v1/devices", token: laptop.deviceToken)
+        #expect(refused.status == 401)
+        #expect(refused.errorCode == .unauthorized)
+
+        let devices: DeviceList = try server.request("GET", "/v1/devices", token: phone.deviceToken).decode()
+        #expect(devices.devices.count == 2)
+        #expect(devices.devices.first { $0.id == laptop.deviceID }?.revokedAt != nil)
+        #expect(devices.devices.first { $0.id == phone.deviceID }?.current == true)
+    }
+
+    @Test func anIdempotencyKeyReplaysTheFirstAnswer() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "sushi", perShopperLimit: 1))
+        let other = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "pizza"))
+        let shopper = try server.createAccount()
+
+        let first = try server.redeem(shopper, offer.id, key: "k-1")
+        #expect(first.status == 201)
+        let redemption: Redemption = try first.decode()
+        #expect(redemption.offerID == offer.id && redemption.code.count == 10)
+
+        server.clock.advance(by: 5)
+        let replay = try server.redeem(shopper, offer.id, key: "k-1")
+        #expect(replay.status == 201)
+        #expect(try replay.decode(Redemption.self) == redemption)
+        #expect(replay.headers["idempotent-replayed"] == "true")
+
+        let overLimit = try server.redeem(shopper, offer.id, key: "k-2")
+        #expect(overLimit.status == 409 && overLimit.errorCode == .limitReached)
+        let keyForAnotherOffer = try server.redeem(shopper, other.id, key: "k-1")
+        #expect(keyForAnotherOffer.status == 409 && keyForAnotherOffer.errorCode == .idempotencyKeyReused)
+
+        let list: RedemptionList = try server.request("GET", "/v1/redemptions", token: shopper.deviceToken).decode()
+        #expect(list.redemptions == [redemption])
+    }
+
+    @Test func redeemingOutsideTheWindowOrAfterRemovalIs410AndUnknownIs404() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let now = server.clock.read()
+        let future = try server.putOffer(
+            retailer, major: 1, minor: 1, OfferDraft(title: "soon", startsAt: now.addingTimeInterval(3600)))
+        let past = try server.putOffer(
+            retailer, major: 1, minor: 2,
+            OfferDraft(title: "over", startsAt: now.addingTimeInterval(-7200), endsAt: now.addingTimeInterval(-3600)))
+        let removed = try server.putOffer(retailer, major: 1, minor: 3, OfferDraft(title: "removed"))
+        #expect(try server.request("DELETE", "/v1/retailer/offers/1/3", token: retailer.apiKey).status == 204)
+        let shopper = try server.createAccount()
+
+        for offer in [future, past, removed] {
+            let reply = try server.redeem(shopper, offer.id)
+            #expect(reply.status == 410 && reply.errorCode == .offerUnavailable, "\(offer.title): \(reply.text)")
+        }
+        #expect(try server.redeem(shopper, UUID()).status == 404)
+        server.clock.advance(by: 3601)
+        #expect(try server.redeem(shopper, future.id).status == 201)
+    }
+
+    @Test func theTotalLimitHoldsUnderFiftyParallelRedemptions() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "10 only", totalLimit: 10))
+        let shoppers = try (0..<50).map { _ in try server.createAccount() }
+        let statuses = parallelStatuses(50) { index in try server.redeem(shoppers[index], offer.id).status }
+        #expect(statuses.filter { $0 == 201 }.count == 10)
+        #expect(statuses.filter { $0 == 409 }.count == 40)
+        let stats: RetailerStatistics = try server.request("GET", "/v1/retailer/stats", token: retailer.apiKey).decode()
+        #expect(stats.offers.first?.redemptions == 10 && stats.offers.first?.remaining == 0)
+    }
+
+    @Test func thePerShopperLimitHoldsUnderFiftyParallelRedemptions() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "once", perShopperLimit: 1))
+        let shopper = try server.createAccount()
+        let statuses = parallelStatuses(50) { index in try server.redeem(shopper, offer.id, key: "key-\(index)").status }
+        #expect(statuses.filter { $0 == 201 }.count == 1)
+        #expect(statuses.filter { $0 == 409 }.count == 49)
+        let list: RedemptionList = try server.request("GET", "/v1/redemptions", token: shopper.deviceToken).decode()
+        #expect(list.redemptions.count == 1)
+    }
+
+    /// Runs `body` `count` times at once, each on its own thread and HTTP connection, released together;
+    /// -1 for a transport error.
+    private func parallelStatuses(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Int) -> [Int] {
+        let results = Mutex([Int](repeating: -1, count: count))
+        let ready = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for index in 0..<count {
+            done.enter()
+            Thread {
+                ready.signal()
+                go.wait()
+                let status = (try? body(index)) ?? -1
+                results.withLock { $0[index] = status }
+                done.leave()
+            }.start()
+        }
+        for _ in 0..<count { ready.wait() }
+        for _ in 0..<count { go.signal() }
+        done.wait()
+        return results.withLock { $0 }
+    }
+}

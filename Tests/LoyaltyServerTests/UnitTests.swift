@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import LoyaltyServer
+
+@Suite struct UnitTests {
+    @Test func sha256MatchesTheFIPSVectors() {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(SHA256.hash([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            hex(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    @Test func secretsAreRandomAndComparedByContent() {
+        let first = Secrets.token(prefix: "lk_")
+        let second = Secrets.token(prefix: "lk_")
+        #expect(first != second && first.count == 3 + 43)
+        #expect(Secrets.constantTimeEqual(Secrets.digest(of: first), Secrets.digest(of: first)))
+        #expect(!Secrets.constantTimeEqual(Secrets.digest(of: first), Secrets.digest(of: second)))
+        #expect(!Secrets.constantTimeEqual([1, 2], [1, 2, 3]))
+        let code = Secrets.humanCode(length: 8)
+        #expect(code.count == 8 && !code.contains("0") && !code.contains("O") && !code.contains("I"))
+    }
+
+    @Test func cursorsRoundTripAndRejectForgeries() {
+        let cursor = FeedCursor(generation: UUID(), version: 42)
+        #expect(FeedCursor(cursor.encoded()) == cursor)
+        #expect(FeedCursor("") == nil)
+        #expect(FeedCursor("djE6bm90LWEtdXVpZDox") == nil)  // "v1:not-a-uuid:1"
+        #expect(FeedCursor(Secrets.base64URL(Array("v1:\(UUID()):-1".utf8))) == nil)
+    }
+
+    @Test func optionsParse() throws {
+        let environment = ["HOME": "/home/shopper", "DATABASE_URL": "postgres://db/loyalty"]
+        let defaults = try #require(try ServerOptions.parse([], environment: environment))
+        #expect(defaults.host == "127.0.0.1" && defaults.port == 8080)
+        #expect(defaults.dataDirectory.path == "/home/shopper/.local/share/loyalty-server")
+        #expect(defaults.databaseURL == "postgres://db/loyalty" && defaults.operatorToken == nil)
+
+        let custom = try #require(
+            try ServerOptions.parse(["--listen", "[::1]:0", "--data-dir", "/srv/loyalty"], environment: environment))
+        #expect(custom.host == "[::1]" && custom.port == 0 && custom.dataDirectory.path == "/srv/loyalty")
+        #expect(try ServerOptions.parse(["--help"], environment: environment) == nil)
+        #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--listen", "8080"], environment: [:]) }
+        #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--bogus"], environment: [:]) }
+    }
+}
