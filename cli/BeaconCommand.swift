@@ -2,8 +2,8 @@ import Beacons
 
 let beaconCommand = CommandSpec(
     name: "beacon",
-    summary: "Work with beacons themselves: simulate a walk past them into a capture file.",
-    subcommands: [simulateCommand]
+    summary: "Work with beacons themselves: advertise one, calibrate its measured power, simulate a walk.",
+    subcommands: [advertiseCommand, calibrateCommand, simulateCommand]
 )
 
 private let simulateCommand = CommandSpec(

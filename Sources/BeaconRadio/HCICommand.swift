@@ -63,12 +63,12 @@ public struct HCICommand: Hashable, Sendable {
             parameters: [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00, 0x00, 0x00, 0x00, 0x00])
     }
 
-    private static let ownPublicAddress: UInt8 = 0x00
+    static let ownPublicAddress: UInt8 = 0x00
     private static let acceptAllAdvertisements: UInt8 = 0x00
 }
 
 extension UInt16 {
-    fileprivate var littleEndianBytes: [UInt8] { [UInt8(self & 0xFF), UInt8(self >> 8)] }
+    var littleEndianBytes: [UInt8] { [UInt8(self & 0xFF), UInt8(self >> 8)] }
 }
 
 /// How to scan.

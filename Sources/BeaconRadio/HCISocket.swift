@@ -99,8 +99,8 @@ final class HCISocket {
     }
 }
 
-/// Milliseconds on the monotonic clock, for command timeouts only (never for beacon time).
-private func monotonicMilliseconds() -> Int64 {
+/// Milliseconds on the monotonic clock, for command timeouts and advertising durations (never beacon time).
+func monotonicMilliseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

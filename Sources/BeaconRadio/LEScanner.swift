@@ -26,9 +26,8 @@ public final class LEScanner: @unchecked Sendable {
     public let commands: LEScanCommands
     private let socket: HCISocket
     private let clock: any BeaconClock
-    /// A pipe whose read end wakes `run` when `cancel` writes to it.
-    private let wakeupRead: Int32
-    private let wakeupWrite: Int32
+    /// Wakes `run` when `cancel` is called.
+    private let wakeup: WakeupPipe
 
     /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
     public init(
@@ -37,20 +36,11 @@ public final class LEScanner: @unchecked Sendable {
         let socket = try HCISocket(adapter: adapter)
         let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
         commands = try LEScanCommands(features: features, options: options)
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw .system(call: "pipe", errno: errno) }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wakeup = try WakeupPipe()
         self.socket = socket
         self.adapter = socket.adapter
         self.features = features
         self.clock = clock
-        wakeupRead = ends[0]
-        wakeupWrite = ends[1]
-    }
-
-    deinit {
-        close(wakeupRead)
-        close(wakeupWrite)
     }
 
     /// Scans and hands each LE meta event to `onEvent` until `cancel()` is called, then disables
@@ -63,8 +53,8 @@ public final class LEScanner: @unchecked Sendable {
         var failure: RadioError?
         while true {
             do {
-                guard let event = try socket.readEvent(timeoutMilliseconds: -1, wakeup: wakeupRead) else {
-                    if isCancelled { break }
+                guard let event = try socket.readEvent(timeoutMilliseconds: -1, wakeup: wakeup.readEnd) else {
+                    if wakeup.isSignalled { break }
                     continue
                 }
                 if event[0] == UInt8(EVT_LE_META_EVENT) { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
@@ -78,13 +68,5 @@ public final class LEScanner: @unchecked Sendable {
     }
 
     /// Stops `run` (from any thread); it returns after disabling scanning.
-    public func cancel() {
-        var byte: UInt8 = 1
-        _ = write(wakeupWrite, &byte, 1)
-    }
-
-    private var isCancelled: Bool {
-        var polled = pollfd(fd: wakeupRead, events: Int16(POLLIN), revents: 0)
-        return poll(&polled, 1, 0) > 0
-    }
+    public func cancel() { wakeup.signal() }
 }

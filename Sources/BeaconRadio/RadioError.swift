@@ -63,6 +63,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The controller's answer to a command was too short.
     case malformedResponse(opcode: UInt16)
     case invalidScanParameters(String)
+    case invalidAdvertisingParameters(String)
     /// Any other failing system call.
     case system(call: String, errno: Int32)
 
@@ -93,7 +94,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .adapterNotFound(let name):
             return "no Bluetooth adapter named \(name): `loyalty doctor` lists the adapters; meanwhile \(replay)"
         case .missingCapabilities(let missing):
-            let needed = "scanning needs CAP_NET_RAW and CAP_NET_ADMIN"
+            let needed = "scanning and advertising need CAP_NET_RAW and CAP_NET_ADMIN"
             let which =
                 missing.isEmpty
                 ? "the system refused raw Bluetooth access although the capabilities look present (a container or security policy?)"
@@ -108,7 +109,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "Bluetooth adapter \(name) is busy (another program holds it): stop that program and retry"
         case .commandFailed(let opcode, let status):
             return "the Bluetooth controller refused command \(hex(opcode)) with HCI error \(hex(UInt16(status))): "
-                + "another program may be scanning; stop it or retry"
+                + "another program may be scanning or advertising with it; stop it or retry"
         case .commandTimedOut(let opcode):
             return
                 "the Bluetooth controller did not answer command \(hex(opcode)): reset the adapter (`sudo hciconfig hci0 reset`) and retry"
@@ -116,6 +117,8 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the Bluetooth controller answered command \(hex(opcode)) with too few bytes: try another adapter"
         case .invalidScanParameters(let detail):
             return "invalid scan parameters: \(detail)"
+        case .invalidAdvertisingParameters(let detail):
+            return "invalid advertising parameters: \(detail)"
         case .system(let call, let code):
             return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
         }

@@ -160,25 +160,19 @@ private struct Abort: Error {}
             CREATE TABLE offer (uuid TEXT NOT NULL, major INTEGER NOT NULL, minor INTEGER NOT NULL,
                                 title TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (uuid, major, minor));
             """)
-        let clock = ContinuousClock()
-        let elapsed = try clock.measure {
-            try database.transaction {
-                for index in 0..<100_000 {
-                    try database.run(
-                        "INSERT INTO offer (uuid, major, minor, title, version) VALUES (?, ?, ?, ?, ?)",
-                        [
-                            .text("8F0C1DDC-11E5-4A07-8910-425941B072F9"), .integer(Int64(index / 65_535)),
-                            .integer(Int64(index % 65_535)), .text("offer \(index)"), .integer(Int64(index)),
-                        ])
-                }
+        try database.transaction {
+            for index in 0..<100_000 {
+                try database.run(
+                    "INSERT INTO offer (uuid, major, minor, title, version) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        .text("8F0C1DDC-11E5-4A07-8910-425941B072F9"), .integer(Int64(index / 65_535)),
+                        .integer(Int64(index % 65_535)), .text("offer \(index)"), .integer(Int64(index)),
+                    ])
             }
         }
         #expect(
             try database.query("SELECT count(*), max(version) FROM offer").first?.values == [
                 .integer(100_000), .integer(99_999),
             ])
-        // Generous for a debug build on a shared machine; the release build does it well under 1 s.
-        #expect(elapsed < .seconds(10))
-        print("100,000 inserts: \(elapsed)")
     }
 }

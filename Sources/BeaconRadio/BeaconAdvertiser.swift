@@ -1,0 +1,57 @@
+import Beacons
+
+/// Live iBeacon advertising on one adapter through a raw HCI socket: Core Location's peripheral data
+/// advertised by CBPeripheralManager, for a Linux machine at the till.
+///
+/// `init` opens the adapter and reads its LE features; `run` programs the advertisement (extended commands
+/// only when the controller supports LE Extended Advertising, else legacy), advertises until `cancel()` or
+/// the end of its duration, then disables advertising. `run` must be called from one thread at a time;
+/// `cancel` may be called from any thread (and from a signal handler), hence `@unchecked Sendable`.
+public final class BeaconAdvertiser: @unchecked Sendable {
+    public let adapter: String
+    public let features: LEFeatures
+    public let commands: LEAdvertisingCommands
+    private let socket: HCISocket
+    private let wakeup: WakeupPipe
+
+    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
+    public init(adapter: String? = nil, advertisement: BeaconAdvertisement) throws(RadioError) {
+        let socket = try HCISocket(adapter: adapter)
+        features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
+        commands = try LEAdvertisingCommands(features: features, advertisement: advertisement)
+        wakeup = try WakeupPipe()
+        self.socket = socket
+        self.adapter = socket.adapter
+    }
+
+    /// Advertises until `cancel()` is called or `duration` seconds have passed (nil: until cancelled), then
+    /// disables advertising. Throws when advertising cannot be started, the socket fails, or the controller
+    /// refuses to stop (the beacon would go on advertising: the caller must say so).
+    public func run(duration: Double? = nil) throws(RadioError) {
+        // Advertising left on (by a crashed run or another program) makes the parameters command fail.
+        _ = try? socket.send(commands.disable)
+        for command in commands.start { try socket.send(command) }
+        let deadline = duration.map { monotonicMilliseconds() + Int64(($0 * 1000).rounded()) }
+        var failure: RadioError?
+        while !wakeup.isSignalled {
+            var timeout: Int32 = -1
+            if let deadline {
+                let remaining = deadline - monotonicMilliseconds()
+                if remaining <= 0 { break }
+                timeout = Int32(clamping: remaining)
+            }
+            do {
+                // Events are drained, not used: a socket left unread would fill up and drop them.
+                _ = try socket.readEvent(timeoutMilliseconds: timeout, wakeup: wakeup.readEnd)
+            } catch {
+                failure = error
+                break
+            }
+        }
+        do { try socket.send(commands.disable) } catch { failure = failure ?? error }
+        if let failure { throw failure }
+    }
+
+    /// Stops `run` (from any thread); it returns after disabling advertising.
+    public func cancel() { wakeup.signal() }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// Wakes a thread blocked in `poll` on its read end: `signal()` may be called from any thread, and from a
+/// signal handler (it is one `write`). Once signalled it stays readable.
+final class WakeupPipe: @unchecked Sendable {
+    let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() throws(RadioError) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw .system(call: "pipe", errno: errno) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        readEnd = ends[0]
+        writeEnd = ends[1]
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    var isSignalled: Bool {
+        var polled = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        return poll(&polled, 1, 0) > 0
+    }
+}

@@ -1,0 +1,230 @@
+import BeaconRadio
+import Beacons
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let advertiseCommand = CommandSpec(
+    name: "advertise",
+    summary: "Make this machine an iBeacon: advertise a UUID, major and minor with a measured power.",
+    synopsis:
+        "--uuid UUID --major M --minor N [--measured-power DBM] [--interval-ms MS] [--duration S] [--dry-run] [--write FILE]",
+    discussion: """
+        Programs the adapter with LE Set Advertising Parameters, LE Set Advertising Data (flags and the
+        iBeacon manufacturer data) and LE Set Advertising Enable, or their LE Extended Advertising
+        counterparts when the controller's LE features include it, as non-connectable undirected
+        advertising (ADV_NONCONN_IND) on channels 37, 38 and 39. Advertising stops, and is disabled on the
+        controller, at Ctrl-C, SIGTERM or the end of --duration. Everything is checked before the radio is
+        touched. Live advertising needs an adapter and CAP_NET_RAW + CAP_NET_ADMIN (`loyalty doctor`).
+        Some controllers older than Bluetooth 5.0 refuse non-connectable intervals under 100 ms.
+
+        --dry-run prints the HCI commands instead of sending them, each with its name and its bytes
+        (opcode, parameter length, parameters; hex). --write FILE writes them to a BTSnoop capture
+        (datalink 1002), with the LE Advertising Report a scanner 1 m away would receive (RSSI = measured
+        power; the advertiser's address shows as 00:00:00:00:00:00, since the adapter is not read), so
+        `loyalty scan --replay FILE` hears exactly this beacon. Neither touches the radio; both show the
+        legacy commands unless --extended is given.
+
+        EXAMPLES:
+          loyalty beacon advertise --uuid 8F0C1DDC-11E5-4A07-8910-425941B072F9 --major 1 --minor 2
+          loyalty beacon advertise --uuid 8F0C1DDC-11E5-4A07-8910-425941B072F9 --major 1 --minor 2 --dry-run
+
+        EXIT CODES: 0 done, 64 wrong arguments, 69 no radio, 74 FILE not written, 77 missing capabilities.
+        """,
+    options: [
+        .value("uuid", "UUID", "The proximity UUID (the retailer's)."),
+        .value("major", "M", "Major, 0...65535 (a department)."),
+        .value("minor", "N", "Minor, 0...65535 (the beacon in it)."),
+        .value("measured-power", "DBM", "RSSI at 1 m to advertise, -100...0 (default -59; see `beacon calibrate`)."),
+        .value("interval-ms", "MS", "Advertising interval, 20...10240 ms in 0.625 ms steps (default 100)."),
+        .value("adapter", "NAME", "The adapter to advertise with (default: the first one)."),
+        .value("duration", "SECONDS", "Stop after this many seconds (default: until Ctrl-C or SIGTERM)."),
+        .flag("dry-run", "Print the HCI commands instead of sending them."),
+        .value("write", "FILE", "Write the HCI commands and the report a scanner receives to a BTSnoop file."),
+        .flag("extended", "With --dry-run or --write: the extended advertising commands instead of the legacy ones."),
+        .flag("json", "JSON lines."),
+    ],
+    run: runAdvertise
+)
+
+private func runAdvertise(_ arguments: ParsedArguments) throws {
+    let path = arguments.commandPath
+    let advertisement = try parseAdvertisement(arguments)
+    let adapter = arguments.value("adapter")
+    if let adapter, !adapter.hasPrefix("hci") || adapter.count == 3 || !adapter.dropFirst(3).allSatisfy(\.isWholeNumber)
+    {
+        throw UsageError("--adapter takes an adapter name like hci0, got '\(adapter)'", commandPath: path)
+    }
+    var duration: Double? = nil
+    if let text = arguments.value("duration") {
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            throw UsageError("--duration must be a number of seconds greater than 0, got '\(text)'", commandPath: path)
+        }
+        duration = seconds
+    }
+    let dryRun = arguments.flag("dry-run")
+    let file = arguments.value("write")
+    let json = arguments.flag("json")
+    guard dryRun || file != nil else {
+        if arguments.flag("extended") {
+            throw UsageError(
+                "--extended applies to --dry-run and --write; live advertising chooses from the controller's LE features",
+                commandPath: path)
+        }
+        return try advertiseLive(advertisement, adapter: adapter, duration: duration, json: json)
+    }
+    let commands: LEAdvertisingCommands
+    do {
+        commands = try LEAdvertisingCommands(extended: arguments.flag("extended"), advertisement: advertisement)
+    } catch {
+        throw UsageError(error.description, commandPath: path)
+    }
+    if dryRun {
+        for command in commands.start + [commands.disable] { printCommand(command, json: json) }
+    }
+    if let file {
+        try writeCapture(commands, advertisement: advertisement, duration: duration, to: file)
+        let count = commands.start.count + 1
+        if json {
+            printJSONLine([("file", .string(file)), ("commands", .int(count)), ("advertising_reports", .int(1))])
+        } else {
+            printOut("wrote \(file): \(count) HCI commands and the advertising report a scanner 1 m away receives")
+        }
+    }
+}
+
+/// The beacon from `--uuid`, `--major`, `--minor`, `--measured-power` and `--interval-ms`, or a usage error.
+private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAdvertisement {
+    let path = arguments.commandPath
+    guard let uuidText = arguments.value("uuid") else {
+        throw UsageError("--uuid UUID is required (the retailer's proximity UUID)", commandPath: path)
+    }
+    guard let uuid = UUID(uuidString: uuidText) else {
+        throw UsageError(
+            "'\(uuidText)' is not a UUID: use 32 hex digits in 8-4-4-4-12 groups, "
+                + "like 8F0C1DDC-11E5-4A07-8910-425941B072F9", commandPath: path)
+    }
+    func number(_ name: String) throws -> UInt16 {
+        guard let text = arguments.value(name) else {
+            throw UsageError("--\(name) is required (0...65535)", commandPath: path)
+        }
+        guard let value = UInt16(text) else {
+            throw UsageError("--\(name) must be a whole number 0...65535, got '\(text)'", commandPath: path)
+        }
+        return value
+    }
+    let major = try number("major")
+    let minor = try number("minor")
+    let powerText = arguments.value("measured-power") ?? "-59"
+    guard let power = Int8(powerText), (-100...0).contains(power) else {
+        throw UsageError(
+            "--measured-power must be a whole number of dBm, -100...0, got '\(powerText)'", commandPath: path)
+    }
+    let intervalText = arguments.value("interval-ms") ?? "100"
+    guard let interval = Double(intervalText) else {
+        throw UsageError("--interval-ms must be a number of milliseconds, got '\(intervalText)'", commandPath: path)
+    }
+    let frame = BeaconFrame(
+        kind: .iBeacon, identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power)
+    do {
+        return try BeaconAdvertisement(frame: frame, intervalMilliseconds: interval)
+    } catch {
+        throw UsageError("--interval-ms: \(error.description)", commandPath: path)
+    }
+}
+
+private func printCommand(_ command: HCICommand, json: Bool) {
+    let opcode = "0x" + hexDigits([UInt8(command.opcode >> 8), UInt8(command.opcode & 0xFF)], separator: "")
+    let name = command.name ?? "HCI command"
+    if json {
+        printJSONLine([
+            ("command", .string(name)), ("opcode", .string(opcode)),
+            ("packet", .string(hexDigits(command.packet, separator: ""))),
+        ])
+    } else {
+        printOut("\(opcode) \(name)\n  \(hexDigits(command.packet, separator: " "))")
+    }
+}
+
+private func hexDigits(_ bytes: [UInt8], separator: String) -> String {
+    bytes.map { byte in
+        let digits = String(byte, radix: 16, uppercase: true)
+        return digits.count == 1 ? "0" + digits : digits
+    }.joined(separator: separator)
+}
+
+/// Host to controller: the three start commands 1 ms apart. Controller to host: the report a scanner 1 m away
+/// receives one interval after enabling. Then the stop command, at the end of `duration` (or right after).
+private func writeCapture(
+    _ commands: LEAdvertisingCommands, advertisement: BeaconAdvertisement, duration: Double?, to file: String
+) throws {
+    let start = SystemBeaconClock().now()
+    let enabled = start + 0.002
+    let heard = enabled + advertisement.intervalMilliseconds / 1000
+    let stopped = max(enabled + (duration ?? 0), heard + 0.001)
+    let anyAddress = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
+    do {
+        let writer = try BTSnoopWriter(path: file, datalink: .h4)
+        for (index, command) in commands.start.enumerated() {
+            try writer.write(.command, command.packet, at: BTSnoopTimestamp(unixSeconds: start + 0.001 * Double(index)))
+        }
+        // Cannot throw: one report of 30 bytes fits an LE Advertising Report event.
+        let event = try! HCIEvent.advertisingReportEvent([advertisement.report(from: anyAddress)], format: .legacy)
+        try writer.write(.event, event, at: BTSnoopTimestamp(unixSeconds: heard))
+        try writer.write(.command, commands.disable.packet, at: BTSnoopTimestamp(unixSeconds: stopped))
+        try writer.close()
+    } catch {
+        throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
+    }
+}
+
+private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String?, duration: Double?, json: Bool) throws
+{
+    let advertiser: BeaconAdvertiser
+    do { advertiser = try BeaconAdvertiser(adapter: adapter, advertisement: advertisement) } catch {
+        throw radioFailure(error)
+    }
+    AdvertisingInterruption.install(advertiser)
+    let identity = advertisement.frame.identity
+    let mode = advertiser.commands.usesExtendedAdvertising ? "extended" : "legacy"
+    if json {
+        printJSONLine([
+            ("event", .string("advertising")), ("adapter", .string(advertiser.adapter)),
+            ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
+            ("minor", .int(Int(identity.minor))), ("measured_power", .int(Int(advertisement.frame.measuredPower))),
+            ("interval_ms", .double(advertisement.intervalMilliseconds)), ("commands", .string(mode)),
+        ])
+    } else {
+        let until = duration.map { "for \(String(format1: $0)) s" } ?? "until Ctrl-C"
+        printOut(
+            "advertising \(identity) at \(advertisement.frame.measuredPower) dBm every "
+                + "\(String(format1: advertisement.intervalMilliseconds)) ms on \(advertiser.adapter) "
+                + "(\(mode) commands) \(until)")
+    }
+    do { try advertiser.run(duration: duration) } catch { throw radioFailure(error) }
+    if json {
+        printJSONLine([("event", .string("stopped")), ("adapter", .string(advertiser.adapter))])
+    } else {
+        printOut("stopped advertising on \(advertiser.adapter)")
+    }
+}
+
+/// Missing capabilities exit 77, every other radio problem 69.
+func radioFailure(_ error: RadioError) -> CommandFailure {
+    let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
+    return CommandFailure(error.description, exitCode: code)
+}
+
+/// Ctrl-C and SIGTERM end advertising cleanly: the advertiser disables advertising before the command exits.
+private enum AdvertisingInterruption {
+    nonisolated(unsafe) private static var advertiser: BeaconAdvertiser?
+
+    static func install(_ advertiser: BeaconAdvertiser) {
+        self.advertiser = advertiser
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber) { _ in AdvertisingInterruption.advertiser?.cancel() }
+        }
+    }
+}
