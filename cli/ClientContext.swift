@@ -1,3 +1,4 @@
+import Beacons
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
@@ -110,4 +111,66 @@ func printTable(_ header: [String], _ rows: [[String]]) {
             .replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
     }
     printOut(out)
+}
+
+// MARK: offers during `loyalty scan`
+
+/// The options `loyalty scan` adds for offers (it has its own --json).
+let offerScanOptions: [OptionSpec] = [
+    .value("min-proximity", "PROXIMITY", "Show an offer when its beacon is this near or nearer: immediate, near (default), far."),
+    .value("dwell", "SECONDS", "With --json: seconds of capture time an offer stays shown before the next (default 5)."),
+    .flag("offline", "Do not contact the server; seen offers wait in the outbox for the next sync."),
+    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
+    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
+    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
+]
+
+/// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
+/// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
+/// until dismissed; otherwise for --dwell seconds.
+func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws -> OfferSession {
+    do {
+        let context = try ClientContext(arguments)
+        let minimum = try arguments.value("min-proximity", default: Proximity.near) { text in
+            Proximity(rawValue: text).flatMap { $0 == .unknown ? nil : $0 }
+        }
+        let dwell = try arguments.value("dwell", default: 5) { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        let cache = try context.openCache()
+        let hasAccount = try context.home.loadDevice() != nil
+        let online = !arguments.flag("offline") && hasAccount
+        return try OfferSession(
+            cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
+            sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
+    } catch let error as ClientError {
+        throw CommandFailure(error.description, exitCode: error.exitCode)
+    }
+}
+
+/// Syncs when due; a failure is a warning (printed once) and the scan goes on from the cache.
+func syncOffersIfDue(_ session: OfferSession, warned: inout Bool) {
+    do {
+        _ = try session.syncIfDue()
+        warned = false
+    } catch {
+        if !warned {
+            printError("warning: \(error.description); offers come from the cache, seen offers wait in the outbox")
+        }
+        warned = true
+    }
+}
+
+/// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..}}`
+func offerEventFields(_ presentation: OfferPresentation) -> [(String, JSONValue)] {
+    let offer = presentation.offer.offer
+    return [
+        ("event", .string("offer")), ("t", .double(presentation.time)),
+        (
+            "offer",
+            .object([
+                ("id", .string(offer.id.uuidString.lowercased())), ("retailer", .string(presentation.offer.retailer.name)),
+                ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
+                ("category", jsonOptional(offer.category)),
+            ])
+        ),
+    ]
 }
