@@ -100,12 +100,20 @@ public struct SyncEngine {
         }
     }
 
-    /// Pulls the seen set's pages until the server has nothing newer.
+    /// Pulls the seen set's pages until the server has nothing newer; an expired cursor (410) starts
+    /// over from the beginning.
     private func pullSeen() throws(ClientError) -> Int {
         var pulled = 0
         var cursor = try cache.seenCursor
         while true {
-            let page = try api.seen(since: cursor, credential)
+            let page: SeenPage
+            do {
+                page = try api.seen(since: cursor, credential)
+            } catch .server(410, _, _) where cursor != nil {
+                // The server cannot continue from this cursor: take the whole set again (a union).
+                cursor = nil
+                continue
+            }
             try cache.apply(page)
             pulled += page.items.count
             if page.items.isEmpty || page.cursor == cursor { return pulled }

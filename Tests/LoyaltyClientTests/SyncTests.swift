@@ -92,6 +92,45 @@ private func mateys(_ server: LiveServer) throws -> Credential {
         #expect(try device.cache.offerCount == 3)
     }
 
+    @Test func cursorsAnotherServerMadeTurnIntoAFullSync() throws {
+        let first = try LiveServer()
+        _ = try mateys(first)
+        let device = try ShopperDevice(try first.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(first).sync()
+        try device.cache.recordShown([SeenItem(offerID: try device.cache.offers()[0].offer.id, seenAt: Date())])
+        _ = try device.syncEngine(first).sync()
+        #expect(try device.cache.seenCursor != nil)
+
+        // The same cache against another database: both cursors answer 410 there.
+        let second = try LiveServer()
+        _ = try mateys(second)
+        let elsewhere = try second.api.createAccount(deviceName: nil)
+        let engine = SyncEngine(
+            cache: device.cache, api: second.api, credential: .device(elsewhere.deviceToken), now: Date.init)
+        let report = try engine.sync()
+        #expect(report.fullCatalog)
+        #expect(try device.cache.offerCount == 3)
+        #expect(Set(try device.cache.offers().map(\.retailer.uuid)).count == 1)
+        #expect(try second.api.seen(since: nil, .device(elsewhere.deviceToken)).items.isEmpty)
+    }
+
+    @Test func aSessionSyncsAtStartThenEveryInterval() throws {
+        let server = try LiveServer()
+        _ = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        let clock = ManualClock(Date())
+        let session = try OfferSession(
+            cache: device.cache, holding: .dwell(5), sync: device.syncEngine(server), syncInterval: 60,
+            deviceClock: clock.now)
+        #expect(session.regions.isEmpty)
+        #expect(try session.syncIfDue()?.cachedOffers == 3)
+        #expect(session.regions.count == 1)
+        clock.advance(59)
+        #expect(try session.syncIfDue() == nil)
+        clock.advance(1)
+        #expect(try session.syncIfDue() != nil)
+    }
+
     @Test func aRevokedDeviceIsToldToLinkAgain() throws {
         let server = try LiveServer()
         let first = try ShopperDevice(try server.api.createAccount(deviceName: nil))
@@ -161,4 +200,14 @@ private func mateys(_ server: LiveServer) throws -> Credential {
         #expect(throws: ClientError.self) { try OfferReference(parsing: "\(mateysUUID.uuidString):2") }
         #expect(throws: ClientError.self) { try OfferReference(parsing: "sushi") }
     }
+}
+
+/// A device clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    private var current: Date
+
+    init(_ start: Date) { current = start }
+
+    func now() -> Date { current }
+    func advance(_ seconds: Double) { current = current.addingTimeInterval(seconds) }
 }
