@@ -16,7 +16,9 @@ public final class OfferCache {
         """
         CREATE TABLE sync_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE retailers (
-            id TEXT PRIMARY KEY, name TEXT NOT NULL, uuid TEXT NOT NULL) WITHOUT ROWID;
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, uuid TEXT NOT NULL,
+            -- The retailer's part of its offers' `offers --json` lines.
+            listing TEXT NOT NULL) WITHOUT ROWID;
         CREATE INDEX retailers_by_uuid ON retailers (uuid);
         -- Keyed by beacon, so listing in beacon order reads the table front to back.
         CREATE TABLE offers (
@@ -24,7 +26,7 @@ public final class OfferCache {
             title TEXT NOT NULL, description TEXT, category TEXT, image_url TEXT,
             starts_at REAL, ends_at REAL, per_shopper_limit INTEGER NOT NULL, total_limit INTEGER,
             reshow_after_s INTEGER, updated_at REAL NOT NULL,
-            -- The offer's own fields of its `offers --json` line, rendered once at sync.
+            -- The start of the offer's `offers --json` line, rendered once at sync.
             listing TEXT NOT NULL,
             PRIMARY KEY (retailer_id, major, minor)) WITHOUT ROWID;
         -- The latest time each offer was seen by the account, on any device (server time).
@@ -147,8 +149,10 @@ public final class OfferCache {
             for retailer in page.retailers {
                 try db.run(
                     """
-                    INSERT INTO retailers (id, name, uuid) VALUES (?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET name = excluded.name, uuid = excluded.uuid
+                    INSERT INTO retailers (id, name, uuid, listing)
+                    VALUES (?1, ?2, ?3, ',"retailer":' || json_quote(?2) || ',"uuid":"' || ?3 || '"')
+                    ON CONFLICT (id) DO UPDATE
+                    SET name = excluded.name, uuid = excluded.uuid, listing = excluded.listing
                     """,
                     [.text(retailer.id.uuidString), .text(retailer.name), .text(retailer.uuid.uuidString)])
             }
@@ -156,7 +160,7 @@ public final class OfferCache {
                 INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,
                     image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, listing)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
-                    '"major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
+                    '{"id":"' || lower(?1) || '","major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
                     || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
                     || ',"starts_at":' || json_quote(\(Self.sqlTimestamp("?9")))
                     || ',"ends_at":' || json_quote(\(Self.sqlTimestamp("?10"))))
@@ -231,14 +235,14 @@ public final class OfferCache {
         """
     }
 
-    /// Each cached offer as one JSON object (`offers --json`), mostly rendered at sync, so that a
-    /// catalog of 100,000 offers lists fast. Keys, in order: id, retailer, uuid, major, minor, title,
-    /// description, category, starts_at, ends_at, seen.
+    /// Each cached offer as one JSON object (`offers --json`), rendered at sync but for `seen`, so that
+    /// a catalog of 100,000 offers lists fast. Keys, in order: id, major, minor, title, description,
+    /// category, starts_at, ends_at, retailer, uuid, seen.
     public func forEachOfferJSON(retailerName: String? = nil, _ body: (String) -> Void) throws(ClientError) {
         let sql = """
-            SELECT '{"id":"' || lower(o.id) || '","retailer":' || json_quote(r.name) || ',"uuid":"' || r.uuid
-                || '",' || o.listing || ',"seen":'
-                || CASE WHEN EXISTS (SELECT 1 FROM seen s WHERE s.offer_id = o.id) THEN 'true}' ELSE 'false}' END
+            SELECT o.listing || r.listing
+                || CASE WHEN EXISTS (SELECT 1 FROM seen s WHERE s.offer_id = o.id) THEN ',"seen":true}'
+                   ELSE ',"seen":false}' END
             FROM offers o JOIN retailers r ON r.id = o.retailer_id
             \(retailerName == nil ? "" : "WHERE r.name = ? COLLATE NOCASE")
             ORDER BY o.retailer_id, o.major, o.minor
