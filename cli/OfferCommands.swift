@@ -102,6 +102,9 @@ let redeemCommand = CommandSpec(
             throw ClientError.server(
                 status: 409, code: .limitReached,
                 message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
+        } catch ClientError.network(let message) {
+            throw ClientError.network(
+                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice")
         } catch ClientError.server(410, _, _) {
             throw ClientError.server(
                 status: 410, code: .offerUnavailable,
