@@ -48,9 +48,9 @@ public struct OfferDraft: RequestBody, Equatable {
         try Validation.optionalText(category, field: "category", maxLength: Validation.categoryMaxLength)
         try Validation.imageURL(imageURL, field: "image_url")
         try Validation.window(startsAt: startsAt, endsAt: endsAt)
-        try Validation.atLeast(1, perShopperLimit, field: "per_shopper_limit")
-        try Validation.atLeast(1, totalLimit, field: "total_limit")
-        try Validation.atLeast(0, reshowAfterSeconds, field: "reshow_after_s")
+        try Validation.count(perShopperLimit, atLeast: 1, field: "per_shopper_limit")
+        try Validation.count(totalLimit, atLeast: 1, field: "total_limit")
+        try Validation.count(reshowAfterSeconds, atLeast: 0, field: "reshow_after_s")
     }
 }
 

@@ -17,6 +17,7 @@ public struct DeviceRegistration: RequestBody, Equatable {
 
     public func validate() throws(ValidationError) {
         try Validation.optionalText(name, field: "name", maxLength: Validation.deviceNameMaxLength)
+        try Validation.optionalText(code, field: "code", maxLength: 32)
     }
 }
 
@@ -118,6 +119,9 @@ public struct SeenPush: RequestBody, Equatable {
             throw ValidationError(
                 field: "items",
                 message: "must hold \(Validation.seenItemsPerPush.lowerBound) to \(Validation.seenItemsPerPush.upperBound) items")
+        }
+        for (index, item) in items.enumerated() {
+            try Validation.timestamp(item.seenAt, field: "items[\(index)].seen_at")
         }
     }
 }

@@ -10,6 +10,10 @@ public enum Validation {
     public static let imageURLMaxLength = 2048
     public static let deviceNameMaxLength = 100
     public static let seenItemsPerPush = 1...1000
+    /// Limits and durations are stored as 32-bit integers.
+    public static let countRange = 0...Int(Int32.max)
+    /// Dates the server stores: 1970-01-01T00:00:00Z up to the end of year 9999.
+    public static let timestampRange = Date(timeIntervalSince1970: 0)...Date(timeIntervalSince1970: 253_402_300_799)
 
     /// A major or minor as it arrives in a path: a decimal 0...65535.
     public static func beaconNumber(_ text: String, field: String) throws(ValidationError) -> UInt16 {
@@ -25,6 +29,9 @@ public enum Validation {
         guard length.contains(value.count) else {
             throw ValidationError(
                 field: field, message: "must be \(length.lowerBound) to \(length.upperBound) characters")
+        }
+        guard !value.unicodeScalars.contains("\u{0}") else {
+            throw ValidationError(field: field, message: "must not contain NUL characters")
         }
     }
 
@@ -42,15 +49,24 @@ public enum Validation {
         }
     }
 
+    public static func timestamp(_ value: Date?, field: String) throws(ValidationError) {
+        if let value, !timestampRange.contains(value) {
+            throw ValidationError(field: field, message: "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z")
+        }
+    }
+
     public static func window(startsAt: Date?, endsAt: Date?) throws(ValidationError) {
+        try timestamp(startsAt, field: "starts_at")
+        try timestamp(endsAt, field: "ends_at")
         if let startsAt, let endsAt, endsAt <= startsAt {
             throw ValidationError(field: "ends_at", message: "must be after starts_at")
         }
     }
 
-    public static func atLeast(_ minimum: Int, _ value: Int?, field: String) throws(ValidationError) {
-        if let value, value < minimum {
-            throw ValidationError(field: field, message: "must be at least \(minimum)")
+    /// A count or duration from `minimum` up to the largest 32-bit integer.
+    public static func count(_ value: Int?, atLeast minimum: Int, field: String) throws(ValidationError) {
+        if let value, value < minimum || value > countRange.upperBound {
+            throw ValidationError(field: field, message: "must be an integer from \(minimum) to \(countRange.upperBound)")
         }
     }
 }

@@ -40,6 +40,9 @@ struct APIFailure: Error {
             return (.invalid(error), nil)
         case let error as PostgresError where error.kind == .unavailable:
             return (.databaseUnavailable, nil)
+        case let error as PostgresError where error.sqlState?.hasPrefix("22") == true:
+            // Data exception (a value PostgreSQL cannot store): validation should have caught it first.
+            return (APIFailure(422, .validationFailed, "a value is out of the range the server can store"), "\(error)")
         default:
             return (APIFailure(500, .internalError, "unexpected error; the server log has the request id"), "\(error)")
         }

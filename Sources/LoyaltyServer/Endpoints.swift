@@ -164,8 +164,9 @@ struct Endpoints: Sendable {
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
         let key = request.header("idempotency-key")
-        if let key, key.isEmpty || key.count > 200 || !key.allSatisfy({ $0.isASCII && !$0.isNewline }) {
-            throw APIFailure(400, .badRequest, "Idempotency-Key must be 1 to 200 ASCII characters", field: "Idempotency-Key")
+        if let key, key.isEmpty || key.count > 200
+            || !key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) }) {
+            throw APIFailure(400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters", field: "Idempotency-Key")
         }
         let body = try request.decodeBody(RedemptionRequest.self)
         let (redemption, created) = try store.redeem(

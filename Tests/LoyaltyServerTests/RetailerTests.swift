@@ -86,6 +86,9 @@ import Testing
         ("/v1/retailer/offers/1/1", #"{"title":"x","per_shopper_limit":0}"#, "per_shopper_limit"),
         ("/v1/retailer/offers/1/1", #"{"title":"x","image_url":"not a url"}"#, "image_url"),
         ("/v1/retailer/offers/1/1", #"{"title":"x","titel":"typo"}"#, "titel"),
+        ("/v1/retailer/offers/1/1", #"{"title":"a\u0000b"}"#, "title"),
+        ("/v1/retailer/offers/1/1", #"{"title":"x","total_limit":1099511627776}"#, "total_limit"),
+        ("/v1/retailer/offers/1/1", #"{"title":"x","starts_at":"0001-01-01T00:00:00Z"}"#, "starts_at"),
     ])
     func invalidOffersAre422NamingTheField(path: String, body: String, field: String) throws {
         let server = try TestServer()

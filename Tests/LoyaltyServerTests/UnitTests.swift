@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import Testing
 
 @testable import LoyaltyServer
@@ -45,5 +46,27 @@ import Testing
         #expect(try ServerOptions.parse(["--help"], environment: environment) == nil)
         #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--listen", "8080"], environment: [:]) }
         #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--bogus"], environment: [:]) }
+    }
+}
+
+@Suite struct ContractTests {
+    /// Every route the server answers is documented in openapi.yaml, and nothing else is.
+    @Test func openAPIDocumentsExactlyTheServedRoutes() {
+        var documented: Set<String> = []
+        var path: String?
+        for line in String(decoding: Documents.openAPI, as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if line.hasPrefix("components:") {
+                path = nil
+            } else if let path, let method = ["get", "put", "post", "delete"].first(where: { line == "    \($0):" }) {
+                documented.insert("\(method.uppercased()) \(path)")
+            }
+        }
+        let endpoints = Endpoints(
+            store: Store(pool: PostgresPool(conninfo: "host=/nonexistent", size: 1), clock: { Date() }),
+            operatorTokenDigest: [], openAPIDocument: [], metrics: Metrics())
+        let served = Set(endpoints.routes.map { "\($0.method) \($0.pattern)" })
+        #expect(documented == served)
     }
 }
