@@ -41,10 +41,12 @@ public struct Timeouts: Sendable, Equatable {
     }
 }
 
-/// A typed call of the loyalty HTTP API (openapi.yaml) over libcurl.
-public struct LoyaltyAPIClient: Sendable {
+/// Typed calls of the loyalty HTTP API (openapi.yaml) over libcurl, on one kept-alive connection.
+/// Confined to one task at a time, like the `HTTPClient` it owns.
+public final class LoyaltyAPIClient {
     public let server: URL
     public let timeouts: Timeouts
+    private let http = HTTPClient()
 
     public init(server: URL, timeouts: Timeouts = Timeouts()) {
         self.server = server
@@ -200,7 +202,7 @@ public struct LoyaltyAPIClient: Sendable {
             connectTimeout: timeouts.connect, totalTimeout: timeouts.total)
         let response: HTTPClientResponse
         do {
-            response = try HTTPClient().send(request)
+            response = try http.send(request)
         } catch {
             throw .network("\(error) (server URL: --server, LOYALTY_SERVER or the config file)")
         }
