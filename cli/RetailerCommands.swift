@@ -34,6 +34,11 @@ private let retailerRegister = CommandSpec(
         let path = context.arguments.commandPath
         guard let name = context.arguments.value("name") else { throw UsageError("--name is required", commandPath: path) }
         let uuid = try context.arguments.value("uuid", default: nil as UUID?) { UUID(uuidString: $0) }
+        if let existing = context.config.retailer {
+            // Registering again would overwrite the only copy of that retailer's key.
+            throw ClientError.configuration(
+                "\(context.home.configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME")
+        }
         guard let token = context.environment["LOYALTY_ADMIN_TOKEN"], !token.isEmpty else {
             throw ClientError.notRegistered(
                 "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)")
