@@ -14,7 +14,8 @@ private let accountCreate = CommandSpec(
     run: clientCommand { context in
         if let existing = try context.home.loadDevice() {
             throw ClientError.configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`")
+                "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`"
+            )
         }
         let device = try context.api.createAccount(deviceName: context.arguments.value("name"))
         try context.home.saveDevice(device)
@@ -67,11 +68,13 @@ private let accountLink = CommandSpec(
                 return printJSONLine([("code", .string(link.code)), ("expires_at", jsonTimestamp(link.expiresAt))])
             }
             return printOut(
-                "link code: \(link.code)\non the other device run: loyalty account link \(link.code)\n(expires \(timestamp(link.expiresAt)))")
+                "link code: \(link.code)\non the other device run: loyalty account link \(link.code)\n(expires \(timestamp(link.expiresAt)))"
+            )
         }
         if let existing = try context.home.loadDevice() {
             throw ClientError.configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(context.home.deviceFile.path) first")
+                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(context.home.deviceFile.path) first"
+            )
         }
         let device = try context.api.linkDevice(code: code, deviceName: context.arguments.value("name"))
         try context.home.saveDevice(device)
@@ -102,14 +105,17 @@ let devicesCommand = CommandSpec(
         let positionals = context.arguments.positionals
         if let verb = positionals.first {
             guard verb == "revoke", positionals.count == 2 else {
-                throw UsageError("expected `devices` or `devices revoke ID`", commandPath: context.arguments.commandPath)
+                throw UsageError(
+                    "expected `devices` or `devices revoke ID`", commandPath: context.arguments.commandPath)
             }
             guard let id = UUID(uuidString: positionals[1]) else {
                 throw UsageError("'\(positionals[1])' is not a device id", commandPath: context.arguments.commandPath)
             }
             try context.api.revokeDevice(id, credential)
             if context.json {
-                return printJSONLine([("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased()))])
+                return printJSONLine([
+                    ("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased())),
+                ])
             }
             return printOut("device \(id.uuidString.lowercased()) revoked: its token no longer works")
         }

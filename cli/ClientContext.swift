@@ -107,7 +107,8 @@ func printTable(_ header: [String], _ rows: [[String]]) {
     }
     var out = ""
     for row in [header] + rows {
-        out += zip(row, widths).map { $0.padding($1) }.joined(separator: "  ")
+        out +=
+            zip(row, widths).map { $0.padding($1) }.joined(separator: "  ")
             .replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
     }
     printOut(out)
@@ -117,8 +118,11 @@ func printTable(_ header: [String], _ rows: [[String]]) {
 
 /// The options `loyalty scan` adds for offers (it has its own --json).
 let offerScanOptions: [OptionSpec] = [
-    .value("min-proximity", "PROXIMITY", "Show an offer when its beacon is this near or nearer: immediate, near (default), far."),
-    .value("dwell", "SECONDS", "With --json: seconds of capture time an offer stays shown before the next (default 5)."),
+    .value(
+        "min-proximity", "PROXIMITY",
+        "Show an offer when its beacon is this near or nearer: immediate, near (default), far."),
+    .value(
+        "dwell", "SECONDS", "With --json: seconds of capture time an offer stays shown before the next (default 5)."),
     .flag("offline", "Do not contact the server; seen offers wait in the outbox for the next sync."),
     .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
     .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
@@ -134,7 +138,9 @@ func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws ->
         let minimum = try arguments.value("min-proximity", default: Proximity.near) { text in
             Proximity(rawValue: text).flatMap { $0 == .unknown ? nil : $0 }
         }
-        let dwell = try arguments.value("dwell", default: 5) { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        let dwell = try arguments.value("dwell", default: 5) {
+            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+        }
         let cache = try context.openCache()
         let hasAccount = try context.home.loadDevice() != nil
         let online = !arguments.flag("offline") && hasAccount
@@ -167,7 +173,8 @@ func offerEventFields(_ presentation: OfferPresentation) -> [(String, JSONValue)
         (
             "offer",
             .object([
-                ("id", .string(offer.id.uuidString.lowercased())), ("retailer", .string(presentation.offer.retailer.name)),
+                ("id", .string(offer.id.uuidString.lowercased())),
+                ("retailer", .string(presentation.offer.retailer.name)),
                 ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
                 ("category", jsonOptional(offer.category)),
             ])

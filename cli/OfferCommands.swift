@@ -90,11 +90,13 @@ let redeemCommand = CommandSpec(
     options: clientOptions,
     run: clientCommand { context in
         guard context.arguments.positionals.count == 1 else {
-            throw UsageError("expected one OFFER (an id or UUID:MAJOR:MINOR)", commandPath: context.arguments.commandPath)
+            throw UsageError(
+                "expected one OFFER (an id or UUID:MAJOR:MINOR)", commandPath: context.arguments.commandPath)
         }
         let cache = try context.openCache()
         let offer = try OfferReference(parsing: context.arguments.positionals[0]).resolve(in: cache)
-        let redeemer = Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
+        let redeemer = Redeemer(
+            cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption
         do {
             redemption = try redeemer.redeem(offer)
@@ -104,11 +106,14 @@ let redeemCommand = CommandSpec(
                 message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
         } catch ClientError.network(let message) {
             throw ClientError.network(
-                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice")
+                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice"
+            )
         } catch ClientError.server(410, _, _) {
             throw ClientError.server(
                 status: 410, code: .offerUnavailable,
-                message: "\"\(offer.offer.title)\" is no longer available (removed or outside its dates): run `loyalty sync`")
+                message:
+                    "\"\(offer.offer.title)\" is no longer available (removed or outside its dates): run `loyalty sync`"
+            )
         }
         if context.json {
             return printJSONLine([

@@ -32,12 +32,15 @@ private let retailerRegister = CommandSpec(
     ] + clientOptions,
     run: clientCommand { context in
         let path = context.arguments.commandPath
-        guard let name = context.arguments.value("name") else { throw UsageError("--name is required", commandPath: path) }
+        guard let name = context.arguments.value("name") else {
+            throw UsageError("--name is required", commandPath: path)
+        }
         let uuid = try context.arguments.value("uuid", default: nil as UUID?) { UUID(uuidString: $0) }
         if let existing = context.config.retailer {
             // Registering again would overwrite the only copy of that retailer's key.
             throw ClientError.configuration(
-                "\(context.home.configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME")
+                "\(context.home.configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME"
+            )
         }
         guard let token = context.environment["LOYALTY_ADMIN_TOKEN"], !token.isEmpty else {
             throw ClientError.notRegistered(
@@ -132,7 +135,9 @@ private let retailerOfferRemove = CommandSpec(
         let (major, minor) = try beaconNumbers(context)
         try context.api.deleteOffer(major: major, minor: minor, try context.retailerCredential())
         if context.json {
-            return printJSONLine([("event", .string("offer_removed")), ("major", .int(Int(major))), ("minor", .int(Int(minor)))])
+            return printJSONLine([
+                ("event", .string("offer_removed")), ("major", .int(Int(major))), ("minor", .int(Int(minor))),
+            ])
         }
         printOut("offer at \(major):\(minor) removed")
     })
@@ -200,7 +205,9 @@ private let retailerRotateKey = CommandSpec(
             config.retailer?.apiKey = key.apiKey
             try context.home.saveConfig(config)
         }
-        if context.json { return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(config.retailer != nil))]) }
+        if context.json {
+            return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(config.retailer != nil))])
+        }
         if config.retailer != nil {
             printOut("API key rotated; the new key is saved in \(context.home.configFile.path)")
         } else {

@@ -48,7 +48,8 @@ let syncCommand = CommandSpec(
                 "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
             }
         printOut(
-            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached")
+            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
+        )
     })
 
 /// One self-overwriting line on a terminal's standard error; nothing in a pipe.

@@ -30,7 +30,8 @@ public struct ClientConfig: Codable, Sendable, Equatable {
 
     /// `--server`, else `LOYALTY_SERVER`, else the config file, else `http://127.0.0.1:8080`.
     public func serverURL(flag: String?, environment: [String: String]) throws(ClientError) -> URL {
-        let text = [flag, environment["LOYALTY_SERVER"], server].compactMap { $0 }.first { !$0.isEmpty }
+        let text =
+            [flag, environment["LOYALTY_SERVER"], server].compactMap { $0 }.first { !$0.isEmpty }
             ?? Self.defaultServer
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", url.host != nil

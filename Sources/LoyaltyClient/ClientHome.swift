@@ -27,13 +27,16 @@ public struct ClientHome: Sendable, Equatable {
                 return URL(fileURLWithPath: value, isDirectory: true)
             }
             guard let home = environment["HOME"], !home.isEmpty else {
-                throw .configuration("neither LOYALTY_HOME nor HOME is set: set LOYALTY_HOME to a directory for the client's state")
+                throw .configuration(
+                    "neither LOYALTY_HOME nor HOME is set: set LOYALTY_HOME to a directory for the client's state")
             }
             return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(fallback, isDirectory: true)
         }
         self.init(
-            configDirectory: try base("XDG_CONFIG_HOME", ".config").appendingPathComponent("loyalty", isDirectory: true),
-            dataDirectory: try base("XDG_DATA_HOME", ".local/share").appendingPathComponent("loyalty", isDirectory: true))
+            configDirectory: try base("XDG_CONFIG_HOME", ".config").appendingPathComponent(
+                "loyalty", isDirectory: true),
+            dataDirectory: try base("XDG_DATA_HOME", ".local/share").appendingPathComponent(
+                "loyalty", isDirectory: true))
     }
 
     /// Server URL, timeouts and the retailer's API key (mode 0600).

@@ -73,7 +73,8 @@ public final class OfferCache {
             let version = try db.userVersion
             guard version <= Self.schemaVersion else {
                 throw ClientError.corruptCache(
-                    "the cache \(file.path) was written by a newer loyalty (schema \(version)): upgrade, or run `loyalty sync --full` to rebuild it")
+                    "the cache \(file.path) was written by a newer loyalty (schema \(version)): upgrade, or run `loyalty sync --full` to rebuild it"
+                )
             }
             for migration in Self.migrations[version...] {
                 try db.execute(migration)
@@ -166,14 +167,16 @@ public final class OfferCache {
                     || ',"ends_at":' || json_quote(\(Self.sqlTimestamp("?10"))))
                 """
             for (index, offer) in page.offers.enumerated() {
-                try db.run(insert, [
-                    .text(offer.id.uuidString), .text(offer.retailerID.uuidString), .integer(Int64(offer.major)),
-                    .integer(Int64(offer.minor)), .text(offer.title), .optionalText(offer.description),
-                    .optionalText(offer.category), .optionalText(offer.imageURL), .optionalDate(offer.startsAt),
-                    .optionalDate(offer.endsAt), .integer(Int64(offer.perShopperLimit)),
-                    .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
-                    .real(offer.updatedAt.timeIntervalSince1970),
-                ])
+                try db.run(
+                    insert,
+                    [
+                        .text(offer.id.uuidString), .text(offer.retailerID.uuidString), .integer(Int64(offer.major)),
+                        .integer(Int64(offer.minor)), .text(offer.title), .optionalText(offer.description),
+                        .optionalText(offer.category), .optionalText(offer.imageURL), .optionalDate(offer.startsAt),
+                        .optionalDate(offer.endsAt), .integer(Int64(offer.perShopperLimit)),
+                        .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
+                        .real(offer.updatedAt.timeIntervalSince1970),
+                    ])
                 if index % 10_000 == 9_999 { progress(index + 1, page.offers.count) }
             }
             for tombstone in page.removed {
@@ -206,7 +209,8 @@ public final class OfferCache {
             minor: UInt16(try row.integer(3)), title: try row.text(4), description: row.optionalText(5),
             category: row.optionalText(6), imageURL: row.optionalText(7), startsAt: row.optionalDate(8),
             endsAt: row.optionalDate(9), perShopperLimit: Int(try row.integer(10)),
-            totalLimit: row.optionalInteger(11).map(Int.init), reshowAfterSeconds: row.optionalInteger(12).map(Int.init),
+            totalLimit: row.optionalInteger(11).map(Int.init),
+            reshowAfterSeconds: row.optionalInteger(12).map(Int.init),
             updatedAt: Date(timeIntervalSince1970: try row.real(13)))
         let retailer = CatalogRetailer(id: offer.retailerID, name: try row.text(14), uuid: try row.uuid(15))
         return ResolvedOffer(offer: offer, retailer: retailer)

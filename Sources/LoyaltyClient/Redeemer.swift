@@ -25,7 +25,8 @@ public enum OfferReference: Sendable, Equatable {
         let found =
             switch self {
             case .id(let id): try cache.offer(id: id)
-            case .beacon(let identity): try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
+            case .beacon(let identity):
+                try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
             }
         guard let found else {
             throw .notFound("no such offer in the cache: run `loyalty sync`, then `loyalty offers` to list them")

@@ -45,7 +45,8 @@ public struct SyncEngine {
     }
 
     /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first).
-    public func sync(full: Bool = false, progress: (SyncProgress) -> Void = { _ in }) throws(ClientError) -> SyncReport {
+    public func sync(full: Bool = false, progress: (SyncProgress) -> Void = { _ in }) throws(ClientError) -> SyncReport
+    {
         var report = SyncReport()
         if full { try cache.forgetCursors() }
         report.pushed = try pushOutbox(progress: progress)

@@ -27,7 +27,8 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         let sushi = offer(1, 1, "sushi")
         let pizza = offer(1, 2, "pizza")
         try cache.apply(
-            CatalogPage(cursor: "c1", full: true, serverTime: epoch, retailers: [matey], offers: [sushi, pizza], removed: []),
+            CatalogPage(
+                cursor: "c1", full: true, serverTime: epoch, retailers: [matey], offers: [sushi, pizza], removed: []),
             etag: "\"e1\"", serverTimeOffset: 12.5)
         #expect(try cache.catalogCursor == "c1")
         #expect(try cache.catalogETag == "\"e1\"")
@@ -65,7 +66,8 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         quoted.description = nil
         let plain = offer(1, 1, "plain")
         try cache.apply(
-            CatalogPage(cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [quoted, plain], removed: []),
+            CatalogPage(
+                cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [quoted, plain], removed: []),
             etag: nil, serverTimeOffset: 0)
         try cache.recordShown([SeenItem(offerID: plain.id, seenAt: epoch)])
         var lines: [[String: Any]] = []
@@ -195,7 +197,8 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
 
     @Test func serverURLPrecedence() throws {
         let config = ClientConfig(server: "http://config:1")
-        #expect(try config.serverURL(flag: "http://flag:2", environment: ["LOYALTY_SERVER": "http://env:3"]).host == "flag")
+        #expect(
+            try config.serverURL(flag: "http://flag:2", environment: ["LOYALTY_SERVER": "http://env:3"]).host == "flag")
         #expect(try config.serverURL(flag: nil, environment: ["LOYALTY_SERVER": "http://env:3"]).host == "env")
         #expect(try config.serverURL(flag: nil, environment: [:]).host == "config")
         #expect(try ClientConfig().serverURL(flag: nil, environment: [:]).absoluteString == "http://127.0.0.1:8080")

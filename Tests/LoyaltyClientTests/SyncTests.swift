@@ -5,6 +5,10 @@ import Testing
 
 @testable import LoyaltyClient
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 private let mateysUUID = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
 
 /// Matey's with its three offers on a fresh server.
@@ -52,7 +56,9 @@ private func mateys(_ server: LiveServer) throws -> Credential {
         _ = try second.syncEngine(server).sync()
         #expect(try second.cache.seen().keys.contains(shown!.offer.offer.id))
         let secondSession = try OfferSession(cache: second.cache, holding: .dwell(5), sync: nil, deviceClock: Date.init)
-        #expect(try secondSession.update(time: 0, beacons: [BeaconProximity(identity: sushi, proximity: .immediate)]) == nil)
+        #expect(
+            try secondSession.update(time: 0, beacons: [BeaconProximity(identity: sushi, proximity: .immediate)]) == nil
+        )
     }
 
     @Test func pushingTwiceIsHarmless() throws {
@@ -210,4 +216,51 @@ final class ManualClock: @unchecked Sendable {
 
     func now() -> Date { current }
     func advance(_ seconds: Double) { current = current.addingTimeInterval(seconds) }
+}
+
+@Suite struct ServerAnswerTests {
+    @Test func anErrorBodyBecomesOneLineWithItsCode() throws {
+        let server = try LiveServer()
+        let (_, key) = try server.retailer("Tidy \(UUID().uuidString.prefix(4))")
+        // The client validates first; sent anyway, the server's own answer comes back typed.
+        #expect {
+            _ = try server.api.putOffer(major: 1, minor: 1, OfferDraft(title: ""), key)
+        } throws: { error in
+            guard case .server(422, .validationFailed, let message) = error as? ClientError else { return false }
+            return !message.isEmpty
+        }
+        #expect {
+            _ = try server.api.retailer(.retailer("not-a-key"))
+        } throws: { error in
+            guard case .unauthorized(let message) = error as? ClientError else { return false }
+            return message.contains("API key")
+        }
+    }
+
+    @Test func aServerThatNeverAnswersTimesOut() throws {
+        // A listening socket nobody accepts from: the connection opens (backlog), no answer ever comes.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                guard bind(fd, socketAddress, length) == 0, listen(fd, 8) == 0,
+                    getsockname(fd, socketAddress, &length) == 0
+                else { throw ClientError.io("cannot listen") }
+            }
+        }
+        let port = UInt16(bigEndian: address.sin_port)
+        let api = LoyaltyAPIClient(
+            server: URL(string: "http://127.0.0.1:\(port)")!, timeouts: Timeouts(connect: 1, total: 1))
+        let started = Date()
+        #expect {
+            _ = try api.devices(.device("x"))
+        } throws: { error in
+            if case .network = error as? ClientError { true } else { false }
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
 }
