@@ -22,8 +22,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case offerUnavailable = "offer_unavailable"
     /// 410: the catalog cursor can no longer be served; sync again without `since`.
     case cursorExpired = "cursor_expired"
-    /// 410: the link code expired or was already used.
-    case linkCodeExpired = "link_code_expired"
+    /// 404: the link code is unknown, expired or already used.
+    case linkCodeInvalid = "link_code_invalid"
     /// 413: the body is over the size limit.
     case payloadTooLarge = "payload_too_large"
     /// 422: a field is missing, unknown or out of range; `field` names it.

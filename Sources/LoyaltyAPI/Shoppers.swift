@@ -97,7 +97,7 @@ public struct SeenItem: Codable, Sendable, Hashable {
         self.seenAt = seenAt
     }
 
-    public enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case offerID = "offer_id"
         case seenAt = "seen_at"
     }
@@ -114,11 +114,17 @@ public struct SeenPush: RequestBody, Equatable {
         case items
     }
 
+    public static var elementFieldNames: [String: Set<String>] {
+        ["items": Set(SeenItem.CodingKeys.allCases.map(\.stringValue))]
+    }
+
     public func validate() throws(ValidationError) {
         guard Validation.seenItemsPerPush.contains(items.count) else {
             throw ValidationError(
                 field: "items",
-                message: "must hold \(Validation.seenItemsPerPush.lowerBound) to \(Validation.seenItemsPerPush.upperBound) items")
+                message:
+                    "must hold \(Validation.seenItemsPerPush.lowerBound) to \(Validation.seenItemsPerPush.upperBound) items"
+            )
         }
         for (index, item) in items.enumerated() {
             try Validation.timestamp(item.seenAt, field: "items[\(index)].seen_at")

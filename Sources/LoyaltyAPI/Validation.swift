@@ -9,7 +9,8 @@ public enum Validation {
     public static let categoryMaxLength = 64
     public static let imageURLMaxLength = 2048
     public static let deviceNameMaxLength = 100
-    public static let seenItemsPerPush = 1...1000
+    /// As many as fit well within the 64 KiB body limit.
+    public static let seenItemsPerPush = 1...500
     /// Limits and durations are stored as 32-bit integers.
     public static let countRange = 0...Int(Int32.max)
     /// Dates the server stores: 1970-01-01T00:00:00Z up to the end of year 9999.
@@ -51,7 +52,8 @@ public enum Validation {
 
     public static func timestamp(_ value: Date?, field: String) throws(ValidationError) {
         if let value, !timestampRange.contains(value) {
-            throw ValidationError(field: field, message: "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z")
+            throw ValidationError(
+                field: field, message: "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z")
         }
     }
 
@@ -66,7 +68,8 @@ public enum Validation {
     /// A count or duration from `minimum` up to the largest 32-bit integer.
     public static func count(_ value: Int?, atLeast minimum: Int, field: String) throws(ValidationError) {
         if let value, value < minimum || value > countRange.upperBound {
-            throw ValidationError(field: field, message: "must be an integer from \(minimum) to \(countRange.upperBound)")
+            throw ValidationError(
+                field: field, message: "must be an integer from \(minimum) to \(countRange.upperBound)")
         }
     }
 }

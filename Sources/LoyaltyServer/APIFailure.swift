@@ -53,15 +53,19 @@ struct APIFailure: Error {
         case .notFound:
             self.init(404, .notFound, "no such resource")
         case .uuidTaken:
-            self.init(409, .uuidTaken, "another retailer has this proximity UUID; omit uuid to be assigned one", field: "uuid")
+            self.init(
+                409, .uuidTaken, "another retailer has this proximity UUID; omit uuid to be assigned one", field: "uuid"
+            )
         case .limitReached(let detail):
             self.init(409, .limitReached, detail)
         case .offerUnavailable(let detail):
             self.init(410, .offerUnavailable, detail)
         case .cursorExpired:
-            self.init(410, .cursorExpired, "this cursor can no longer be served; sync again without 'since'", field: "since")
-        case .linkCodeExpired:
-            self.init(410, .linkCodeExpired, "the link code is unknown, expired or used; create a new one", field: "code")
+            self.init(
+                410, .cursorExpired, "this cursor can no longer be served; sync again without 'since'", field: "since")
+        case .linkCodeInvalid:
+            self.init(
+                404, .linkCodeInvalid, "the link code is unknown, expired or used; create a new one", field: "code")
         case .idempotencyKeyReused:
             self.init(
                 409, .idempotencyKeyReused, "this Idempotency-Key was used for another offer; use a new key",

@@ -24,9 +24,12 @@ struct Endpoints: Sendable {
             ("GET", "/healthz", { _ in .json(200, ["status": "ok"]) }),
             ("GET", "/readyz", readiness),
             ("GET", "/metrics", metricsText),
-            ("GET", "/openapi.yaml", { _ in
-                HTTPResponse(status: 200, headers: ["Content-Type": "application/yaml"], body: openAPIDocument)
-            }),
+            (
+                "GET", "/openapi.yaml",
+                { _ in
+                    HTTPResponse(status: 200, headers: ["Content-Type": "application/yaml"], body: openAPIDocument)
+                }
+            ),
             ("POST", "/v1/retailers", registerRetailer),
             ("GET", "/v1/retailer", showRetailer),
             ("POST", "/v1/retailer/key", rotateKey),
@@ -164,9 +167,13 @@ struct Endpoints: Sendable {
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
         let key = request.header("idempotency-key")
-        if let key, key.isEmpty || key.count > 200
-            || !key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) }) {
-            throw APIFailure(400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters", field: "Idempotency-Key")
+        if let key,
+            key.isEmpty || key.count > 200
+                || !key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+        {
+            throw APIFailure(
+                400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters",
+                field: "Idempotency-Key")
         }
         let body = try request.decodeBody(RedemptionRequest.self)
         let (redemption, created) = try store.redeem(

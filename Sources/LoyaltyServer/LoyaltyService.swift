@@ -84,7 +84,8 @@ public final class LoyaltyService: Sendable {
         handler: (HTTPRequest) throws -> HTTPResponse
     ) -> HTTPResponse {
         let started = ContinuousClock.now
-        let requestID = request.header("x-request-id").flatMap(Self.acceptableRequestID)
+        let requestID =
+            request.header("x-request-id").flatMap(Self.acceptableRequestID)
             ?? Secrets.base64URL(Secrets.randomBytes(12))
         var internalDetail: String?
         var response: HTTPResponse

@@ -22,7 +22,9 @@ final class Metrics: Sendable {
     }
 
     /// Upper bounds in seconds, from a loopback cache hit to a slow full catalog.
-    private static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+    private static let bucketBounds: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+    ]
     private let state = Mutex(State())
 
     func record(route: String, method: String, status: Int, seconds: Double) {
@@ -46,8 +48,11 @@ final class Metrics: Sendable {
             # TYPE loyalty_http_requests_total counter
 
             """
-        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            text += "loyalty_http_requests_total{route=\"\(escaped(key.route))\",method=\"\(escaped(key.method))\",status=\"\(key.status)\"} \(count)\n"
+        for (key, count) in state.requests.sorted(by: {
+            ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+        }) {
+            text +=
+                "loyalty_http_requests_total{route=\"\(escaped(key.route))\",method=\"\(escaped(key.method))\",status=\"\(key.status)\"} \(count)\n"
         }
         text += """
             # HELP loyalty_http_request_duration_seconds Time from request to answer, by route pattern.
@@ -57,7 +62,8 @@ final class Metrics: Sendable {
         for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
             let label = "route=\"\(escaped(route))\""
             for (index, bound) in Self.bucketBounds.enumerated() {
-                text += "loyalty_http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(histogram.bucketCounts[index])\n"
+                text +=
+                    "loyalty_http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(histogram.bucketCounts[index])\n"
             }
             text += "loyalty_http_request_duration_seconds_bucket{\(label),le=\"+Inf\"} \(histogram.count)\n"
             text += "loyalty_http_request_duration_seconds_sum{\(label)} \(histogram.sum)\n"

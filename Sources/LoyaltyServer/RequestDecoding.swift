@@ -19,6 +19,15 @@ extension HTTPRequest {
                 "unknown field '\(unknown)'; the fields are \(T.fieldNames.sorted().joined(separator: ", "))",
                 field: unknown)
         }
+        for (arrayField, allowed) in T.elementFieldNames {
+            for (index, element) in (fields[arrayField] as? [Any] ?? []).enumerated() {
+                guard let element = element as? [String: Any] else { continue }  // the decoder names the type error
+                if let unknown = element.keys.sorted().first(where: { !allowed.contains($0) }) {
+                    let field = "\(arrayField)[\(index)].\(unknown)"
+                    throw APIFailure(422, .validationFailed, "unknown field '\(field)'", field: field)
+                }
+            }
+        }
         let value: T
         do {
             value = try LoyaltyJSON.decoder().decode(T.self, from: Data(bytes))
@@ -30,7 +39,8 @@ extension HTTPRequest {
             throw APIFailure(400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected))", field: field)
         } catch let DecodingError.valueNotFound(expected, context) {
             let field = Self.fieldPath(context.codingPath)
-            throw APIFailure(400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected)), not null", field: field)
+            throw APIFailure(
+                400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected)), not null", field: field)
         } catch let DecodingError.dataCorrupted(context) {
             let field = Self.fieldPath(context.codingPath)
             throw APIFailure(400, .malformedJSON, "\(field): \(context.debugDescription)", field: field)

@@ -31,10 +31,13 @@ public struct ServerOptions: Equatable, Sendable {
     }
 
     /// nil for `--help`.
-    public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions? {
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0) }
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
+    {
+        let home =
+            environment["HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser
-        let dataHome = environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
+        let dataHome =
+            environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
             ?? home.appendingPathComponent(".local/share")
         var options = ServerOptions(dataDirectory: dataHome.appendingPathComponent("loyalty-server"))
         options.databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
@@ -123,8 +126,9 @@ public enum ServerCommand {
             return existing
         }
         let token = Secrets.token(prefix: "la_")
-        guard FileManager.default.createFile(
-            atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
         announce("operator token written to \(file.path) (mode 0600)")
         return token

@@ -200,7 +200,8 @@ public final class Store: Sendable {
                     WHERE version > \(after) AND version <= \(head.version) ORDER BY version
                     """
                 ).map { row throws(PostgresError) in
-                    CatalogRetailer(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
+                    CatalogRetailer(
+                        id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
                 }
                 // A full page needs no tombstones: it replaces the client's copy.
                 let offers = try connection.query(
@@ -294,7 +295,7 @@ public final class Store: Sendable {
                 """
             ).first
         }
-        guard let row else { throw StoreError.linkCodeExpired }
+        guard let row else { throw StoreError.linkCodeInvalid }
         return DeviceCredentials(
             accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
     }

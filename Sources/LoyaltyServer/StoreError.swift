@@ -5,6 +5,6 @@ enum StoreError: Error, Equatable {
     case limitReached(String)
     case offerUnavailable(String)
     case cursorExpired
-    case linkCodeExpired
+    case linkCodeInvalid
     case idempotencyKeyReused
 }

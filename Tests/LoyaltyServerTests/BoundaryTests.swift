@@ -73,6 +73,10 @@ import Testing
             "POST", "/v1/seen", token: shopper.deviceToken,
             rawJSON: #"{"items": [{"offer_id": "\#(UUID())", "seen_at": 1}]}"#)
         #expect(nestedType.status == 400 && nestedType.errorField == "items[0].seen_at")
+        let nestedUnknown = try server.request(
+            "POST", "/v1/seen", token: shopper.deviceToken,
+            rawJSON: #"{"items": [{"offer_id": "\#(UUID())", "seen_at": "2026-01-01T00:00:00Z", "extra": 1}]}"#)
+        #expect(nestedUnknown.status == 422 && nestedUnknown.errorField == "items[0].extra")
 
         let huge = try server.request(
             "PUT", "/v1/retailer/offers/1/1", token: key,

@@ -29,7 +29,8 @@ import Testing
         let retailer = try server.registerRetailer()
         let body = RetailerRegistration(name: "Nobody")
         #expect(try server.request("POST", "/v1/retailers", json: body).status == 401)
-        #expect(try server.request("POST", "/v1/retailers", token: "operator-token-for-testz", json: body).status == 401)
+        #expect(
+            try server.request("POST", "/v1/retailers", token: "operator-token-for-testz", json: body).status == 401)
         let withRetailerKey = try server.request("POST", "/v1/retailers", token: retailer.apiKey, json: body)
         #expect(withRetailerKey.status == 403)
         #expect(withRetailerKey.errorCode == .forbidden)

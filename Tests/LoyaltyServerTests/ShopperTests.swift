@@ -59,12 +59,12 @@ import Testing
         let used = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code.lowercased()))
         #expect(used.status == 201)
         let reused = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code))
-        #expect(reused.status == 410)
-        #expect(reused.errorCode == .linkCodeExpired)
+        #expect(reused.status == 404)
+        #expect(reused.errorCode == .linkCodeInvalid)
 
         let late: LinkCode = try server.request("POST", "/v1/link-codes", token: phone.deviceToken).decode()
         server.clock.advance(by: 601)
-        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: late.code)).status == 410)
+        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: late.code)).status == 404)
         let missing = try server.request("POST", "/v1/devices", rawJSON: "{}")
         #expect(missing.status == 422 && missing.errorField == "code")
     }
@@ -75,7 +75,8 @@ import Testing
         let laptop = try server.linkDevice(to: phone)
         let stranger = try server.createAccount()
 
-        #expect(try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: stranger.deviceToken).status == 404)
+        #expect(
+            try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: stranger.deviceToken).status == 404)
         #expect(try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: phone.deviceToken).status == 204)
         let refused = try server.request("GET", "/v1/devices", token: laptop.deviceToken)
         #expect(refused.status == 401)
@@ -153,7 +154,8 @@ import Testing
         let retailer = try server.registerRetailer()
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "once", perShopperLimit: 1))
         let shopper = try server.createAccount()
-        let statuses = parallelStatuses(50) { index in try server.redeem(shopper, offer.id, key: "key-\(index)").status }
+        let statuses = parallelStatuses(50) { index in try server.redeem(shopper, offer.id, key: "key-\(index)").status
+        }
         #expect(statuses.filter { $0 == 201 }.count == 1)
         #expect(statuses.filter { $0 == 409 }.count == 49)
         let list: RedemptionList = try server.request("GET", "/v1/redemptions", token: shopper.deviceToken).decode()
