@@ -46,7 +46,9 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(
             name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
-        .testTarget(name: "LoyaltyClientTests", dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons"]),
+        .testTarget(
+            name: "LoyaltyClientTests",
+            dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Beacons"]),
     ]
 )

@@ -216,8 +216,9 @@ func printOut(_ text: String) {
     print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
 }
 
-func printError(_ text: String) {
-    var line = text.hasSuffix("\n") ? text : text + "\n"
+/// Writes to standard error; `newline: false` for a progress line that rewrites itself.
+func printError(_ text: String, newline: Bool = true) {
+    var line = !newline || text.hasSuffix("\n") ? text : text + "\n"
     line.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
 }
 

@@ -6,7 +6,10 @@ let loyalty = CommandSpec(
     name: "loyalty",
     summary: "Proximity loyalty offers from iBeacons, for Linux shoppers and retailers.",
     discussion: ExitCode.helpText,
-    subcommands: [scanCommand, decodeCommand, doctorCommand, beaconCommand]
+    subcommands: [
+        scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
+        offersCommand, historyCommand, redeemCommand, retailerCommand,
+    ]
 )
 
 exit(loyalty.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,1 +1,0 @@
-// The LoyaltyClient module; its sources arrive with their issue.

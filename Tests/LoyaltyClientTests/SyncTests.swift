@@ -1,0 +1,266 @@
+import Beacons
+import Foundation
+import LoyaltyAPI
+import Testing
+
+@testable import LoyaltyClient
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+private let mateysUUID = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
+
+/// Matey's with its three offers on a fresh server.
+private func mateys(_ server: LiveServer) throws -> Credential {
+    let (_, key) = try server.retailer("Matey's \(UUID().uuidString.prefix(4))", uuid: UUID())
+    for (major, minor, title) in [
+        (1, 1, "30% off sushi at The Japanese Kitchen"), (1, 2, "Buy one get one free at Tucci's Pizza"),
+        (2, 1, "50% off all ladies' clothing"),
+    ] as [(UInt16, UInt16, String)] {
+        _ = try server.api.putOffer(major: major, minor: minor, OfferDraft(title: title), key)
+    }
+    return key
+}
+
+@Suite(.serialized) struct SyncTests {
+    @Test func catalogAndSeenSetTravelBetweenDevices() throws {
+        let server = try LiveServer(clockSkew: 3600)
+        _ = try mateys(server)
+        let first = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
+        let code = try server.api.createLinkCode(first.credential)
+        let second = try ShopperDevice(try server.api.linkDevice(code: code.code, deviceName: "tablet"))
+        #expect(second.device.accountID == first.device.accountID)
+
+        let report = try first.syncEngine(server).sync()
+        #expect(report.fullCatalog)
+        #expect(report.cachedOffers == 3)
+        // The server runs an hour ahead; the cache learned it.
+        #expect(abs(try first.cache.serverTimeOffset - 3600) < 5)
+
+        // Device one shows sushi while walking past; the session records it in the outbox.
+        let session = try OfferSession(
+            cache: first.cache, holding: .dwell(5), sync: first.syncEngine(server), deviceClock: Date.init)
+        #expect(session.regions.count == 1)
+        let sushi = BeaconIdentity(uuid: try first.cache.retailers()[0].uuid, major: 1, minor: 1)
+        let shown = try session.update(time: 10, beacons: [BeaconProximity(identity: sushi, proximity: .near)])
+        #expect(shown?.offer.offer.title == "30% off sushi at The Japanese Kitchen")
+        #expect(try first.cache.outboxCount == 1)
+
+        let again = try first.syncEngine(server).sync()
+        #expect(again.pushed == 1)
+        #expect(!again.catalogChanged)  // 304: nothing changed
+        #expect(try first.cache.outboxCount == 0)
+
+        // Device two learns it; its session will not show sushi.
+        _ = try second.syncEngine(server).sync()
+        #expect(try second.cache.seen().keys.contains(shown!.offer.offer.id))
+        let secondSession = try OfferSession(cache: second.cache, holding: .dwell(5), sync: nil, deviceClock: Date.init)
+        #expect(
+            try secondSession.update(time: 0, beacons: [BeaconProximity(identity: sushi, proximity: .immediate)]) == nil
+        )
+    }
+
+    @Test func pushingTwiceIsHarmless() throws {
+        let server = try LiveServer()
+        _ = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        let offer = try device.cache.offers()[0].offer
+        let item = SeenItem(offerID: offer.id, seenAt: Date())
+        // The acknowledgement was lost: the same item goes again at the next sync.
+        _ = try server.api.pushSeen([item], device.credential)
+        try device.cache.recordShown([item])
+        #expect(try device.syncEngine(server).sync().pushed == 1)
+        let page = try server.api.seen(since: nil, device.credential)
+        #expect(page.items.map(\.offerID) == [offer.id])
+    }
+
+    @Test func removedOffersLeaveTheCache() throws {
+        let server = try LiveServer()
+        let key = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        try server.api.deleteOffer(major: 1, minor: 2, key)
+        let report = try device.syncEngine(server).sync()
+        #expect(!report.fullCatalog)
+        #expect(report.offersRemoved == 1)
+        #expect(try device.cache.offers().map(\.offer.minor) == [1, 1])
+    }
+
+    @Test func fullSyncRebuildsFromNothing() throws {
+        let server = try LiveServer()
+        _ = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        let report = try device.syncEngine(server).sync(full: true)
+        #expect(report.fullCatalog)
+        #expect(try device.cache.offerCount == 3)
+    }
+
+    @Test func cursorsAnotherServerMadeTurnIntoAFullSync() throws {
+        let first = try LiveServer()
+        _ = try mateys(first)
+        let device = try ShopperDevice(try first.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(first).sync()
+        try device.cache.recordShown([SeenItem(offerID: try device.cache.offers()[0].offer.id, seenAt: Date())])
+        _ = try device.syncEngine(first).sync()
+        #expect(try device.cache.seenCursor != nil)
+
+        // The same cache against another database: both cursors answer 410 there.
+        let second = try LiveServer()
+        _ = try mateys(second)
+        let elsewhere = try second.api.createAccount(deviceName: nil)
+        let engine = SyncEngine(
+            cache: device.cache, api: second.api, credential: .device(elsewhere.deviceToken), now: Date.init)
+        let report = try engine.sync()
+        #expect(report.fullCatalog)
+        #expect(try device.cache.offerCount == 3)
+        #expect(Set(try device.cache.offers().map(\.retailer.uuid)).count == 1)
+        #expect(try second.api.seen(since: nil, .device(elsewhere.deviceToken)).items.isEmpty)
+    }
+
+    @Test func aSessionSyncsAtStartThenEveryInterval() throws {
+        let server = try LiveServer()
+        _ = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        let clock = ManualClock(Date())
+        let session = try OfferSession(
+            cache: device.cache, holding: .dwell(5), sync: device.syncEngine(server), syncInterval: 60,
+            deviceClock: clock.now)
+        #expect(session.regions.isEmpty)
+        #expect(try session.syncIfDue()?.cachedOffers == 3)
+        #expect(session.regions.count == 1)
+        clock.advance(59)
+        #expect(try session.syncIfDue() == nil)
+        clock.advance(1)
+        #expect(try session.syncIfDue() != nil)
+    }
+
+    @Test func aRevokedDeviceIsToldToLinkAgain() throws {
+        let server = try LiveServer()
+        let first = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        let second = try ShopperDevice(
+            try server.api.linkDevice(code: try server.api.createLinkCode(first.credential).code, deviceName: nil))
+        try server.api.revokeDevice(second.device.deviceID, first.credential)
+        #expect {
+            _ = try second.syncEngine(server).sync()
+        } throws: { error in
+            guard case .unauthorized(let message) = error as? ClientError else { return false }
+            return message.contains("loyalty account link")
+        }
+    }
+
+    @Test func anUnreachableServerIsANetworkError() throws {
+        let directory = try temporaryDirectory()
+        let cache = try OfferCache(file: directory.appendingPathComponent("cache.sqlite"))
+        try cache.recordShown([SeenItem(offerID: UUID(), seenAt: Date())])
+        // Port 9 (discard) on loopback: nothing listens.
+        let api = LoyaltyAPIClient(server: URL(string: "http://127.0.0.1:9")!, timeouts: Timeouts(connect: 1, total: 2))
+        let engine = SyncEngine(cache: cache, api: api, credential: .device("x"), now: Date.init)
+        #expect {
+            _ = try engine.sync()
+        } throws: { error in
+            if case .network = error as? ClientError { true } else { false }
+        }
+        #expect(try cache.outboxCount == 1)
+    }
+}
+
+@Suite(.serialized) struct RedemptionTests {
+    @Test func aRetriedRedeemReusesItsKey() throws {
+        let server = try LiveServer()
+        _ = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        let offer = try OfferReference(parsing: "\(try device.cache.retailers()[0].uuid.uuidString):1:1")
+            .resolve(in: device.cache)
+        // The first attempt reached the server but its answer was lost.
+        let key = try device.cache.idempotencyKey(forRedeeming: offer.offer.id, now: Date()) { "lost-answer-key" }
+        let lost = try server.api.redeem(offerID: offer.offer.id, idempotencyKey: key, device.credential)
+
+        let redeemer = Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
+        let retried = try redeemer.redeem(offer)
+        #expect(retried == lost)
+        let stored = try #require(try device.cache.redemptions().first?.redemption)
+        #expect(stored.id == lost.id)
+        #expect(stored.code == lost.code)
+        #expect(abs(stored.redeemedAt.timeIntervalSince(lost.redeemedAt)) < 0.001)
+
+        // per_shopper_limit 1: a second, new redemption is refused, and its key is not kept.
+        #expect {
+            _ = try redeemer.redeem(offer)
+        } throws: { error in
+            guard case .server(409, .limitReached, _) = error as? ClientError else { return false }
+            return true
+        }
+        #expect(try device.cache.redemptions().count == 1)
+    }
+
+    @Test func offerReferences() throws {
+        let id = UUID()
+        #expect(try OfferReference(parsing: id.uuidString) == .id(id))
+        #expect(
+            try OfferReference(parsing: "\(mateysUUID.uuidString):2:1")
+                == .beacon(BeaconIdentity(uuid: mateysUUID, major: 2, minor: 1)))
+        #expect(throws: ClientError.self) { try OfferReference(parsing: "\(mateysUUID.uuidString):2") }
+        #expect(throws: ClientError.self) { try OfferReference(parsing: "sushi") }
+    }
+}
+
+/// A device clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    private var current: Date
+
+    init(_ start: Date) { current = start }
+
+    func now() -> Date { current }
+    func advance(_ seconds: Double) { current = current.addingTimeInterval(seconds) }
+}
+
+@Suite struct ServerAnswerTests {
+    @Test func anErrorBodyBecomesOneLineWithItsCode() throws {
+        let server = try LiveServer()
+        let (_, key) = try server.retailer("Tidy \(UUID().uuidString.prefix(4))")
+        // The client validates first; sent anyway, the server's own answer comes back typed.
+        #expect {
+            _ = try server.api.putOffer(major: 1, minor: 1, OfferDraft(title: ""), key)
+        } throws: { error in
+            guard case .server(422, .validationFailed, let message) = error as? ClientError else { return false }
+            return !message.isEmpty
+        }
+        #expect {
+            _ = try server.api.retailer(.retailer("not-a-key"))
+        } throws: { error in
+            guard case .unauthorized(let message) = error as? ClientError else { return false }
+            return message.contains("API key")
+        }
+    }
+
+    @Test func aServerThatNeverAnswersTimesOut() throws {
+        // A listening socket nobody accepts from: the connection opens (backlog), no answer ever comes.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                guard bind(fd, socketAddress, length) == 0, listen(fd, 8) == 0,
+                    getsockname(fd, socketAddress, &length) == 0
+                else { throw ClientError.io("cannot listen") }
+            }
+        }
+        let port = UInt16(bigEndian: address.sin_port)
+        let api = LoyaltyAPIClient(
+            server: URL(string: "http://127.0.0.1:\(port)")!, timeouts: Timeouts(connect: 1, total: 1))
+        let started = Date()
+        #expect {
+            _ = try api.devices(.device("x"))
+        } throws: { error in
+            if case .network = error as? ClientError { true } else { false }
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+}

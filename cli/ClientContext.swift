@@ -1,0 +1,183 @@
+import Beacons
+import Foundation
+import LoyaltyAPI
+import LoyaltyClient
+
+/// Options every command that talks to the server or reads the cache accepts.
+let clientOptions: [OptionSpec] = [
+    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
+    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
+    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
+    .flag("json", "Print JSON lines instead of text."),
+]
+
+let clientDiscussion = """
+    State lives in $LOYALTY_HOME, else ~/.config/loyalty (config, device token) and
+    ~/.local/share/loyalty (cache).
+
+    \(ExitCode.helpText)
+    """
+
+/// What a client command needs: where state lives, the settings, the server, the cache.
+struct ClientContext {
+    let arguments: ParsedArguments
+    let environment: [String: String]
+    let home: ClientHome
+    let config: ClientConfig
+    let api: LoyaltyAPIClient
+    var json: Bool { arguments.flag("json") }
+
+    init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.arguments = arguments
+        self.environment = environment
+        home = try ClientHome(environment: environment)
+        config = try home.loadConfig()
+        let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        let timeouts = Timeouts(
+            connect: try arguments.value("connect-timeout", default: config.connectTimeoutSeconds ?? 5, positive),
+            total: try arguments.value("timeout", default: config.totalTimeoutSeconds ?? 30, positive))
+        api = LoyaltyAPIClient(
+            server: try config.serverURL(flag: arguments.value("server"), environment: environment),
+            timeouts: timeouts)
+    }
+
+    func openCache() throws(ClientError) -> OfferCache {
+        try OfferCache(file: home.cacheFile)
+    }
+
+    /// This device's token, or an error telling how to get one.
+    func deviceCredential() throws(ClientError) -> (DeviceCredentials, Credential) {
+        let device = try home.requireDevice()
+        return (device, .device(device.deviceToken))
+    }
+
+    func syncEngine(_ cache: OfferCache) throws(ClientError) -> SyncEngine {
+        SyncEngine(cache: cache, api: api, credential: try deviceCredential().1, now: Date.init)
+    }
+}
+
+/// Runs a client command, turning its `ClientError` into one line and a sysexits code.
+func clientCommand(_ body: @escaping @Sendable (ClientContext) throws -> Void)
+    -> @Sendable (ParsedArguments) throws -> Void
+{
+    { arguments in
+        do {
+            try body(try ClientContext(arguments))
+        } catch let error as ClientError {
+            throw CommandFailure(error.description, exitCode: error.exitCode)
+        }
+    }
+}
+
+extension ClientError {
+    var exitCode: Int32 {
+        switch self {
+        case .network: ExitCode.tempFailure
+        case .unauthorized: ExitCode.noPermission
+        case .server(let status, _, _): status >= 500 ? ExitCode.tempFailure : ExitCode.failure
+        case .protocolViolation: ExitCode.unavailable
+        case .corruptCache, .io: ExitCode.ioError
+        case .configuration, .notRegistered, .notFound: ExitCode.failure
+        }
+    }
+}
+
+/// `2026-01-31T09:00:00Z`, or `-` for none.
+func timestamp(_ date: Date?) -> String {
+    date.map(LoyaltyJSON.formatTimestamp) ?? "-"
+}
+
+func jsonTimestamp(_ date: Date?) -> JSONValue {
+    date.map { .string(LoyaltyJSON.formatTimestamp($0)) } ?? .null
+}
+
+func jsonOptional(_ text: String?) -> JSONValue {
+    text.map { .string($0) } ?? .null
+}
+
+func jsonOptional(_ number: Int?) -> JSONValue {
+    number.map { .int($0) } ?? .null
+}
+
+/// Rows of text columns, padded to line up.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    var widths = header.map(\.count)
+    for row in rows {
+        for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+    }
+    var out = ""
+    for row in [header] + rows {
+        out +=
+            zip(row, widths).map { $0.padding($1) }.joined(separator: "  ")
+            .replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
+    }
+    printOut(out)
+}
+
+// MARK: offers during `loyalty scan`
+
+/// The options `loyalty scan` adds for offers (it has its own --json).
+let offerScanOptions: [OptionSpec] = [
+    .value(
+        "min-proximity", "PROXIMITY",
+        "Show an offer when its beacon is this near or nearer: immediate, near (default), far."),
+    .value(
+        "dwell", "SECONDS", "With --json: seconds of capture time an offer stays shown before the next (default 5)."),
+    .flag("offline", "Do not contact the server; seen offers wait in the outbox for the next sync."),
+    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
+    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
+    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
+]
+
+/// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
+/// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
+/// until dismissed; otherwise for --dwell seconds.
+func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws -> OfferSession {
+    do {
+        let context = try ClientContext(arguments)
+        let minimum = try arguments.value("min-proximity", default: Proximity.near) { text in
+            Proximity(rawValue: text).flatMap { $0 == .unknown ? nil : $0 }
+        }
+        let dwell = try arguments.value("dwell", default: 5) {
+            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+        }
+        let cache = try context.openCache()
+        let hasAccount = try context.home.loadDevice() != nil
+        let online = !arguments.flag("offline") && hasAccount
+        return try OfferSession(
+            cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
+            sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
+    } catch let error as ClientError {
+        throw CommandFailure(error.description, exitCode: error.exitCode)
+    }
+}
+
+/// Syncs when due; a failure is a warning (printed once) and the scan goes on from the cache.
+func syncOffersIfDue(_ session: OfferSession, warned: inout Bool) {
+    do {
+        _ = try session.syncIfDue()
+        warned = false
+    } catch {
+        if !warned {
+            printError("warning: \(error.description); offers come from the cache, seen offers wait in the outbox")
+        }
+        warned = true
+    }
+}
+
+/// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..}}`
+func offerEventFields(_ presentation: OfferPresentation) -> [(String, JSONValue)] {
+    let offer = presentation.offer.offer
+    return [
+        ("event", .string("offer")), ("t", .double(presentation.time)),
+        (
+            "offer",
+            .object([
+                ("id", .string(offer.id.uuidString.lowercased())),
+                ("retailer", .string(presentation.offer.retailer.name)),
+                ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
+                ("category", jsonOptional(offer.category)),
+            ])
+        ),
+    ]
+}
