@@ -28,6 +28,7 @@ test: deps
 # The Matey's walk, end to end.
 demo: deps
 	swift build -c release --product loyalty $(SWIFT_FLAGS)
+	swift build -c release --product loyalty-server $(SWIFT_FLAGS)
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).

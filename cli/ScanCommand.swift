@@ -4,6 +4,7 @@
 import BeaconRadio
 import Beacons
 import Foundation
+import LoyaltyClient
 
 let scanCommand = CommandSpec(
     name: "scan",
@@ -35,7 +36,7 @@ let scanCommand = CommandSpec(
         .value("adapter", "NAME", "The adapter to scan with (default hci0)."),
         .flag("active", "Active scanning: ask advertisers for scan responses (default passive)."),
         .flag("filter-duplicates", "Let the controller drop duplicate adverts (fewer RSSI samples)."),
-    ],
+    ] + offerScanOptions,
     run: runScan
 )
 
@@ -53,15 +54,21 @@ private func runScan(_ arguments: ParsedArguments) throws {
         configuration: .init(
             snapshotInterval: arguments.value("snapshot-interval", default: 1, positive),
             maxTrackingAge: arguments.value("tracking-age", default: 5, positive)))
+    let output: ScanSession.Output = arguments.flag("json") || !standardOutputIsTerminal ? .jsonLines : .table
+    let offers = try openOfferSession(arguments, interactive: output == .table)
+    var syncWarned = false
+    syncOffersIfDue(offers, warned: &syncWarned)
+    let monitored = regions.isEmpty ? offers.regions : regions
     var monitor = try RegionMonitor(
         configuration: .init(
             exitTimeout: arguments.value("exit-timeout", default: 10, positive),
-            monitorsEveryUUIDHeard: regions.isEmpty))
-    for region in regions { monitor.add(BeaconRegion(region)) }
+            monitorsEveryUUIDHeard: monitored.isEmpty))
+    for region in monitored { monitor.add(BeaconRegion(region)) }
 
     var session = ScanSession(
-        ranger: ranger, monitor: monitor,
-        output: arguments.flag("json") || !standardOutputIsTerminal ? .jsonLines : .table)
+        ranger: ranger, monitor: monitor, output: output, offers: offers, syncWarned: syncWarned,
+        redeem: { offer in try redeemDuringScan(offer, arguments) })
+    defer { session.keys?.restore() }
     if let file = arguments.value("replay") {
         try session.replay(file, realtime: arguments.flag("realtime"))
     } else {
@@ -78,24 +85,60 @@ struct ScanSession {
     var ranger: Ranger
     var monitor: RegionMonitor
     let output: Output
+    let offers: OfferSession
+    var syncWarned: Bool
+    /// Redeems the offer on screen (the `r` key) and returns the line to show.
+    let redeem: (ResolvedOffer) throws -> String
+    /// The shopper's keys, when offers are shown on a terminal.
+    private(set) var keys: TerminalKeys?
     private var recentEvents: [String] = []
+    private var offerNotice: String?
     private var uuidTexts: [UUID: String] = [:]
 
-    init(ranger: Ranger, monitor: RegionMonitor, output: Output) {
+    init(
+        ranger: Ranger, monitor: RegionMonitor, output: Output, offers: OfferSession, syncWarned: Bool,
+        redeem: @escaping (ResolvedOffer) throws -> String
+    ) {
         self.ranger = ranger
         self.monitor = monitor
         self.output = output
+        self.offers = offers
+        self.syncWarned = syncWarned
+        self.redeem = redeem
+        keys = output == .table ? TerminalKeys() : nil
     }
 
-    mutating func observe(_ sighting: BeaconSighting) {
+    mutating func observe(_ sighting: BeaconSighting) throws {
         for event in monitor.observe(sighting) { report(event) }
-        if let snapshot = ranger.observe(sighting) { report(snapshot) }
+        if let snapshot = ranger.observe(sighting) { try report(snapshot) }
     }
 
-    /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan.
-    mutating func finish(at time: Double) {
+    /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan. On a
+    /// terminal an offer still on screen waits for the shopper.
+    mutating func finish(at time: Double) throws {
         for event in monitor.advance(to: time) { report(event) }
-        report(ranger.snapshot(at: time))
+        try report(ranger.snapshot(at: time))
+        while offers.current != nil, let keys, keys.isInteractive {
+            try handle(key: keys.waitForKey())
+        }
+    }
+
+    /// d dismisses the offer on screen, r redeems it, q ends the scan.
+    private mutating func handle(key: UInt8?) throws {
+        guard let key, let shown = offers.current else { return }
+        switch key {
+        case UInt8(ascii: "d"):
+            offers.dismiss()
+            offerNotice = nil
+        case UInt8(ascii: "r"):
+            offerNotice = try redeem(shown.offer)
+            offers.dismiss()
+            printOut(offerNotice ?? "")
+        case UInt8(ascii: "q"):
+            throw SilentExit(code: ExitCode.success)
+        default:
+            return
+        }
     }
 
     mutating func replay(_ file: String, realtime: Bool) throws {
@@ -109,13 +152,13 @@ struct ScanSession {
         do {
             while let sighting = try capture.nextSighting() {
                 pacing?.wait(until: sighting.time)
-                observe(sighting)
+                try observe(sighting)
                 lastTime = sighting.time
             }
-        } catch {
+        } catch let error as BTSnoopError {
             damage = error
         }
-        if let lastTime { finish(at: lastTime) }
+        if let lastTime { try finish(at: lastTime) }
         reportSummary(capture.statistics)
         if let damage {
             throw CommandFailure(
@@ -131,20 +174,29 @@ struct ScanSession {
         }
         ScanInterruption.install(scanner)
         var lastTime: Double? = nil
+        var failure: Error? = nil
         try scanner.run { packet in
             lastTime = packet.time
+            var sightings: [BeaconSighting] = []
             packet.bytes.withUnsafeBytes { bytes in
                 guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
                 while let report = try? reports.next() {
                     try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-                        observe(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
+                        sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
                     }
                 }
             }
-            for event in monitor.advance(to: packet.time) { report(event) }
-            if let snapshot = ranger.advance(to: packet.time) { report(snapshot) }
+            do {
+                for sighting in sightings { try observe(sighting) }
+                for event in monitor.advance(to: packet.time) { report(event) }
+                if let snapshot = ranger.advance(to: packet.time) { try report(snapshot) }
+            } catch {
+                failure = error
+                scanner.cancel()
+            }
         }
-        if let lastTime { finish(at: lastTime) }
+        if let failure { throw failure }
+        if let lastTime { try finish(at: lastTime) }
     }
 
     private mutating func report(_ event: RegionEvent) {
@@ -194,11 +246,19 @@ struct ScanSession {
         return text
     }
 
-    private mutating func report(_ snapshot: RangingSnapshot) {
+    private mutating func report(_ snapshot: RangingSnapshot) throws {
+        if let keys { try handle(key: keys.poll()) }
+        syncOffersIfDue(offers, warned: &syncWarned)
+        let shown = try offers.update(snapshot)
         switch output {
         case .jsonLines:
             printOut(rangeLine(snapshot))
+            if let shown { printJSONLine(offerEventFields(shown)) }
         case .table:
+            if let current = offers.current {
+                let offer = current.offer
+                offerNotice = "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
+            }
             printTable(snapshot)
         }
     }
@@ -216,6 +276,7 @@ struct ScanSession {
         }
         if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
         if !recentEvents.isEmpty { screen += "\nREGIONS\n" + recentEvents.joined(separator: "\n") + "\n" }
+        if let offerNotice { screen += "\n\(offerNotice)\n" }
         printOut(screen)
     }
 
@@ -254,6 +315,57 @@ extension String {
         self += "."
         let fraction = String(scaled % scale)
         self += String(repeating: "0", count: decimals - fraction.count) + fraction
+    }
+}
+
+/// Redeems during a scan, as `loyalty redeem` would: the idempotency key is kept until the answer.
+private func redeemDuringScan(_ offer: ResolvedOffer, _ arguments: ParsedArguments) throws -> String {
+    do {
+        let context = try ClientContext(arguments)
+        let redeemer = Redeemer(
+            cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1, now: Date.init)
+        let redemption = try redeemer.redeem(offer)
+        return "redeemed \"\(offer.offer.title)\": show code \(redemption.code) at the till"
+    } catch let error as ClientError {
+        return "could not redeem \"\(offer.offer.title)\": \(error.description)"
+    }
+}
+
+/// Single keys from the terminal, without echo or Enter, restored on exit.
+final class TerminalKeys {
+    private var original = termios()
+    let isInteractive: Bool
+
+    init() {
+        isInteractive = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &original) == 0
+        guard isInteractive else { return }
+        var raw = original
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 0
+            cc[Int(VTIME)] = 0
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+    }
+
+    /// A key pressed since the last call, if any.
+    func poll() -> UInt8? {
+        guard isInteractive else { return nil }
+        var byte: UInt8 = 0
+        return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
+    }
+
+    /// Blocks until a key is pressed.
+    func waitForKey() -> UInt8? {
+        while isInteractive {
+            if let key = poll() { return key }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    func restore() {
+        if isInteractive { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
     }
 }
 

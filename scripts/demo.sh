@@ -1,39 +1,87 @@
 #!/usr/bin/env bash
-# make demo: a shopper walks through Matey's department store past its three beacons.
+# make demo: Matey's department store, end to end. A retailer registers and attaches three offers;
+# a shopper with two devices walks past the beacons; each offer shows once, one at a time, only when
+# near; one is redeemed; the second device is shown none of them again. Leaves nothing running.
 set -euo pipefail
 bin="$1"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+chmod 711 "$work"  # as root, the embedded PostgreSQL runs as `postgres` and must reach its directory
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
 uuid=8F0C1DDC-11E5-4A07-8910-425941B072F9
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export LOYALTY_SERVER="http://127.0.0.1:$port"
+export LOYALTY_ADMIN_TOKEN="demo-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 
-say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+retailer() { LOYALTY_HOME="$work/matey" "$bin/loyalty" "$@"; }
+phone() { LOYALTY_HOME="$work/phone" "$bin/loyalty" "$@"; }
+tablet() { LOYALTY_HOME="$work/tablet" "$bin/loyalty" "$@"; }
 
-say "Matey's has three beacons: food (major 1) minor 1 (The Japanese Kitchen), minor 2 (Tucci's Pizza), and women's clothing (major 2) minor 1."
-say "Recording a walk past them: far, then near each beacon in turn (our own encoder writes the BTSnoop file)."
+say "Starting loyalty-server on $LOYALTY_SERVER (its own PostgreSQL cluster under $work)"
+"$bin/loyalty-server" --listen "127.0.0.1:$port" --data-dir "$work/server" >"$work/server.out" 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 200); do
+  grep -q "http://" "$work/server.out" 2>/dev/null && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; exit 1; }
+  sleep 0.1
+done
+
+say "Matey's registers with its own beacon UUID and attaches three offers"
+retailer retailer register --name "Matey's" --uuid "$uuid"
+retailer retailer offer set 1 1 --title "30% off sushi at The Japanese Kitchen" --category food
+retailer retailer offer set 1 2 --title "Buy one get one free at Tucci's Pizza" --category food
+retailer retailer offer set 2 1 --title "50% off all ladies' clothing" --category clothing
+retailer retailer offers
+
+say "A shopper creates an account on a phone and links a tablet to it"
+phone account create
+code=$(phone account link --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["code"])')
+echo "link code: $code"
+tablet account link "$code" --name tablet
+
+say "The walk: far from everything, then near the sushi bar, the pizza counter and ladies' clothing in turn"
 "$bin/loyalty" beacon simulate --write "$work/walk.btsnoop" \
-  --walk "$uuid:1:1@0=15,8=1,14=1,22=15,60=15" \
-  --walk "$uuid:1:2@0=20,20=20,28=1.2,34=1.2,42=20,60=20" \
-  --walk "$uuid:2:1@0=25,40=25,48=0.8,54=0.8,60=25"
+  --walk "$uuid:1:1@0=15,8=1,16=1,24=15,70=15" \
+  --walk "$uuid:1:2@0=20,24=20,32=1.2,40=1.2,48=20,70=20" \
+  --walk "$uuid:2:1@0=25,48=25,56=0.8,64=0.8,70=25"
 
-say "Replaying it: region events and, once a second, every beacon in range with its proximity."
 cat > "$work/narrate.py" <<'PY'
 import json, sys
-start, last = None, {}
+start = None
+shown = 0
 for line in sys.stdin:
     e = json.loads(line)
-    if start is None:
-        start = e.get("t", 0)
-    t = e.get("t", start) - start
+    if start is None and "t" in e:
+        start = e["t"]
+    t = e.get("t", start or 0) - (start or 0)
     if e["event"] in ("enter", "exit"):
-        print("%5.1fs  %s region %s" % (t, e["event"], e["region"]))
-    elif e["event"] == "range":
-        for b in e["beacons"]:
-            key = (b["major"], b["minor"])
-            if last.get(key) != b["proximity"]:
-                last[key] = b["proximity"]
-                d = b["distance_m"]
-                print("%5.1fs  beacon major %d minor %d is %s%s" % (t, b["major"], b["minor"], b["proximity"], "" if d is None else " (~%.1f m)" % d))
-    elif e["event"] == "summary":
-        print("done: %d beacon adverts replayed" % e["beacon_frames"])
+        print("%5.1fs  %s the Matey's region" % (t, "entered" if e["event"] == "enter" else "left"))
+    elif e["event"] == "offer":
+        o = e["offer"]
+        colour = "blue" if o.get("category") == "food" else "red"
+        shown += 1
+        print("%5.1fs  OFFER (on %s) from %s, beacon %d/%d: %s" % (t, colour, o["retailer"], o["major"], o["minor"], o["title"]))
+print("        %d offer(s) shown" % shown)
 PY
-"$bin/loyalty" scan --replay "$work/walk.btsnoop" --json | python3 "$work/narrate.py"
+
+say "The phone syncs and walks through the store"
+phone sync
+phone scan --replay "$work/walk.btsnoop" --json | tee "$work/phone.jsonl" | python3 "$work/narrate.py"
+
+say "At the till the shopper redeems the sushi offer"
+phone redeem "$uuid:1:1"
+
+say "The tablet syncs (it learns what the phone has seen) and takes the same walk"
+phone sync >/dev/null
+tablet sync
+tablet scan --replay "$work/walk.btsnoop" --json | python3 "$work/narrate.py"
+
+say "Matey's looks at its figures"
+retailer retailer stats
+
+say "Done: the server and its PostgreSQL stop now"

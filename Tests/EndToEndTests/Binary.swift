@@ -29,7 +29,9 @@ struct Binary {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Client state never lands in the user's home: each run gets this process's scratch home unless told.
+        let scratch = ["LOYALTY_HOME": scratchHome.path, "LOYALTY_SERVER": "http://127.0.0.1:9"]
+        process.environment = ProcessInfo.processInfo.environment.merging(scratch) { $1 }.merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -52,6 +54,9 @@ struct Binary {
             stderr: String(decoding: errData.data, as: UTF8.self))
     }
 }
+
+/// A client home for runs that name none, removed with the test process's temporary directory.
+let scratchHome = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-e2e-\(getpid())")
 
 private final class DataBox: @unchecked Sendable {
     var data = Data()
