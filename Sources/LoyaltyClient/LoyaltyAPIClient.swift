@@ -46,7 +46,8 @@ public struct Timeouts: Sendable, Equatable {
 public final class LoyaltyAPIClient {
     public let server: URL
     public let timeouts: Timeouts
-    private let http = HTTPClient()
+    /// Made on the first request: an offline scan never pays for libcurl's and TLS's start-up.
+    private lazy var http = HTTPClient()
 
     public init(server: URL, timeouts: Timeouts = Timeouts()) {
         self.server = server
