@@ -6,145 +6,135 @@ import Postgres
 /// `loyalty-server [--listen HOST:PORT] [--data-dir DIR] [--help]`: configuration from arguments and
 /// the environment (DATABASE_URL, LOYALTY_ADMIN_TOKEN).
 public struct ServerOptions: Equatable, Sendable {
-  public var host = "127.0.0.1"
-  public var port: UInt16 = 8080
-  public var dataDirectory: URL
-  /// libpq conninfo or URL; nil runs the embedded cluster in `dataDirectory/pg`.
-  public var databaseURL: String?
-  public var operatorToken: String?
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 8080
+    public var dataDirectory: URL
+    /// libpq conninfo or URL; nil runs the embedded cluster in `dataDirectory/pg`.
+    public var databaseURL: String?
+    public var operatorToken: String?
 
-  public static let usage = """
-    usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR]
+    public static let usage = """
+        usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR]
 
-      --listen HOST:PORT  address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one)
-      --data-dir DIR      state directory (default ~/.local/share/loyalty-server): the embedded
-                          PostgreSQL cluster in DIR/pg and the generated operator token in DIR/admin-token
-      --help              show this text
+          --listen HOST:PORT  address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one)
+          --data-dir DIR      state directory (default ~/.local/share/loyalty-server): the embedded
+                              PostgreSQL cluster in DIR/pg and the generated operator token in DIR/admin-token
+          --help              show this text
 
-    environment:
-      DATABASE_URL         use this PostgreSQL instead of the embedded cluster
-      LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
-    """
+        environment:
+          DATABASE_URL         use this PostgreSQL instead of the embedded cluster
+          LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
+        """
 
-  public struct UsageError: Error, CustomStringConvertible {
-    public var description: String
-  }
-
-  /// nil for `--help`.
-  public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError)
-    -> ServerOptions?
-  {
-    let home =
-      environment["HOME"].map { URL(fileURLWithPath: $0) }
-      ?? FileManager.default.homeDirectoryForCurrentUser
-    let dataHome =
-      environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
-      ?? home.appendingPathComponent(".local/share")
-    var options = ServerOptions(dataDirectory: dataHome.appendingPathComponent("loyalty-server"))
-    options.databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    options.operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-    var remaining = arguments[...]
-    while let argument = remaining.popFirst() {
-      switch argument {
-      case "--help", "-h":
-        return nil
-      case "--listen":
-        guard let value = remaining.popFirst(), let colon = value.lastIndex(of: ":"),
-          let port = UInt16(value[value.index(after: colon)...]), colon != value.startIndex
-        else { throw UsageError(description: "--listen needs HOST:PORT, e.g. 127.0.0.1:8080") }
-        options.host = String(value[..<colon])
-        options.port = port
-      case "--data-dir":
-        guard let value = remaining.popFirst(), !value.isEmpty else {
-          throw UsageError(description: "--data-dir needs a directory")
-        }
-        options.dataDirectory = URL(fileURLWithPath: value)
-      default:
-        throw UsageError(description: "unknown argument '\(argument)'")
-      }
+    public struct UsageError: Error, CustomStringConvertible {
+        public var description: String
     }
-    return options
-  }
+
+    /// nil for `--help`.
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
+    {
+        let home =
+            environment["HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser
+        let dataHome =
+            environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? home.appendingPathComponent(".local/share")
+        var options = ServerOptions(dataDirectory: dataHome.appendingPathComponent("loyalty-server"))
+        options.databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        options.operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--help", "-h":
+                return nil
+            case "--listen":
+                guard let value = remaining.popFirst(), let colon = value.lastIndex(of: ":"),
+                    let port = UInt16(value[value.index(after: colon)...]), colon != value.startIndex
+                else { throw UsageError(description: "--listen needs HOST:PORT, e.g. 127.0.0.1:8080") }
+                options.host = String(value[..<colon])
+                options.port = port
+            case "--data-dir":
+                guard let value = remaining.popFirst(), !value.isEmpty else {
+                    throw UsageError(description: "--data-dir needs a directory")
+                }
+                options.dataDirectory = URL(fileURLWithPath: value)
+            default:
+                throw UsageError(description: "unknown argument '\(argument)'")
+            }
+        }
+        return options
+    }
 }
 
 /// Runs the server until SIGTERM or SIGINT: then it stops accepting, answers the requests in flight,
 /// stops the embedded cluster and returns.
 public enum ServerCommand {
-  public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: String) throws
-  {
-    try FileManager.default.createDirectory(
-      at: options.dataDirectory, withIntermediateDirectories: true)
-    var embedded: EmbeddedPostgres?
-    let conninfo: String
-    if let databaseURL = options.databaseURL {
-      conninfo = databaseURL
-    } else {
-      let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg"))
-      conninfo = try cluster.start()
-      embedded = cluster
+    public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: String) throws {
+        try FileManager.default.createDirectory(at: options.dataDirectory, withIntermediateDirectories: true)
+        var embedded: EmbeddedPostgres?
+        let conninfo: String
+        if let databaseURL = options.databaseURL {
+            conninfo = databaseURL
+        } else {
+            let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg"))
+            conninfo = try cluster.start()
+            embedded = cluster
+        }
+        defer { embedded?.stop() }
+
+        var limits = HTTPServerLimits()
+        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
+        // or two, the database sees too few commits at once to group them, and requests queue behind
+        // round trips while the CPUs idle.
+        limits.threads = max(limits.threads, 16)
+        let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
+        try store.applySchema(schema)
+        try store.purgeTombstones(deletedBefore: Date().addingTimeInterval(-tombstoneRetention))
+        let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
+        let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
+
+        // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
+        for signalNumber in [SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { signalNumber in
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+
+        let server = try HTTPServer(
+            host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle)
+        let shownHost = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
+        announce("loyalty-server listening on http://\(shownHost):\(server.port)")
+        stop.wait()
+        server.shutdown()
+        sources.forEach { $0.cancel() }
     }
-    defer { embedded?.stop() }
 
-    var limits = HTTPServerLimits()
-    // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
-    // or two, the database sees too few commits at once to group them, and requests queue behind
-    // round trips while the CPUs idle.
-    limits.threads = max(limits.threads, 16)
-    let store = Store(
-      pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
-    try store.applySchema(schema)
-    try store.purgeTombstones(deletedBefore: Date().addingTimeInterval(-tombstoneRetention))
-    let operatorToken =
-      try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
-    let service = LoyaltyService(
-      store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
-
-    // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
-    for signalNumber in [SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }
-    let stop = DispatchSemaphore(value: 0)
-    let sources = [SIGTERM, SIGINT].map { signalNumber in
-      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-      source.setEventHandler { stop.signal() }
-      source.resume()
-      return source
+    /// Unbuffered, so whoever waits for the line (tests, the demo) sees it at once.
+    static func announce(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    let server = try HTTPServer(
-      host: options.host, port: options.port, limits: limits, reject: service.reject,
-      handler: service.handle)
-    let shownHost =
-      options.host.contains(":") && !options.host.hasPrefix("[")
-      ? "[\(options.host)]" : options.host
-    announce("loyalty-server listening on http://\(shownHost):\(server.port)")
-    stop.wait()
-    server.shutdown()
-    sources.forEach { $0.cancel() }
-  }
+    /// Tombstones are kept this long, so clients that sync at least this often never get a 410.
+    static let tombstoneRetention: TimeInterval = 30 * 24 * 3600
 
-  /// Unbuffered, so whoever waits for the line (tests, the demo) sees it at once.
-  static func announce(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-  }
-
-  /// Tombstones are kept this long, so clients that sync at least this often never get a 410.
-  static let tombstoneRetention: TimeInterval = 30 * 24 * 3600
-
-  /// The operator token in `directory/admin-token`, created (mode 0600) on first start.
-  static func generatedOperatorToken(in directory: URL) throws -> String {
-    let file = directory.appendingPathComponent("admin-token")
-    if let existing = try? String(contentsOf: file, encoding: .utf8)
-      .trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty
-    {
-      announce("operator token: \(file.path)")
-      return existing
+    /// The operator token in `directory/admin-token`, created (mode 0600) on first start.
+    static func generatedOperatorToken(in directory: URL) throws -> String {
+        let file = directory.appendingPathComponent("admin-token")
+        if let existing = try? String(contentsOf: file, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty
+        {
+            announce("operator token: \(file.path)")
+            return existing
+        }
+        let token = Secrets.token(prefix: "la_")
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
+        announce("operator token written to \(file.path) (mode 0600)")
+        return token
     }
-    let token = Secrets.token(prefix: "la_")
-    guard
-      FileManager.default.createFile(
-        atPath: file.path, contents: Data((token + "\n").utf8),
-        attributes: [.posixPermissions: 0o600])
-    else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
-    announce("operator token written to \(file.path) (mode 0600)")
-    return token
-  }
 }
