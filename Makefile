@@ -34,6 +34,7 @@ demo: deps
 # Speed and memory figures with their targets and ratios to the references (release build).
 bench: deps
 	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk; }
 	swift build -c release $(SWIFT_FLAGS)
 	"$$(swift build -c release --show-bin-path)/loyalty-bench" bench-data
 

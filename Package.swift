@@ -36,7 +36,8 @@ let package = Package(
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "LoyaltyClient"], path: "cli"),
-        .executableTarget(name: "loyalty-bench", dependencies: ["Beacons"], path: "Benchmarks/loyalty-bench"),
+        .executableTarget(
+            name: "loyalty-bench", dependencies: ["Beacons", "Postgres", "HTTPClient"], path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),

@@ -190,6 +190,8 @@ struct ScanSession {
                 for sighting in sightings { try observe(sighting) }
                 for event in monitor.advance(to: packet.time) { report(event) }
                 if let snapshot = ranger.advance(to: packet.time) { try report(snapshot) }
+                // A reader at the other end of a pipe gets each event as it happens.
+                fflush(nil)
             } catch {
                 failure = error
                 scanner.cancel()
@@ -380,7 +382,10 @@ struct ReplayPacing {
             return
         }
         let delay = (captureTime - origin.capture) - (now - origin.wall)
-        if delay > 0 { usleep(useconds_t(min(delay, 60) * 1_000_000)) }
+        guard delay > 0 else { return }
+        // What was printed before the pause reaches a reader at the other end of a pipe now, not a buffer later.
+        fflush(nil)
+        usleep(useconds_t(min(delay, 60) * 1_000_000))
     }
 }
 

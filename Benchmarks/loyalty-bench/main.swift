@@ -53,16 +53,19 @@ func capture(reports: Int) throws -> (url: URL, statistics: CaptureStatistics) {
 }
 
 /// Runs a product of this package with stdout to /dev/null; returns wall seconds and peak RSS in MB.
-func runMeasured(_ product: String, _ args: [String]) throws -> (seconds: Double, peakMB: Double, status: Int32) {
+func runMeasured(_ product: String, _ args: [String], environment: [String: String] = [:]) throws -> (
+    seconds: Double, peakMB: Double, status: Int32
+) {
     var pid: pid_t = 0
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     let path = buildDirectory.appendingPathComponent(product).path
     let argv = ([path] + args).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0)=\($1)") } + [nil]
+    defer { (argv + variables).forEach { free($0) } }
     let start = DispatchTime.now().uptimeNanoseconds
-    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else {
+    guard posix_spawn(&pid, path, &actions, nil, argv, variables) == 0 else {
         throw NSError(domain: "bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "cannot run \(path)"])
     }
     var status: Int32 = 0
@@ -126,5 +129,8 @@ if let referenceRate = pythonLine.split(separator: " ").dropFirst(3).first.flatM
 } else {
     record("beacontools reference", "not run: \(pythonLine)", target: "pip install beacontools", met: false)
 }
+
+try benchServer()
+try benchClient(replaying: million.url, reports: million.statistics.advertisingReports)
 
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")

@@ -82,7 +82,11 @@ public enum ServerCommand {
         }
         defer { embedded?.stop() }
 
-        let limits = HTTPServerLimits()
+        var limits = HTTPServerLimits()
+        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
+        // or two, the database sees too few commits at once to group them, and requests queue behind
+        // round trips while the CPUs idle.
+        limits.threads = max(limits.threads, 16)
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
         try store.applySchema(schema)
         try store.purgeTombstones(deletedBefore: Date().addingTimeInterval(-tombstoneRetention))
