@@ -25,6 +25,8 @@ let package = Package(
 
         // Pure Swift: bytes in, beacon events out.
         .target(name: "Beacons"),
+        // Pure Swift: great-circle geometry, NMEA 0183, geographic region monitoring.
+        .target(name: "Geofencing"),
 
         // The product.
         .target(name: "LoyaltyAPI"),
@@ -39,6 +41,7 @@ let package = Package(
         .executableTarget(name: "loyalty-bench", dependencies: ["Beacons"], path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
+        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
