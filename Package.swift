@@ -31,7 +31,7 @@ let package = Package(
         // The product.
         .target(name: "LoyaltyAPI"),
         .target(
-            name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Postgres", "HTTPServer"],
+            name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
             // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary.
             resources: [.embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml")]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
