@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(
-            name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "LoyaltyClient"], path: "cli"),
+            name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
         .executableTarget(name: "loyalty-bench", dependencies: ["Beacons"], path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),

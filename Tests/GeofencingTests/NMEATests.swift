@@ -136,3 +136,23 @@ private func dateOf(_ text: String) throws -> NMEADate {
   else { throw NMEAError.malformedField("date") }
   return date
 }
+
+@Suite struct GPSDReportTests {
+  @Test func readsTPVFixesOnly() {
+    let tpv =
+      #"{"class":"TPV","device":"/dev/pts/3","mode":3,"time":"2026-01-01T00:00:01.500Z","lat":51.5136,"lon":-0.1365,"alt":10.0}"#
+    #expect(
+      GPSDReport.fix(fromLine: tpv)
+        == GeoFix(
+          time: 1_767_225_601.5, coordinate: GeoCoordinate(latitude: 51.5136, longitude: -0.1365)))
+    #expect(
+      GPSDReport.fix(fromLine: #"{"class":"TPV","mode":1,"time":"2026-01-01T00:00:01Z"}"#) == nil)
+    #expect(GPSDReport.fix(fromLine: #"{"class":"VERSION","release":"3.22"}"#) == nil)
+    #expect(
+      GPSDReport.fix(
+        fromLine: #"{"class":"TPV","mode":2,"lat":95,"lon":0,"time":"2026-01-01T00:00:01Z"}"#)
+        == nil)
+    #expect(GPSDReport.fix(fromLine: #"{"class":"TPV", garbage"#) == nil)
+    #expect(GPSDReport.watchCommand.hasSuffix("}\n"))
+  }
+}
