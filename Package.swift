@@ -52,6 +52,6 @@ let package = Package(
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Beacons"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Beacons", "Geofencing"]),
     ]
 )

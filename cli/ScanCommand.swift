@@ -1,434 +1,406 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import BeaconRadio
 import Beacons
 import Foundation
 import LoyaltyClient
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 let scanCommand = CommandSpec(
-  name: "scan",
-  summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
-  synopsis: "[--replay FILE | --location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
-  discussion: """
-    Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
-    first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
-    far, unknown when not heard for --tracking-age). Monitoring: "enter" when a beacon of a region is
-    first heard, "exit" after --exit-timeout seconds without one. Without --region every proximity
-    UUID heard is monitored.
+    name: "scan",
+    summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
+    synopsis: "[--replay FILE | --location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
+    discussion: """
+        Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
+        first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
+        far, unknown when not heard for --tracking-age). Monitoring: "enter" when a beacon of a region is
+        first heard, "exit" after --exit-timeout seconds without one. Without --region every proximity
+        UUID heard is monitored.
 
-    On a terminal: a live table. With --json or in a pipe: JSON lines, each with "event" and "t"
-    (seconds on the capture's clock): enter, exit, range, and a closing summary. Malformed
-    advertising events inside a readable capture are skipped and counted in the summary; a damaged
-    capture file ends the replay with an error naming the byte offset (exit code 65).
+        On a terminal: a live table. With --json or in a pipe: JSON lines, each with "event" and "t"
+        (seconds on the capture's clock): enter, exit, range, and a closing summary. Malformed
+        advertising events inside a readable capture are skipped and counted in the summary; a damaged
+        capture file ends the replay with an error naming the byte offset (exit code 65).
 
-    Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
-    what this machine lacks.
+        Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
+        what this machine lacks.
 
-    Stores: with --location, the cached stores' geofences are monitored instead of beacons (no radio
-    needed): "enter" at the first position inside a store's radius, "exit" once the shopper has been
-    more than --exit-margin metres beyond it for --exit-delay seconds. JSON lines:
-    {"event":"enter","t":..,"region":{"store":..,"name":..,"retailer":..}}. When online, the catalog
-    around the shopper (--radius-km) is synced at the first position and again whenever they are
-    more than half that radius from where it was synced. SOURCE: gpsd[:HOST:PORT] (gpsd's JSON
-    reports), nmea:FILE (a NMEA 0183 log; its timestamps are the clock) or fixed:LAT,LON.
-    """,
-  options: [
-    .value(
-      "replay", "FILE",
-      "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning."),
-    .flag("json", "JSON lines, also on a terminal."),
-    .value(
-      "region", "REGION", "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).",
-      repeatable: true),
-    .value("exit-timeout", "SECONDS", "Silence before a region is exited (default 10)."),
-    .value(
-      "tracking-age", "SECONDS", "Silence before a beacon's proximity is unknown (default 5)."),
-    .value("snapshot-interval", "SECONDS", "Seconds between ranging snapshots (default 1)."),
-    .flag("realtime", "Pace a replay by its timestamps instead of as fast as possible."),
-    .value("adapter", "NAME", "The adapter to scan with (default hci0)."),
-    .flag("active", "Active scanning: ask advertisers for scan responses (default passive)."),
-    .flag("filter-duplicates", "Let the controller drop duplicate adverts (fewer RSSI samples)."),
-  ] + offerScanOptions + locationScanOptions,
-  run: runScan
+        Stores: with --location, the cached stores' geofences are monitored instead of beacons (no radio
+        needed): "enter" at the first position inside a store's radius, "exit" once the shopper has been
+        more than --exit-margin metres beyond it for --exit-delay seconds. JSON lines:
+        {"event":"enter","t":..,"region":{"store":..,"name":..,"retailer":..}}. When online, the catalog
+        around the shopper (--radius-km) is synced at the first position and again whenever they are
+        more than half that radius from where it was synced. SOURCE: gpsd[:HOST:PORT] (gpsd's JSON
+        reports), nmea:FILE (a NMEA 0183 log; its timestamps are the clock) or fixed:LAT,LON.
+        """,
+    options: [
+        .value("replay", "FILE", "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning."),
+        .flag("json", "JSON lines, also on a terminal."),
+        .value("region", "REGION", "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true),
+        .value("exit-timeout", "SECONDS", "Silence before a region is exited (default 10)."),
+        .value("tracking-age", "SECONDS", "Silence before a beacon's proximity is unknown (default 5)."),
+        .value("snapshot-interval", "SECONDS", "Seconds between ranging snapshots (default 1)."),
+        .flag("realtime", "Pace a replay by its timestamps instead of as fast as possible."),
+        .value("adapter", "NAME", "The adapter to scan with (default hci0)."),
+        .flag("active", "Active scanning: ask advertisers for scan responses (default passive)."),
+        .flag("filter-duplicates", "Let the controller drop duplicate adverts (fewer RSSI samples)."),
+    ] + offerScanOptions + locationScanOptions,
+    run: runScan
 )
 
 private func runScan(_ arguments: ParsedArguments) throws {
-  if let location = arguments.value("location") { return try runLocationScan(arguments, location) }
-  let path = arguments.commandPath
-  let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-  let regions = try arguments.allValues("region").map { text throws(UsageError) in
-    do throws(BeaconIdentityConstraint.ParseError) {
-      return try BeaconIdentityConstraint(parsing: text)
-    } catch {
-      throw UsageError(error.description, commandPath: path)
+    if let location = arguments.value("location") { return try runLocationScan(arguments, location) }
+    let path = arguments.commandPath
+    let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+    let regions = try arguments.allValues("region").map { text throws(UsageError) in
+        do throws(BeaconIdentityConstraint.ParseError) {
+            return try BeaconIdentityConstraint(parsing: text)
+        } catch {
+            throw UsageError(error.description, commandPath: path)
+        }
     }
-  }
-  let ranger = try Ranger(
-    configuration: .init(
-      snapshotInterval: arguments.value("snapshot-interval", default: 1, positive),
-      maxTrackingAge: arguments.value("tracking-age", default: 5, positive)))
-  let output: ScanSession.Output =
-    arguments.flag("json") || !standardOutputIsTerminal ? .jsonLines : .table
-  let offers = try openOfferSession(arguments, interactive: output == .table)
-  var syncWarned = false
-  syncOffersIfDue(offers, warned: &syncWarned)
-  let monitored = regions.isEmpty ? offers.regions : regions
-  var monitor = try RegionMonitor(
-    configuration: .init(
-      exitTimeout: arguments.value("exit-timeout", default: 10, positive),
-      monitorsEveryUUIDHeard: monitored.isEmpty))
-  for region in monitored { monitor.add(BeaconRegion(region)) }
+    let ranger = try Ranger(
+        configuration: .init(
+            snapshotInterval: arguments.value("snapshot-interval", default: 1, positive),
+            maxTrackingAge: arguments.value("tracking-age", default: 5, positive)))
+    let output: ScanSession.Output = arguments.flag("json") || !standardOutputIsTerminal ? .jsonLines : .table
+    let offers = try openOfferSession(arguments, interactive: output == .table)
+    var syncWarned = false
+    syncOffersIfDue(offers, warned: &syncWarned)
+    let monitored = regions.isEmpty ? offers.regions : regions
+    var monitor = try RegionMonitor(
+        configuration: .init(
+            exitTimeout: arguments.value("exit-timeout", default: 10, positive),
+            monitorsEveryUUIDHeard: monitored.isEmpty))
+    for region in monitored { monitor.add(BeaconRegion(region)) }
 
-  var session = ScanSession(
-    ranger: ranger, monitor: monitor, output: output, offers: offers, syncWarned: syncWarned,
-    redeem: { offer in try redeemDuringScan(offer, arguments) })
-  defer { session.keys?.restore() }
-  if let file = arguments.value("replay") {
-    try session.replay(file, realtime: arguments.flag("realtime"))
-  } else {
-    try session.scanLive(
-      adapter: arguments.value("adapter"),
-      options: LEScanOptions(
-        active: arguments.flag("active"), filterDuplicates: arguments.flag("filter-duplicates")))
-  }
+    var session = ScanSession(
+        ranger: ranger, monitor: monitor, output: output, offers: offers, syncWarned: syncWarned,
+        redeem: { offer in try redeemDuringScan(offer, arguments) })
+    defer { session.keys?.restore() }
+    if let file = arguments.value("replay") {
+        try session.replay(file, realtime: arguments.flag("realtime"))
+    } else {
+        try session.scanLive(
+            adapter: arguments.value("adapter"),
+            options: LEScanOptions(active: arguments.flag("active"), filterDuplicates: arguments.flag("filter-duplicates")))
+    }
 }
 
 /// Ranging and monitoring fed by sightings from a capture or the radio, printing as it goes.
 struct ScanSession {
-  enum Output { case jsonLines, table }
+    enum Output { case jsonLines, table }
 
-  var ranger: Ranger
-  var monitor: RegionMonitor
-  let output: Output
-  let offers: OfferSession
-  var syncWarned: Bool
-  /// Redeems the offer on screen (the `r` key) and returns the line to show.
-  let redeem: (ResolvedOffer) throws -> String
-  /// The shopper's keys, when offers are shown on a terminal.
-  private(set) var keys: TerminalKeys?
-  private var recentEvents: [String] = []
-  private var offerNotice: String?
-  private var uuidTexts: [UUID: String] = [:]
+    var ranger: Ranger
+    var monitor: RegionMonitor
+    let output: Output
+    let offers: OfferSession
+    var syncWarned: Bool
+    /// Redeems the offer on screen (the `r` key) and returns the line to show.
+    let redeem: (ResolvedOffer) throws -> String
+    /// The shopper's keys, when offers are shown on a terminal.
+    private(set) var keys: TerminalKeys?
+    private var recentEvents: [String] = []
+    private var offerNotice: String?
+    private var uuidTexts: [UUID: String] = [:]
 
-  init(
-    ranger: Ranger, monitor: RegionMonitor, output: Output, offers: OfferSession, syncWarned: Bool,
-    redeem: @escaping (ResolvedOffer) throws -> String
-  ) {
-    self.ranger = ranger
-    self.monitor = monitor
-    self.output = output
-    self.offers = offers
-    self.syncWarned = syncWarned
-    self.redeem = redeem
-    keys = output == .table ? TerminalKeys() : nil
-  }
-
-  mutating func observe(_ sighting: BeaconSighting) throws {
-    for event in monitor.observe(sighting) { report(event) }
-    if let snapshot = ranger.observe(sighting) { try report(snapshot) }
-  }
-
-  /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan. On a
-  /// terminal an offer still on screen waits for the shopper.
-  mutating func finish(at time: Double) throws {
-    for event in monitor.advance(to: time) { report(event) }
-    try report(ranger.snapshot(at: time))
-    while offers.current != nil, let keys, keys.isInteractive {
-      try handle(key: keys.waitForKey())
+    init(
+        ranger: Ranger, monitor: RegionMonitor, output: Output, offers: OfferSession, syncWarned: Bool,
+        redeem: @escaping (ResolvedOffer) throws -> String
+    ) {
+        self.ranger = ranger
+        self.monitor = monitor
+        self.output = output
+        self.offers = offers
+        self.syncWarned = syncWarned
+        self.redeem = redeem
+        keys = output == .table ? TerminalKeys() : nil
     }
-  }
 
-  /// d dismisses the offer on screen, r redeems it, q ends the scan.
-  private mutating func handle(key: UInt8?) throws {
-    guard let key, let shown = offers.current else { return }
-    switch key {
-    case UInt8(ascii: "d"):
-      offers.dismiss()
-      offerNotice = nil
-    case UInt8(ascii: "r"):
-      offerNotice = try redeem(shown.offer)
-      offers.dismiss()
-      printOut(offerNotice ?? "")
-    case UInt8(ascii: "q"):
-      throw SilentExit(code: ExitCode.success)
-    default:
-      return
+    mutating func observe(_ sighting: BeaconSighting) throws {
+        for event in monitor.observe(sighting) { report(event) }
+        if let snapshot = ranger.observe(sighting) { try report(snapshot) }
     }
-  }
 
-  mutating func replay(_ file: String, realtime: Bool) throws {
-    let capture: AdvertisingCapture
-    do { capture = try AdvertisingCapture(path: file) } catch {
-      throw CommandFailure("cannot replay \(file): \(error)", exitCode: ExitCode.dataError)
-    }
-    var pacing = realtime ? ReplayPacing() : nil
-    var lastTime: Double? = nil
-    var damage: BTSnoopError? = nil
-    do {
-      while let sighting = try capture.nextSighting() {
-        pacing?.wait(until: sighting.time)
-        try observe(sighting)
-        lastTime = sighting.time
-      }
-    } catch let error as BTSnoopError {
-      damage = error
-    }
-    if let lastTime { try finish(at: lastTime) }
-    reportSummary(capture.statistics)
-    if let damage {
-      throw CommandFailure(
-        "\(file) is damaged: \(damage); everything before it was replayed",
-        exitCode: ExitCode.dataError)
-    }
-  }
-
-  mutating func scanLive(adapter: String?, options: LEScanOptions) throws {
-    let scanner: LEScanner
-    do { scanner = try LEScanner(adapter: adapter, options: options) } catch {
-      let code =
-        if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
-      throw CommandFailure(error.description, exitCode: code)
-    }
-    ScanInterruption.install(scanner)
-    var lastTime: Double? = nil
-    var failure: Error? = nil
-    try scanner.run { packet in
-      lastTime = packet.time
-      var sightings: [BeaconSighting] = []
-      packet.bytes.withUnsafeBytes { bytes in
-        guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
-        while let report = try? reports.next() {
-          try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-            sightings.append(
-              BeaconSighting(
-                frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
-          }
+    /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan. On a
+    /// terminal an offer still on screen waits for the shopper.
+    mutating func finish(at time: Double) throws {
+        for event in monitor.advance(to: time) { report(event) }
+        try report(ranger.snapshot(at: time))
+        while offers.current != nil, let keys, keys.isInteractive {
+            try handle(key: keys.waitForKey())
         }
-      }
-      do {
-        for sighting in sightings { try observe(sighting) }
-        for event in monitor.advance(to: packet.time) { report(event) }
-        if let snapshot = ranger.advance(to: packet.time) { try report(snapshot) }
-      } catch {
-        failure = error
-        scanner.cancel()
-      }
     }
-    if let failure { throw failure }
-    if let lastTime { try finish(at: lastTime) }
-  }
 
-  private mutating func report(_ event: RegionEvent) {
-    let name: String
-    switch event.kind {
-    case .enter: name = "enter"
-    case .exit: name = "exit"
-    case .state(let state): name = state.rawValue
+    /// d dismisses the offer on screen, r redeems it, q ends the scan.
+    private mutating func handle(key: UInt8?) throws {
+        guard let key, let shown = offers.current else { return }
+        switch key {
+        case UInt8(ascii: "d"):
+            offers.dismiss()
+            offerNotice = nil
+        case UInt8(ascii: "r"):
+            offerNotice = try redeem(shown.offer)
+            offers.dismiss()
+            printOut(offerNotice ?? "")
+        case UInt8(ascii: "q"):
+            throw SilentExit(code: ExitCode.success)
+        default:
+            return
+        }
     }
-    switch output {
-    case .jsonLines:
-      printJSONLine([
-        ("event", .string(name)), ("t", roundedSeconds(event.time)),
-        ("region", .string(event.region.description)),
-      ])
-    case .table:
-      recentEvents.append("\(name.padding(6)) \(event.region)")
-      if recentEvents.count > 5 { recentEvents.removeFirst() }
-    }
-  }
 
-  /// A `range` line, written directly: at replay speed it is most of the output.
-  private mutating func rangeLine(_ snapshot: RangingSnapshot) -> String {
-    var line = "{\"event\":\"range\",\"t\":"
-    line.appendFixed(snapshot.time, decimals: 3)
-    line += ",\"beacons\":["
-    for (index, beacon) in snapshot.beacons.enumerated() {
-      if index > 0 { line += "," }
-      line += "{\"uuid\":\""
-      line += uuidText(beacon.identity.uuid)
-      line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
-      if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
-      line += ",\"distance_m\":"
-      if let distance = beacon.distance {
-        line.appendFixed(distance, decimals: 2)
-      } else {
-        line += "null"
-      }
-      line += ",\"proximity\":\""
-      line += beacon.proximity.rawValue
-      line += "\"}"
+    mutating func replay(_ file: String, realtime: Bool) throws {
+        let capture: AdvertisingCapture
+        do { capture = try AdvertisingCapture(path: file) } catch {
+            throw CommandFailure("cannot replay \(file): \(error)", exitCode: ExitCode.dataError)
+        }
+        var pacing = realtime ? ReplayPacing() : nil
+        var lastTime: Double? = nil
+        var damage: BTSnoopError? = nil
+        do {
+            while let sighting = try capture.nextSighting() {
+                pacing?.wait(until: sighting.time)
+                try observe(sighting)
+                lastTime = sighting.time
+            }
+        } catch let error as BTSnoopError {
+            damage = error
+        }
+        if let lastTime { try finish(at: lastTime) }
+        reportSummary(capture.statistics)
+        if let damage {
+            throw CommandFailure(
+                "\(file) is damaged: \(damage); everything before it was replayed", exitCode: ExitCode.dataError)
+        }
     }
-    line += "]}"
-    return line
-  }
 
-  /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
-  private mutating func uuidText(_ uuid: UUID) -> String {
-    if let text = uuidTexts[uuid] { return text }
-    let text = uuid.uuidString
-    uuidTexts[uuid] = text
-    return text
-  }
+    mutating func scanLive(adapter: String?, options: LEScanOptions) throws {
+        let scanner: LEScanner
+        do { scanner = try LEScanner(adapter: adapter, options: options) } catch {
+            let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
+            throw CommandFailure(error.description, exitCode: code)
+        }
+        ScanInterruption.install(scanner)
+        var lastTime: Double? = nil
+        var failure: Error? = nil
+        try scanner.run { packet in
+            lastTime = packet.time
+            var sightings: [BeaconSighting] = []
+            packet.bytes.withUnsafeBytes { bytes in
+                guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
+                while let report = try? reports.next() {
+                    try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
+                        sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
+                    }
+                }
+            }
+            do {
+                for sighting in sightings { try observe(sighting) }
+                for event in monitor.advance(to: packet.time) { report(event) }
+                if let snapshot = ranger.advance(to: packet.time) { try report(snapshot) }
+            } catch {
+                failure = error
+                scanner.cancel()
+            }
+        }
+        if let failure { throw failure }
+        if let lastTime { try finish(at: lastTime) }
+    }
 
-  private mutating func report(_ snapshot: RangingSnapshot) throws {
-    if let keys { try handle(key: keys.poll()) }
-    syncOffersIfDue(offers, warned: &syncWarned)
-    let shown = try offers.update(snapshot)
-    switch output {
-    case .jsonLines:
-      printOut(rangeLine(snapshot))
-      if let shown { printJSONLine(offerEventFields(shown)) }
-    case .table:
-      if let current = offers.current {
-        let offer = current.offer
-        offerNotice =
-          "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
-      }
-      printTable(snapshot)
+    private mutating func report(_ event: RegionEvent) {
+        let name: String
+        switch event.kind {
+        case .enter: name = "enter"
+        case .exit: name = "exit"
+        case .state(let state): name = state.rawValue
+        }
+        switch output {
+        case .jsonLines:
+            printJSONLine([
+                ("event", .string(name)), ("t", roundedSeconds(event.time)), ("region", .string(event.region.description)),
+            ])
+        case .table:
+            recentEvents.append("\(name.padding(6)) \(event.region)")
+            if recentEvents.count > 5 { recentEvents.removeFirst() }
+        }
     }
-  }
 
-  /// The "hot and cold" view: the screen redrawn once per snapshot.
-  private func printTable(_ snapshot: RangingSnapshot) {
-    var screen = "\u{1B}[H\u{1B}[2J"
-    screen += "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
-    for beacon in snapshot.beacons {
-      let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
-      let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
-      let age = String(format1: snapshot.time - beacon.lastSeen) + " s ago"
-      screen +=
-        beacon.identity.description.padding(46) + beacon.proximity.rawValue.padding(11)
-        + distance.padding(10) + rssi.padding(6) + age + "\n"
+    /// A `range` line, written directly: at replay speed it is most of the output.
+    private mutating func rangeLine(_ snapshot: RangingSnapshot) -> String {
+        var line = "{\"event\":\"range\",\"t\":"
+        line.appendFixed(snapshot.time, decimals: 3)
+        line += ",\"beacons\":["
+        for (index, beacon) in snapshot.beacons.enumerated() {
+            if index > 0 { line += "," }
+            line += "{\"uuid\":\""
+            line += uuidText(beacon.identity.uuid)
+            line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
+            if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
+            line += ",\"distance_m\":"
+            if let distance = beacon.distance { line.appendFixed(distance, decimals: 2) } else { line += "null" }
+            line += ",\"proximity\":\""
+            line += beacon.proximity.rawValue
+            line += "\"}"
+        }
+        line += "]}"
+        return line
     }
-    if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
-    if !recentEvents.isEmpty {
-      screen += "\nREGIONS\n" + recentEvents.joined(separator: "\n") + "\n"
-    }
-    if let offerNotice { screen += "\n\(offerNotice)\n" }
-    printOut(screen)
-  }
 
-  private func reportSummary(_ statistics: CaptureStatistics) {
-    switch output {
-    case .jsonLines:
-      printJSONLine([
-        ("event", .string("summary")), ("records", .int(statistics.records)),
-        ("advertising_reports", .int(statistics.advertisingReports)),
-        ("beacon_frames", .int(statistics.beaconFrames)),
-        ("malformed_skipped", .int(statistics.malformed)),
-      ])
-    case .table:
-      printError(
-        "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
-          + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped"
-      )
+    /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
+    private mutating func uuidText(_ uuid: UUID) -> String {
+        if let text = uuidTexts[uuid] { return text }
+        let text = uuid.uuidString
+        uuidTexts[uuid] = text
+        return text
     }
-  }
+
+    private mutating func report(_ snapshot: RangingSnapshot) throws {
+        if let keys { try handle(key: keys.poll()) }
+        syncOffersIfDue(offers, warned: &syncWarned)
+        let shown = try offers.update(snapshot)
+        switch output {
+        case .jsonLines:
+            printOut(rangeLine(snapshot))
+            if let shown { printJSONLine(offerEventFields(shown)) }
+        case .table:
+            if let current = offers.current {
+                let offer = current.offer
+                offerNotice = "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
+            }
+            printTable(snapshot)
+        }
+    }
+
+    /// The "hot and cold" view: the screen redrawn once per snapshot.
+    private func printTable(_ snapshot: RangingSnapshot) {
+        var screen = "\u{1B}[H\u{1B}[2J"
+        screen += "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
+        for beacon in snapshot.beacons {
+            let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
+            let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
+            let age = String(format1: snapshot.time - beacon.lastSeen) + " s ago"
+            screen += beacon.identity.description.padding(46) + beacon.proximity.rawValue.padding(11)
+                + distance.padding(10) + rssi.padding(6) + age + "\n"
+        }
+        if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
+        if !recentEvents.isEmpty { screen += "\nREGIONS\n" + recentEvents.joined(separator: "\n") + "\n" }
+        if let offerNotice { screen += "\n\(offerNotice)\n" }
+        printOut(screen)
+    }
+
+    private func reportSummary(_ statistics: CaptureStatistics) {
+        switch output {
+        case .jsonLines:
+            printJSONLine([
+                ("event", .string("summary")), ("records", .int(statistics.records)),
+                ("advertising_reports", .int(statistics.advertisingReports)),
+                ("beacon_frames", .int(statistics.beaconFrames)), ("malformed_skipped", .int(statistics.malformed)),
+            ])
+        case .table:
+            printError(
+                "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
+                    + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
+        }
+    }
 }
 
 extension String {
-  /// One decimal place.
-  init(format1 value: Double) {
-    self = ""
-    appendFixed(value, decimals: 1)
-  }
-
-  /// `value` with a fixed number of decimals, without Foundation's formatter.
-  mutating func appendFixed(_ value: Double, decimals: Int) {
-    guard value.isFinite else {
-      self += "null"
-      return
+    /// One decimal place.
+    init(format1 value: Double) {
+        self = ""
+        appendFixed(value, decimals: 1)
     }
-    var scale = 1
-    for _ in 0..<decimals { scale *= 10 }
-    let scaled = Int((abs(value) * Double(scale)).rounded())
-    if value < 0, scaled != 0 { self += "-" }
-    self += String(scaled / scale)
-    guard decimals > 0 else { return }
-    self += "."
-    let fraction = String(scaled % scale)
-    self += String(repeating: "0", count: decimals - fraction.count) + fraction
-  }
+
+    /// `value` with a fixed number of decimals, without Foundation's formatter.
+    mutating func appendFixed(_ value: Double, decimals: Int) {
+        guard value.isFinite else { return self += "null" }
+        var scale = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int((abs(value) * Double(scale)).rounded())
+        if value < 0, scaled != 0 { self += "-" }
+        self += String(scaled / scale)
+        guard decimals > 0 else { return }
+        self += "."
+        let fraction = String(scaled % scale)
+        self += String(repeating: "0", count: decimals - fraction.count) + fraction
+    }
 }
 
 /// Redeems during a scan, as `loyalty redeem` would: the idempotency key is kept until the answer.
-private func redeemDuringScan(_ offer: ResolvedOffer, _ arguments: ParsedArguments) throws -> String
-{
-  do {
-    let context = try ClientContext(arguments)
-    let redeemer = Redeemer(
-      cache: try context.openCache(), api: context.api,
-      credential: try context.deviceCredential().1, now: Date.init)
-    let redemption = try redeemer.redeem(offer)
-    return "redeemed \"\(offer.offer.title)\": show code \(redemption.code) at the till"
-  } catch let error as ClientError {
-    return "could not redeem \"\(offer.offer.title)\": \(error.description)"
-  }
+private func redeemDuringScan(_ offer: ResolvedOffer, _ arguments: ParsedArguments) throws -> String {
+    do {
+        let context = try ClientContext(arguments)
+        let redeemer = Redeemer(
+            cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1, now: Date.init)
+        let redemption = try redeemer.redeem(offer)
+        return "redeemed \"\(offer.offer.title)\": show code \(redemption.code) at the till"
+    } catch let error as ClientError {
+        return "could not redeem \"\(offer.offer.title)\": \(error.description)"
+    }
 }
 
 /// Single keys from the terminal, without echo or Enter, restored on exit.
 final class TerminalKeys {
-  private var original = termios()
-  let isInteractive: Bool
+    private var original = termios()
+    let isInteractive: Bool
 
-  init() {
-    isInteractive = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &original) == 0
-    guard isInteractive else { return }
-    var raw = original
-    raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-    withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-      cc[Int(VMIN)] = 0
-      cc[Int(VTIME)] = 0
+    init() {
+        isInteractive = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &original) == 0
+        guard isInteractive else { return }
+        var raw = original
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 0
+            cc[Int(VTIME)] = 0
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
     }
-    tcsetattr(STDIN_FILENO, TCSANOW, &raw)
-  }
 
-  /// A key pressed since the last call, if any.
-  func poll() -> UInt8? {
-    guard isInteractive else { return nil }
-    var byte: UInt8 = 0
-    return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
-  }
-
-  /// Blocks until a key is pressed.
-  func waitForKey() -> UInt8? {
-    while isInteractive {
-      if let key = poll() { return key }
-      usleep(50_000)
+    /// A key pressed since the last call, if any.
+    func poll() -> UInt8? {
+        guard isInteractive else { return nil }
+        var byte: UInt8 = 0
+        return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
     }
-    return nil
-  }
 
-  func restore() {
-    if isInteractive { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
-  }
+    /// Blocks until a key is pressed.
+    func waitForKey() -> UInt8? {
+        while isInteractive {
+            if let key = poll() { return key }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    func restore() {
+        if isInteractive { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
+    }
 }
 
 /// Sleeps so a replay runs at the pace its timestamps were recorded.
 struct ReplayPacing {
-  private var origin: (capture: Double, wall: Double)? = nil
+    private var origin: (capture: Double, wall: Double)? = nil
 
-  mutating func wait(until captureTime: Double) {
-    let now = SystemBeaconClock().now()
-    guard let origin else {
-      self.origin = (captureTime, now)
-      return
+    mutating func wait(until captureTime: Double) {
+        let now = SystemBeaconClock().now()
+        guard let origin else {
+            self.origin = (captureTime, now)
+            return
+        }
+        let delay = (captureTime - origin.capture) - (now - origin.wall)
+        if delay > 0 { usleep(useconds_t(min(delay, 60) * 1_000_000)) }
     }
-    let delay = (captureTime - origin.capture) - (now - origin.wall)
-    if delay > 0 { usleep(useconds_t(min(delay, 60) * 1_000_000)) }
-  }
 }
 
 /// Ctrl-C and SIGTERM end a live scan cleanly: the scanner disables scanning before the command exits.
 enum ScanInterruption {
-  nonisolated(unsafe) private static var scanner: LEScanner?
+    nonisolated(unsafe) private static var scanner: LEScanner?
 
-  static func install(_ scanner: LEScanner) {
-    self.scanner = scanner
-    for signalNumber in [SIGINT, SIGTERM] {
-      signal(signalNumber) { _ in ScanInterruption.scanner?.cancel() }
+    static func install(_ scanner: LEScanner) {
+        self.scanner = scanner
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber) { _ in ScanInterruption.scanner?.cancel() }
+        }
     }
-  }
 }

@@ -2,31 +2,31 @@ import Foundation
 
 /// A retailer as every shopper sees it: whose region a proximity UUID is.
 public struct CatalogRetailer: Codable, Sendable, Equatable, Identifiable {
-  public var id: UUID
-  public var name: String
-  public var uuid: UUID
+    public var id: UUID
+    public var name: String
+    public var uuid: UUID
 
-  public init(id: UUID, name: String, uuid: UUID) {
-    self.id = id
-    self.name = name
-    self.uuid = uuid
-  }
+    public init(id: UUID, name: String, uuid: UUID) {
+        self.id = id
+        self.name = name
+        self.uuid = uuid
+    }
 }
 
 /// A removed offer or store: drop it from the local copy.
 public struct CatalogTombstone: Codable, Sendable, Equatable {
-  public var id: UUID
-  public var retailerID: UUID
+    public var id: UUID
+    public var retailerID: UUID
 
-  public init(id: UUID, retailerID: UUID) {
-    self.id = id
-    self.retailerID = retailerID
-  }
+    public init(id: UUID, retailerID: UUID) {
+        self.id = id
+        self.retailerID = retailerID
+    }
 
-  public enum CodingKeys: String, CodingKey {
-    case id
-    case retailerID = "retailer_id"
-  }
+    public enum CodingKeys: String, CodingKey {
+        case id
+        case retailerID = "retailer_id"
+    }
 }
 
 /// `GET /v1/catalog[?since=CURSOR]`. With `full` the page replaces the local copy; otherwise it is
@@ -34,34 +34,34 @@ public struct CatalogTombstone: Codable, Sendable, Equatable {
 /// `If-None-Match` (304 when nothing changed). With `near`, the page is always full and holds only
 /// the retailers with a store in the area, their offers and the stores in the area.
 public struct CatalogPage: Codable, Sendable, Equatable {
-  public var cursor: String
-  public var full: Bool
-  /// The server's clock when the page was made, so clients judge validity windows in server time.
-  public var serverTime: Date
-  public var retailers: [CatalogRetailer]
-  public var offers: [Offer]
-  public var removed: [CatalogTombstone]
-  public var stores: [RetailStore]
-  public var removedStores: [CatalogTombstone]
+    public var cursor: String
+    public var full: Bool
+    /// The server's clock when the page was made, so clients judge validity windows in server time.
+    public var serverTime: Date
+    public var retailers: [CatalogRetailer]
+    public var offers: [Offer]
+    public var removed: [CatalogTombstone]
+    public var stores: [RetailStore]
+    public var removedStores: [CatalogTombstone]
 
-  public init(
-    cursor: String, full: Bool, serverTime: Date, retailers: [CatalogRetailer], offers: [Offer],
-    removed: [CatalogTombstone], stores: [RetailStore] = [], removedStores: [CatalogTombstone] = []
-  ) {
-    self.cursor = cursor
-    self.full = full
-    self.serverTime = serverTime
-    self.retailers = retailers
-    self.offers = offers
-    self.removed = removed
-    self.stores = stores
-    self.removedStores = removedStores
-  }
+    public init(
+        cursor: String, full: Bool, serverTime: Date, retailers: [CatalogRetailer], offers: [Offer],
+        removed: [CatalogTombstone], stores: [RetailStore] = [], removedStores: [CatalogTombstone] = []
+    ) {
+        self.cursor = cursor
+        self.full = full
+        self.serverTime = serverTime
+        self.retailers = retailers
+        self.offers = offers
+        self.removed = removed
+        self.stores = stores
+        self.removedStores = removedStores
+    }
 
-  public enum CodingKeys: String, CodingKey {
-    case cursor, full
-    case serverTime = "server_time"
-    case retailers, offers, removed, stores
-    case removedStores = "removed_stores"
-  }
+    public enum CodingKeys: String, CodingKey {
+        case cursor, full
+        case serverTime = "server_time"
+        case retailers, offers, removed, stores
+        case removedStores = "removed_stores"
+    }
 }

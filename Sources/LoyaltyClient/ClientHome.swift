@@ -7,44 +7,42 @@ import Foundation
 /// `$XDG_CONFIG_HOME/loyalty` (`~/.config/loyalty`), the cache under `$XDG_DATA_HOME/loyalty`
 /// (`~/.local/share/loyalty`).
 public struct ClientHome: Sendable, Equatable {
-  public var configDirectory: URL
-  public var dataDirectory: URL
+    public var configDirectory: URL
+    public var dataDirectory: URL
 
-  public init(configDirectory: URL, dataDirectory: URL) {
-    self.configDirectory = configDirectory
-    self.dataDirectory = dataDirectory
-  }
-
-  /// The directories `environment` names (`LOYALTY_HOME`, `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `HOME`).
-  public init(environment: [String: String]) throws(ClientError) {
-    if let home = environment["LOYALTY_HOME"], !home.isEmpty {
-      let directory = URL(fileURLWithPath: home, isDirectory: true)
-      self.init(configDirectory: directory, dataDirectory: directory)
-      return
+    public init(configDirectory: URL, dataDirectory: URL) {
+        self.configDirectory = configDirectory
+        self.dataDirectory = dataDirectory
     }
-    func base(_ variable: String, _ fallback: String) throws(ClientError) -> URL {
-      if let value = environment[variable], value.hasPrefix("/") {
-        return URL(fileURLWithPath: value, isDirectory: true)
-      }
-      guard let home = environment["HOME"], !home.isEmpty else {
-        throw .configuration(
-          "neither LOYALTY_HOME nor HOME is set: set LOYALTY_HOME to a directory for the client's state"
-        )
-      }
-      return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
-        fallback, isDirectory: true)
-    }
-    self.init(
-      configDirectory: try base("XDG_CONFIG_HOME", ".config").appendingPathComponent(
-        "loyalty", isDirectory: true),
-      dataDirectory: try base("XDG_DATA_HOME", ".local/share").appendingPathComponent(
-        "loyalty", isDirectory: true))
-  }
 
-  /// Server URL, timeouts and the retailer's API key (mode 0600).
-  public var configFile: URL { configDirectory.appendingPathComponent("config.json") }
-  /// This device's account, id and token (mode 0600).
-  public var deviceFile: URL { configDirectory.appendingPathComponent("device.json") }
-  /// The SQLite cache: catalog, seen set, outbox, redemptions.
-  public var cacheFile: URL { dataDirectory.appendingPathComponent("cache.sqlite") }
+    /// The directories `environment` names (`LOYALTY_HOME`, `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `HOME`).
+    public init(environment: [String: String]) throws(ClientError) {
+        if let home = environment["LOYALTY_HOME"], !home.isEmpty {
+            let directory = URL(fileURLWithPath: home, isDirectory: true)
+            self.init(configDirectory: directory, dataDirectory: directory)
+            return
+        }
+        func base(_ variable: String, _ fallback: String) throws(ClientError) -> URL {
+            if let value = environment[variable], value.hasPrefix("/") {
+                return URL(fileURLWithPath: value, isDirectory: true)
+            }
+            guard let home = environment["HOME"], !home.isEmpty else {
+                throw .configuration(
+                    "neither LOYALTY_HOME nor HOME is set: set LOYALTY_HOME to a directory for the client's state")
+            }
+            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(fallback, isDirectory: true)
+        }
+        self.init(
+            configDirectory: try base("XDG_CONFIG_HOME", ".config").appendingPathComponent(
+                "loyalty", isDirectory: true),
+            dataDirectory: try base("XDG_DATA_HOME", ".local/share").appendingPathComponent(
+                "loyalty", isDirectory: true))
+    }
+
+    /// Server URL, timeouts and the retailer's API key (mode 0600).
+    public var configFile: URL { configDirectory.appendingPathComponent("config.json") }
+    /// This device's account, id and token (mode 0600).
+    public var deviceFile: URL { configDirectory.appendingPathComponent("device.json") }
+    /// The SQLite cache: catalog, seen set, outbox, redemptions.
+    public var cacheFile: URL { dataDirectory.appendingPathComponent("cache.sqlite") }
 }

@@ -4,271 +4,269 @@ import LoyaltyAPI
 
 /// Which secret a request carries, so a refusal can say which one to fix.
 public enum Credential: Sendable {
-  case none
-  case device(String)
-  case retailer(String)
-  case `operator`(String)
+    case none
+    case device(String)
+    case retailer(String)
+    case `operator`(String)
 
-  var token: String? {
-    switch self {
-    case .none: nil
-    case .device(let token), .retailer(let token), .operator(let token): token
+    var token: String? {
+        switch self {
+        case .none: nil
+        case .device(let token), .retailer(let token), .operator(let token): token
+        }
     }
-  }
 
-  var refusal: String {
-    switch self {
-    case .none:
-      "the server asked for credentials"
-    case .device:
-      "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link CODE` here"
-    case .retailer:
-      "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"
-    case .operator:
-      "the operator token was refused: set LOYALTY_ADMIN_TOKEN to the server's admin token (loyalty-server prints where it keeps it)"
+    var refusal: String {
+        switch self {
+        case .none:
+            "the server asked for credentials"
+        case .device:
+            "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link CODE` here"
+        case .retailer:
+            "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"
+        case .operator:
+            "the operator token was refused: set LOYALTY_ADMIN_TOKEN to the server's admin token (loyalty-server prints where it keeps it)"
+        }
     }
-  }
 }
 
 /// The connect and whole-request time limits, in seconds.
 public struct Timeouts: Sendable, Equatable {
-  public var connect: Double
-  public var total: Double
+    public var connect: Double
+    public var total: Double
 
-  public init(connect: Double = 5, total: Double = 30) {
-    self.connect = connect
-    self.total = total
-  }
+    public init(connect: Double = 5, total: Double = 30) {
+        self.connect = connect
+        self.total = total
+    }
 }
 
 /// Typed calls of the loyalty HTTP API (openapi.yaml) over libcurl, on one kept-alive connection.
 /// Confined to one task at a time, like the `HTTPClient` it owns.
 public final class LoyaltyAPIClient {
-  public let server: URL
-  public let timeouts: Timeouts
-  private let http = HTTPClient()
+    public let server: URL
+    public let timeouts: Timeouts
+    private let http = HTTPClient()
 
-  public init(server: URL, timeouts: Timeouts = Timeouts()) {
-    self.server = server
-    self.timeouts = timeouts
-  }
-
-  // MARK: shoppers
-
-  public func createAccount(deviceName: String?) throws(ClientError) -> DeviceCredentials {
-    try call("POST", "/v1/accounts", body: DeviceRegistration(name: deviceName))
-  }
-
-  public func createLinkCode(_ credential: Credential) throws(ClientError) -> LinkCode {
-    try call("POST", "/v1/link-codes", credential: credential)
-  }
-
-  public func linkDevice(code: String, deviceName: String?) throws(ClientError) -> DeviceCredentials
-  {
-    try call("POST", "/v1/devices", body: DeviceRegistration(code: code, name: deviceName))
-  }
-
-  public func devices(_ credential: Credential) throws(ClientError) -> DeviceList {
-    try call("GET", "/v1/devices", credential: credential)
-  }
-
-  public func revokeDevice(_ id: UUID, _ credential: Credential) throws(ClientError) {
-    _ = try exchange("DELETE", "/v1/devices/\(id.uuidString.lowercased())", credential: credential)
-  }
-
-  /// What `GET /v1/catalog` answered.
-  public enum CatalogAnswer: Sendable {
-    case page(CatalogPage, etag: String?)
-    /// 304: nothing changed since the ETag.
-    case notModified
-    /// 410: the cursor is too old; fetch again without one.
-    case cursorExpired
-  }
-
-  /// With `area`, the part of the catalog around a point (always a full page).
-  public func catalog(
-    since cursor: String?, etag: String?, area: CatalogArea? = nil, _ credential: Credential
-  )
-    throws(ClientError) -> CatalogAnswer
-  {
-    var headers: [String: String] = [:]
-    if let etag, cursor != nil { headers["If-None-Match"] = etag }
-    var query = area?.queryItems ?? [:]
-    if let cursor { query["since"] = cursor }
-    let response = try exchange(
-      "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
-      accepting: [304, 410])
-    switch response.status {
-    case 304: return .notModified
-    case 410: return .cursorExpired
-    default:
-      return .page(try decode(CatalogPage.self, response), etag: response.header("ETag"))
+    public init(server: URL, timeouts: Timeouts = Timeouts()) {
+        self.server = server
+        self.timeouts = timeouts
     }
-  }
 
-  public func pushSeen(_ items: [SeenItem], _ credential: Credential) throws(ClientError)
-    -> SeenPushResult
-  {
-    try call("POST", "/v1/seen", credential: credential, body: SeenPush(items: items))
-  }
+    // MARK: shoppers
 
-  public func seen(since cursor: String?, _ credential: Credential) throws(ClientError) -> SeenPage
-  {
-    try call("GET", "/v1/seen", query: cursor.map { ["since": $0] } ?? [:], credential: credential)
-  }
-
-  public func redeem(offerID: UUID, idempotencyKey: String, _ credential: Credential)
-    throws(ClientError)
-    -> Redemption
-  {
-    try call(
-      "POST", "/v1/redemptions", credential: credential,
-      headers: ["Idempotency-Key": idempotencyKey],
-      body: RedemptionRequest(offerID: offerID))
-  }
-
-  public func redemptions(_ credential: Credential) throws(ClientError) -> RedemptionList {
-    try call("GET", "/v1/redemptions", credential: credential)
-  }
-
-  // MARK: retailers
-
-  public func registerRetailer(_ registration: RetailerRegistration, _ credential: Credential)
-    throws(ClientError)
-    -> RetailerCredentials
-  {
-    try call("POST", "/v1/retailers", credential: credential, body: registration)
-  }
-
-  public func retailer(_ credential: Credential) throws(ClientError) -> Retailer {
-    try call("GET", "/v1/retailer", credential: credential)
-  }
-
-  public func rotateKey(_ credential: Credential) throws(ClientError) -> APIKey {
-    try call("POST", "/v1/retailer/key", credential: credential)
-  }
-
-  public func putOffer(major: UInt16, minor: UInt16, _ draft: OfferDraft, _ credential: Credential)
-    throws(ClientError) -> Offer
-  {
-    try call("PUT", "/v1/retailer/offers/\(major)/\(minor)", credential: credential, body: draft)
-  }
-
-  public func deleteOffer(major: UInt16, minor: UInt16, _ credential: Credential)
-    throws(ClientError)
-  {
-    _ = try exchange("DELETE", "/v1/retailer/offers/\(major)/\(minor)", credential: credential)
-  }
-
-  public func retailerOffers(_ credential: Credential) throws(ClientError) -> OfferList {
-    try call("GET", "/v1/retailer/offers", credential: credential)
-  }
-
-  public func putStore(_ storeID: String, _ draft: StoreDraft, _ credential: Credential)
-    throws(ClientError)
-    -> RetailStore
-  {
-    try call("PUT", "/v1/retailer/stores/\(storeID)", credential: credential, body: draft)
-  }
-
-  public func deleteStore(_ storeID: String, _ credential: Credential) throws(ClientError) {
-    _ = try exchange("DELETE", "/v1/retailer/stores/\(storeID)", credential: credential)
-  }
-
-  public func retailerStores(_ credential: Credential) throws(ClientError) -> StoreList {
-    try call("GET", "/v1/retailer/stores", credential: credential)
-  }
-
-  public func statistics(_ credential: Credential) throws(ClientError) -> RetailerStatistics {
-    try call("GET", "/v1/retailer/stats", credential: credential)
-  }
-
-  // MARK: transport
-
-  private struct NoBody: Encodable {}
-
-  private func call<Answer: Decodable>(
-    _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
-    headers: [String: String] = [:]
-  ) throws(ClientError) -> Answer {
-    try decode(
-      Answer.self, exchange(method, path, query: query, credential: credential, headers: headers))
-  }
-
-  private func call<Answer: Decodable, Body: Encodable>(
-    _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
-    headers: [String: String] = [:], body: Body
-  ) throws(ClientError) -> Answer {
-    let data: Data
-    do {
-      data = try LoyaltyJSON.encoder().encode(body)
-    } catch {
-      throw .protocolViolation("cannot encode the request: \(error)")
+    public func createAccount(deviceName: String?) throws(ClientError) -> DeviceCredentials {
+        try call("POST", "/v1/accounts", body: DeviceRegistration(name: deviceName))
     }
-    return try decode(
-      Answer.self,
-      exchange(method, path, query: query, credential: credential, headers: headers, body: data))
-  }
 
-  /// Sends one request; answers a 2xx (or a status in `accepting`), throws the rest as `ClientError`.
-  private func exchange(
-    _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
-    headers: [String: String] = [:], body: Data? = nil, accepting: Set<Int> = []
-  ) throws(ClientError) -> HTTPClientResponse {
-    var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
-    components.path = components.path.trimmingSuffix("/") + path
-    if !query.isEmpty {
-      components.queryItems = query.sorted { $0.key < $1.key }.map {
-        URLQueryItem(name: $0.key, value: $0.value)
-      }
-      // `+` in a cursor must survive; URLComponents leaves it alone in queries.
-      components.percentEncodedQuery = components.percentEncodedQuery?
-        .replacingOccurrences(of: "+", with: "%2B")
+    public func createLinkCode(_ credential: Credential) throws(ClientError) -> LinkCode {
+        try call("POST", "/v1/link-codes", credential: credential)
     }
-    var allHeaders = headers
-    allHeaders["Accept"] = "application/json"
-    if let token = credential.token { allHeaders["Authorization"] = "Bearer \(token)" }
-    if body != nil { allHeaders["Content-Type"] = "application/json" }
-    let request = HTTPClientRequest(
-      method: method, url: components.url!.absoluteString, headers: allHeaders,
-      body: body.map { [UInt8]($0) },
-      connectTimeout: timeouts.connect, totalTimeout: timeouts.total)
-    let response: HTTPClientResponse
-    do {
-      response = try http.send(request)
-    } catch {
-      throw .network("\(error) (server URL: --server, LOYALTY_SERVER or the config file)")
-    }
-    if (200..<300).contains(response.status) || accepting.contains(response.status) {
-      return response
-    }
-    let detail = try? LoyaltyJSON.decoder().decode(APIErrorBody.self, from: Data(response.body))
-      .error
-    switch response.status {
-    case 401, 403:
-      throw .unauthorized(credential.refusal)
-    default:
-      throw .server(
-        status: response.status, code: detail?.code,
-        message: detail?.message ?? "unexpected answer from \(server.absoluteString)\(path)")
-    }
-  }
 
-  private func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse)
-    throws(ClientError) -> T
-  {
-    do {
-      return try LoyaltyJSON.decoder().decode(type, from: Data(response.body))
-    } catch {
-      throw .protocolViolation(
-        "the server at \(server.absoluteString) answered something this client does not understand (HTTP \(response.status)): is it a loyalty server of the same version?"
-      )
+    public func linkDevice(code: String, deviceName: String?) throws(ClientError) -> DeviceCredentials {
+        try call("POST", "/v1/devices", body: DeviceRegistration(code: code, name: deviceName))
     }
-  }
+
+    public func devices(_ credential: Credential) throws(ClientError) -> DeviceList {
+        try call("GET", "/v1/devices", credential: credential)
+    }
+
+    public func revokeDevice(_ id: UUID, _ credential: Credential) throws(ClientError) {
+        _ = try exchange("DELETE", "/v1/devices/\(id.uuidString.lowercased())", credential: credential)
+    }
+
+    /// What `GET /v1/catalog` answered.
+    public enum CatalogAnswer: Sendable {
+        case page(CatalogPage, etag: String?)
+        /// 304: nothing changed since the ETag.
+        case notModified
+        /// 410: the cursor is too old; fetch again without one.
+        case cursorExpired
+    }
+
+    /// With `area`, the part of the catalog around a point (always a full page).
+    public func catalog(
+        since cursor: String?, etag: String?, area: CatalogArea? = nil, _ credential: Credential
+    )
+        throws(ClientError) -> CatalogAnswer
+    {
+        var headers: [String: String] = [:]
+        if let etag, cursor != nil { headers["If-None-Match"] = etag }
+        var query = area?.queryItems ?? [:]
+        if let cursor { query["since"] = cursor }
+        let response = try exchange(
+            "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
+            accepting: [304, 410])
+        switch response.status {
+        case 304: return .notModified
+        case 410: return .cursorExpired
+        default:
+            return .page(try decode(CatalogPage.self, response), etag: response.header("ETag"))
+        }
+    }
+
+    public func pushSeen(_ items: [SeenItem], _ credential: Credential) throws(ClientError)
+        -> SeenPushResult
+    {
+        try call("POST", "/v1/seen", credential: credential, body: SeenPush(items: items))
+    }
+
+    public func seen(since cursor: String?, _ credential: Credential) throws(ClientError) -> SeenPage {
+        try call("GET", "/v1/seen", query: cursor.map { ["since": $0] } ?? [:], credential: credential)
+    }
+
+    public func redeem(offerID: UUID, idempotencyKey: String, _ credential: Credential)
+        throws(ClientError)
+        -> Redemption
+    {
+        try call(
+            "POST", "/v1/redemptions", credential: credential,
+            headers: ["Idempotency-Key": idempotencyKey],
+            body: RedemptionRequest(offerID: offerID))
+    }
+
+    public func redemptions(_ credential: Credential) throws(ClientError) -> RedemptionList {
+        try call("GET", "/v1/redemptions", credential: credential)
+    }
+
+    // MARK: retailers
+
+    public func registerRetailer(_ registration: RetailerRegistration, _ credential: Credential)
+        throws(ClientError)
+        -> RetailerCredentials
+    {
+        try call("POST", "/v1/retailers", credential: credential, body: registration)
+    }
+
+    public func retailer(_ credential: Credential) throws(ClientError) -> Retailer {
+        try call("GET", "/v1/retailer", credential: credential)
+    }
+
+    public func rotateKey(_ credential: Credential) throws(ClientError) -> APIKey {
+        try call("POST", "/v1/retailer/key", credential: credential)
+    }
+
+    public func putOffer(major: UInt16, minor: UInt16, _ draft: OfferDraft, _ credential: Credential)
+        throws(ClientError) -> Offer
+    {
+        try call("PUT", "/v1/retailer/offers/\(major)/\(minor)", credential: credential, body: draft)
+    }
+
+    public func deleteOffer(major: UInt16, minor: UInt16, _ credential: Credential)
+        throws(ClientError)
+    {
+        _ = try exchange("DELETE", "/v1/retailer/offers/\(major)/\(minor)", credential: credential)
+    }
+
+    public func retailerOffers(_ credential: Credential) throws(ClientError) -> OfferList {
+        try call("GET", "/v1/retailer/offers", credential: credential)
+    }
+
+    public func putStore(_ storeID: String, _ draft: StoreDraft, _ credential: Credential)
+        throws(ClientError)
+        -> RetailStore
+    {
+        try call("PUT", "/v1/retailer/stores/\(storeID)", credential: credential, body: draft)
+    }
+
+    public func deleteStore(_ storeID: String, _ credential: Credential) throws(ClientError) {
+        _ = try exchange("DELETE", "/v1/retailer/stores/\(storeID)", credential: credential)
+    }
+
+    public func retailerStores(_ credential: Credential) throws(ClientError) -> StoreList {
+        try call("GET", "/v1/retailer/stores", credential: credential)
+    }
+
+    public func statistics(_ credential: Credential) throws(ClientError) -> RetailerStatistics {
+        try call("GET", "/v1/retailer/stats", credential: credential)
+    }
+
+    // MARK: transport
+
+    private struct NoBody: Encodable {}
+
+    private func call<Answer: Decodable>(
+        _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
+        headers: [String: String] = [:]
+    ) throws(ClientError) -> Answer {
+        try decode(
+            Answer.self, exchange(method, path, query: query, credential: credential, headers: headers))
+    }
+
+    private func call<Answer: Decodable, Body: Encodable>(
+        _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
+        headers: [String: String] = [:], body: Body
+    ) throws(ClientError) -> Answer {
+        let data: Data
+        do {
+            data = try LoyaltyJSON.encoder().encode(body)
+        } catch {
+            throw .protocolViolation("cannot encode the request: \(error)")
+        }
+        return try decode(
+            Answer.self,
+            exchange(method, path, query: query, credential: credential, headers: headers, body: data))
+    }
+
+    /// Sends one request; answers a 2xx (or a status in `accepting`), throws the rest as `ClientError`.
+    private func exchange(
+        _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
+        headers: [String: String] = [:], body: Data? = nil, accepting: Set<Int> = []
+    ) throws(ClientError) -> HTTPClientResponse {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
+        components.path = components.path.trimmingSuffix("/") + path
+        if !query.isEmpty {
+            components.queryItems = query.sorted { $0.key < $1.key }.map {
+                URLQueryItem(name: $0.key, value: $0.value)
+            }
+            // `+` in a cursor must survive; URLComponents leaves it alone in queries.
+            components.percentEncodedQuery = components.percentEncodedQuery?
+                .replacingOccurrences(of: "+", with: "%2B")
+        }
+        var allHeaders = headers
+        allHeaders["Accept"] = "application/json"
+        if let token = credential.token { allHeaders["Authorization"] = "Bearer \(token)" }
+        if body != nil { allHeaders["Content-Type"] = "application/json" }
+        let request = HTTPClientRequest(
+            method: method, url: components.url!.absoluteString, headers: allHeaders,
+            body: body.map { [UInt8]($0) },
+            connectTimeout: timeouts.connect, totalTimeout: timeouts.total)
+        let response: HTTPClientResponse
+        do {
+            response = try http.send(request)
+        } catch {
+            throw .network("\(error) (server URL: --server, LOYALTY_SERVER or the config file)")
+        }
+        if (200..<300).contains(response.status) || accepting.contains(response.status) {
+            return response
+        }
+        let detail = try? LoyaltyJSON.decoder().decode(APIErrorBody.self, from: Data(response.body))
+            .error
+        switch response.status {
+        case 401, 403:
+            throw .unauthorized(credential.refusal)
+        default:
+            throw .server(
+                status: response.status, code: detail?.code,
+                message: detail?.message ?? "unexpected answer from \(server.absoluteString)\(path)")
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse)
+        throws(ClientError) -> T
+    {
+        do {
+            return try LoyaltyJSON.decoder().decode(type, from: Data(response.body))
+        } catch {
+            throw .protocolViolation(
+                "the server at \(server.absoluteString) answered something this client does not understand (HTTP \(response.status)): is it a loyalty server of the same version?"
+            )
+        }
+    }
 }
 
 extension String {
-  fileprivate func trimmingSuffix(_ suffix: String) -> String {
-    hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
-  }
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
 }

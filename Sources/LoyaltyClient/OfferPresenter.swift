@@ -4,55 +4,55 @@ import LoyaltyAPI
 
 /// A store of the cached catalog with the retailer it belongs to: what a geofence resolves to.
 public struct ResolvedStore: Sendable, Equatable {
-  public var store: RetailStore
-  public var retailer: CatalogRetailer
+    public var store: RetailStore
+    public var retailer: CatalogRetailer
 
-  public init(store: RetailStore, retailer: CatalogRetailer) {
-    self.store = store
-    self.retailer = retailer
-  }
+    public init(store: RetailStore, retailer: CatalogRetailer) {
+        self.store = store
+        self.retailer = retailer
+    }
 }
 
 /// An offer of the cached catalog with the retailer it belongs to: what a beacon resolves to.
 public struct ResolvedOffer: Sendable, Equatable {
-  public var offer: Offer
-  public var retailer: CatalogRetailer
+    public var offer: Offer
+    public var retailer: CatalogRetailer
 
-  public init(offer: Offer, retailer: CatalogRetailer) {
-    self.offer = offer
-    self.retailer = retailer
-  }
+    public init(offer: Offer, retailer: CatalogRetailer) {
+        self.offer = offer
+        self.retailer = retailer
+    }
 
-  /// The beacon that announces this offer.
-  public var identity: BeaconIdentity {
-    BeaconIdentity(uuid: retailer.uuid, major: offer.major, minor: offer.minor)
-  }
+    /// The beacon that announces this offer.
+    public var identity: BeaconIdentity {
+        BeaconIdentity(uuid: retailer.uuid, major: offer.major, minor: offer.minor)
+    }
 }
 
 /// A beacon and how near it is: what the presenter needs of a ranging snapshot.
 public struct BeaconProximity: Sendable, Hashable {
-  public var identity: BeaconIdentity
-  public var proximity: Proximity
+    public var identity: BeaconIdentity
+    public var proximity: Proximity
 
-  public init(identity: BeaconIdentity, proximity: Proximity) {
-    self.identity = identity
-    self.proximity = proximity
-  }
+    public init(identity: BeaconIdentity, proximity: Proximity) {
+        self.identity = identity
+        self.proximity = proximity
+    }
 }
 
 /// An offer put in front of the shopper.
 public struct OfferPresentation: Sendable, Equatable {
-  public var offer: ResolvedOffer
-  /// Capture (or live clock) time of the snapshot that showed it.
-  public var time: Double
-  /// Server time at that moment: what the seen set records.
-  public var serverTime: Date
+    public var offer: ResolvedOffer
+    /// Capture (or live clock) time of the snapshot that showed it.
+    public var time: Double
+    /// Server time at that moment: what the seen set records.
+    public var serverTime: Date
 
-  public init(offer: ResolvedOffer, time: Double, serverTime: Date) {
-    self.offer = offer
-    self.time = time
-    self.serverTime = serverTime
-  }
+    public init(offer: ResolvedOffer, time: Double, serverTime: Date) {
+        self.offer = offer
+        self.time = time
+        self.serverTime = serverTime
+    }
 }
 
 /// The offers app's policy, made precise. Pure: it reads no clock and touches no storage.
@@ -63,80 +63,79 @@ public struct OfferPresentation: Sendable, Equatable {
 /// shown in the order the beacons came near. A shown offer stays until `dismiss()` or, with a dwell,
 /// until that many seconds of snapshot time have passed.
 public struct OfferPresenter: Sendable {
-  public enum Holding: Sendable, Equatable {
-    /// Shown until the shopper dismisses it (the terminal's `d` or `r`).
-    case untilDismissed
-    /// Shown for this many seconds of snapshot time (`--json --dwell`).
-    case dwell(Double)
-  }
-
-  public let minimumProximity: Proximity
-  public let holding: Holding
-  /// The latest time each offer was seen by the account, in server time.
-  public private(set) var seen: [UUID: Date]
-  /// The offer on screen.
-  public private(set) var current: OfferPresentation?
-
-  /// Beacons at the minimum proximity or nearer, with the order in which they came near.
-  private var near: [BeaconIdentity: (time: Double, order: Int)] = [:]
-  private var arrivals = 0
-
-  public init(minimumProximity: Proximity = .near, holding: Holding, seen: [UUID: Date] = [:]) {
-    self.minimumProximity = minimumProximity
-    self.holding = holding
-    self.seen = seen
-  }
-
-  /// Merges seen items learned elsewhere (a sync during the session), keeping the latest time.
-  public mutating func noteSeen(_ offerID: UUID, at date: Date) {
-    if let known = seen[offerID], known >= date { return }
-    seen[offerID] = date
-  }
-
-  /// The shopper closed the offer on screen.
-  public mutating func dismiss() {
-    current = nil
-  }
-
-  /// Feeds one ranging snapshot taken at `time` (server time `serverTime`); returns the offer it puts
-  /// on screen, if any. `resolve` maps a beacon to its cached offer.
-  public mutating func update(
-    time: Double, serverTime: Date, beacons: [BeaconProximity],
-    resolve: (BeaconIdentity) -> ResolvedOffer?
-  ) -> OfferPresentation? {
-    var stillNear: [BeaconIdentity: (time: Double, order: Int)] = [:]
-    for beacon in beacons where beacon.proximity != .unknown && beacon.proximity <= minimumProximity
-    {
-      if let since = near[beacon.identity] {
-        stillNear[beacon.identity] = since
-      } else {
-        arrivals += 1
-        stillNear[beacon.identity] = (time, arrivals)
-      }
+    public enum Holding: Sendable, Equatable {
+        /// Shown until the shopper dismisses it (the terminal's `d` or `r`).
+        case untilDismissed
+        /// Shown for this many seconds of snapshot time (`--json --dwell`).
+        case dwell(Double)
     }
-    near = stillNear
 
-    if let shown = current, case .dwell(let seconds) = holding, time - shown.time >= seconds {
-      current = nil
+    public let minimumProximity: Proximity
+    public let holding: Holding
+    /// The latest time each offer was seen by the account, in server time.
+    public private(set) var seen: [UUID: Date]
+    /// The offer on screen.
+    public private(set) var current: OfferPresentation?
+
+    /// Beacons at the minimum proximity or nearer, with the order in which they came near.
+    private var near: [BeaconIdentity: (time: Double, order: Int)] = [:]
+    private var arrivals = 0
+
+    public init(minimumProximity: Proximity = .near, holding: Holding, seen: [UUID: Date] = [:]) {
+        self.minimumProximity = minimumProximity
+        self.holding = holding
+        self.seen = seen
     }
-    guard current == nil else { return nil }
 
-    let waiting = near.sorted { ($0.value.time, $0.value.order) < ($1.value.time, $1.value.order) }
-    for (identity, _) in waiting {
-      guard let offer = resolve(identity), isEligible(offer.offer, at: serverTime) else { continue }
-      let presentation = OfferPresentation(offer: offer, time: time, serverTime: serverTime)
-      seen[offer.offer.id] = serverTime
-      current = presentation
-      return presentation
+    /// Merges seen items learned elsewhere (a sync during the session), keeping the latest time.
+    public mutating func noteSeen(_ offerID: UUID, at date: Date) {
+        if let known = seen[offerID], known >= date { return }
+        seen[offerID] = date
     }
-    return nil
-  }
 
-  /// Inside its window and not seen, or seen long enough ago to show again.
-  public func isEligible(_ offer: Offer, at serverTime: Date) -> Bool {
-    guard offer.isValid(at: serverTime) else { return false }
-    guard let lastSeen = seen[offer.id] else { return true }
-    guard let reshow = offer.reshowAfterSeconds else { return false }
-    return serverTime.timeIntervalSince(lastSeen) >= Double(reshow)
-  }
+    /// The shopper closed the offer on screen.
+    public mutating func dismiss() {
+        current = nil
+    }
+
+    /// Feeds one ranging snapshot taken at `time` (server time `serverTime`); returns the offer it puts
+    /// on screen, if any. `resolve` maps a beacon to its cached offer.
+    public mutating func update(
+        time: Double, serverTime: Date, beacons: [BeaconProximity],
+        resolve: (BeaconIdentity) -> ResolvedOffer?
+    ) -> OfferPresentation? {
+        var stillNear: [BeaconIdentity: (time: Double, order: Int)] = [:]
+        for beacon in beacons where beacon.proximity != .unknown && beacon.proximity <= minimumProximity {
+            if let since = near[beacon.identity] {
+                stillNear[beacon.identity] = since
+            } else {
+                arrivals += 1
+                stillNear[beacon.identity] = (time, arrivals)
+            }
+        }
+        near = stillNear
+
+        if let shown = current, case .dwell(let seconds) = holding, time - shown.time >= seconds {
+            current = nil
+        }
+        guard current == nil else { return nil }
+
+        let waiting = near.sorted { ($0.value.time, $0.value.order) < ($1.value.time, $1.value.order) }
+        for (identity, _) in waiting {
+            guard let offer = resolve(identity), isEligible(offer.offer, at: serverTime) else { continue }
+            let presentation = OfferPresentation(offer: offer, time: time, serverTime: serverTime)
+            seen[offer.offer.id] = serverTime
+            current = presentation
+            return presentation
+        }
+        return nil
+    }
+
+    /// Inside its window and not seen, or seen long enough ago to show again.
+    public func isEligible(_ offer: Offer, at serverTime: Date) -> Bool {
+        guard offer.isValid(at: serverTime) else { return false }
+        guard let lastSeen = seen[offer.id] else { return true }
+        guard let reshow = offer.reshowAfterSeconds else { return false }
+        return serverTime.timeIntervalSince(lastSeen) >= Double(reshow)
+    }
 }

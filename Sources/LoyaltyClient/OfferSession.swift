@@ -9,119 +9,118 @@ import LoyaltyAPI
 /// device clock plus the offset learned at the last sync, and it advances with snapshot time. So a
 /// replay behaves as if the walk happened now, at the capture's pace, and a live scan uses real time.
 public final class OfferSession {
-  public let cache: OfferCache
-  /// One region per retailer UUID in the cache.
-  public private(set) var regions: [BeaconIdentityConstraint]
-  /// The cached stores, whose geofences a scan with a location monitors.
-  public private(set) var stores: [ResolvedStore]
-  /// Counts the syncs that changed the catalog, so a caller knows when to reload regions and stores.
-  public private(set) var catalogRevision = 0
-  /// The area syncs fetch (nil: the whole catalog); starts as the area the cache holds.
-  public private(set) var syncArea: CatalogArea?
-  private var presenter: OfferPresenter
-  private let sync: SyncEngine?
-  private let syncInterval: Double
-  private let deviceClock: () -> Date
-  private var serverOrigin: (time: Double, serverTime: Date)?
-  private var lastSync: Date?
-  /// Beacons resolved so far (nil: not an offer); only the few beacons a scan meets are looked up.
-  private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
+    public let cache: OfferCache
+    /// One region per retailer UUID in the cache.
+    public private(set) var regions: [BeaconIdentityConstraint]
+    /// The cached stores, whose geofences a scan with a location monitors.
+    public private(set) var stores: [ResolvedStore]
+    /// Counts the syncs that changed the catalog, so a caller knows when to reload regions and stores.
+    public private(set) var catalogRevision = 0
+    /// The area syncs fetch (nil: the whole catalog); starts as the area the cache holds.
+    public private(set) var syncArea: CatalogArea?
+    private var presenter: OfferPresenter
+    private let sync: SyncEngine?
+    private let syncInterval: Double
+    private let deviceClock: () -> Date
+    private var serverOrigin: (time: Double, serverTime: Date)?
+    private var lastSync: Date?
+    /// Beacons resolved so far (nil: not an offer); only the few beacons a scan meets are looked up.
+    private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
 
-  /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
-  public init(
-    cache: OfferCache, minimumProximity: Proximity = .near, holding: OfferPresenter.Holding,
-    sync: SyncEngine?, syncInterval: Double = 60, deviceClock: @escaping () -> Date
-  ) throws(ClientError) {
-    self.cache = cache
-    self.sync = sync
-    self.syncInterval = syncInterval
-    self.deviceClock = deviceClock
-    presenter = OfferPresenter(
-      minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
-    regions = try Self.regions(cache)
-    stores = try cache.stores()
-    syncArea = try cache.catalogArea
-  }
-
-  private static func regions(_ cache: OfferCache) throws(ClientError) -> [BeaconIdentityConstraint]
-  {
-    Set(try cache.retailers().map(\.uuid)).sorted { $0.uuidString < $1.uuidString }
-      .map { BeaconIdentityConstraint(uuid: $0) }
-  }
-
-  /// The offer on screen, if any.
-  public var current: OfferPresentation? { presenter.current }
-
-  /// The shopper dismissed the offer on screen (`d`, or after `r` redeemed it).
-  public func dismiss() { presenter.dismiss() }
-
-  /// The cached offer a beacon announces.
-  public func offer(for identity: BeaconIdentity) throws(ClientError) -> ResolvedOffer? {
-    if let known = resolved[identity] { return known }
-    let found = try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
-    resolved[identity] = found
-    return found
-  }
-
-  /// Feeds one ranging snapshot; returns the offer it shows, already recorded as seen (cache and
-  /// outbox in one transaction).
-  public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError)
-    -> OfferPresentation?
-  {
-    if serverOrigin == nil {
-      serverOrigin = (time, deviceClock().addingTimeInterval(try cache.serverTimeOffset))
+    /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
+    public init(
+        cache: OfferCache, minimumProximity: Proximity = .near, holding: OfferPresenter.Holding,
+        sync: SyncEngine?, syncInterval: Double = 60, deviceClock: @escaping () -> Date
+    ) throws(ClientError) {
+        self.cache = cache
+        self.sync = sync
+        self.syncInterval = syncInterval
+        self.deviceClock = deviceClock
+        presenter = OfferPresenter(
+            minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
+        regions = try Self.regions(cache)
+        stores = try cache.stores()
+        syncArea = try cache.catalogArea
     }
-    let origin = serverOrigin!
-    let serverTime = origin.serverTime.addingTimeInterval(time - origin.time)
-    for beacon in beacons where resolved[beacon.identity] == nil {
-      _ = try offer(for: beacon.identity)
+
+    private static func regions(_ cache: OfferCache) throws(ClientError) -> [BeaconIdentityConstraint] {
+        Set(try cache.retailers().map(\.uuid)).sorted { $0.uuidString < $1.uuidString }
+            .map { BeaconIdentityConstraint(uuid: $0) }
     }
-    let table = resolved
-    guard
-      let shown = presenter.update(
-        time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil })
-    else { return nil }
-    try cache.recordShown([SeenItem(offerID: shown.offer.offer.id, seenAt: shown.serverTime)])
-    return shown
-  }
 
-  /// Feeds one snapshot of the `Ranger`.
-  public func update(_ snapshot: RangingSnapshot) throws(ClientError) -> OfferPresentation? {
-    try update(
-      time: snapshot.time,
-      beacons: snapshot.beacons.map {
-        BeaconProximity(identity: $0.identity, proximity: $0.proximity)
-      })
-  }
+    /// The offer on screen, if any.
+    public var current: OfferPresentation? { presenter.current }
 
-  /// Syncs when online and `syncInterval` device seconds have passed since the last sync (or none
-  /// happened yet); then merges the account's seen set and drops resolutions the catalog may have
-  /// changed. Returns nil when no sync was due.
-  public func syncIfDue() throws(ClientError) -> SyncReport? {
-    guard let sync else { return nil }
-    let now = deviceClock()
-    if let lastSync, now.timeIntervalSince(lastSync) < syncInterval { return nil }
-    return try run(sync, at: now)
-  }
+    /// The shopper dismissed the offer on screen (`d`, or after `r` redeemed it).
+    public func dismiss() { presenter.dismiss() }
 
-  /// Syncs the catalog around a new point now (the shopper left the area synced before), when
-  /// online; nil when offline. Later syncs keep to this area.
-  public func sync(area: CatalogArea) throws(ClientError) -> SyncReport? {
-    guard let sync else { return nil }
-    syncArea = area
-    return try run(sync, at: deviceClock())
-  }
-
-  private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
-    lastSync = now
-    let report = try sync.sync(area: syncArea)
-    for (offerID, seenAt) in try cache.seen() { presenter.noteSeen(offerID, at: seenAt) }
-    if report.catalogChanged {
-      resolved = [:]
-      regions = try Self.regions(cache)
-      stores = try cache.stores()
-      catalogRevision += 1
+    /// The cached offer a beacon announces.
+    public func offer(for identity: BeaconIdentity) throws(ClientError) -> ResolvedOffer? {
+        if let known = resolved[identity] { return known }
+        let found = try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
+        resolved[identity] = found
+        return found
     }
-    return report
-  }
+
+    /// Feeds one ranging snapshot; returns the offer it shows, already recorded as seen (cache and
+    /// outbox in one transaction).
+    public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError)
+        -> OfferPresentation?
+    {
+        if serverOrigin == nil {
+            serverOrigin = (time, deviceClock().addingTimeInterval(try cache.serverTimeOffset))
+        }
+        let origin = serverOrigin!
+        let serverTime = origin.serverTime.addingTimeInterval(time - origin.time)
+        for beacon in beacons where resolved[beacon.identity] == nil {
+            _ = try offer(for: beacon.identity)
+        }
+        let table = resolved
+        guard
+            let shown = presenter.update(
+                time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil })
+        else { return nil }
+        try cache.recordShown([SeenItem(offerID: shown.offer.offer.id, seenAt: shown.serverTime)])
+        return shown
+    }
+
+    /// Feeds one snapshot of the `Ranger`.
+    public func update(_ snapshot: RangingSnapshot) throws(ClientError) -> OfferPresentation? {
+        try update(
+            time: snapshot.time,
+            beacons: snapshot.beacons.map {
+                BeaconProximity(identity: $0.identity, proximity: $0.proximity)
+            })
+    }
+
+    /// Syncs when online and `syncInterval` device seconds have passed since the last sync (or none
+    /// happened yet); then merges the account's seen set and drops resolutions the catalog may have
+    /// changed. Returns nil when no sync was due.
+    public func syncIfDue() throws(ClientError) -> SyncReport? {
+        guard let sync else { return nil }
+        let now = deviceClock()
+        if let lastSync, now.timeIntervalSince(lastSync) < syncInterval { return nil }
+        return try run(sync, at: now)
+    }
+
+    /// Syncs the catalog around a new point now (the shopper left the area synced before), when
+    /// online; nil when offline. Later syncs keep to this area.
+    public func sync(area: CatalogArea) throws(ClientError) -> SyncReport? {
+        guard let sync else { return nil }
+        syncArea = area
+        return try run(sync, at: deviceClock())
+    }
+
+    private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
+        lastSync = now
+        let report = try sync.sync(area: syncArea)
+        for (offerID, seenAt) in try cache.seen() { presenter.noteSeen(offerID, at: seenAt) }
+        if report.catalogChanged {
+            resolved = [:]
+            regions = try Self.regions(cache)
+            stores = try cache.stores()
+            catalogRevision += 1
+        }
+        return report
+    }
 }

@@ -1,72 +1,68 @@
 import Foundation
 
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 /// Small files of client state, written so a crash leaves either the old or the new content:
 /// write a temporary file, fsync it, rename it over the old one, fsync the directory.
 enum StateFile {
-  /// Creates `directory` (and its parents) readable by the owner only.
-  static func makeDirectory(_ directory: URL) throws(ClientError) {
-    do {
-      try FileManager.default.createDirectory(
-        at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    } catch {
-      throw .io("cannot create \(directory.path): \(error.localizedDescription)")
-    }
-  }
-
-  static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(ClientError) {
-    try makeDirectory(url.deletingLastPathComponent())
-    let temporary = url.path + ".tmp-\(getpid())"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-    guard fd >= 0 else {
-      throw .io("cannot write \(temporary): \(String(cString: strerror(errno)))")
-    }
-    var failure: String? = nil
-    if fchmod(fd, mode) != 0 { failure = String(cString: strerror(errno)) }
-    data.withUnsafeBytes { buffer in
-      var offset = 0
-      while failure == nil, offset < buffer.count {
-        let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          failure = String(cString: strerror(errno))
-        } else {
-          offset += written
+    /// Creates `directory` (and its parents) readable by the owner only.
+    static func makeDirectory(_ directory: URL) throws(ClientError) {
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .io("cannot create \(directory.path): \(error.localizedDescription)")
         }
-      }
     }
-    if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
-    close(fd)
-    if failure == nil, rename(temporary, url.path) != 0 {
-      failure = String(cString: strerror(errno))
-    }
-    guard failure == nil else {
-      unlink(temporary)
-      throw .io("cannot write \(url.path): \(failure!)")
-    }
-    let directory = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if directory >= 0 {
-      fsync(directory)
-      close(directory)
-    }
-  }
 
-  /// The file's bytes, or nil when it does not exist.
-  static func read(_ url: URL) throws(ClientError) -> Data? {
-    guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-    do {
-      return try Data(contentsOf: url)
-    } catch {
-      throw .io("cannot read \(url.path): \(error.localizedDescription)")
+    static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(ClientError) {
+        try makeDirectory(url.deletingLastPathComponent())
+        let temporary = url.path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw .io("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        var failure: String? = nil
+        if fchmod(fd, mode) != 0 { failure = String(cString: strerror(errno)) }
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while failure == nil, offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                } else {
+                    offset += written
+                }
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        close(fd)
+        if failure == nil, rename(temporary, url.path) != 0 { failure = String(cString: strerror(errno)) }
+        guard failure == nil else {
+            unlink(temporary)
+            throw .io("cannot write \(url.path): \(failure!)")
+        }
+        let directory = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
     }
-  }
 
-  static func remove(_ url: URL) throws(ClientError) {
-    guard unlink(url.path) == 0 || errno == ENOENT else {
-      throw .io("cannot remove \(url.path): \(String(cString: strerror(errno)))")
+    /// The file's bytes, or nil when it does not exist.
+    static func read(_ url: URL) throws(ClientError) -> Data? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            throw .io("cannot read \(url.path): \(error.localizedDescription)")
+        }
     }
-  }
+
+    static func remove(_ url: URL) throws(ClientError) {
+        guard unlink(url.path) == 0 || errno == ENOENT else {
+            throw .io("cannot remove \(url.path): \(String(cString: strerror(errno)))")
+        }
+    }
 }

@@ -4,309 +4,309 @@ import LoyaltyAPI
 
 /// Who a bearer token belongs to. Token prefixes tell the kinds apart before any lookup.
 enum Principal {
-  case `operator`
-  case retailer(Retailer)
-  case device(DeviceSession)
+    case `operator`
+    case retailer(Retailer)
+    case device(DeviceSession)
 }
 
 /// The handler of each route. Handlers throw `APIFailure`, `StoreError` or database errors;
 /// `LoyaltyService` turns them into answers.
 struct Endpoints: Sendable {
-  typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse
+    typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
-  let store: Store
-  let operatorTokenDigest: [UInt8]
-  let openAPIDocument: [UInt8]
-  let metrics: Metrics
+    let store: Store
+    let operatorTokenDigest: [UInt8]
+    let openAPIDocument: [UInt8]
+    let metrics: Metrics
 
-  var routes: [(method: String, pattern: String, handler: Handler)] {
-    [
-      ("GET", "/healthz", { _ in .json(200, ["status": "ok"]) }),
-      ("GET", "/readyz", readiness),
-      ("GET", "/metrics", metricsText),
-      (
-        "GET", "/openapi.yaml",
-        { _ in
-          HTTPResponse(
-            status: 200, headers: ["Content-Type": "application/yaml"], body: openAPIDocument)
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/healthz", { _ in .json(200, ["status": "ok"]) }),
+            ("GET", "/readyz", readiness),
+            ("GET", "/metrics", metricsText),
+            (
+                "GET", "/openapi.yaml",
+                { _ in
+                    HTTPResponse(
+                        status: 200, headers: ["Content-Type": "application/yaml"], body: openAPIDocument)
+                }
+            ),
+            ("POST", "/v1/retailers", registerRetailer),
+            ("GET", "/v1/retailer", showRetailer),
+            ("POST", "/v1/retailer/key", rotateKey),
+            ("GET", "/v1/retailer/offers", listOffers),
+            ("PUT", "/v1/retailer/offers/{major}/{minor}", putOffer),
+            ("DELETE", "/v1/retailer/offers/{major}/{minor}", deleteOffer),
+            ("GET", "/v1/retailer/stats", statistics),
+            ("GET", "/v1/retailer/stores", listStores),
+            ("PUT", "/v1/retailer/stores/{store_id}", putStore),
+            ("DELETE", "/v1/retailer/stores/{store_id}", deleteStore),
+            ("POST", "/v1/accounts", createAccount),
+            ("POST", "/v1/link-codes", createLinkCode),
+            ("POST", "/v1/devices", linkDevice),
+            ("GET", "/v1/devices", listDevices),
+            ("DELETE", "/v1/devices/{id}", revokeDevice),
+            ("GET", "/v1/catalog", catalog),
+            ("POST", "/v1/seen", addSeen),
+            ("GET", "/v1/seen", listSeen),
+            ("POST", "/v1/redemptions", redeem),
+            ("GET", "/v1/redemptions", listRedemptions),
+        ]
+    }
+
+    // MARK: Operations
+
+    func readiness(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard store.isReady() else { throw APIFailure.databaseUnavailable }
+        return .json(200, ["status": "ready"])
+    }
+
+    func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
+        HTTPResponse(
+            status: 200, headers: ["Content-Type": "text/plain; version=0.0.4"],
+            body: Array(
+                metrics.exposition(poolInUse: store.connectionsInUse, poolSize: store.connectionPoolSize)
+                    .utf8))
+    }
+
+    // MARK: Retailers
+
+    func registerRetailer(_ request: HTTPRequest) throws -> HTTPResponse {
+        try requireOperator(request)
+        let registration = try request.decodeBody(RetailerRegistration.self)
+        return .json(201, try store.registerRetailer(registration))
+    }
+
+    func showRetailer(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, try requireRetailer(request))
+    }
+
+    func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, try store.rotateKey(retailerID: try requireRetailer(request).id))
+    }
+
+    func listOffers(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, OfferList(offers: try store.offers(retailerID: try requireRetailer(request).id)))
+    }
+
+    func putOffer(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let (major, minor) = try beacon(request)
+        let draft = try request.decodeBody(OfferDraft.self)
+        let (offer, created) = try store.putOffer(
+            retailerID: retailer.id, major: major, minor: minor, draft: draft)
+        return .json(created ? 201 : 200, offer)
+    }
+
+    func deleteOffer(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let (major, minor) = try beacon(request)
+        guard try store.deleteOffer(retailerID: retailer.id, major: major, minor: minor) else {
+            throw APIFailure(404, .notFound, "no offer at major \(major) minor \(minor)")
         }
-      ),
-      ("POST", "/v1/retailers", registerRetailer),
-      ("GET", "/v1/retailer", showRetailer),
-      ("POST", "/v1/retailer/key", rotateKey),
-      ("GET", "/v1/retailer/offers", listOffers),
-      ("PUT", "/v1/retailer/offers/{major}/{minor}", putOffer),
-      ("DELETE", "/v1/retailer/offers/{major}/{minor}", deleteOffer),
-      ("GET", "/v1/retailer/stats", statistics),
-      ("GET", "/v1/retailer/stores", listStores),
-      ("PUT", "/v1/retailer/stores/{store_id}", putStore),
-      ("DELETE", "/v1/retailer/stores/{store_id}", deleteStore),
-      ("POST", "/v1/accounts", createAccount),
-      ("POST", "/v1/link-codes", createLinkCode),
-      ("POST", "/v1/devices", linkDevice),
-      ("GET", "/v1/devices", listDevices),
-      ("DELETE", "/v1/devices/{id}", revokeDevice),
-      ("GET", "/v1/catalog", catalog),
-      ("POST", "/v1/seen", addSeen),
-      ("GET", "/v1/seen", listSeen),
-      ("POST", "/v1/redemptions", redeem),
-      ("GET", "/v1/redemptions", listRedemptions),
-    ]
-  }
-
-  // MARK: Operations
-
-  func readiness(_ request: HTTPRequest) throws -> HTTPResponse {
-    guard store.isReady() else { throw APIFailure.databaseUnavailable }
-    return .json(200, ["status": "ready"])
-  }
-
-  func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
-    HTTPResponse(
-      status: 200, headers: ["Content-Type": "text/plain; version=0.0.4"],
-      body: Array(
-        metrics.exposition(poolInUse: store.connectionsInUse, poolSize: store.connectionPoolSize)
-          .utf8))
-  }
-
-  // MARK: Retailers
-
-  func registerRetailer(_ request: HTTPRequest) throws -> HTTPResponse {
-    try requireOperator(request)
-    let registration = try request.decodeBody(RetailerRegistration.self)
-    return .json(201, try store.registerRetailer(registration))
-  }
-
-  func showRetailer(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, try requireRetailer(request))
-  }
-
-  func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, try store.rotateKey(retailerID: try requireRetailer(request).id))
-  }
-
-  func listOffers(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, OfferList(offers: try store.offers(retailerID: try requireRetailer(request).id)))
-  }
-
-  func putOffer(_ request: HTTPRequest) throws -> HTTPResponse {
-    let retailer = try requireRetailer(request)
-    let (major, minor) = try beacon(request)
-    let draft = try request.decodeBody(OfferDraft.self)
-    let (offer, created) = try store.putOffer(
-      retailerID: retailer.id, major: major, minor: minor, draft: draft)
-    return .json(created ? 201 : 200, offer)
-  }
-
-  func deleteOffer(_ request: HTTPRequest) throws -> HTTPResponse {
-    let retailer = try requireRetailer(request)
-    let (major, minor) = try beacon(request)
-    guard try store.deleteOffer(retailerID: retailer.id, major: major, minor: minor) else {
-      throw APIFailure(404, .notFound, "no offer at major \(major) minor \(minor)")
+        return HTTPResponse(status: 204)
     }
-    return HTTPResponse(status: 204)
-  }
 
-  func statistics(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, try store.statistics(retailerID: try requireRetailer(request).id))
-  }
-
-  // MARK: Stores
-
-  func listStores(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, StoreList(stores: try store.stores(retailerID: try requireRetailer(request).id)))
-  }
-
-  func putStore(_ request: HTTPRequest) throws -> HTTPResponse {
-    let retailer = try requireRetailer(request)
-    let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
-    let draft = try request.decodeBody(StoreDraft.self)
-    let (stored, created) = try store.putStore(
-      retailerID: retailer.id, storeID: storeID, draft: draft)
-    return .json(created ? 201 : 200, stored)
-  }
-
-  func deleteStore(_ request: HTTPRequest) throws -> HTTPResponse {
-    let retailer = try requireRetailer(request)
-    let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
-    guard try store.deleteStore(retailerID: retailer.id, storeID: storeID) else {
-      throw APIFailure(404, .notFound, "no store \(storeID)")
+    func statistics(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, try store.statistics(retailerID: try requireRetailer(request).id))
     }
-    return HTTPResponse(status: 204)
-  }
 
-  // MARK: Accounts and devices
+    // MARK: Stores
 
-  func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
-    let registration = try request.decodeBody(DeviceRegistration.self, emptyIsObject: true)
-    if registration.code != nil {
-      throw APIFailure.invalid(
-        ValidationError(
-          field: "code", message: "is not used here; add a device with POST /v1/devices"))
+    func listStores(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, StoreList(stores: try store.stores(retailerID: try requireRetailer(request).id)))
     }
-    return .json(201, try store.createAccount(deviceName: registration.name))
-  }
 
-  func createLinkCode(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(201, try store.createLinkCode(accountID: try requireDevice(request).accountID))
-  }
-
-  func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {
-    let registration = try request.decodeBody(DeviceRegistration.self)
-    guard let code = registration.code else {
-      throw APIFailure.invalid(
-        ValidationError(field: "code", message: "is required: create one with POST /v1/link-codes"))
+    func putStore(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
+        let draft = try request.decodeBody(StoreDraft.self)
+        let (stored, created) = try store.putStore(
+            retailerID: retailer.id, storeID: storeID, draft: draft)
+        return .json(created ? 201 : 200, stored)
     }
-    return .json(201, try store.linkDevice(code: code, name: registration.name))
-  }
 
-  func listDevices(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, try store.devices(of: try requireDevice(request)))
-  }
-
-  func revokeDevice(_ request: HTTPRequest) throws -> HTTPResponse {
-    let session = try requireDevice(request)
-    guard let deviceID = request.pathParameters["id"].flatMap(UUID.init(uuidString:)),
-      try store.revokeDevice(deviceID, of: session.accountID)
-    else { throw APIFailure(404, .notFound, "this account has no such device") }
-    return HTTPResponse(status: 204)
-  }
-
-  // MARK: Catalog, seen, redemptions
-
-  func catalog(_ request: HTTPRequest) throws -> HTTPResponse {
-    _ = try requireDevice(request)
-    let since = try cursor(request)
-    let area = try request.query["near"].map { near throws(ValidationError) in
-      try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
+    func deleteStore(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
+        guard try store.deleteStore(retailerID: retailer.id, storeID: storeID) else {
+            throw APIFailure(404, .notFound, "no store \(storeID)")
+        }
+        return HTTPResponse(status: 204)
     }
-    if area == nil, request.query["radius_km"] != nil {
-      throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
+
+    // MARK: Accounts and devices
+
+    func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
+        let registration = try request.decodeBody(DeviceRegistration.self, emptyIsObject: true)
+        if registration.code != nil {
+            throw APIFailure.invalid(
+                ValidationError(
+                    field: "code", message: "is not used here; add a device with POST /v1/devices"))
+        }
+        return .json(201, try store.createAccount(deviceName: registration.name))
     }
-    // A near page is whole and ignores `since` (see Store.nearPage); a whole-feed delta on top of
-    // an area's copy would be wrong.
-    if area == nil, since?.near == true {
-      throw APIFailure(
-        400, .badRequest, "since is the cursor of a near page: send the same near, or no since",
-        field: "since")
+
+    func createLinkCode(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(201, try store.createLinkCode(accountID: try requireDevice(request).accountID))
     }
-    let head = try store.catalogHead()
-    if let tags = request.header("if-none-match"), Self.matches(tags, Self.entityTag(head, area)) {
-      return HTTPResponse(status: 304, headers: ["ETag": Self.entityTag(head, area)])
+
+    func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {
+        let registration = try request.decodeBody(DeviceRegistration.self)
+        guard let code = registration.code else {
+            throw APIFailure.invalid(
+                ValidationError(field: "code", message: "is required: create one with POST /v1/link-codes"))
+        }
+        return .json(201, try store.linkDevice(code: code, name: registration.name))
     }
-    let (page, pageHead) = try store.catalog(since: area == nil ? since : nil, area: area)
-    return .json(
-      200, page, headers: ["ETag": Self.entityTag(pageHead, area), "Cache-Control": "no-cache"])
-  }
 
-  func addSeen(_ request: HTTPRequest) throws -> HTTPResponse {
-    let session = try requireDevice(request)
-    let push = try request.decodeBody(SeenPush.self)
-    return .json(
-      200, SeenPushResult(added: try store.addSeen(push.items, accountID: session.accountID)))
-  }
-
-  func listSeen(_ request: HTTPRequest) throws -> HTTPResponse {
-    let session = try requireDevice(request)
-    return .json(200, try store.seen(accountID: session.accountID, since: try cursor(request)))
-  }
-
-  func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
-    let session = try requireDevice(request)
-    let key = request.header("idempotency-key")
-    if let key,
-      key.isEmpty || key.count > 200
-        || !key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
-    {
-      throw APIFailure(
-        400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters",
-        field: "Idempotency-Key")
+    func listDevices(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, try store.devices(of: try requireDevice(request)))
     }
-    let body = try request.decodeBody(RedemptionRequest.self)
-    let (redemption, created) = try store.redeem(
-      offerID: body.offerID, accountID: session.accountID, idempotencyKey: key)
-    return .json(201, redemption, headers: created ? [:] : ["Idempotent-Replayed": "true"])
-  }
 
-  func listRedemptions(_ request: HTTPRequest) throws -> HTTPResponse {
-    .json(200, try store.redemptions(accountID: try requireDevice(request).accountID))
-  }
-
-  // MARK: Parameters
-
-  private func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
-    do {
-      return (
-        try Validation.beaconNumber(request.pathParameters["major"] ?? "", field: "major"),
-        try Validation.beaconNumber(request.pathParameters["minor"] ?? "", field: "minor")
-      )
-    } catch {
-      throw APIFailure.invalid(error)
+    func revokeDevice(_ request: HTTPRequest) throws -> HTTPResponse {
+        let session = try requireDevice(request)
+        guard let deviceID = request.pathParameters["id"].flatMap(UUID.init(uuidString:)),
+            try store.revokeDevice(deviceID, of: session.accountID)
+        else { throw APIFailure(404, .notFound, "this account has no such device") }
+        return HTTPResponse(status: 204)
     }
-  }
 
-  private func cursor(_ request: HTTPRequest) throws(APIFailure) -> FeedCursor? {
-    guard let text = request.query["since"], !text.isEmpty else { return nil }
-    guard let cursor = FeedCursor(text) else {
-      throw APIFailure(
-        400, .badRequest, "since must be a cursor this server returned", field: "since")
+    // MARK: Catalog, seen, redemptions
+
+    func catalog(_ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try requireDevice(request)
+        let since = try cursor(request)
+        let area = try request.query["near"].map { near throws(ValidationError) in
+            try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
+        }
+        if area == nil, request.query["radius_km"] != nil {
+            throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
+        }
+        // A near page is whole and ignores `since` (see Store.nearPage); a whole-feed delta on top of
+        // an area's copy would be wrong.
+        if area == nil, since?.near == true {
+            throw APIFailure(
+                400, .badRequest, "since is the cursor of a near page: send the same near, or no since",
+                field: "since")
+        }
+        let head = try store.catalogHead()
+        if let tags = request.header("if-none-match"), Self.matches(tags, Self.entityTag(head, area)) {
+            return HTTPResponse(status: 304, headers: ["ETag": Self.entityTag(head, area)])
+        }
+        let (page, pageHead) = try store.catalog(since: area == nil ? since : nil, area: area)
+        return .json(
+            200, page, headers: ["ETag": Self.entityTag(pageHead, area), "Cache-Control": "no-cache"])
     }
-    return cursor
-  }
 
-  /// The feed's state, and for a near page the area it covers (no commas: If-None-Match lists tags
-  /// separated by commas).
-  private static func entityTag(_ head: FeedCursor, _ area: CatalogArea?) -> String {
-    guard let area else { return head.entityTag }
-    return
-      "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\""
-  }
-
-  /// RFC 9110 If-None-Match: a list of entity tags, or `*`.
-  private static func matches(_ header: String, _ tag: String) -> Bool {
-    header.split(separator: ",").contains { candidate in
-      let candidate = candidate.trimmingCharacters(in: .whitespaces)
-      return candidate == "*" || candidate == tag || candidate == "W/" + tag
+    func addSeen(_ request: HTTPRequest) throws -> HTTPResponse {
+        let session = try requireDevice(request)
+        let push = try request.decodeBody(SeenPush.self)
+        return .json(
+            200, SeenPushResult(added: try store.addSeen(push.items, accountID: session.accountID)))
     }
-  }
 
-  // MARK: Authentication
-
-  private func principal(_ request: HTTPRequest) throws -> Principal {
-    guard let token = request.bearerToken else { throw APIFailure.unauthorized }
-    if token.hasPrefix(retailerKeyPrefix) {
-      guard let retailer = try store.retailer(apiKey: token) else { throw APIFailure.unauthorized }
-      return .retailer(retailer)
+    func listSeen(_ request: HTTPRequest) throws -> HTTPResponse {
+        let session = try requireDevice(request)
+        return .json(200, try store.seen(accountID: session.accountID, since: try cursor(request)))
     }
-    if token.hasPrefix(deviceTokenPrefix) {
-      guard let session = try store.device(token: token) else { throw APIFailure.unauthorized }
-      return .device(session)
-    }
-    guard Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) else {
-      throw APIFailure.unauthorized
-    }
-    return .operator
-  }
 
-  private func requireOperator(_ request: HTTPRequest) throws {
-    guard case .operator = try principal(request) else { throw forbidden("the operator token") }
-  }
-
-  private func requireRetailer(_ request: HTTPRequest) throws -> Retailer {
-    guard case .retailer(let retailer) = try principal(request) else {
-      throw forbidden("a retailer API key")
+    func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
+        let session = try requireDevice(request)
+        let key = request.header("idempotency-key")
+        if let key,
+            key.isEmpty || key.count > 200
+                || !key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+        {
+            throw APIFailure(
+                400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters",
+                field: "Idempotency-Key")
+        }
+        let body = try request.decodeBody(RedemptionRequest.self)
+        let (redemption, created) = try store.redeem(
+            offerID: body.offerID, accountID: session.accountID, idempotencyKey: key)
+        return .json(201, redemption, headers: created ? [:] : ["Idempotent-Replayed": "true"])
     }
-    return retailer
-  }
 
-  private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {
-    guard case .device(let session) = try principal(request) else {
-      throw forbidden("a device token")
+    func listRedemptions(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, try store.redemptions(accountID: try requireDevice(request).accountID))
     }
-    return session
-  }
 
-  private func forbidden(_ credential: String) -> APIFailure {
-    APIFailure(403, .forbidden, "this operation needs \(credential)")
-  }
+    // MARK: Parameters
+
+    private func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
+        do {
+            return (
+                try Validation.beaconNumber(request.pathParameters["major"] ?? "", field: "major"),
+                try Validation.beaconNumber(request.pathParameters["minor"] ?? "", field: "minor")
+            )
+        } catch {
+            throw APIFailure.invalid(error)
+        }
+    }
+
+    private func cursor(_ request: HTTPRequest) throws(APIFailure) -> FeedCursor? {
+        guard let text = request.query["since"], !text.isEmpty else { return nil }
+        guard let cursor = FeedCursor(text) else {
+            throw APIFailure(
+                400, .badRequest, "since must be a cursor this server returned", field: "since")
+        }
+        return cursor
+    }
+
+    /// The feed's state, and for a near page the area it covers (no commas: If-None-Match lists tags
+    /// separated by commas).
+    private static func entityTag(_ head: FeedCursor, _ area: CatalogArea?) -> String {
+        guard let area else { return head.entityTag }
+        return
+            "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\""
+    }
+
+    /// RFC 9110 If-None-Match: a list of entity tags, or `*`.
+    private static func matches(_ header: String, _ tag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            let candidate = candidate.trimmingCharacters(in: .whitespaces)
+            return candidate == "*" || candidate == tag || candidate == "W/" + tag
+        }
+    }
+
+    // MARK: Authentication
+
+    private func principal(_ request: HTTPRequest) throws -> Principal {
+        guard let token = request.bearerToken else { throw APIFailure.unauthorized }
+        if token.hasPrefix(retailerKeyPrefix) {
+            guard let retailer = try store.retailer(apiKey: token) else { throw APIFailure.unauthorized }
+            return .retailer(retailer)
+        }
+        if token.hasPrefix(deviceTokenPrefix) {
+            guard let session = try store.device(token: token) else { throw APIFailure.unauthorized }
+            return .device(session)
+        }
+        guard Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) else {
+            throw APIFailure.unauthorized
+        }
+        return .operator
+    }
+
+    private func requireOperator(_ request: HTTPRequest) throws {
+        guard case .operator = try principal(request) else { throw forbidden("the operator token") }
+    }
+
+    private func requireRetailer(_ request: HTTPRequest) throws -> Retailer {
+        guard case .retailer(let retailer) = try principal(request) else {
+            throw forbidden("a retailer API key")
+        }
+        return retailer
+    }
+
+    private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {
+        guard case .device(let session) = try principal(request) else {
+            throw forbidden("a device token")
+        }
+        return session
+    }
+
+    private func forbidden(_ credential: String) -> APIFailure {
+        APIFailure(403, .forbidden, "this operation needs \(credential)")
+    }
 }

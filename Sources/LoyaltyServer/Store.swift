@@ -6,600 +6,600 @@ import Postgres
 /// Every SQL statement of the service. Values travel only as bound parameters; every query of a
 /// retailer's data names its retailer id; times come from the injected clock.
 public final class Store: Sendable {
-  let pool: PostgresPool
-  let clock: @Sendable () -> Date
+    let pool: PostgresPool
+    let clock: @Sendable () -> Date
 
-  public init(pool: PostgresPool, clock: @escaping @Sendable () -> Date) {
-    self.pool = pool
-    self.clock = clock
-  }
-
-  /// Applies schema.sql (idempotent; safe at every start and from concurrent starts).
-  public func applySchema(_ script: String) throws {
-    try pool.withConnection { try $0.execute(script: script) }
-  }
-
-  /// Whether the database answers a trivial query now.
-  public func isReady() -> Bool {
-    (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
-  }
-
-  public var connectionsInUse: Int { pool.inUse }
-  public var connectionPoolSize: Int { pool.size }
-
-  // MARK: Retailers
-
-  func registerRetailer(_ registration: RetailerRegistration) throws -> RetailerCredentials {
-    let apiKey = Secrets.token(prefix: retailerKeyPrefix)
-    let proximityUUID = registration.uuid ?? UUID()
-    do {
-      let row = try pool.withConnection { connection in
-        try connection.query(
-          """
-          INSERT INTO retailers (name, uuid, api_key_hash, created_at)
-          VALUES (\(registration.name), \(proximityUUID), \(Secrets.digest(of: apiKey)), \(clock()))
-          RETURNING id, name, uuid
-          """
-        )[0]
-      }
-      return RetailerCredentials(
-        id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
-        apiKey: apiKey)
-    } catch let error as PostgresError where error.isUniqueViolation {
-      throw StoreError.uuidTaken
+    public init(pool: PostgresPool, clock: @escaping @Sendable () -> Date) {
+        self.pool = pool
+        self.clock = clock
     }
-  }
 
-  /// The retailer whose API key this is, looked up by the key's digest.
-  func retailer(apiKey: String) throws -> Retailer? {
-    let digest = Secrets.digest(of: apiKey)
-    return try pool.withConnection { connection in
-      let rows = try connection.query(
-        "SELECT id, name, uuid, created_at, api_key_hash FROM retailers WHERE api_key_hash = \(digest)"
-      )
-      guard let row = rows.first,
-        Secrets.constantTimeEqual(try row.decode("api_key_hash", as: [UInt8].self), digest)
-      else { return nil }
-      return Retailer(
-        id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
-        createdAt: try row.decode("created_at"))
+    /// Applies schema.sql (idempotent; safe at every start and from concurrent starts).
+    public func applySchema(_ script: String) throws {
+        try pool.withConnection { try $0.execute(script: script) }
     }
-  }
 
-  func rotateKey(retailerID: UUID) throws -> APIKey {
-    let apiKey = Secrets.token(prefix: retailerKeyPrefix)
-    _ = try pool.withConnection { connection in
-      try connection.query(
-        "UPDATE retailers SET api_key_hash = \(Secrets.digest(of: apiKey)) WHERE id = \(retailerID)"
-      )
+    /// Whether the database answers a trivial query now.
+    public func isReady() -> Bool {
+        (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
     }
-    return APIKey(apiKey: apiKey)
-  }
 
-  // MARK: Offers
+    public var connectionsInUse: Int { pool.inUse }
+    public var connectionPoolSize: Int { pool.size }
 
-  /// Creates or replaces the live offer at (major, minor) of this retailer; `created` tells which.
-  func putOffer(retailerID: UUID, major: UInt16, minor: UInt16, draft: OfferDraft) throws -> (
-    offer: Offer, created: Bool
-  ) {
-    let row = try pool.withConnection { connection in
-      try connection.query(
-        """
-        INSERT INTO offers (retailer_id, major, minor, title, description, category, image_url,
-            starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at)
-        VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(draft.title), \(draft.description),
-            \(draft.category), \(draft.imageURL), \(draft.startsAt), \(draft.endsAt),
-            \(draft.perShopperLimit ?? 1), \(draft.totalLimit), \(draft.reshowAfterSeconds), \(clock()))
-        ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
-            title = excluded.title, description = excluded.description, category = excluded.category,
-            image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
-            per_shopper_limit = excluded.per_shopper_limit, total_limit = excluded.total_limit,
-            reshow_after_s = excluded.reshow_after_s, updated_at = excluded.updated_at
-        RETURNING *, (xmax = 0) AS created
-        """
-      )[0]
-    }
-    return (try Offer(row: row), try row.decode("created"))
-  }
+    // MARK: Retailers
 
-  /// Turns the live offer at (major, minor) into a tombstone; false when there is none.
-  func deleteOffer(retailerID: UUID, major: UInt16, minor: UInt16) throws -> Bool {
-    try pool.withConnection { connection in
-      try connection.query(
-        """
-        UPDATE offers SET deleted_at = \(clock()), updated_at = \(clock())
-        WHERE retailer_id = \(retailerID) AND major = \(Int(major)) AND minor = \(Int(minor))
-            AND deleted_at IS NULL
-        """
-      ).rowsAffected > 0
-    }
-  }
-
-  func offers(retailerID: UUID) throws -> [Offer] {
-    try pool.withConnection { connection in
-      try connection.query(
-        """
-        SELECT * FROM offers WHERE retailer_id = \(retailerID) AND deleted_at IS NULL
-        ORDER BY major, minor
-        """
-      ).map { row throws(PostgresError) in try Offer(row: row) }
-    }
-  }
-
-  // MARK: Stores
-
-  /// Creates or replaces the retailer's live store `storeID`; `created` tells which.
-  func putStore(retailerID: UUID, storeID: String, draft: StoreDraft) throws -> (
-    store: RetailStore, created: Bool
-  ) {
-    let row = try pool.withConnection { connection in
-      try connection.query(
-        """
-        INSERT INTO stores (retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
-        VALUES (\(retailerID), \(storeID), \(draft.name), \(draft.latitude), \(draft.longitude),
-            \(draft.radiusMetres), \(clock()))
-        ON CONFLICT (retailer_id, store_id) WHERE deleted_at IS NULL DO UPDATE SET
-            name = excluded.name, latitude = excluded.latitude, longitude = excluded.longitude,
-            radius_m = excluded.radius_m, updated_at = excluded.updated_at
-        RETURNING *, (xmax = 0) AS created
-        """
-      )[0]
-    }
-    return (try RetailStore(row: row), try row.decode("created"))
-  }
-
-  /// Turns the retailer's live store `storeID` into a tombstone; false when there is none.
-  func deleteStore(retailerID: UUID, storeID: String) throws -> Bool {
-    try pool.withConnection { connection in
-      try connection.query(
-        """
-        UPDATE stores SET deleted_at = \(clock()), updated_at = \(clock())
-        WHERE retailer_id = \(retailerID) AND store_id = \(storeID) AND deleted_at IS NULL
-        """
-      ).rowsAffected > 0
-    }
-  }
-
-  func stores(retailerID: UUID) throws -> [RetailStore] {
-    try pool.withConnection { connection in
-      try connection.query(
-        "SELECT * FROM stores WHERE retailer_id = \(retailerID) AND deleted_at IS NULL ORDER BY store_id"
-      ).map { row throws(PostgresError) in try RetailStore(row: row) }
-    }
-  }
-
-  func statistics(retailerID: UUID) throws -> RetailerStatistics {
-    let rows = try pool.withConnection { connection in
-      try connection.query(
-        """
-        SELECT o.id, o.major, o.minor, o.title, o.total_limit, o.redeemed_count,
-            (SELECT count(*) FROM seen s WHERE s.offer_id = o.id) AS seen_by
-        FROM offers o WHERE o.retailer_id = \(retailerID) AND o.deleted_at IS NULL
-        ORDER BY o.major, o.minor
-        """
-      )
-    }
-    return RetailerStatistics(
-      offers: try rows.map { row throws(PostgresError) in
-        let redeemed: Int = try row.decode("redeemed_count")
-        return OfferStatistics(
-          offerID: try row.decode("id"), major: try row.decode("major"),
-          minor: try row.decode("minor"),
-          title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
-          remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
-      })
-  }
-
-  /// Deletes for good the tombstones removed before `date` that no redemption refers to, and
-  /// records the highest version deleted: cursors older than that can no longer be served (410).
-  public func purgeTombstones(deletedBefore date: Date) throws {
-    _ = try pool.withConnection { connection in
-      try connection.query(
-        """
-        WITH gone_offers AS (
-            DELETE FROM offers o WHERE o.deleted_at < \(date)
-                AND NOT EXISTS (SELECT 1 FROM redemptions r WHERE r.offer_id = o.id)
-            RETURNING o.version),
-        gone_stores AS (DELETE FROM stores WHERE deleted_at < \(date) RETURNING version),
-        gone AS (SELECT version FROM gone_offers UNION ALL SELECT version FROM gone_stores)
-        UPDATE catalog_feed
-        SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
-        WHERE (SELECT count(*) FROM gone) > 0
-        """
-      )
-    }
-  }
-
-  // MARK: Catalog
-
-  /// Where the catalog feed is now: the ETag of an up-to-date client.
-  func catalogHead() throws -> FeedCursor {
-    let row = try pool.withConnection { connection in
-      try connection.query("SELECT generation, version FROM catalog_feed")[0]
-    }
-    return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
-  }
-
-  /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot. With
-  /// `area`, the whole live catalog around a point instead (`since` is not used: see `nearPage`).
-  func catalog(since: FeedCursor?, area: CatalogArea? = nil) throws -> (
-    page: CatalogPage, head: FeedCursor
-  ) {
-    let now = clock()
-    return try pool.withConnection { connection in
-      try connection.transaction { connection in
-        try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        let feed = try connection.query(
-          "SELECT generation, version, purged_through FROM catalog_feed")[0]
-        let head = FeedCursor(
-          generation: try feed.decode("generation"), version: try feed.decode("version"),
-          near: area != nil)
-        if let area {
-          return (try nearPage(connection, area: area, head: head, now: now), head)
+    func registerRetailer(_ registration: RetailerRegistration) throws -> RetailerCredentials {
+        let apiKey = Secrets.token(prefix: retailerKeyPrefix)
+        let proximityUUID = registration.uuid ?? UUID()
+        do {
+            let row = try pool.withConnection { connection in
+                try connection.query(
+                    """
+                    INSERT INTO retailers (name, uuid, api_key_hash, created_at)
+                    VALUES (\(registration.name), \(proximityUUID), \(Secrets.digest(of: apiKey)), \(clock()))
+                    RETURNING id, name, uuid
+                    """
+                )[0]
+            }
+            return RetailerCredentials(
+                id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
+                apiKey: apiKey)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw StoreError.uuidTaken
         }
-        let after: Int64
-        if let since {
-          let purgedThrough: Int64 = try feed.decode("purged_through")
-          guard since.generation == head.generation, since.version >= purgedThrough,
-            since.version <= head.version
-          else { throw StoreError.cursorExpired }
-          after = since.version
-        } else {
-          after = 0
-        }
-        var page = CatalogPage(
-          cursor: head.encoded(), full: since == nil, serverTime: now, retailers: [], offers: [],
-          removed: [])
-        guard after < head.version else { return (page, head) }
-        page.retailers = try connection.query(
-          """
-          SELECT id, name, uuid FROM retailers
-          WHERE version > \(after) AND version <= \(head.version) ORDER BY version
-          """
-        ).map(CatalogRetailer.init(row:))
-        // A full page needs no tombstones: it replaces the client's copy.
-        let offers = try connection.query(
-          """
-          SELECT * FROM offers
-          WHERE version > \(after) AND version <= \(head.version)
-              AND (deleted_at IS NULL OR \(since != nil))
-          ORDER BY version
-          """
-        )
-        for row in offers {
-          if try row.decode("deleted_at", as: Date?.self) == nil {
-            page.offers.append(try Offer(row: row))
-          } else {
-            page.removed.append(try CatalogTombstone(row: row))
-          }
-        }
-        let stores = try connection.query(
-          """
-          SELECT * FROM stores
-          WHERE version > \(after) AND version <= \(head.version)
-              AND (deleted_at IS NULL OR \(since != nil))
-          ORDER BY version
-          """
-        )
-        for row in stores {
-          if try row.decode("deleted_at", as: Date?.self) == nil {
-            page.stores.append(try RetailStore(row: row))
-          } else {
-            page.removedStores.append(try CatalogTombstone(row: row))
-          }
-        }
-        return (page, head)
-      }
     }
-  }
 
-  /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
-  /// `stores_location`, then the exact great-circle distance), their retailers, and every live
-  /// offer of those retailers.
-  ///
-  /// The page is always full. A delta cannot be computed for an area: a retailer enters it when a
-  /// store is added or moved into it, and then the client needs that retailer's older, unchanged
-  /// offers too; it leaves it when its last store there moves away, which no tombstone records. The
-  /// area's part of the catalog is small, and the ETag (the feed version plus the area) still
-  /// answers 304 while nothing changed. The `n1` cursor keeps the client from asking for a delta
-  /// of the whole feed on top of an area's copy.
-  private func nearPage(
-    _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, now: Date
-  ) throws
-    -> CatalogPage
-  {
-    let center = GeoCoordinate(latitude: area.latitude, longitude: area.longitude)
-    let radius = area.radiusKilometres * 1000
-    let box = BoundingBox(center: center, radius: radius)
-    let stores = try connection.query(
-      """
-      SELECT * FROM stores
-      WHERE deleted_at IS NULL AND version <= \(head.version)
-          AND latitude BETWEEN \(box.minLatitude)::float8 AND \(box.maxLatitude)::float8
-          AND (longitude BETWEEN \(box.minLongitude)::float8 AND \(box.maxLongitude)::float8
-              OR (\(box.wrapsLongitude)::boolean
-                  AND (longitude >= \(box.minLongitude)::float8 OR longitude <= \(box.maxLongitude)::float8)))
-          AND great_circle_m(\(area.latitude)::float8, \(area.longitude)::float8, latitude, longitude)
-              <= \(radius)::float8
-      ORDER BY version
-      """
-    ).map { row throws(PostgresError) in try RetailStore(row: row) }
-    let retailerIDs =
-      "{" + Set(stores.map(\.retailerID)).map(\.uuidString).sorted().joined(separator: ",") + "}"
-    let retailers = try connection.query(
-      "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
-    ).map(CatalogRetailer.init(row:))
-    let offers = try connection.query(
-      """
-      SELECT * FROM offers
-      WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
-      ORDER BY version
-      """
-    ).map { row throws(PostgresError) in try Offer(row: row) }
-    return CatalogPage(
-      cursor: head.encoded(), full: true, serverTime: now, retailers: retailers, offers: offers,
-      removed: [],
-      stores: stores, removedStores: [])
-  }
-
-  // MARK: Accounts and devices
-
-  func createAccount(deviceName: String?) throws -> DeviceCredentials {
-    let token = Secrets.token(prefix: deviceTokenPrefix)
-    let now = clock()
-    let row = try pool.withConnection { connection in
-      try connection.query(
-        """
-        WITH account AS (INSERT INTO accounts (created_at) VALUES (\(now)) RETURNING id)
-        INSERT INTO devices (account_id, name, token_hash, created_at)
-        SELECT id, \(deviceName), \(Secrets.digest(of: token)), \(now) FROM account
-        RETURNING id, account_id
-        """
-      )[0]
+    /// The retailer whose API key this is, looked up by the key's digest.
+    func retailer(apiKey: String) throws -> Retailer? {
+        let digest = Secrets.digest(of: apiKey)
+        return try pool.withConnection { connection in
+            let rows = try connection.query(
+                "SELECT id, name, uuid, created_at, api_key_hash FROM retailers WHERE api_key_hash = \(digest)"
+            )
+            guard let row = rows.first,
+                Secrets.constantTimeEqual(try row.decode("api_key_hash", as: [UInt8].self), digest)
+            else { return nil }
+            return Retailer(
+                id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
+                createdAt: try row.decode("created_at"))
+        }
     }
-    return DeviceCredentials(
-      accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
-  }
 
-  /// The live (not revoked) device whose token this is, looked up by the token's digest.
-  func device(token: String) throws -> DeviceSession? {
-    let digest = Secrets.digest(of: token)
-    return try pool.withConnection { connection in
-      let rows = try connection.query(
-        "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL"
-      )
-      guard let row = rows.first,
-        Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest)
-      else { return nil }
-      return DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id"))
-    }
-  }
-
-  func createLinkCode(accountID: UUID) throws -> LinkCode {
-    let expiresAt = clock().addingTimeInterval(linkCodeLifetime)
-    while true {
-      let code = Secrets.humanCode(length: 8)
-      do {
+    func rotateKey(retailerID: UUID) throws -> APIKey {
+        let apiKey = Secrets.token(prefix: retailerKeyPrefix)
         _ = try pool.withConnection { connection in
-          try connection.query(
-            """
-            INSERT INTO link_codes (code_hash, account_id, expires_at)
-            VALUES (\(Secrets.digest(of: code)), \(accountID), \(expiresAt))
-            """
-          )
+            try connection.query(
+                "UPDATE retailers SET api_key_hash = \(Secrets.digest(of: apiKey)) WHERE id = \(retailerID)"
+            )
         }
-        return LinkCode(code: code, expiresAt: expiresAt)
-      } catch let error as PostgresError where error.isUniqueViolation {
-        continue  // The same 40-bit code was drawn before: draw again.
-      }
+        return APIKey(apiKey: apiKey)
     }
-  }
 
-  /// Spends a link code (once, before it expires) on a new device of the code's account.
-  func linkDevice(code: String, name: String?) throws -> DeviceCredentials {
-    let normalized = code.uppercased().filter { $0 != "-" && $0 != " " }
-    let token = Secrets.token(prefix: deviceTokenPrefix)
-    let now = clock()
-    let row = try pool.withConnection { connection in
-      try connection.query(
-        """
-        WITH spent AS (
-            UPDATE link_codes SET used_at = \(now)
-            WHERE code_hash = \(Secrets.digest(of: normalized)) AND used_at IS NULL AND expires_at > \(now)
-            RETURNING account_id)
-        INSERT INTO devices (account_id, name, token_hash, created_at)
-        SELECT account_id, \(name), \(Secrets.digest(of: token)), \(now) FROM spent
-        RETURNING id, account_id
-        """
-      ).first
-    }
-    guard let row else { throw StoreError.linkCodeInvalid }
-    return DeviceCredentials(
-      accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
-  }
+    // MARK: Offers
 
-  func devices(of session: DeviceSession) throws -> DeviceList {
-    let rows = try pool.withConnection { connection in
-      try connection.query(
-        """
-        SELECT id, name, created_at, revoked_at FROM devices
-        WHERE account_id = \(session.accountID) ORDER BY created_at, id
-        """
-      )
-    }
-    return DeviceList(
-      devices: try rows.map { row throws(PostgresError) in
-        let id: UUID = try row.decode("id")
-        return Device(
-          id: id, name: try row.decode("name", as: String?.self),
-          createdAt: try row.decode("created_at"),
-          revokedAt: try row.decode("revoked_at", as: Date?.self), current: id == session.deviceID)
-      })
-  }
-
-  /// Revokes one of the account's devices (idempotent); false when the account has no such device.
-  func revokeDevice(_ deviceID: UUID, of accountID: UUID) throws -> Bool {
-    try pool.withConnection { connection in
-      try connection.query(
-        """
-        UPDATE devices SET revoked_at = coalesce(revoked_at, \(clock()))
-        WHERE id = \(deviceID) AND account_id = \(accountID)
-        """
-      ).rowsAffected > 0
-    }
-  }
-
-  // MARK: Seen
-
-  /// Adds items to the account's seen set; returns how many were new. The account row's
-  /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql).
-  func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
-    let json = String(decoding: try LoyaltyJSON.encoder().encode(items), as: UTF8.self)
-    return try pool.withConnection { connection in
-      try connection.query(
-        """
-        WITH bump AS (
-            UPDATE accounts SET seen_version = seen_version + 1 WHERE id = \(accountID)
-            RETURNING seen_version)
-        INSERT INTO seen (account_id, offer_id, seen_at, version)
-        SELECT \(accountID), item.offer_id, item.seen_at, bump.seen_version
-        FROM bump, jsonb_to_recordset(\(json)::jsonb) AS item (offer_id uuid, seen_at timestamptz)
-        WHERE EXISTS (SELECT 1 FROM offers WHERE offers.id = item.offer_id)
-        ON CONFLICT DO NOTHING
-        """
-      ).rowsAffected
-    }
-  }
-
-  /// The items added to the account's set after `since` (all when nil), in one snapshot.
-  func seen(accountID: UUID, since: FeedCursor?) throws -> SeenPage {
-    if let since, since.generation != accountID { throw StoreError.cursorExpired }
-    return try pool.withConnection { connection in
-      try connection.transaction { connection in
-        try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        let head: Int64 = try connection.query(
-          "SELECT seen_version FROM accounts WHERE id = \(accountID)")[0].decode("seen_version")
-        let after = since?.version ?? 0
-        guard after <= head else { throw StoreError.cursorExpired }
-        let items = try connection.query(
-          """
-          SELECT offer_id, seen_at FROM seen
-          WHERE account_id = \(accountID) AND version > \(after) AND version <= \(head)
-          ORDER BY version, offer_id
-          """
-        ).map { row throws(PostgresError) in
-          SeenItem(offerID: try row.decode("offer_id"), seenAt: try row.decode("seen_at"))
+    /// Creates or replaces the live offer at (major, minor) of this retailer; `created` tells which.
+    func putOffer(retailerID: UUID, major: UInt16, minor: UInt16, draft: OfferDraft) throws -> (
+        offer: Offer, created: Bool
+    ) {
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO offers (retailer_id, major, minor, title, description, category, image_url,
+                    starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at)
+                VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(draft.title), \(draft.description),
+                    \(draft.category), \(draft.imageURL), \(draft.startsAt), \(draft.endsAt),
+                    \(draft.perShopperLimit ?? 1), \(draft.totalLimit), \(draft.reshowAfterSeconds), \(clock()))
+                ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
+                    title = excluded.title, description = excluded.description, category = excluded.category,
+                    image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
+                    per_shopper_limit = excluded.per_shopper_limit, total_limit = excluded.total_limit,
+                    reshow_after_s = excluded.reshow_after_s, updated_at = excluded.updated_at
+                RETURNING *, (xmax = 0) AS created
+                """
+            )[0]
         }
-        return SeenPage(
-          cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items)
-      }
+        return (try Offer(row: row), try row.decode("created"))
     }
-  }
 
-  // MARK: Redemptions
+    /// Turns the live offer at (major, minor) into a tombstone; false when there is none.
+    func deleteOffer(retailerID: UUID, major: UInt16, minor: UInt16) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE offers SET deleted_at = \(clock()), updated_at = \(clock())
+                WHERE retailer_id = \(retailerID) AND major = \(Int(major)) AND minor = \(Int(minor))
+                    AND deleted_at IS NULL
+                """
+            ).rowsAffected > 0
+        }
+    }
 
-  /// Redeems under the offer's row lock, so the limit check and the insert are one step for every
-  /// concurrent request. With an idempotency key already used by this account, answers the first
-  /// redemption (`created` false) instead.
-  func redeem(offerID: UUID, accountID: UUID, idempotencyKey: String?) throws -> (
-    redemption: Redemption, created: Bool
-  ) {
-    let now = clock()
-    do {
-      return try pool.withConnection { connection in
-        try connection.transaction { connection in
-          guard
-            let offer = try connection.query(
-              """
-              SELECT deleted_at, starts_at, ends_at, per_shopper_limit, total_limit, redeemed_count
-              FROM offers WHERE id = \(offerID) FOR UPDATE
-              """
+    func offers(retailerID: UUID) throws -> [Offer] {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT * FROM offers WHERE retailer_id = \(retailerID) AND deleted_at IS NULL
+                ORDER BY major, minor
+                """
+            ).map { row throws(PostgresError) in try Offer(row: row) }
+        }
+    }
+
+    // MARK: Stores
+
+    /// Creates or replaces the retailer's live store `storeID`; `created` tells which.
+    func putStore(retailerID: UUID, storeID: String, draft: StoreDraft) throws -> (
+        store: RetailStore, created: Bool
+    ) {
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO stores (retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
+                VALUES (\(retailerID), \(storeID), \(draft.name), \(draft.latitude), \(draft.longitude),
+                    \(draft.radiusMetres), \(clock()))
+                ON CONFLICT (retailer_id, store_id) WHERE deleted_at IS NULL DO UPDATE SET
+                    name = excluded.name, latitude = excluded.latitude, longitude = excluded.longitude,
+                    radius_m = excluded.radius_m, updated_at = excluded.updated_at
+                RETURNING *, (xmax = 0) AS created
+                """
+            )[0]
+        }
+        return (try RetailStore(row: row), try row.decode("created"))
+    }
+
+    /// Turns the retailer's live store `storeID` into a tombstone; false when there is none.
+    func deleteStore(retailerID: UUID, storeID: String) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE stores SET deleted_at = \(clock()), updated_at = \(clock())
+                WHERE retailer_id = \(retailerID) AND store_id = \(storeID) AND deleted_at IS NULL
+                """
+            ).rowsAffected > 0
+        }
+    }
+
+    func stores(retailerID: UUID) throws -> [RetailStore] {
+        try pool.withConnection { connection in
+            try connection.query(
+                "SELECT * FROM stores WHERE retailer_id = \(retailerID) AND deleted_at IS NULL ORDER BY store_id"
+            ).map { row throws(PostgresError) in try RetailStore(row: row) }
+        }
+    }
+
+    func statistics(retailerID: UUID) throws -> RetailerStatistics {
+        let rows = try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT o.id, o.major, o.minor, o.title, o.total_limit, o.redeemed_count,
+                    (SELECT count(*) FROM seen s WHERE s.offer_id = o.id) AS seen_by
+                FROM offers o WHERE o.retailer_id = \(retailerID) AND o.deleted_at IS NULL
+                ORDER BY o.major, o.minor
+                """
+            )
+        }
+        return RetailerStatistics(
+            offers: try rows.map { row throws(PostgresError) in
+                let redeemed: Int = try row.decode("redeemed_count")
+                return OfferStatistics(
+                    offerID: try row.decode("id"), major: try row.decode("major"),
+                    minor: try row.decode("minor"),
+                    title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
+                    remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
+            })
+    }
+
+    /// Deletes for good the tombstones removed before `date` that no redemption refers to, and
+    /// records the highest version deleted: cursors older than that can no longer be served (410).
+    public func purgeTombstones(deletedBefore date: Date) throws {
+        _ = try pool.withConnection { connection in
+            try connection.query(
+                """
+                WITH gone_offers AS (
+                    DELETE FROM offers o WHERE o.deleted_at < \(date)
+                        AND NOT EXISTS (SELECT 1 FROM redemptions r WHERE r.offer_id = o.id)
+                    RETURNING o.version),
+                gone_stores AS (DELETE FROM stores WHERE deleted_at < \(date) RETURNING version),
+                gone AS (SELECT version FROM gone_offers UNION ALL SELECT version FROM gone_stores)
+                UPDATE catalog_feed
+                SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
+                WHERE (SELECT count(*) FROM gone) > 0
+                """
+            )
+        }
+    }
+
+    // MARK: Catalog
+
+    /// Where the catalog feed is now: the ETag of an up-to-date client.
+    func catalogHead() throws -> FeedCursor {
+        let row = try pool.withConnection { connection in
+            try connection.query("SELECT generation, version FROM catalog_feed")[0]
+        }
+        return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+    }
+
+    /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot. With
+    /// `area`, the whole live catalog around a point instead (`since` is not used: see `nearPage`).
+    func catalog(since: FeedCursor?, area: CatalogArea? = nil) throws -> (
+        page: CatalogPage, head: FeedCursor
+    ) {
+        let now = clock()
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                let feed = try connection.query(
+                    "SELECT generation, version, purged_through FROM catalog_feed")[0]
+                let head = FeedCursor(
+                    generation: try feed.decode("generation"), version: try feed.decode("version"),
+                    near: area != nil)
+                if let area {
+                    return (try nearPage(connection, area: area, head: head, now: now), head)
+                }
+                let after: Int64
+                if let since {
+                    let purgedThrough: Int64 = try feed.decode("purged_through")
+                    guard since.generation == head.generation, since.version >= purgedThrough,
+                        since.version <= head.version
+                    else { throw StoreError.cursorExpired }
+                    after = since.version
+                } else {
+                    after = 0
+                }
+                var page = CatalogPage(
+                    cursor: head.encoded(), full: since == nil, serverTime: now, retailers: [], offers: [],
+                    removed: [])
+                guard after < head.version else { return (page, head) }
+                page.retailers = try connection.query(
+                    """
+                    SELECT id, name, uuid FROM retailers
+                    WHERE version > \(after) AND version <= \(head.version) ORDER BY version
+                    """
+                ).map(CatalogRetailer.init(row:))
+                // A full page needs no tombstones: it replaces the client's copy.
+                let offers = try connection.query(
+                    """
+                    SELECT * FROM offers
+                    WHERE version > \(after) AND version <= \(head.version)
+                        AND (deleted_at IS NULL OR \(since != nil))
+                    ORDER BY version
+                    """
+                )
+                for row in offers {
+                    if try row.decode("deleted_at", as: Date?.self) == nil {
+                        page.offers.append(try Offer(row: row))
+                    } else {
+                        page.removed.append(try CatalogTombstone(row: row))
+                    }
+                }
+                let stores = try connection.query(
+                    """
+                    SELECT * FROM stores
+                    WHERE version > \(after) AND version <= \(head.version)
+                        AND (deleted_at IS NULL OR \(since != nil))
+                    ORDER BY version
+                    """
+                )
+                for row in stores {
+                    if try row.decode("deleted_at", as: Date?.self) == nil {
+                        page.stores.append(try RetailStore(row: row))
+                    } else {
+                        page.removedStores.append(try CatalogTombstone(row: row))
+                    }
+                }
+                return (page, head)
+            }
+        }
+    }
+
+    /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
+    /// `stores_location`, then the exact great-circle distance), their retailers, and every live
+    /// offer of those retailers.
+    ///
+    /// The page is always full. A delta cannot be computed for an area: a retailer enters it when a
+    /// store is added or moved into it, and then the client needs that retailer's older, unchanged
+    /// offers too; it leaves it when its last store there moves away, which no tombstone records. The
+    /// area's part of the catalog is small, and the ETag (the feed version plus the area) still
+    /// answers 304 while nothing changed. The `n1` cursor keeps the client from asking for a delta
+    /// of the whole feed on top of an area's copy.
+    private func nearPage(
+        _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, now: Date
+    ) throws
+        -> CatalogPage
+    {
+        let center = GeoCoordinate(latitude: area.latitude, longitude: area.longitude)
+        let radius = area.radiusKilometres * 1000
+        let box = BoundingBox(center: center, radius: radius)
+        let stores = try connection.query(
+            """
+            SELECT * FROM stores
+            WHERE deleted_at IS NULL AND version <= \(head.version)
+                AND latitude BETWEEN \(box.minLatitude)::float8 AND \(box.maxLatitude)::float8
+                AND (longitude BETWEEN \(box.minLongitude)::float8 AND \(box.maxLongitude)::float8
+                    OR (\(box.wrapsLongitude)::boolean
+                        AND (longitude >= \(box.minLongitude)::float8 OR longitude <= \(box.maxLongitude)::float8)))
+                AND great_circle_m(\(area.latitude)::float8, \(area.longitude)::float8, latitude, longitude)
+                    <= \(radius)::float8
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try RetailStore(row: row) }
+        let retailerIDs =
+            "{" + Set(stores.map(\.retailerID)).map(\.uuidString).sorted().joined(separator: ",") + "}"
+        let retailers = try connection.query(
+            "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
+        ).map(CatalogRetailer.init(row:))
+        let offers = try connection.query(
+            """
+            SELECT * FROM offers
+            WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try Offer(row: row) }
+        return CatalogPage(
+            cursor: head.encoded(), full: true, serverTime: now, retailers: retailers, offers: offers,
+            removed: [],
+            stores: stores, removedStores: [])
+    }
+
+    // MARK: Accounts and devices
+
+    func createAccount(deviceName: String?) throws -> DeviceCredentials {
+        let token = Secrets.token(prefix: deviceTokenPrefix)
+        let now = clock()
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                WITH account AS (INSERT INTO accounts (created_at) VALUES (\(now)) RETURNING id)
+                INSERT INTO devices (account_id, name, token_hash, created_at)
+                SELECT id, \(deviceName), \(Secrets.digest(of: token)), \(now) FROM account
+                RETURNING id, account_id
+                """
+            )[0]
+        }
+        return DeviceCredentials(
+            accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
+    }
+
+    /// The live (not revoked) device whose token this is, looked up by the token's digest.
+    func device(token: String) throws -> DeviceSession? {
+        let digest = Secrets.digest(of: token)
+        return try pool.withConnection { connection in
+            let rows = try connection.query(
+                "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL"
+            )
+            guard let row = rows.first,
+                Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest)
+            else { return nil }
+            return DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id"))
+        }
+    }
+
+    func createLinkCode(accountID: UUID) throws -> LinkCode {
+        let expiresAt = clock().addingTimeInterval(linkCodeLifetime)
+        while true {
+            let code = Secrets.humanCode(length: 8)
+            do {
+                _ = try pool.withConnection { connection in
+                    try connection.query(
+                        """
+                        INSERT INTO link_codes (code_hash, account_id, expires_at)
+                        VALUES (\(Secrets.digest(of: code)), \(accountID), \(expiresAt))
+                        """
+                    )
+                }
+                return LinkCode(code: code, expiresAt: expiresAt)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                continue  // The same 40-bit code was drawn before: draw again.
+            }
+        }
+    }
+
+    /// Spends a link code (once, before it expires) on a new device of the code's account.
+    func linkDevice(code: String, name: String?) throws -> DeviceCredentials {
+        let normalized = code.uppercased().filter { $0 != "-" && $0 != " " }
+        let token = Secrets.token(prefix: deviceTokenPrefix)
+        let now = clock()
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                WITH spent AS (
+                    UPDATE link_codes SET used_at = \(now)
+                    WHERE code_hash = \(Secrets.digest(of: normalized)) AND used_at IS NULL AND expires_at > \(now)
+                    RETURNING account_id)
+                INSERT INTO devices (account_id, name, token_hash, created_at)
+                SELECT account_id, \(name), \(Secrets.digest(of: token)), \(now) FROM spent
+                RETURNING id, account_id
+                """
             ).first
-          else { throw StoreError.notFound }
-          if let idempotencyKey,
-            let first = try previousRedemption(
-              connection, accountID: accountID, key: idempotencyKey)
-          {
+        }
+        guard let row else { throw StoreError.linkCodeInvalid }
+        return DeviceCredentials(
+            accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
+    }
+
+    func devices(of session: DeviceSession) throws -> DeviceList {
+        let rows = try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT id, name, created_at, revoked_at FROM devices
+                WHERE account_id = \(session.accountID) ORDER BY created_at, id
+                """
+            )
+        }
+        return DeviceList(
+            devices: try rows.map { row throws(PostgresError) in
+                let id: UUID = try row.decode("id")
+                return Device(
+                    id: id, name: try row.decode("name", as: String?.self),
+                    createdAt: try row.decode("created_at"),
+                    revokedAt: try row.decode("revoked_at", as: Date?.self), current: id == session.deviceID)
+            })
+    }
+
+    /// Revokes one of the account's devices (idempotent); false when the account has no such device.
+    func revokeDevice(_ deviceID: UUID, of accountID: UUID) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE devices SET revoked_at = coalesce(revoked_at, \(clock()))
+                WHERE id = \(deviceID) AND account_id = \(accountID)
+                """
+            ).rowsAffected > 0
+        }
+    }
+
+    // MARK: Seen
+
+    /// Adds items to the account's seen set; returns how many were new. The account row's
+    /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql).
+    func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
+        let json = String(decoding: try LoyaltyJSON.encoder().encode(items), as: UTF8.self)
+        return try pool.withConnection { connection in
+            try connection.query(
+                """
+                WITH bump AS (
+                    UPDATE accounts SET seen_version = seen_version + 1 WHERE id = \(accountID)
+                    RETURNING seen_version)
+                INSERT INTO seen (account_id, offer_id, seen_at, version)
+                SELECT \(accountID), item.offer_id, item.seen_at, bump.seen_version
+                FROM bump, jsonb_to_recordset(\(json)::jsonb) AS item (offer_id uuid, seen_at timestamptz)
+                WHERE EXISTS (SELECT 1 FROM offers WHERE offers.id = item.offer_id)
+                ON CONFLICT DO NOTHING
+                """
+            ).rowsAffected
+        }
+    }
+
+    /// The items added to the account's set after `since` (all when nil), in one snapshot.
+    func seen(accountID: UUID, since: FeedCursor?) throws -> SeenPage {
+        if let since, since.generation != accountID { throw StoreError.cursorExpired }
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                let head: Int64 = try connection.query(
+                    "SELECT seen_version FROM accounts WHERE id = \(accountID)")[0].decode("seen_version")
+                let after = since?.version ?? 0
+                guard after <= head else { throw StoreError.cursorExpired }
+                let items = try connection.query(
+                    """
+                    SELECT offer_id, seen_at FROM seen
+                    WHERE account_id = \(accountID) AND version > \(after) AND version <= \(head)
+                    ORDER BY version, offer_id
+                    """
+                ).map { row throws(PostgresError) in
+                    SeenItem(offerID: try row.decode("offer_id"), seenAt: try row.decode("seen_at"))
+                }
+                return SeenPage(
+                    cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items)
+            }
+        }
+    }
+
+    // MARK: Redemptions
+
+    /// Redeems under the offer's row lock, so the limit check and the insert are one step for every
+    /// concurrent request. With an idempotency key already used by this account, answers the first
+    /// redemption (`created` false) instead.
+    func redeem(offerID: UUID, accountID: UUID, idempotencyKey: String?) throws -> (
+        redemption: Redemption, created: Bool
+    ) {
+        let now = clock()
+        do {
+            return try pool.withConnection { connection in
+                try connection.transaction { connection in
+                    guard
+                        let offer = try connection.query(
+                            """
+                            SELECT deleted_at, starts_at, ends_at, per_shopper_limit, total_limit, redeemed_count
+                            FROM offers WHERE id = \(offerID) FOR UPDATE
+                            """
+                        ).first
+                    else { throw StoreError.notFound }
+                    if let idempotencyKey,
+                        let first = try previousRedemption(
+                            connection, accountID: accountID, key: idempotencyKey)
+                    {
+                        guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
+                        return (first, false)
+                    }
+                    if try offer.decode("deleted_at", as: Date?.self) != nil {
+                        throw StoreError.offerUnavailable("the offer was removed")
+                    }
+                    if let startsAt = try offer.decode("starts_at", as: Date?.self), now < startsAt {
+                        throw StoreError.offerUnavailable("the offer has not started yet")
+                    }
+                    if let endsAt = try offer.decode("ends_at", as: Date?.self), now >= endsAt {
+                        throw StoreError.offerUnavailable("the offer has ended")
+                    }
+                    if let totalLimit = try offer.decode("total_limit", as: Int?.self),
+                        try offer.decode("redeemed_count", as: Int.self) >= totalLimit
+                    {
+                        throw StoreError.limitReached("the offer is sold out")
+                    }
+                    let mine: Int = try connection.query(
+                        """
+                        SELECT count(*) AS mine FROM redemptions
+                        WHERE account_id = \(accountID) AND offer_id = \(offerID)
+                        """
+                    )[0].decode("mine")
+                    if mine >= (try offer.decode("per_shopper_limit", as: Int.self)) {
+                        throw StoreError.limitReached("this account has redeemed the offer as often as it may")
+                    }
+                    let row = try connection.query(
+                        """
+                        INSERT INTO redemptions (account_id, offer_id, code, idempotency_key, created_at)
+                        VALUES (\(accountID), \(offerID), \(Secrets.humanCode(length: 10)), \(idempotencyKey), \(now))
+                        RETURNING id, offer_id, code, created_at
+                        """
+                    )[0]
+                    try connection.query(
+                        "UPDATE offers SET redeemed_count = redeemed_count + 1 WHERE id = \(offerID)")
+                    return (try Redemption(row: row), true)
+                }
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            // The same key raced in at another offer and committed first: answer as a replay would.
+            guard let idempotencyKey,
+                let first = try pool.withConnection({ connection in
+                    try previousRedemption(connection, accountID: accountID, key: idempotencyKey)
+                })
+            else { throw error }
             guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
             return (first, false)
-          }
-          if try offer.decode("deleted_at", as: Date?.self) != nil {
-            throw StoreError.offerUnavailable("the offer was removed")
-          }
-          if let startsAt = try offer.decode("starts_at", as: Date?.self), now < startsAt {
-            throw StoreError.offerUnavailable("the offer has not started yet")
-          }
-          if let endsAt = try offer.decode("ends_at", as: Date?.self), now >= endsAt {
-            throw StoreError.offerUnavailable("the offer has ended")
-          }
-          if let totalLimit = try offer.decode("total_limit", as: Int?.self),
-            try offer.decode("redeemed_count", as: Int.self) >= totalLimit
-          {
-            throw StoreError.limitReached("the offer is sold out")
-          }
-          let mine: Int = try connection.query(
-            """
-            SELECT count(*) AS mine FROM redemptions
-            WHERE account_id = \(accountID) AND offer_id = \(offerID)
-            """
-          )[0].decode("mine")
-          if mine >= (try offer.decode("per_shopper_limit", as: Int.self)) {
-            throw StoreError.limitReached("this account has redeemed the offer as often as it may")
-          }
-          let row = try connection.query(
-            """
-            INSERT INTO redemptions (account_id, offer_id, code, idempotency_key, created_at)
-            VALUES (\(accountID), \(offerID), \(Secrets.humanCode(length: 10)), \(idempotencyKey), \(now))
-            RETURNING id, offer_id, code, created_at
-            """
-          )[0]
-          try connection.query(
-            "UPDATE offers SET redeemed_count = redeemed_count + 1 WHERE id = \(offerID)")
-          return (try Redemption(row: row), true)
         }
-      }
-    } catch let error as PostgresError where error.isUniqueViolation {
-      // The same key raced in at another offer and committed first: answer as a replay would.
-      guard let idempotencyKey,
-        let first = try pool.withConnection({ connection in
-          try previousRedemption(connection, accountID: accountID, key: idempotencyKey)
-        })
-      else { throw error }
-      guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
-      return (first, false)
     }
-  }
 
-  func redemptions(accountID: UUID) throws -> RedemptionList {
-    let rows = try pool.withConnection { connection in
-      try connection.query(
-        """
-        SELECT id, offer_id, code, created_at FROM redemptions
-        WHERE account_id = \(accountID) ORDER BY created_at DESC, id
-        """
-      )
+    func redemptions(accountID: UUID) throws -> RedemptionList {
+        let rows = try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT id, offer_id, code, created_at FROM redemptions
+                WHERE account_id = \(accountID) ORDER BY created_at DESC, id
+                """
+            )
+        }
+        return RedemptionList(
+            redemptions: try rows.map { row throws(PostgresError) in try Redemption(row: row) })
     }
-    return RedemptionList(
-      redemptions: try rows.map { row throws(PostgresError) in try Redemption(row: row) })
-  }
 
-  private func previousRedemption(_ connection: PostgresConnection, accountID: UUID, key: String)
-    throws
-    -> Redemption?
-  {
-    try connection.query(
-      """
-      SELECT id, offer_id, code, created_at FROM redemptions
-      WHERE account_id = \(accountID) AND idempotency_key = \(key)
-      """
-    ).first.map { row throws(PostgresError) in try Redemption(row: row) }
-  }
+    private func previousRedemption(_ connection: PostgresConnection, accountID: UUID, key: String)
+        throws
+        -> Redemption?
+    {
+        try connection.query(
+            """
+            SELECT id, offer_id, code, created_at FROM redemptions
+            WHERE account_id = \(accountID) AND idempotency_key = \(key)
+            """
+        ).first.map { row throws(PostgresError) in try Redemption(row: row) }
+    }
 }
 
 /// Who a device token belongs to.
 struct DeviceSession: Equatable {
-  var deviceID: UUID
-  var accountID: UUID
+    var deviceID: UUID
+    var accountID: UUID
 }
 
 let retailerKeyPrefix = "lk_"
@@ -607,50 +607,50 @@ let deviceTokenPrefix = "ld_"
 let linkCodeLifetime: TimeInterval = 10 * 60
 
 extension Offer {
-  init(row: PostgresRow) throws(PostgresError) {
-    self.init(
-      id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
-      major: try row.decode("major"),
-      minor: try row.decode("minor"), title: try row.decode("title"),
-      description: try row.decode("description", as: String?.self),
-      category: try row.decode("category", as: String?.self),
-      imageURL: try row.decode("image_url", as: String?.self),
-      startsAt: try row.decode("starts_at", as: Date?.self),
-      endsAt: try row.decode("ends_at", as: Date?.self),
-      perShopperLimit: try row.decode("per_shopper_limit"),
-      totalLimit: try row.decode("total_limit", as: Int?.self),
-      reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
-      updatedAt: try row.decode("updated_at"))
-  }
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            major: try row.decode("major"),
+            minor: try row.decode("minor"), title: try row.decode("title"),
+            description: try row.decode("description", as: String?.self),
+            category: try row.decode("category", as: String?.self),
+            imageURL: try row.decode("image_url", as: String?.self),
+            startsAt: try row.decode("starts_at", as: Date?.self),
+            endsAt: try row.decode("ends_at", as: Date?.self),
+            perShopperLimit: try row.decode("per_shopper_limit"),
+            totalLimit: try row.decode("total_limit", as: Int?.self),
+            reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
+            updatedAt: try row.decode("updated_at"))
+    }
 }
 
 extension CatalogRetailer {
-  init(row: PostgresRow) throws(PostgresError) {
-    self.init(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
-  }
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
+    }
 }
 
 extension CatalogTombstone {
-  init(row: PostgresRow) throws(PostgresError) {
-    self.init(id: try row.decode("id"), retailerID: try row.decode("retailer_id"))
-  }
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), retailerID: try row.decode("retailer_id"))
+    }
 }
 
 extension RetailStore {
-  init(row: PostgresRow) throws(PostgresError) {
-    self.init(
-      id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
-      storeID: try row.decode("store_id"),
-      name: try row.decode("name"), latitude: try row.decode("latitude"),
-      longitude: try row.decode("longitude"), radiusMetres: try row.decode("radius_m"),
-      updatedAt: try row.decode("updated_at"))
-  }
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            storeID: try row.decode("store_id"),
+            name: try row.decode("name"), latitude: try row.decode("latitude"),
+            longitude: try row.decode("longitude"), radiusMetres: try row.decode("radius_m"),
+            updatedAt: try row.decode("updated_at"))
+    }
 }
 
 extension Redemption {
-  init(row: PostgresRow) throws(PostgresError) {
-    self.init(
-      id: try row.decode("id"), offerID: try row.decode("offer_id"), code: try row.decode("code"),
-      redeemedAt: try row.decode("created_at"))
-  }
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), offerID: try row.decode("offer_id"), code: try row.decode("code"),
+            redeemedAt: try row.decode("created_at"))
+    }
 }
