@@ -38,7 +38,9 @@ let package = Package(
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
-        .executableTarget(name: "loyalty-bench", dependencies: ["Beacons"], path: "Benchmarks/loyalty-bench"),
+        .executableTarget(
+            name: "loyalty-bench", dependencies: ["Beacons", "Geofencing", "HTTPServer", "LoyaltyServer", "Postgres"],
+            path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),

@@ -127,4 +127,6 @@ if let referenceRate = pythonLine.split(separator: " ").dropFirst(3).first.flatM
     record("beacontools reference", "not run: \(pythonLine)", target: "pip install beacontools", met: false)
 }
 
+try geoBench()
+
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")
