@@ -25,21 +25,26 @@ let package = Package(
 
         // Pure Swift: bytes in, beacon events out.
         .target(name: "Beacons"),
+        // Pure Swift: great-circle geometry, NMEA 0183, geographic region monitoring.
+        .target(name: "Geofencing"),
 
         // The product.
         .target(name: "LoyaltyAPI"),
         .target(
-            name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Postgres", "HTTPServer"],
+            name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
             // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary.
             resources: [.embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml")]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(
-            name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "LoyaltyClient"], path: "cli"),
+            name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
         .executableTarget(
-            name: "loyalty-bench", dependencies: ["Beacons", "Postgres", "HTTPClient"], path: "Benchmarks/loyalty-bench"),
+            name: "loyalty-bench",
+            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyServer", "Postgres"],
+            path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
+        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
@@ -50,6 +55,6 @@ let package = Package(
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Beacons"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Beacons", "Geofencing"]),
     ]
 )

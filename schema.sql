@@ -3,7 +3,7 @@
 BEGIN;
 SELECT pg_advisory_xact_lock(4207333101);
 
--- The catalog change feed. Every write to a retailer's or an offer's catalog columns takes the next
+-- The catalog change feed. Every write to a retailer's, an offer's or a store's catalog columns takes the next
 -- `version` by incrementing the single row below. The row lock that UPDATE takes is held until the
 -- writer commits, so a second writer waits and gets its version only after the first committed:
 -- versions commit in order, and a reader that has seen version N has seen every version below N.
@@ -70,6 +70,39 @@ CREATE OR REPLACE TRIGGER offers_feed_version
     BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
         per_shopper_limit, total_limit, reshow_after_s, deleted_at ON offers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
+
+-- A retailer's stores and their geofences. Like offers: a removed store stays as a tombstone for the
+-- feed; `store_id` is the retailer's own key, unique among its live stores.
+CREATE TABLE IF NOT EXISTS stores (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    store_id text NOT NULL,
+    name text NOT NULL,
+    latitude double precision NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+    longitude double precision NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+    radius_m integer NOT NULL CHECK (radius_m BETWEEN 10 AND 10000),
+    updated_at timestamptz NOT NULL,
+    deleted_at timestamptz,
+    version bigint NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS stores_live_id ON stores (retailer_id, store_id) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS stores_version ON stores (version);
+-- `near` queries: a latitude range scan of this index, longitude checked in the index, then the exact
+-- distance below on the few rows left (no PostGIS needed).
+CREATE INDEX IF NOT EXISTS stores_location ON stores (latitude, longitude) WHERE deleted_at IS NULL;
+CREATE OR REPLACE TRIGGER stores_feed_version
+    BEFORE INSERT OR UPDATE OF name, latitude, longitude, radius_m, deleted_at ON stores
+    FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
+
+-- Great-circle distance in metres on the sphere of the Earth's mean radius (haversine), the same
+-- formula as the clients' Geofencing module. IMMUTABLE SQL: the planner inlines it.
+CREATE OR REPLACE FUNCTION great_circle_m(lat1 double precision, lon1 double precision,
+    lat2 double precision, lon2 double precision) RETURNS double precision
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT 2 * 6371008.8 * asin(least(1, sqrt(
+        sin(radians(lat2 - lat1) / 2) ^ 2
+        + cos(radians(lat1)) * cos(radians(lat2)) * sin(radians(lon2 - lon1) / 2) ^ 2)))
+$$;
 
 -- seen_version: the account's own seen feed, advanced the same way as catalog_feed (row lock held
 -- until commit), so `GET /v1/seen?since=` cannot skip a push committed late by another device.

@@ -9,7 +9,10 @@ let retailerCommand = CommandSpec(
         `register` needs the operator token in LOYALTY_ADMIN_TOKEN and keeps the retailer's API key in
         the config file (mode 0600). The other commands use that key, or LOYALTY_RETAILER_KEY.
         """,
-    subcommands: [retailerRegister, retailerOffer, retailerOffers, retailerStats, retailerRotateKey])
+    subcommands: [
+        retailerRegister, retailerOffer, retailerOffers, retailerStore, retailerStats,
+        retailerRotateKey,
+    ])
 
 extension ClientContext {
     /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
@@ -17,14 +20,16 @@ extension ClientContext {
         if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty { return .retailer(key) }
         guard let retailer = config.retailer else {
             throw .notRegistered(
-                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY")
+                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY"
+            )
         }
         return .retailer(retailer.apiKey)
     }
 }
 
 private let retailerRegister = CommandSpec(
-    name: "register", summary: "Register a retailer and get the proximity UUID to program into its beacons.",
+    name: "register",
+    summary: "Register a retailer and get the proximity UUID to program into its beacons.",
     synopsis: "--name NAME [--uuid UUID]", discussion: clientDiscussion,
     options: [
         .value("name", "NAME", "The retailer's name, as shoppers see it."),
@@ -44,7 +49,8 @@ private let retailerRegister = CommandSpec(
         }
         guard let token = context.environment["LOYALTY_ADMIN_TOKEN"], !token.isEmpty else {
             throw ClientError.notRegistered(
-                "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)")
+                "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)"
+            )
         }
         let credentials = try context.api.registerRetailer(
             RetailerRegistration(name: name, uuid: uuid), .operator(token))
@@ -53,7 +59,8 @@ private let retailerRegister = CommandSpec(
         try context.home.saveConfig(config)
         if context.json {
             return printJSONLine([
-                ("event", .string("retailer_registered")), ("id", .string(credentials.id.uuidString.lowercased())),
+                ("event", .string("retailer_registered")),
+                ("id", .string(credentials.id.uuidString.lowercased())),
                 ("name", .string(credentials.name)), ("uuid", .string(credentials.uuid.uuidString)),
             ])
         }
@@ -111,7 +118,8 @@ private let retailerOfferSet = CommandSpec(
         }
         let date = { (text: String) in LoyaltyJSON.parseTimestamp(text) }
         let draft = OfferDraft(
-            title: title, description: arguments.value("description"), category: arguments.value("category"),
+            title: title, description: arguments.value("description"),
+            category: arguments.value("category"),
             imageURL: arguments.value("image-url"),
             startsAt: try arguments.value("starts", default: nil, date),
             endsAt: try arguments.value("ends", default: nil, date),
@@ -123,20 +131,24 @@ private let retailerOfferSet = CommandSpec(
         } catch {
             throw UsageError(error.description, commandPath: arguments.commandPath)
         }
-        let offer = try context.api.putOffer(major: major, minor: minor, draft, try context.retailerCredential())
+        let offer = try context.api.putOffer(
+            major: major, minor: minor, draft, try context.retailerCredential())
         if context.json { return printJSONLine(offerFields(offer)) }
-        printOut("offer at \(major):\(minor) set: \"\(offer.title)\" (id \(offer.id.uuidString.lowercased()))")
+        printOut(
+            "offer at \(major):\(minor) set: \"\(offer.title)\" (id \(offer.id.uuidString.lowercased()))")
     })
 
 private let retailerOfferRemove = CommandSpec(
-    name: "rm", summary: "Remove the offer at beacon MAJOR MINOR (shoppers drop it at their next sync).",
+    name: "rm",
+    summary: "Remove the offer at beacon MAJOR MINOR (shoppers drop it at their next sync).",
     synopsis: "MAJOR MINOR", discussion: clientDiscussion, options: clientOptions,
     run: clientCommand { context in
         let (major, minor) = try beaconNumbers(context)
         try context.api.deleteOffer(major: major, minor: minor, try context.retailerCredential())
         if context.json {
             return printJSONLine([
-                ("event", .string("offer_removed")), ("major", .int(Int(major))), ("minor", .int(Int(minor))),
+                ("event", .string("offer_removed")), ("major", .int(Int(major))),
+                ("minor", .int(Int(minor))),
             ])
         }
         printOut("offer at \(major):\(minor) removed")
@@ -149,7 +161,8 @@ private func offerFields(_ offer: Offer) -> [(String, JSONValue)] {
         ("description", jsonOptional(offer.description)), ("category", jsonOptional(offer.category)),
         ("image_url", jsonOptional(offer.imageURL)), ("starts_at", jsonTimestamp(offer.startsAt)),
         ("ends_at", jsonTimestamp(offer.endsAt)), ("per_shopper_limit", .int(offer.perShopperLimit)),
-        ("total_limit", jsonOptional(offer.totalLimit)), ("reshow_after_s", jsonOptional(offer.reshowAfterSeconds)),
+        ("total_limit", jsonOptional(offer.totalLimit)),
+        ("reshow_after_s", jsonOptional(offer.reshowAfterSeconds)),
     ]
 }
 
@@ -159,16 +172,113 @@ private let retailerOffers = CommandSpec(
     run: clientCommand { context in
         let offers = try context.api.retailerOffers(try context.retailerCredential()).offers
         if context.json { return offers.forEach { printJSONLine(offerFields($0)) } }
-        if offers.isEmpty { return printOut("no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`") }
+        if offers.isEmpty {
+            return printOut("no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`")
+        }
         printTable(
             ["BEACON", "TITLE", "FROM", "UNTIL", "LIMITS"],
             offers.map { offer in
                 [
-                    "\(offer.major):\(offer.minor)", offer.title, timestamp(offer.startsAt), timestamp(offer.endsAt),
+                    "\(offer.major):\(offer.minor)", offer.title, timestamp(offer.startsAt),
+                    timestamp(offer.endsAt),
                     "\(offer.perShopperLimit)/shopper" + (offer.totalLimit.map { ", \($0) total" } ?? ""),
                 ]
             })
     })
+
+private let retailerStore = CommandSpec(
+    name: "store", summary: "Set, remove or list your stores and their geofences.",
+    subcommands: [retailerStoreSet, retailerStoreRemove, retailerStoreList])
+
+private func storeID(_ context: ClientContext) throws -> String {
+    let path = context.arguments.commandPath
+    guard context.arguments.positionals.count == 1 else {
+        throw UsageError("expected STORE_ID", commandPath: path)
+    }
+    do {
+        return try Validation.storeID(context.arguments.positionals[0])
+    } catch {
+        throw UsageError(error.description, commandPath: path)
+    }
+}
+
+private let retailerStoreSet = CommandSpec(
+    name: "set", summary: "Create or replace store STORE_ID and its geofence.",
+    synopsis: "STORE_ID --name N --lat LAT --lon LON --radius-m R",
+    discussion: """
+        Shoppers' devices say they are at the store within --radius-m metres (10 to 10,000) of the
+        point, and sync the catalog of the retailers with a store near them.
+
+        \(clientDiscussion)
+        """,
+    options: [
+        .value("name", "TEXT", "The store's name, as shoppers see it."),
+        .value("lat", "LAT", "Latitude in decimal degrees (-90 to 90)."),
+        .value("lon", "LON", "Longitude in decimal degrees (-180 to 180)."),
+        .value("radius-m", "METRES", "The geofence radius (10 to 10,000)."),
+    ] + clientOptions,
+    run: clientCommand { context in
+        let id = try storeID(context)
+        let arguments = context.arguments
+        let path = arguments.commandPath
+        for required in ["name", "lat", "lon", "radius-m"] where arguments.value(required) == nil {
+            throw UsageError("--\(required) is required", commandPath: path)
+        }
+        let draft = StoreDraft(
+            name: arguments.value("name") ?? "",
+            latitude: try arguments.value("lat", default: 0) { Double($0) },
+            longitude: try arguments.value("lon", default: 0) { Double($0) },
+            radiusMetres: try arguments.value("radius-m", default: 0) { Int($0) })
+        do throws(ValidationError) {
+            try draft.validate()
+        } catch {
+            throw UsageError(error.description, commandPath: path)
+        }
+        let store = try context.api.putStore(id, draft, try context.retailerCredential())
+        if context.json { return printJSONLine(storeFields(store)) }
+        printOut(
+            "store \(store.storeID) set: \(store.name) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
+        )
+    })
+
+private let retailerStoreRemove = CommandSpec(
+    name: "rm", summary: "Remove store STORE_ID (shoppers drop it at their next sync).",
+    synopsis: "STORE_ID", discussion: clientDiscussion, options: clientOptions,
+    run: clientCommand { context in
+        let id = try storeID(context)
+        try context.api.deleteStore(id, try context.retailerCredential())
+        if context.json {
+            return printJSONLine([("event", .string("store_removed")), ("store_id", .string(id))])
+        }
+        printOut("store \(id) removed")
+    })
+
+private let retailerStoreList = CommandSpec(
+    name: "list", summary: "List your stores as the server has them.",
+    discussion: clientDiscussion, options: clientOptions,
+    run: clientCommand { context in
+        let stores = try context.api.retailerStores(try context.retailerCredential()).stores
+        if context.json { return stores.forEach { printJSONLine(storeFields($0)) } }
+        if stores.isEmpty {
+            return printOut(
+                "no stores yet: `loyalty retailer store set STORE_ID --name N --lat LAT --lon LON --radius-m R`"
+            )
+        }
+        printTable(
+            ["STORE", "NAME", "LATITUDE", "LONGITUDE", "RADIUS"],
+            stores.map {
+                [$0.storeID, $0.name, String($0.latitude), String($0.longitude), "\($0.radiusMetres) m"]
+            })
+    })
+
+private func storeFields(_ store: RetailStore) -> [(String, JSONValue)] {
+    [
+        ("id", .string(store.id.uuidString.lowercased())), ("store_id", .string(store.storeID)),
+        ("name", .string(store.name)), ("latitude", .double(store.latitude)),
+        ("longitude", .double(store.longitude)),
+        ("radius_m", .int(store.radiusMetres)),
+    ]
+}
 
 private let retailerStats = CommandSpec(
     name: "stats", summary: "Per offer: shoppers who saw it, redemptions, what remains.",
@@ -178,8 +288,10 @@ private let retailerStats = CommandSpec(
         if context.json {
             for entry in statistics {
                 printJSONLine([
-                    ("offer_id", .string(entry.offerID.uuidString.lowercased())), ("major", .int(Int(entry.major))),
-                    ("minor", .int(Int(entry.minor))), ("title", .string(entry.title)), ("seen_by", .int(entry.seenBy)),
+                    ("offer_id", .string(entry.offerID.uuidString.lowercased())),
+                    ("major", .int(Int(entry.major))),
+                    ("minor", .int(Int(entry.minor))), ("title", .string(entry.title)),
+                    ("seen_by", .int(entry.seenBy)),
                     ("redemptions", .int(entry.redemptions)), ("remaining", jsonOptional(entry.remaining)),
                 ])
             }
@@ -189,7 +301,8 @@ private let retailerStats = CommandSpec(
             ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "REMAINING"],
             statistics.map { entry in
                 [
-                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy), String(entry.redemptions),
+                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy),
+                    String(entry.redemptions),
                     entry.remaining.map(String.init) ?? "unlimited",
                 ]
             })
@@ -206,7 +319,9 @@ private let retailerRotateKey = CommandSpec(
             try context.home.saveConfig(config)
         }
         if context.json {
-            return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(config.retailer != nil))])
+            return printJSONLine([
+                ("event", .string("key_rotated")), ("saved", .bool(config.retailer != nil)),
+            ])
         }
         if config.retailer != nil {
             printOut("API key rotated; the new key is saved in \(context.home.configFile.path)")

@@ -9,7 +9,7 @@ import LoyaltyClient
 let scanCommand = CommandSpec(
     name: "scan",
     summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
-    synopsis: "[--replay FILE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
+    synopsis: "[--replay FILE | --location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
     discussion: """
         Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
         first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
@@ -24,6 +24,14 @@ let scanCommand = CommandSpec(
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks.
+
+        Stores: with --location, the cached stores' geofences are monitored instead of beacons (no radio
+        needed): "enter" at the first position inside a store's radius, "exit" once the shopper has been
+        more than --exit-margin metres beyond it for --exit-delay seconds. JSON lines:
+        {"event":"enter","t":..,"region":{"store":..,"name":..,"retailer":..}}. When online, the catalog
+        around the shopper (--radius-km) is synced at the first position and again whenever they are
+        more than half that radius from where it was synced. SOURCE: gpsd[:HOST:PORT] (gpsd's JSON
+        reports), nmea:FILE (a NMEA 0183 log; its timestamps are the clock) or fixed:LAT,LON.
         """,
     options: [
         .value("replay", "FILE", "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning."),
@@ -36,11 +44,12 @@ let scanCommand = CommandSpec(
         .value("adapter", "NAME", "The adapter to scan with (default hci0)."),
         .flag("active", "Active scanning: ask advertisers for scan responses (default passive)."),
         .flag("filter-duplicates", "Let the controller drop duplicate adverts (fewer RSSI samples)."),
-    ] + offerScanOptions,
+    ] + offerScanOptions + locationScanOptions,
     run: runScan
 )
 
 private func runScan(_ arguments: ParsedArguments) throws {
+    if let location = arguments.value("location") { return try runLocationScan(arguments, location) }
     let path = arguments.commandPath
     let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
     let regions = try arguments.allValues("region").map { text throws(UsageError) in

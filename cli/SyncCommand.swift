@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyAPI
 import LoyaltyClient
 
 #if canImport(Glibc)
@@ -7,19 +8,28 @@ import LoyaltyClient
 
 let syncCommand = CommandSpec(
     name: "sync",
-    summary: "Send the offers seen here, fetch the catalog's changes and what the account's other devices saw.",
-    synopsis: "[--full]",
+    summary:
+        "Send the offers seen here, fetch the catalog's changes and what the account's other devices saw.",
+    synopsis: "[--full] [--near LAT,LON [--radius-km R]]",
     discussion: """
         Safe to interrupt at any point: each step is committed on its own, and seen offers leave the
         outbox only once the server has them. A cursor the server no longer serves (410) turns into a
         full sync by itself. --full fetches everything again and rebuilds a damaged cache file.
 
+        --near keeps only the part of the catalog around a point in the cache: the retailers with a
+        store within --radius-km (default 10), their offers and those stores. A later sync without
+        --near (or for another area) fetches a full catalog again.
+
         \(clientDiscussion)
         """,
-    options: [.flag("full", "Fetch the whole catalog and seen set; rebuild the cache if it is damaged.")]
-        + clientOptions,
+    options: [
+        .flag("full", "Fetch the whole catalog and seen set; rebuild the cache if it is damaged."),
+        .value("near", "LAT,LON", "Only the catalog around this point (decimal degrees)."),
+        .value("radius-km", "KM", "With --near: the radius of the area (default 10)."),
+    ] + clientOptions,
     run: clientCommand { context in
         let full = context.arguments.flag("full")
+        let area = try catalogArea(context.arguments)
         let cache: OfferCache
         do {
             cache = try context.openCache()
@@ -29,12 +39,14 @@ let syncCommand = CommandSpec(
             cache = try context.openCache()
         }
         let progress = SyncProgressLine(enabled: isatty(STDERR_FILENO) == 1)
-        let report = try context.syncEngine(cache).sync(full: full, progress: progress.show)
+        let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
         progress.finish()
         if context.json {
             return printJSONLine([
-                ("event", .string("synced")), ("pushed", .int(report.pushed)), ("full", .bool(report.fullCatalog)),
-                ("catalog_changed", .bool(report.catalogChanged)), ("offers_received", .int(report.offersReceived)),
+                ("event", .string("synced")), ("pushed", .int(report.pushed)),
+                ("full", .bool(report.fullCatalog)),
+                ("catalog_changed", .bool(report.catalogChanged)),
+                ("offers_received", .int(report.offersReceived)),
                 ("offers_removed", .int(report.offersRemoved)), ("seen_pulled", .int(report.seenPulled)),
                 ("cached_offers", .int(report.cachedOffers)),
             ])
@@ -51,6 +63,22 @@ let syncCommand = CommandSpec(
             "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
         )
     })
+
+/// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
+private func catalogArea(_ arguments: ParsedArguments) throws -> CatalogArea? {
+    guard let near = arguments.value("near") else {
+        if arguments.value("radius-km") != nil {
+            throw UsageError("--radius-km needs --near LAT,LON", commandPath: arguments.commandPath)
+        }
+        return nil
+    }
+    do throws(ValidationError) {
+        return try CatalogArea(near: near, radiusKilometres: arguments.value("radius-km"))
+    } catch {
+        let option = error.field == "near" ? "--near" : "--radius-km"
+        throw UsageError("\(option) \(error.message)", commandPath: arguments.commandPath)
+    }
+}
 
 /// One self-overwriting line on a terminal's standard error; nothing in a pipe.
 final class SyncProgressLine {

@@ -75,7 +75,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, Double(usage.ru_maxrss) / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, client (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, client, geo (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -84,5 +84,7 @@ print("1M capture: \(million.statistics.advertisingReports) reports, \(million.s
 if wants("beacons") { try benchBeacons(million) }
 if wants("server") { try benchServer() }
 if wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
+
+if wants("geo") { try geoBench() }
 
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")

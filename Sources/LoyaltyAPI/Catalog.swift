@@ -13,7 +13,7 @@ public struct CatalogRetailer: Codable, Sendable, Equatable, Identifiable {
     }
 }
 
-/// A removed offer: drop it from the local copy.
+/// A removed offer or store: drop it from the local copy.
 public struct CatalogTombstone: Codable, Sendable, Equatable {
     public var id: UUID
     public var retailerID: UUID
@@ -31,7 +31,8 @@ public struct CatalogTombstone: Codable, Sendable, Equatable {
 
 /// `GET /v1/catalog[?since=CURSOR]`. With `full` the page replaces the local copy; otherwise it is
 /// applied on top of it. `cursor` is opaque: send it back as `since`, and the response's ETag as
-/// `If-None-Match` (304 when nothing changed).
+/// `If-None-Match` (304 when nothing changed). With `near`, the page is always full and holds only
+/// the retailers with a store in the area, their offers and the stores in the area.
 public struct CatalogPage: Codable, Sendable, Equatable {
     public var cursor: String
     public var full: Bool
@@ -40,10 +41,12 @@ public struct CatalogPage: Codable, Sendable, Equatable {
     public var retailers: [CatalogRetailer]
     public var offers: [Offer]
     public var removed: [CatalogTombstone]
+    public var stores: [RetailStore]
+    public var removedStores: [CatalogTombstone]
 
     public init(
         cursor: String, full: Bool, serverTime: Date, retailers: [CatalogRetailer], offers: [Offer],
-        removed: [CatalogTombstone]
+        removed: [CatalogTombstone], stores: [RetailStore] = [], removedStores: [CatalogTombstone] = []
     ) {
         self.cursor = cursor
         self.full = full
@@ -51,11 +54,14 @@ public struct CatalogPage: Codable, Sendable, Equatable {
         self.retailers = retailers
         self.offers = offers
         self.removed = removed
+        self.stores = stores
+        self.removedStores = removedStores
     }
 
     public enum CodingKeys: String, CodingKey {
         case cursor, full
         case serverTime = "server_time"
-        case retailers, offers, removed
+        case retailers, offers, removed, stores
+        case removedStores = "removed_stores"
     }
 }

@@ -85,14 +85,19 @@ public final class LoyaltyAPIClient {
         case cursorExpired
     }
 
-    public func catalog(since cursor: String?, etag: String?, _ credential: Credential) throws(ClientError)
-        -> CatalogAnswer
+    /// With `area`, the part of the catalog around a point (always a full page).
+    public func catalog(
+        since cursor: String?, etag: String?, area: CatalogArea? = nil, _ credential: Credential
+    )
+        throws(ClientError) -> CatalogAnswer
     {
         var headers: [String: String] = [:]
         if let etag, cursor != nil { headers["If-None-Match"] = etag }
+        var query = area?.queryItems ?? [:]
+        if let cursor { query["since"] = cursor }
         let response = try exchange(
-            "GET", "/v1/catalog", query: cursor.map { ["since": $0] } ?? [:], credential: credential,
-            headers: headers, accepting: [304, 410])
+            "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
+            accepting: [304, 410])
         switch response.status {
         case 304: return .notModified
         case 410: return .cursorExpired
@@ -101,7 +106,9 @@ public final class LoyaltyAPIClient {
         }
     }
 
-    public func pushSeen(_ items: [SeenItem], _ credential: Credential) throws(ClientError) -> SeenPushResult {
+    public func pushSeen(_ items: [SeenItem], _ credential: Credential) throws(ClientError)
+        -> SeenPushResult
+    {
         try call("POST", "/v1/seen", credential: credential, body: SeenPush(items: items))
     }
 
@@ -109,11 +116,13 @@ public final class LoyaltyAPIClient {
         try call("GET", "/v1/seen", query: cursor.map { ["since": $0] } ?? [:], credential: credential)
     }
 
-    public func redeem(offerID: UUID, idempotencyKey: String, _ credential: Credential) throws(ClientError)
+    public func redeem(offerID: UUID, idempotencyKey: String, _ credential: Credential)
+        throws(ClientError)
         -> Redemption
     {
         try call(
-            "POST", "/v1/redemptions", credential: credential, headers: ["Idempotency-Key": idempotencyKey],
+            "POST", "/v1/redemptions", credential: credential,
+            headers: ["Idempotency-Key": idempotencyKey],
             body: RedemptionRequest(offerID: offerID))
     }
 
@@ -123,7 +132,8 @@ public final class LoyaltyAPIClient {
 
     // MARK: retailers
 
-    public func registerRetailer(_ registration: RetailerRegistration, _ credential: Credential) throws(ClientError)
+    public func registerRetailer(_ registration: RetailerRegistration, _ credential: Credential)
+        throws(ClientError)
         -> RetailerCredentials
     {
         try call("POST", "/v1/retailers", credential: credential, body: registration)
@@ -143,12 +153,29 @@ public final class LoyaltyAPIClient {
         try call("PUT", "/v1/retailer/offers/\(major)/\(minor)", credential: credential, body: draft)
     }
 
-    public func deleteOffer(major: UInt16, minor: UInt16, _ credential: Credential) throws(ClientError) {
+    public func deleteOffer(major: UInt16, minor: UInt16, _ credential: Credential)
+        throws(ClientError)
+    {
         _ = try exchange("DELETE", "/v1/retailer/offers/\(major)/\(minor)", credential: credential)
     }
 
     public func retailerOffers(_ credential: Credential) throws(ClientError) -> OfferList {
         try call("GET", "/v1/retailer/offers", credential: credential)
+    }
+
+    public func putStore(_ storeID: String, _ draft: StoreDraft, _ credential: Credential)
+        throws(ClientError)
+        -> RetailStore
+    {
+        try call("PUT", "/v1/retailer/stores/\(storeID)", credential: credential, body: draft)
+    }
+
+    public func deleteStore(_ storeID: String, _ credential: Credential) throws(ClientError) {
+        _ = try exchange("DELETE", "/v1/retailer/stores/\(storeID)", credential: credential)
+    }
+
+    public func retailerStores(_ credential: Credential) throws(ClientError) -> StoreList {
+        try call("GET", "/v1/retailer/stores", credential: credential)
     }
 
     public func statistics(_ credential: Credential) throws(ClientError) -> RetailerStatistics {
@@ -163,7 +190,8 @@ public final class LoyaltyAPIClient {
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
         headers: [String: String] = [:]
     ) throws(ClientError) -> Answer {
-        try decode(Answer.self, exchange(method, path, query: query, credential: credential, headers: headers))
+        try decode(
+            Answer.self, exchange(method, path, query: query, credential: credential, headers: headers))
     }
 
     private func call<Answer: Decodable, Body: Encodable>(
@@ -189,7 +217,9 @@ public final class LoyaltyAPIClient {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
         components.path = components.path.trimmingSuffix("/") + path
         if !query.isEmpty {
-            components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+            components.queryItems = query.sorted { $0.key < $1.key }.map {
+                URLQueryItem(name: $0.key, value: $0.value)
+            }
             // `+` in a cursor must survive; URLComponents leaves it alone in queries.
             components.percentEncodedQuery = components.percentEncodedQuery?
                 .replacingOccurrences(of: "+", with: "%2B")
@@ -199,7 +229,8 @@ public final class LoyaltyAPIClient {
         if let token = credential.token { allHeaders["Authorization"] = "Bearer \(token)" }
         if body != nil { allHeaders["Content-Type"] = "application/json" }
         let request = HTTPClientRequest(
-            method: method, url: components.url!.absoluteString, headers: allHeaders, body: body.map { [UInt8]($0) },
+            method: method, url: components.url!.absoluteString, headers: allHeaders,
+            body: body.map { [UInt8]($0) },
             connectTimeout: timeouts.connect, totalTimeout: timeouts.total)
         let response: HTTPClientResponse
         do {
@@ -210,7 +241,8 @@ public final class LoyaltyAPIClient {
         if (200..<300).contains(response.status) || accepting.contains(response.status) {
             return response
         }
-        let detail = try? LoyaltyJSON.decoder().decode(APIErrorBody.self, from: Data(response.body)).error
+        let detail = try? LoyaltyJSON.decoder().decode(APIErrorBody.self, from: Data(response.body))
+            .error
         switch response.status {
         case 401, 403:
             throw .unauthorized(credential.refusal)
@@ -221,7 +253,9 @@ public final class LoyaltyAPIClient {
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse) throws(ClientError) -> T {
+    private func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse)
+        throws(ClientError) -> T
+    {
         do {
             return try LoyaltyJSON.decoder().decode(type, from: Data(response.body))
         } catch {

@@ -39,7 +39,14 @@ public final class OfferCache {
             redemption_id TEXT, code TEXT, redeemed_at REAL) WITHOUT ROWID;
         CREATE UNIQUE INDEX one_pending_redemption_per_offer ON redemptions (offer_id)
             WHERE redemption_id IS NULL;
+        """,
         """
+        -- Stores and their geofences, from the catalog like offers.
+        CREATE TABLE stores (
+            id TEXT PRIMARY KEY, retailer_id TEXT NOT NULL, store_id TEXT NOT NULL, name TEXT NOT NULL,
+            latitude REAL NOT NULL, longitude REAL NOT NULL, radius_m INTEGER NOT NULL, updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     public let file: URL
@@ -63,7 +70,9 @@ public final class OfferCache {
         for suffix in ["-wal", "-shm", "-journal"] {
             try StateFile.remove(URL(fileURLWithPath: file.path + suffix))
         }
-        if FileManager.default.fileExists(atPath: file.path), rename(file.path, file.path + ".corrupt") != 0 {
+        if FileManager.default.fileExists(atPath: file.path),
+            rename(file.path, file.path + ".corrupt") != 0
+        {
             throw .io("cannot move the damaged cache \(file.path) aside: remove it by hand")
         }
     }
@@ -91,11 +100,14 @@ public final class OfferCache {
         case seenCursor = "seen_cursor"
         case serverOffset = "server_offset_s"
         case lastSync = "last_sync_at"
+        /// `LAT,LON,KM` when the cached catalog is the part around a point (`sync --near`).
+        case catalogArea = "catalog_area"
     }
 
     private func state(_ key: StateKey) throws(ClientError) -> String? {
         try read { db in
-            try db.query("SELECT value FROM sync_state WHERE key = ?", [.text(key.rawValue)]).first?.text(0)
+            try db.query("SELECT value FROM sync_state WHERE key = ?", [.text(key.rawValue)]).first?.text(
+                0)
         }
     }
 
@@ -113,6 +125,16 @@ public final class OfferCache {
     public var catalogETag: String? { get throws(ClientError) { try state(.catalogETag) } }
     public var seenCursor: String? { get throws(ClientError) { try state(.seenCursor) } }
 
+    /// The area the cached catalog covers; nil when it is the whole catalog.
+    public var catalogArea: CatalogArea? {
+        get throws(ClientError) {
+            guard let text = try state(.catalogArea) else { return nil }
+            let parts = text.split(separator: ",")
+            guard parts.count == 3, let radius = Double(parts[2]) else { return nil }
+            return try? CatalogArea(near: "\(parts[0]),\(parts[1])", radiusKilometres: String(radius))
+        }
+    }
+
     /// Server time minus device time, in seconds, as learned at the last catalog sync (0 before).
     public var serverTimeOffset: Double {
         get throws(ClientError) { try state(.serverOffset).flatMap(Double.init) ?? 0 }
@@ -128,7 +150,9 @@ public final class OfferCache {
     /// Forgets the catalog and seen cursors so the next sync fetches everything again.
     public func forgetCursors() throws(ClientError) {
         try write { db in
-            for key in [StateKey.catalogCursor, .catalogETag, .seenCursor] { try Self.setState(db, key, nil) }
+            for key in [StateKey.catalogCursor, .catalogETag, .seenCursor, .catalogArea] {
+                try Self.setState(db, key, nil)
+            }
         }
     }
 
@@ -139,14 +163,34 @@ public final class OfferCache {
     // MARK: catalog
 
     /// Applies one catalog page: a full page replaces the copy, a delta patches it. One transaction with
-    /// the new cursor, so a crash never leaves a cursor ahead of the rows. `progress` gets offers stored.
+    /// the new cursor, so a crash never leaves a cursor ahead of the rows. `area` is what a near page
+    /// covers (nil: the whole catalog). `progress` gets offers stored.
     public func apply(
-        _ page: CatalogPage, etag: String?, serverTimeOffset: Double, progress: (Int, Int) -> Void = { _, _ in }
+        _ page: CatalogPage, etag: String?, serverTimeOffset: Double, area: CatalogArea? = nil,
+        progress: (Int, Int) -> Void = { _, _ in }
     ) throws(ClientError) {
         try write { db in
             if page.full {
-                try db.execute("DELETE FROM offers; DELETE FROM retailers;")
+                try db.execute("DELETE FROM offers; DELETE FROM retailers; DELETE FROM stores;")
             }
+            for store in page.stores {
+                try db.run(
+                    """
+                    INSERT OR REPLACE INTO stores (id, retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(store.id.uuidString), .text(store.retailerID.uuidString), .text(store.storeID),
+                        .text(store.name), .real(store.latitude), .real(store.longitude),
+                        .integer(Int64(store.radiusMetres)), .real(store.updatedAt.timeIntervalSince1970),
+                    ])
+            }
+            for tombstone in page.removedStores {
+                try db.run("DELETE FROM stores WHERE id = ?", [.text(tombstone.id.uuidString)])
+            }
+            try Self.setState(
+                db, .catalogArea,
+                area.map { "\($0.latitude),\($0.longitude),\($0.radiusKilometres)" })
             for retailer in page.retailers {
                 try db.run(
                     """
@@ -170,9 +214,11 @@ public final class OfferCache {
                 try db.run(
                     insert,
                     [
-                        .text(offer.id.uuidString), .text(offer.retailerID.uuidString), .integer(Int64(offer.major)),
+                        .text(offer.id.uuidString), .text(offer.retailerID.uuidString),
+                        .integer(Int64(offer.major)),
                         .integer(Int64(offer.minor)), .text(offer.title), .optionalText(offer.description),
-                        .optionalText(offer.category), .optionalText(offer.imageURL), .optionalDate(offer.startsAt),
+                        .optionalText(offer.category), .optionalText(offer.imageURL),
+                        .optionalDate(offer.startsAt),
                         .optionalDate(offer.endsAt), .integer(Int64(offer.perShopperLimit)),
                         .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
                         .real(offer.updatedAt.timeIntervalSince1970),
@@ -197,6 +243,30 @@ public final class OfferCache {
         }
     }
 
+    /// Every cached store with its retailer, by retailer name then store id.
+    public func stores() throws(ClientError) -> [ResolvedStore] {
+        try read { db in
+            try db.query(
+                """
+                SELECT s.id, s.retailer_id, s.store_id, s.name, s.latitude, s.longitude, s.radius_m, s.updated_at,
+                    r.name, r.uuid
+                FROM stores s JOIN retailers r ON r.id = s.retailer_id ORDER BY r.name, s.store_id
+                """
+            ).map { row in
+                let store = RetailStore(
+                    id: try row.uuid(0), retailerID: try row.uuid(1), storeID: try row.text(2),
+                    name: try row.text(3),
+                    latitude: try row.real(4), longitude: try row.real(5),
+                    radiusMetres: Int(try row.integer(6)),
+                    updatedAt: Date(timeIntervalSince1970: try row.real(7)))
+                return ResolvedStore(
+                    store: store,
+                    retailer: CatalogRetailer(
+                        id: store.retailerID, name: try row.text(8), uuid: try row.uuid(9)))
+            }
+        }
+    }
+
     private static let offerColumns = """
         o.id, o.retailer_id, o.major, o.minor, o.title, o.description, o.category, o.image_url, o.starts_at,
         o.ends_at, o.per_shopper_limit, o.total_limit, o.reshow_after_s, o.updated_at, r.name, r.uuid
@@ -212,7 +282,8 @@ public final class OfferCache {
             totalLimit: row.optionalInteger(11).map(Int.init),
             reshowAfterSeconds: row.optionalInteger(12).map(Int.init),
             updatedAt: Date(timeIntervalSince1970: try row.real(13)))
-        let retailer = CatalogRetailer(id: offer.retailerID, name: try row.text(14), uuid: try row.uuid(15))
+        let retailer = CatalogRetailer(
+            id: offer.retailerID, name: try row.text(14), uuid: try row.uuid(15))
         return ResolvedOffer(offer: offer, retailer: retailer)
     }
 
@@ -242,7 +313,9 @@ public final class OfferCache {
     /// Each cached offer as one JSON object (`offers --json`), rendered at sync but for `seen`, so that
     /// a catalog of 100,000 offers lists fast. Keys, in order: id, major, minor, title, description,
     /// category, starts_at, ends_at, retailer, uuid, seen.
-    public func forEachOfferJSON(retailerName: String? = nil, _ body: (String) -> Void) throws(ClientError) {
+    public func forEachOfferJSON(retailerName: String? = nil, _ body: (String) -> Void)
+        throws(ClientError)
+    {
         let sql = """
             SELECT o.listing || r.listing
                 || CASE WHEN EXISTS (SELECT 1 FROM seen s WHERE s.offer_id = o.id) THEN ',"seen":true}'
@@ -324,7 +397,8 @@ public final class OfferCache {
                 "SELECT id, offer_id, seen_at FROM outbox ORDER BY id LIMIT ?", [.integer(Int64(limit))])
             {
                 through = try row.integer(0)
-                items.append(SeenItem(offerID: try row.uuid(1), seenAt: Date(timeIntervalSince1970: try row.real(2))))
+                items.append(
+                    SeenItem(offerID: try row.uuid(1), seenAt: Date(timeIntervalSince1970: try row.real(2))))
             }
             return (items, through)
         }
@@ -360,7 +434,8 @@ public final class OfferCache {
     }
 
     /// The key of the unanswered redemption of `offerID`, or a new one stored before it is used.
-    public func idempotencyKey(forRedeeming offerID: UUID, now: Date, newKey: () -> String) throws(ClientError)
+    public func idempotencyKey(forRedeeming offerID: UUID, now: Date, newKey: () -> String)
+        throws(ClientError)
         -> String
     {
         try write { db in
@@ -404,10 +479,12 @@ public final class OfferCache {
                 "SELECT idempotency_key, offer_id, requested_at, redemption_id, code, redeemed_at FROM redemptions ORDER BY requested_at DESC"
             ).map { row in
                 var redemption: Redemption? = nil
-                if let id = row.optionalText(3), let id = UUID(uuidString: id), let code = row.optionalText(4),
+                if let id = row.optionalText(3), let id = UUID(uuidString: id),
+                    let code = row.optionalText(4),
                     let redeemedAt = row.optionalDate(5)
                 {
-                    redemption = Redemption(id: id, offerID: try row.uuid(1), code: code, redeemedAt: redeemedAt)
+                    redemption = Redemption(
+                        id: id, offerID: try row.uuid(1), code: code, redeemedAt: redeemedAt)
                 }
                 return RedemptionRecord(
                     idempotencyKey: try row.text(0), offerID: try row.uuid(1),
@@ -439,15 +516,20 @@ public final class OfferCache {
         if let error = error as? ClientError { return error }
         if case .corrupt = error as? SQLiteError {
             return .corruptCache(
-                "the cache \(file.path) is damaged: run `loyalty sync --full` to rebuild it from the server")
+                "the cache \(file.path) is damaged: run `loyalty sync --full` to rebuild it from the server"
+            )
         }
         return .io("the cache \(file.path) failed: \(error)")
     }
 }
 
 extension SQLiteValue {
-    fileprivate static func optionalText(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
-    fileprivate static func optionalInteger(_ value: Int?) -> SQLiteValue { value.map { .integer(Int64($0)) } ?? .null }
+    fileprivate static func optionalText(_ value: String?) -> SQLiteValue {
+        value.map { .text($0) } ?? .null
+    }
+    fileprivate static func optionalInteger(_ value: Int?) -> SQLiteValue {
+        value.map { .integer(Int64($0)) } ?? .null
+    }
     fileprivate static func optionalDate(_ value: Date?) -> SQLiteValue {
         value.map { .real($0.timeIntervalSince1970) } ?? .null
     }
@@ -471,13 +553,17 @@ extension SQLiteRow {
     }
 
     fileprivate func uuid(_ index: Int) throws(SQLiteError) -> UUID {
-        guard let value = self[index].text.flatMap(UUID.init(uuidString:)) else { throw mismatch(index) }
+        guard let value = self[index].text.flatMap(UUID.init(uuidString:)) else {
+            throw mismatch(index)
+        }
         return value
     }
 
     fileprivate func optionalText(_ index: Int) -> String? { self[index].text }
     fileprivate func optionalInteger(_ index: Int) -> Int64? { self[index].integer }
-    fileprivate func optionalDate(_ index: Int) -> Date? { self[index].real.map(Date.init(timeIntervalSince1970:)) }
+    fileprivate func optionalDate(_ index: Int) -> Date? {
+        self[index].real.map(Date.init(timeIntervalSince1970:))
+    }
 
     private func mismatch(_ index: Int) -> SQLiteError {
         .failed(code: 20, message: "unexpected value in column \(index)", sql: "")  // SQLITE_MISMATCH

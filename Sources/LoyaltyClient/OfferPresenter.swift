@@ -2,6 +2,17 @@ import Beacons
 import Foundation
 import LoyaltyAPI
 
+/// A store of the cached catalog with the retailer it belongs to: what a geofence resolves to.
+public struct ResolvedStore: Sendable, Equatable {
+    public var store: RetailStore
+    public var retailer: CatalogRetailer
+
+    public init(store: RetailStore, retailer: CatalogRetailer) {
+        self.store = store
+        self.retailer = retailer
+    }
+}
+
 /// An offer of the cached catalog with the retailer it belongs to: what a beacon resolves to.
 public struct ResolvedOffer: Sendable, Equatable {
     public var offer: Offer
@@ -90,7 +101,8 @@ public struct OfferPresenter: Sendable {
     /// Feeds one ranging snapshot taken at `time` (server time `serverTime`); returns the offer it puts
     /// on screen, if any. `resolve` maps a beacon to its cached offer.
     public mutating func update(
-        time: Double, serverTime: Date, beacons: [BeaconProximity], resolve: (BeaconIdentity) -> ResolvedOffer?
+        time: Double, serverTime: Date, beacons: [BeaconProximity],
+        resolve: (BeaconIdentity) -> ResolvedOffer?
     ) -> OfferPresentation? {
         var stillNear: [BeaconIdentity: (time: Double, order: Int)] = [:]
         for beacon in beacons where beacon.proximity != .unknown && beacon.proximity <= minimumProximity {

@@ -12,6 +12,12 @@ public final class OfferSession {
     public let cache: OfferCache
     /// One region per retailer UUID in the cache.
     public private(set) var regions: [BeaconIdentityConstraint]
+    /// The cached stores, whose geofences a scan with a location monitors.
+    public private(set) var stores: [ResolvedStore]
+    /// Counts the syncs that changed the catalog, so a caller knows when to reload regions and stores.
+    public private(set) var catalogRevision = 0
+    /// The area syncs fetch (nil: the whole catalog); starts as the area the cache holds.
+    public private(set) var syncArea: CatalogArea?
     private var presenter: OfferPresenter
     private let sync: SyncEngine?
     private let syncInterval: Double
@@ -30,8 +36,11 @@ public final class OfferSession {
         self.sync = sync
         self.syncInterval = syncInterval
         self.deviceClock = deviceClock
-        presenter = OfferPresenter(minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
+        presenter = OfferPresenter(
+            minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
         regions = try Self.regions(cache)
+        stores = try cache.stores()
+        syncArea = try cache.catalogArea
     }
 
     private static func regions(_ cache: OfferCache) throws(ClientError) -> [BeaconIdentityConstraint] {
@@ -55,7 +64,9 @@ public final class OfferSession {
 
     /// Feeds one ranging snapshot; returns the offer it shows, already recorded as seen (cache and
     /// outbox in one transaction).
-    public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError) -> OfferPresentation? {
+    public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError)
+        -> OfferPresentation?
+    {
         if serverOrigin == nil {
             serverOrigin = (time, deviceClock().addingTimeInterval(try cache.serverTimeOffset))
         }
@@ -77,7 +88,9 @@ public final class OfferSession {
     public func update(_ snapshot: RangingSnapshot) throws(ClientError) -> OfferPresentation? {
         try update(
             time: snapshot.time,
-            beacons: snapshot.beacons.map { BeaconProximity(identity: $0.identity, proximity: $0.proximity) })
+            beacons: snapshot.beacons.map {
+                BeaconProximity(identity: $0.identity, proximity: $0.proximity)
+            })
     }
 
     /// Syncs when online and `syncInterval` device seconds have passed since the last sync (or none
@@ -87,12 +100,26 @@ public final class OfferSession {
         guard let sync else { return nil }
         let now = deviceClock()
         if let lastSync, now.timeIntervalSince(lastSync) < syncInterval { return nil }
+        return try run(sync, at: now)
+    }
+
+    /// Syncs the catalog around a new point now (the shopper left the area synced before), when
+    /// online; nil when offline. Later syncs keep to this area.
+    public func sync(area: CatalogArea) throws(ClientError) -> SyncReport? {
+        guard let sync else { return nil }
+        syncArea = area
+        return try run(sync, at: deviceClock())
+    }
+
+    private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
         lastSync = now
-        let report = try sync.sync()
+        let report = try sync.sync(area: syncArea)
         for (offerID, seenAt) in try cache.seen() { presenter.noteSeen(offerID, at: seenAt) }
         if report.catalogChanged {
             resolved = [:]
             regions = try Self.regions(cache)
+            stores = try cache.stores()
+            catalogRevision += 1
         }
         return report
     }

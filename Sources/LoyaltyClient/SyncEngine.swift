@@ -37,20 +37,27 @@ public struct SyncEngine {
     /// The device clock, only to learn the server's offset from it.
     public let now: () -> Date
 
-    public init(cache: OfferCache, api: LoyaltyAPIClient, credential: Credential, now: @escaping () -> Date) {
+    public init(
+        cache: OfferCache, api: LoyaltyAPIClient, credential: Credential, now: @escaping () -> Date
+    ) {
         self.cache = cache
         self.api = api
         self.credential = credential
         self.now = now
     }
 
-    /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first).
-    public func sync(full: Bool = false, progress: (SyncProgress) -> Void = { _ in }) throws(ClientError) -> SyncReport
+    /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). With
+    /// `area`, the cache keeps only the part of the catalog around a point; a sync for another area (or
+    /// for the whole catalog after an area) fetches a full page.
+    public func sync(
+        full: Bool = false, area: CatalogArea? = nil, progress: (SyncProgress) -> Void = { _ in }
+    )
+        throws(ClientError) -> SyncReport
     {
         var report = SyncReport()
         if full { try cache.forgetCursors() }
         report.pushed = try pushOutbox(progress: progress)
-        try pullCatalog(into: &report, progress: progress)
+        try pullCatalog(into: &report, area: area, progress: progress)
         progress(.pullingSeen)
         report.seenPulled = try pullSeen()
         try cache.noteSyncFinished(at: now())
@@ -71,15 +78,22 @@ public struct SyncEngine {
         }
     }
 
-    private func pullCatalog(into report: inout SyncReport, progress: (SyncProgress) -> Void) throws(ClientError) {
+    private func pullCatalog(
+        into report: inout SyncReport, area: CatalogArea?, progress: (SyncProgress) -> Void
+    )
+        throws(ClientError)
+    {
         progress(.fetchingCatalog)
-        var cursor = try cache.catalogCursor
+        // A cursor and ETag describe the copy the cache holds: only good for the same area.
+        let sameArea = try cache.catalogArea == area
+        var cursor = sameArea ? try cache.catalogCursor : nil
         var sentAt = now()
-        var answer = try api.catalog(since: cursor, etag: try cache.catalogETag, credential)
+        var answer = try api.catalog(
+            since: cursor, etag: sameArea ? try cache.catalogETag : nil, area: area, credential)
         if case .cursorExpired = answer {
             cursor = nil
             sentAt = now()
-            answer = try api.catalog(since: nil, etag: nil, credential)
+            answer = try api.catalog(since: nil, etag: nil, area: area, credential)
         }
         switch answer {
         case .notModified:
@@ -93,6 +107,7 @@ public struct SyncEngine {
             let deviceMidpoint = sentAt.addingTimeInterval(receivedAt.timeIntervalSince(sentAt) / 2)
             try cache.apply(
                 page, etag: etag, serverTimeOffset: page.serverTime.timeIntervalSince(deviceMidpoint),
+                area: area,
                 progress: { stored, total in progress(.storingOffers(stored: stored, of: total)) })
             report.fullCatalog = page.full
             report.catalogChanged = true

@@ -27,7 +27,8 @@ struct Endpoints: Sendable {
             (
                 "GET", "/openapi.yaml",
                 { _ in
-                    HTTPResponse(status: 200, headers: ["Content-Type": "application/yaml"], body: openAPIDocument)
+                    HTTPResponse(
+                        status: 200, headers: ["Content-Type": "application/yaml"], body: openAPIDocument)
                 }
             ),
             ("POST", "/v1/retailers", registerRetailer),
@@ -37,6 +38,9 @@ struct Endpoints: Sendable {
             ("PUT", "/v1/retailer/offers/{major}/{minor}", putOffer),
             ("DELETE", "/v1/retailer/offers/{major}/{minor}", deleteOffer),
             ("GET", "/v1/retailer/stats", statistics),
+            ("GET", "/v1/retailer/stores", listStores),
+            ("PUT", "/v1/retailer/stores/{store_id}", putStore),
+            ("DELETE", "/v1/retailer/stores/{store_id}", deleteStore),
             ("POST", "/v1/accounts", createAccount),
             ("POST", "/v1/link-codes", createLinkCode),
             ("POST", "/v1/devices", linkDevice),
@@ -60,7 +64,9 @@ struct Endpoints: Sendable {
     func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
         HTTPResponse(
             status: 200, headers: ["Content-Type": "text/plain; version=0.0.4"],
-            body: Array(metrics.exposition(poolInUse: store.connectionsInUse, poolSize: store.connectionPoolSize).utf8))
+            body: Array(
+                metrics.exposition(poolInUse: store.connectionsInUse, poolSize: store.connectionPoolSize)
+                    .utf8))
     }
 
     // MARK: Retailers
@@ -87,7 +93,8 @@ struct Endpoints: Sendable {
         let retailer = try requireRetailer(request)
         let (major, minor) = try beacon(request)
         let draft = try request.decodeBody(OfferDraft.self)
-        let (offer, created) = try store.putOffer(retailerID: retailer.id, major: major, minor: minor, draft: draft)
+        let (offer, created) = try store.putOffer(
+            retailerID: retailer.id, major: major, minor: minor, draft: draft)
         return .json(created ? 201 : 200, offer)
     }
 
@@ -104,13 +111,38 @@ struct Endpoints: Sendable {
         .json(200, try store.statistics(retailerID: try requireRetailer(request).id))
     }
 
+    // MARK: Stores
+
+    func listStores(_ request: HTTPRequest) throws -> HTTPResponse {
+        .json(200, StoreList(stores: try store.stores(retailerID: try requireRetailer(request).id)))
+    }
+
+    func putStore(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
+        let draft = try request.decodeBody(StoreDraft.self)
+        let (stored, created) = try store.putStore(
+            retailerID: retailer.id, storeID: storeID, draft: draft)
+        return .json(created ? 201 : 200, stored)
+    }
+
+    func deleteStore(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
+        guard try store.deleteStore(retailerID: retailer.id, storeID: storeID) else {
+            throw APIFailure(404, .notFound, "no store \(storeID)")
+        }
+        return HTTPResponse(status: 204)
+    }
+
     // MARK: Accounts and devices
 
     func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
         let registration = try request.decodeBody(DeviceRegistration.self, emptyIsObject: true)
         if registration.code != nil {
             throw APIFailure.invalid(
-                ValidationError(field: "code", message: "is not used here; add a device with POST /v1/devices"))
+                ValidationError(
+                    field: "code", message: "is not used here; add a device with POST /v1/devices"))
         }
         return .json(201, try store.createAccount(deviceName: registration.name))
     }
@@ -145,18 +177,33 @@ struct Endpoints: Sendable {
     func catalog(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try requireDevice(request)
         let since = try cursor(request)
-        let head = try store.catalogHead()
-        if let tags = request.header("if-none-match"), Self.matches(tags, head.entityTag) {
-            return HTTPResponse(status: 304, headers: ["ETag": head.entityTag])
+        let area = try request.query["near"].map { near throws(ValidationError) in
+            try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
         }
-        let (page, pageHead) = try store.catalog(since: since)
-        return .json(200, page, headers: ["ETag": pageHead.entityTag, "Cache-Control": "no-cache"])
+        if area == nil, request.query["radius_km"] != nil {
+            throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
+        }
+        // A near page is whole and ignores `since` (see Store.nearPage); a whole-feed delta on top of
+        // an area's copy would be wrong.
+        if area == nil, since?.near == true {
+            throw APIFailure(
+                400, .badRequest, "since is the cursor of a near page: send the same near, or no since",
+                field: "since")
+        }
+        let head = try store.catalogHead()
+        if let tags = request.header("if-none-match"), Self.matches(tags, Self.entityTag(head, area)) {
+            return HTTPResponse(status: 304, headers: ["ETag": Self.entityTag(head, area)])
+        }
+        let (page, pageHead) = try store.catalog(since: area == nil ? since : nil, area: area)
+        return .json(
+            200, page, headers: ["ETag": Self.entityTag(pageHead, area), "Cache-Control": "no-cache"])
     }
 
     func addSeen(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
         let push = try request.decodeBody(SeenPush.self)
-        return .json(200, SeenPushResult(added: try store.addSeen(push.items, accountID: session.accountID)))
+        return .json(
+            200, SeenPushResult(added: try store.addSeen(push.items, accountID: session.accountID)))
     }
 
     func listSeen(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -201,9 +248,18 @@ struct Endpoints: Sendable {
     private func cursor(_ request: HTTPRequest) throws(APIFailure) -> FeedCursor? {
         guard let text = request.query["since"], !text.isEmpty else { return nil }
         guard let cursor = FeedCursor(text) else {
-            throw APIFailure(400, .badRequest, "since must be a cursor this server returned", field: "since")
+            throw APIFailure(
+                400, .badRequest, "since must be a cursor this server returned", field: "since")
         }
         return cursor
+    }
+
+    /// The feed's state, and for a near page the area it covers (no commas: If-None-Match lists tags
+    /// separated by commas).
+    private static func entityTag(_ head: FeedCursor, _ area: CatalogArea?) -> String {
+        guard let area else { return head.entityTag }
+        return
+            "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\""
     }
 
     /// RFC 9110 If-None-Match: a list of entity tags, or `*`.
@@ -237,12 +293,16 @@ struct Endpoints: Sendable {
     }
 
     private func requireRetailer(_ request: HTTPRequest) throws -> Retailer {
-        guard case .retailer(let retailer) = try principal(request) else { throw forbidden("a retailer API key") }
+        guard case .retailer(let retailer) = try principal(request) else {
+            throw forbidden("a retailer API key")
+        }
         return retailer
     }
 
     private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {
-        guard case .device(let session) = try principal(request) else { throw forbidden("a device token") }
+        guard case .device(let session) = try principal(request) else {
+            throw forbidden("a device token")
+        }
         return session
     }
 

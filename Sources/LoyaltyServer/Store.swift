@@ -1,4 +1,5 @@
 import Foundation
+import Geofencing
 import LoyaltyAPI
 import Postgres
 
@@ -54,7 +55,8 @@ public final class Store: Sendable {
         let digest = Secrets.digest(of: apiKey)
         return try pool.withConnection { connection in
             let rows = try connection.query(
-                "SELECT id, name, uuid, created_at, api_key_hash FROM retailers WHERE api_key_hash = \(digest)")
+                "SELECT id, name, uuid, created_at, api_key_hash FROM retailers WHERE api_key_hash = \(digest)"
+            )
             guard let row = rows.first,
                 Secrets.constantTimeEqual(try row.decode("api_key_hash", as: [UInt8].self), digest)
             else { return nil }
@@ -68,7 +70,8 @@ public final class Store: Sendable {
         let apiKey = Secrets.token(prefix: retailerKeyPrefix)
         _ = try pool.withConnection { connection in
             try connection.query(
-                "UPDATE retailers SET api_key_hash = \(Secrets.digest(of: apiKey)) WHERE id = \(retailerID)")
+                "UPDATE retailers SET api_key_hash = \(Secrets.digest(of: apiKey)) WHERE id = \(retailerID)"
+            )
         }
         return APIKey(apiKey: apiKey)
     }
@@ -123,6 +126,48 @@ public final class Store: Sendable {
         }
     }
 
+    // MARK: Stores
+
+    /// Creates or replaces the retailer's live store `storeID`; `created` tells which.
+    func putStore(retailerID: UUID, storeID: String, draft: StoreDraft) throws -> (
+        store: RetailStore, created: Bool
+    ) {
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO stores (retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
+                VALUES (\(retailerID), \(storeID), \(draft.name), \(draft.latitude), \(draft.longitude),
+                    \(draft.radiusMetres), \(clock()))
+                ON CONFLICT (retailer_id, store_id) WHERE deleted_at IS NULL DO UPDATE SET
+                    name = excluded.name, latitude = excluded.latitude, longitude = excluded.longitude,
+                    radius_m = excluded.radius_m, updated_at = excluded.updated_at
+                RETURNING *, (xmax = 0) AS created
+                """
+            )[0]
+        }
+        return (try RetailStore(row: row), try row.decode("created"))
+    }
+
+    /// Turns the retailer's live store `storeID` into a tombstone; false when there is none.
+    func deleteStore(retailerID: UUID, storeID: String) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE stores SET deleted_at = \(clock()), updated_at = \(clock())
+                WHERE retailer_id = \(retailerID) AND store_id = \(storeID) AND deleted_at IS NULL
+                """
+            ).rowsAffected > 0
+        }
+    }
+
+    func stores(retailerID: UUID) throws -> [RetailStore] {
+        try pool.withConnection { connection in
+            try connection.query(
+                "SELECT * FROM stores WHERE retailer_id = \(retailerID) AND deleted_at IS NULL ORDER BY store_id"
+            ).map { row throws(PostgresError) in try RetailStore(row: row) }
+        }
+    }
+
     func statistics(retailerID: UUID) throws -> RetailerStatistics {
         let rows = try pool.withConnection { connection in
             try connection.query(
@@ -138,7 +183,8 @@ public final class Store: Sendable {
             offers: try rows.map { row throws(PostgresError) in
                 let redeemed: Int = try row.decode("redeemed_count")
                 return OfferStatistics(
-                    offerID: try row.decode("id"), major: try row.decode("major"), minor: try row.decode("minor"),
+                    offerID: try row.decode("id"), major: try row.decode("major"),
+                    minor: try row.decode("minor"),
                     title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
                     remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
             })
@@ -150,10 +196,12 @@ public final class Store: Sendable {
         _ = try pool.withConnection { connection in
             try connection.query(
                 """
-                WITH gone AS (
+                WITH gone_offers AS (
                     DELETE FROM offers o WHERE o.deleted_at < \(date)
                         AND NOT EXISTS (SELECT 1 FROM redemptions r WHERE r.offer_id = o.id)
-                    RETURNING o.version)
+                    RETURNING o.version),
+                gone_stores AS (DELETE FROM stores WHERE deleted_at < \(date) RETURNING version),
+                gone AS (SELECT version FROM gone_offers UNION ALL SELECT version FROM gone_stores)
                 UPDATE catalog_feed
                 SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
                 WHERE (SELECT count(*) FROM gone) > 0
@@ -172,14 +220,23 @@ public final class Store: Sendable {
         return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
     }
 
-    /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot.
-    func catalog(since: FeedCursor?) throws -> (page: CatalogPage, head: FeedCursor) {
+    /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot. With
+    /// `area`, the whole live catalog around a point instead (`since` is not used: see `nearPage`).
+    func catalog(since: FeedCursor?, area: CatalogArea? = nil) throws -> (
+        page: CatalogPage, head: FeedCursor
+    ) {
         let now = clock()
         return try pool.withConnection { connection in
             try connection.transaction { connection in
                 try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                let feed = try connection.query("SELECT generation, version, purged_through FROM catalog_feed")[0]
-                let head = FeedCursor(generation: try feed.decode("generation"), version: try feed.decode("version"))
+                let feed = try connection.query(
+                    "SELECT generation, version, purged_through FROM catalog_feed")[0]
+                let head = FeedCursor(
+                    generation: try feed.decode("generation"), version: try feed.decode("version"),
+                    near: area != nil)
+                if let area {
+                    return (try nearPage(connection, area: area, head: head, now: now), head)
+                }
                 let after: Int64
                 if let since {
                     let purgedThrough: Int64 = try feed.decode("purged_through")
@@ -199,10 +256,7 @@ public final class Store: Sendable {
                     SELECT id, name, uuid FROM retailers
                     WHERE version > \(after) AND version <= \(head.version) ORDER BY version
                     """
-                ).map { row throws(PostgresError) in
-                    CatalogRetailer(
-                        id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
-                }
+                ).map(CatalogRetailer.init(row:))
                 // A full page needs no tombstones: it replaces the client's copy.
                 let offers = try connection.query(
                     """
@@ -216,13 +270,76 @@ public final class Store: Sendable {
                     if try row.decode("deleted_at", as: Date?.self) == nil {
                         page.offers.append(try Offer(row: row))
                     } else {
-                        page.removed.append(
-                            CatalogTombstone(id: try row.decode("id"), retailerID: try row.decode("retailer_id")))
+                        page.removed.append(try CatalogTombstone(row: row))
+                    }
+                }
+                let stores = try connection.query(
+                    """
+                    SELECT * FROM stores
+                    WHERE version > \(after) AND version <= \(head.version)
+                        AND (deleted_at IS NULL OR \(since != nil))
+                    ORDER BY version
+                    """
+                )
+                for row in stores {
+                    if try row.decode("deleted_at", as: Date?.self) == nil {
+                        page.stores.append(try RetailStore(row: row))
+                    } else {
+                        page.removedStores.append(try CatalogTombstone(row: row))
                     }
                 }
                 return (page, head)
             }
         }
+    }
+
+    /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
+    /// `stores_location`, then the exact great-circle distance), their retailers, and every live
+    /// offer of those retailers.
+    ///
+    /// The page is always full. A delta cannot be computed for an area: a retailer enters it when a
+    /// store is added or moved into it, and then the client needs that retailer's older, unchanged
+    /// offers too; it leaves it when its last store there moves away, which no tombstone records. The
+    /// area's part of the catalog is small, and the ETag (the feed version plus the area) still
+    /// answers 304 while nothing changed. The `n1` cursor keeps the client from asking for a delta
+    /// of the whole feed on top of an area's copy.
+    private func nearPage(
+        _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, now: Date
+    ) throws
+        -> CatalogPage
+    {
+        let center = GeoCoordinate(latitude: area.latitude, longitude: area.longitude)
+        let radius = area.radiusKilometres * 1000
+        let box = BoundingBox(center: center, radius: radius)
+        let stores = try connection.query(
+            """
+            SELECT * FROM stores
+            WHERE deleted_at IS NULL AND version <= \(head.version)
+                AND latitude BETWEEN \(box.minLatitude)::float8 AND \(box.maxLatitude)::float8
+                AND (longitude BETWEEN \(box.minLongitude)::float8 AND \(box.maxLongitude)::float8
+                    OR (\(box.wrapsLongitude)::boolean
+                        AND (longitude >= \(box.minLongitude)::float8 OR longitude <= \(box.maxLongitude)::float8)))
+                AND great_circle_m(\(area.latitude)::float8, \(area.longitude)::float8, latitude, longitude)
+                    <= \(radius)::float8
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try RetailStore(row: row) }
+        let retailerIDs =
+            "{" + Set(stores.map(\.retailerID)).map(\.uuidString).sorted().joined(separator: ",") + "}"
+        let retailers = try connection.query(
+            "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
+        ).map(CatalogRetailer.init(row:))
+        let offers = try connection.query(
+            """
+            SELECT * FROM offers
+            WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try Offer(row: row) }
+        return CatalogPage(
+            cursor: head.encoded(), full: true, serverTime: now, retailers: retailers, offers: offers,
+            removed: [],
+            stores: stores, removedStores: [])
     }
 
     // MARK: Accounts and devices
@@ -249,7 +366,8 @@ public final class Store: Sendable {
         let digest = Secrets.digest(of: token)
         return try pool.withConnection { connection in
             let rows = try connection.query(
-                "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL")
+                "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL"
+            )
             guard let row = rows.first,
                 Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest)
             else { return nil }
@@ -313,7 +431,8 @@ public final class Store: Sendable {
             devices: try rows.map { row throws(PostgresError) in
                 let id: UUID = try row.decode("id")
                 return Device(
-                    id: id, name: try row.decode("name", as: String?.self), createdAt: try row.decode("created_at"),
+                    id: id, name: try row.decode("name", as: String?.self),
+                    createdAt: try row.decode("created_at"),
                     revokedAt: try row.decode("revoked_at", as: Date?.self), current: id == session.deviceID)
             })
     }
@@ -371,7 +490,8 @@ public final class Store: Sendable {
                 ).map { row throws(PostgresError) in
                     SeenItem(offerID: try row.decode("offer_id"), seenAt: try row.decode("seen_at"))
                 }
-                return SeenPage(cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items)
+                return SeenPage(
+                    cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items)
             }
         }
     }
@@ -397,7 +517,8 @@ public final class Store: Sendable {
                         ).first
                     else { throw StoreError.notFound }
                     if let idempotencyKey,
-                        let first = try previousRedemption(connection, accountID: accountID, key: idempotencyKey)
+                        let first = try previousRedemption(
+                            connection, accountID: accountID, key: idempotencyKey)
                     {
                         guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
                         return (first, false)
@@ -458,10 +579,12 @@ public final class Store: Sendable {
                 """
             )
         }
-        return RedemptionList(redemptions: try rows.map { row throws(PostgresError) in try Redemption(row: row) })
+        return RedemptionList(
+            redemptions: try rows.map { row throws(PostgresError) in try Redemption(row: row) })
     }
 
-    private func previousRedemption(_ connection: PostgresConnection, accountID: UUID, key: String) throws
+    private func previousRedemption(_ connection: PostgresConnection, accountID: UUID, key: String)
+        throws
         -> Redemption?
     {
         try connection.query(
@@ -486,15 +609,40 @@ let linkCodeLifetime: TimeInterval = 10 * 60
 extension Offer {
     init(row: PostgresRow) throws(PostgresError) {
         self.init(
-            id: try row.decode("id"), retailerID: try row.decode("retailer_id"), major: try row.decode("major"),
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            major: try row.decode("major"),
             minor: try row.decode("minor"), title: try row.decode("title"),
             description: try row.decode("description", as: String?.self),
             category: try row.decode("category", as: String?.self),
             imageURL: try row.decode("image_url", as: String?.self),
-            startsAt: try row.decode("starts_at", as: Date?.self), endsAt: try row.decode("ends_at", as: Date?.self),
+            startsAt: try row.decode("starts_at", as: Date?.self),
+            endsAt: try row.decode("ends_at", as: Date?.self),
             perShopperLimit: try row.decode("per_shopper_limit"),
             totalLimit: try row.decode("total_limit", as: Int?.self),
             reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
+            updatedAt: try row.decode("updated_at"))
+    }
+}
+
+extension CatalogRetailer {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
+    }
+}
+
+extension CatalogTombstone {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), retailerID: try row.decode("retailer_id"))
+    }
+}
+
+extension RetailStore {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            storeID: try row.decode("store_id"),
+            name: try row.decode("name"), latitude: try row.decode("latitude"),
+            longitude: try row.decode("longitude"), radiusMetres: try row.decode("radius_m"),
             updatedAt: try row.decode("updated_at"))
     }
 }

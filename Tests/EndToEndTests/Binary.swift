@@ -24,8 +24,9 @@ struct Binary {
         }
     }
 
-    /// Runs to completion. Standard input is empty, so the program sees no terminal.
-    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs to completion, or until killed after `timeout` seconds. Standard input is empty, so the
+    /// program sees no terminal.
+    func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double? = nil) throws -> Result {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -38,6 +39,10 @@ struct Binary {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        if let timeout { DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog) }
+        defer { watchdog.cancel() }
         // Drain stderr on another thread while reading stdout, so a full pipe never blocks the child.
         let errData = DataBox()
         let errDone = DispatchSemaphore(value: 0)

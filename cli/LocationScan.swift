@@ -1,0 +1,299 @@
+import BeaconRadio
+import Foundation
+import Geofencing
+import LoyaltyAPI
+import LoyaltyClient
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The options `loyalty scan` adds for geographic regions.
+let locationScanOptions: [OptionSpec] = [
+    .value(
+        "location", "SOURCE",
+        "Monitor stores' geofences from gpsd[:HOST:PORT] (default localhost:2947), nmea:FILE or fixed:LAT,LON."
+    ),
+    .value(
+        "exit-margin", "METRES",
+        "With --location: distance beyond a store's radius before leaving counts (default 50)."),
+    .value(
+        "exit-delay", "SECONDS",
+        "With --location: time beyond radius + margin before a store is exited (default 20)."),
+    .value(
+        "radius-km", "KM",
+        "With --location: the area around the shopper to sync stores and offers for (default 10)."),
+]
+
+/// Where positions come from.
+enum LocationSource: Equatable {
+    case gpsd(host: String, port: UInt16)
+    case nmea(path: String)
+    case fixed(GeoCoordinate)
+
+    init?(parsing text: String) {
+        if text == "gpsd" {
+            self = .gpsd(host: "localhost", port: 2947)
+        } else if text.hasPrefix("gpsd:") {
+            let rest = text.dropFirst(5)
+            guard let colon = rest.lastIndex(of: ":"),
+                let port = UInt16(rest[rest.index(after: colon)...]),
+                port > 0, colon > rest.startIndex
+            else { return nil }
+            self = .gpsd(host: String(rest[..<colon]), port: port)
+        } else if text.hasPrefix("nmea:"), text.count > 5 {
+            self = .nmea(path: String(text.dropFirst(5)))
+        } else if text.hasPrefix("fixed:"), let point = GeoCoordinate(parsing: text.dropFirst(6)) {
+            self = .fixed(point)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// `loyalty scan --location`: the geographic side of monitoring. Each store in the cache is a
+/// circular region; as the shopper moves out of the area last synced, the area around them is synced.
+func runLocationScan(_ arguments: ParsedArguments, _ text: String) throws {
+    let path = arguments.commandPath
+    guard let source = LocationSource(parsing: text) else {
+        throw UsageError(
+            "--location must be gpsd, gpsd:HOST:PORT, nmea:FILE or fixed:LAT,LON (got '\(text)')",
+            commandPath: path)
+    }
+    if arguments.value("replay") != nil {
+        throw UsageError(
+            "--replay and --location cannot be combined: replay an NMEA log with --location nmea:FILE",
+            commandPath: path)
+    }
+    let nonNegative: (String) -> Double? = {
+        Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+    }
+    let radius = try arguments.value("radius-km", default: CatalogArea.defaultRadiusKilometres) {
+        text in
+        Double(text).flatMap { CatalogArea.radiusKilometres.contains($0) ? $0 : nil }
+    }
+    // The parsed values are finite and non-negative, which is all the monitor asks of them.
+    let monitor = try GeoRegionMonitor(
+        configuration: .init(
+            maximumRadius: Double(Validation.storeRadiusMetres.upperBound),
+            exitMargin: try arguments.value("exit-margin", default: 50, nonNegative),
+            exitDelay: try arguments.value("exit-delay", default: 20, nonNegative)))
+    let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
+    let reason =
+        diagnosis.checks.first { $0.status != .ok }?.detail
+        ?? "--location monitors stores' geofences only"
+    printError("beacons are off (\(reason)); monitoring stores' geofences")
+
+    let json = arguments.flag("json") || !standardOutputIsTerminal
+    var session = GeofenceSession(
+        monitor: monitor, offers: try openOfferSession(arguments, interactive: false),
+        radiusKilometres: radius,
+        json: json)
+    switch source {
+    case .fixed(let point):
+        // A device that does not move: one fix, now.
+        try session.observe(GeoFix(time: Date().timeIntervalSince1970, coordinate: point))
+    case .nmea(let file):
+        let log: String
+        do { log = try String(contentsOfFile: file, encoding: .utf8) } catch {
+            throw CommandFailure(
+                "cannot read \(file): \(error.localizedDescription)", exitCode: ExitCode.ioError)
+        }
+        var stream = NMEAStream()
+        for line in log.split(whereSeparator: \.isNewline) {
+            if let fix = stream.feed(line) { try session.observe(fix) }
+        }
+        session.summary(stream.statistics)
+    case .gpsd(let host, let port):
+        let connection: GPSDConnection
+        do { connection = try GPSDConnection(host: host, port: port) } catch {
+            throw CommandFailure(error.description, exitCode: ExitCode.unavailable)
+        }
+        var gpsd = GPSDSession()
+        while let line = connection.nextLine() {
+            if let fix = gpsd.read(line) { try session.observe(fix) }
+            if gpsd.receiversGone {
+                printError("gpsd has no active GPS receiver any more; the scan ends")
+                break
+            }
+        }
+    }
+}
+
+/// Stores' geofences fed by fixes, printing enter and exit as they happen.
+struct GeofenceSession {
+    var monitor: GeoRegionMonitor
+    let offers: OfferSession
+    let radiusKilometres: Double
+    let json: Bool
+    private var storesByID: [String: ResolvedStore] = [:]
+    private var loadedRevision = -1
+    private var syncWarned = false
+
+    init(monitor: GeoRegionMonitor, offers: OfferSession, radiusKilometres: Double, json: Bool) {
+        self.monitor = monitor
+        self.offers = offers
+        self.radiusKilometres = radiusKilometres
+        self.json = json
+    }
+
+    mutating func observe(_ fix: GeoFix) throws {
+        syncIfLeftArea(fix.coordinate)
+        syncOffersIfDue(offers, warned: &syncWarned)
+        if loadedRevision != offers.catalogRevision { loadStores() }
+        for event in monitor.observe(fix) { report(event) }
+    }
+
+    /// Syncs the area around the shopper when there is none yet or they are more than half its
+    /// radius from its centre, so every store within half the radius of them is always in the cache.
+    private mutating func syncIfLeftArea(_ point: GeoCoordinate) {
+        if let area = offers.syncArea,
+            GreatCircle.distance(point, GeoCoordinate(latitude: area.latitude, longitude: area.longitude))
+                <= area.radiusKilometres * 500
+        {
+            return
+        }
+        do {
+            _ = try offers.sync(
+                area: CatalogArea(
+                    latitude: point.latitude, longitude: point.longitude, radiusKilometres: radiusKilometres))
+            syncWarned = false
+        } catch {
+            if !syncWarned { printError("warning: \(error.description); stores come from the cache") }
+            syncWarned = true
+        }
+    }
+
+    /// Makes the monitored regions the cached stores: new and moved ones added, removed ones dropped.
+    private mutating func loadStores() {
+        loadedRevision = offers.catalogRevision
+        let stores = offers.stores
+        let current = Set(stores.map { $0.store.id.uuidString })
+        for identifier in storesByID.keys where !current.contains(identifier) {
+            monitor.remove(identifier)
+        }
+        storesByID = [:]
+        for resolved in stores {
+            let identifier = resolved.store.id.uuidString
+            storesByID[identifier] = resolved
+            // The server validated the centre and radius; the monitor clamps the radius anyway.
+            try? monitor.add(
+                GeoRegion(
+                    identifier: identifier,
+                    center: GeoCoordinate(
+                        latitude: resolved.store.latitude, longitude: resolved.store.longitude),
+                    radius: Double(resolved.store.radiusMetres)))
+        }
+    }
+
+    private func report(_ event: GeoRegionEvent) {
+        guard let resolved = storesByID[event.identifier] else { return }
+        if json {
+            printJSONLine([
+                ("event", .string(event.kind.rawValue)), ("t", .double(event.time)),
+                (
+                    "region",
+                    .object([
+                        ("store", .string(resolved.store.storeID)), ("name", .string(resolved.store.name)),
+                        ("retailer", .string(resolved.retailer.name)),
+                    ])
+                ),
+            ])
+        } else {
+            let verb = event.kind == .enter ? "entered" : "left"
+            printOut(
+                "\(LoyaltyJSON.formatTimestamp(Date(timeIntervalSince1970: event.time)))  \(verb) \(resolved.store.name) (\(resolved.retailer.name))"
+            )
+        }
+    }
+
+    func summary(_ statistics: NMEAStream.Statistics) {
+        if json {
+            printJSONLine([
+                ("event", .string("summary")), ("nmea_lines", .int(statistics.lines)),
+                ("fixes", .int(statistics.fixes)),
+                ("malformed_skipped", .int(statistics.malformed)),
+            ])
+        } else {
+            printError(
+                "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped"
+            )
+        }
+    }
+}
+
+/// A connection to gpsd over TCP that asks for JSON reports and hands them over line by line.
+final class GPSDConnection {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var finished = false
+
+    init(host: String, port: UInt16) throws(Failure) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
+            throw Failure(description: "cannot resolve gpsd host \(host)")
+        }
+        defer { freeaddrinfo(first) }
+        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        var connected: Int32 = -1
+        var lastError: Int32 = 0
+        while let address = candidate {
+            let socketDescriptor = socket(
+                address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            if socketDescriptor >= 0 {
+                if connect(socketDescriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
+                    connected = socketDescriptor
+                    break
+                }
+                lastError = errno
+                close(socketDescriptor)
+            }
+            candidate = address.pointee.ai_next
+        }
+        guard connected >= 0 else {
+            throw Failure(
+                description:
+                    "cannot connect to gpsd at \(host):\(port): \(String(cString: strerror(lastError))) (is gpsd running? `systemctl start gpsd`, or gpsfake for a log)"
+            )
+        }
+        descriptor = connected
+        let command = Array(GPSDReport.watchCommand.utf8)
+        guard
+            command.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) })
+                == command.count
+        else {
+            close(descriptor)
+            throw Failure(description: "gpsd at \(host):\(port) closed the connection")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// The next line gpsd sent, or nil once it closed the connection.
+    func nextLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            if finished { return nil }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer += chunk[..<count]
+            } else if count == 0 || errno != EINTR {
+                finished = true
+                if buffer.isEmpty { return nil }
+                buffer.append(UInt8(ascii: "\n"))
+            }
+        }
+    }
+}
