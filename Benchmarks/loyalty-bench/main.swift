@@ -53,26 +53,36 @@ func capture(reports: Int) throws -> (url: URL, statistics: CaptureStatistics) {
 }
 
 /// Runs a product of this package with stdout to /dev/null; returns wall seconds and peak RSS in MB.
+///
+/// The peak comes from GNU time, which forks before it execs the product: a process spawned straight
+/// from this one would report this bench's own peak, because exec keeps the old address space's
+/// high-water mark and posix_spawn shares our address space until the exec.
 func runMeasured(_ product: String, _ args: [String], environment: [String: String] = [:]) throws -> (
     seconds: Double, peakMB: Double, status: Int32
 ) {
+    let peakFile = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bench-peak-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: peakFile) }
     var pid: pid_t = 0
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    let time = "/usr/bin/time"
     let path = buildDirectory.appendingPathComponent(product).path
-    let argv = ([path] + args).map { strdup($0) } + [nil]
+    let argv = ([time, "-f", "%M", "-o", peakFile.path, path] + args).map { strdup($0) } + [nil]
     let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0)=\($1)") } + [nil]
     defer { (argv + variables).forEach { free($0) } }
     let start = DispatchTime.now().uptimeNanoseconds
-    guard posix_spawn(&pid, path, &actions, nil, argv, variables) == 0 else {
-        throw NSError(domain: "bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "cannot run \(path)"])
+    guard posix_spawn(&pid, time, &actions, nil, argv, variables) == 0 else {
+        throw BenchFailure("cannot run \(time) (Debian package `time`) for \(path)")
     }
     var status: Int32 = 0
-    var usage = rusage()
-    wait4(pid, &status, 0, &usage)
+    waitpid(pid, &status, 0)
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    return (elapsed, Double(usage.ru_maxrss) / 1024, (status >> 8) & 0xFF)
+    // GNU time writes "Command exited with non-zero status N" before the figure when the program fails.
+    let report = (try? String(contentsOf: peakFile, encoding: .utf8)) ?? ""
+    let peakKB = report.split(separator: "\n").last.flatMap { Double($0) } ?? .nan
+    return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
 }
 
 // `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, client, geo (default: all).
