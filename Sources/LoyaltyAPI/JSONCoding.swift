@@ -40,40 +40,70 @@ public enum LoyaltyJSON {
         return plain.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
-    /// Accepts RFC 3339 date-times with or without a fraction, in UTC or with an offset, and nothing else:
-    /// Foundation's parser alone also takes trailing text ("...Zjunk") and reads odd offsets.
+    /// Reads an RFC 3339 date-time (`2026-01-31T09:00:00Z`, with an optional fraction, `Z` or a `+hh:mm`/`-hh:mm`
+    /// offset, T and Z in either case) and nothing else. Read field by field: Foundation's parser also takes
+    /// trailing text ("...Zjunk"), misreads some offsets and fails on some years before 1000.
     public static func parseTimestamp(_ text: String) -> Date? {
-        guard isRFC3339(Array(text.utf8)) else { return nil }
-        let text = text.uppercased()
-        return (try? fractionalStyle.parse(text)) ?? (try? plainStyle.parse(text))
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<(start + count)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        func separator(_ index: Int, _ expected: Character) -> Bool {
+            index < bytes.count && Character(Unicode.Scalar(bytes[index])).uppercased() == String(expected)
+        }
+        guard let year = number(0, 4), separator(4, "-"), let month = number(5, 2), separator(7, "-"),
+            let day = number(8, 2), separator(10, "T"), let hour = number(11, 2), separator(13, ":"),
+            let minute = number(14, 2), separator(16, ":"), let second = number(17, 2),
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour <= 23,
+            minute <= 59, second <= 60  // 60: a leap second, read as the next second's start
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if separator(index, ".") {
+            index += 1
+            let digits = bytes[index...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard !digits.isEmpty, let value = Double(String(decoding: digits, as: UTF8.self)) else { return nil }
+            fraction = value / pow(10, Double(digits.count))
+            index += digits.count
+        }
+        var offset = 0
+        if separator(index, "Z"), index + 1 == bytes.count {
+            offset = 0
+        } else if index + 6 == bytes.count, separator(index, "+") || separator(index, "-"),
+            let hours = number(index + 1, 2), separator(index + 3, ":"), let minutes = number(index + 4, 2),
+            hours <= 23, minutes <= 59
+        {
+            offset = (separator(index, "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second
+        return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
     }
 
-    /// `dddd-dd-ddTdd:dd:dd`, an optional `.d+`, then `Z` or `+dd:dd`/`-dd:dd` (T and Z in either case).
-    private static func isRFC3339(_ bytes: [UInt8]) -> Bool {
-        func matches(_ pattern: String, at start: Int) -> Bool {
-            let pattern = Array(pattern.utf8)
-            guard start + pattern.count <= bytes.count else { return false }
-            return zip(pattern, bytes[start...]).allSatisfy { expected, byte in
-                switch expected {
-                case UInt8(ascii: "d"): (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                case UInt8(ascii: "T"), UInt8(ascii: "Z"): byte == expected || byte == expected + 32
-                default: byte == expected
-                }
-            }
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
         }
-        guard matches("dddd-dd-ddTdd:dd:dd", at: 0) else { return false }
-        var index = 19
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            let digits = bytes[index...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
-            guard digits > 0 else { return false }
-            index += digits
-        }
-        let rest = bytes.count - index
-        return (rest == 1 && matches("Z", at: index))
-            || (rest == 6 && (matches("+dd:dd", at: index) || matches("-dd:dd", at: index)))
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146097 + dayOfEra - 719468
     }
 
     private static let plainStyle = Date.ISO8601FormatStyle(timeZone: .gmt)
-    private static let fractionalStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
 }

@@ -1,0 +1,65 @@
+# Shared by the scripts/check-*.sh parts of `make check`: sourced, not run.
+# A loyalty-server with its own embedded PostgreSQL in a scratch directory, and JSON over curl.
+
+check_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+server_pid=""
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# scratch_dir: a directory the embedded PostgreSQL (run as `postgres` when we are root) can reach.
+scratch_dir() {
+  local dir
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/loyalty-check.XXXXXX")
+  chmod 711 "$dir"
+  echo "$dir"
+}
+
+# start_server BIN_DIR DATA_DIR PORT: runs loyalty-server in the background, waits until it listens.
+start_server() {
+  local bin=$1 data=$2 port=$3
+  "$bin/loyalty-server" --listen "127.0.0.1:$port" --data-dir "$data" >>"$data.out" 2>>"$data.log" &
+  server_pid=$!
+  for _ in $(seq 1 300); do
+    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+    kill -0 "$server_pid" 2>/dev/null || { tail -20 "$data.log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "loyalty-server did not start on port $port" >&2
+  return 1
+}
+
+# stop_server: SIGTERM (graceful: it stops its PostgreSQL too) and wait.
+stop_server() {
+  if [ -n "$server_pid" ]; then
+    kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
+
+# api METHOD URL TOKEN [BODY]: prints the body; the status goes to the file named by $status_file.
+status_file=/dev/null
+api() {
+  local method=$1 url=$2 token=$3 body=${4:-}
+  local args=(-s -X "$method" -H "Authorization: Bearer $token" -w '\n%{http_code}')
+  [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data "$body")
+  local out
+  out=$(curl "${args[@]}" "$url")
+  echo "${out##*$'\n'}" >"$status_file"
+  echo "${out%$'\n'*}"
+}
+
+json() { python3 -c 'import json,sys; print(eval("d"+sys.argv[1], {"d": json.load(sys.stdin)}))' "$1"; }
+
+# The embedded PostgreSQL of a server started with DATA_DIR, as its owner (`postgres` when we are root).
+as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_bin=/usr/lib/postgresql/15/bin
+server_psql() {  # server_psql DATA_DIR SQL
+  as_postgres "$pg_bin/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$1/pg/run" -U postgres -d postgres -c "$2"
+}
+stop_postgres() { as_postgres "$pg_bin/pg_ctl" stop -D "$1/pg/data" -m fast -w >/dev/null; }
+start_postgres() {
+  as_postgres "$pg_bin/pg_ctl" start -D "$1/pg/data" -l "$1/pg/postgresql.log" -w \
+    -o "-c listen_addresses='' -p 5432 -k $1/pg/run -c unix_socket_permissions=0700 -c max_connections=200" >/dev/null
+}
