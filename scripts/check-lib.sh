@@ -58,6 +58,9 @@ pg_bin=/usr/lib/postgresql/15/bin
 server_psql() {  # server_psql DATA_DIR SQL
   as_postgres "$pg_bin/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$1/pg/run" -U postgres -d postgres -c "$2"
 }
+server_psql_stdin() {  # server_psql_stdin DATA_DIR < SQL
+  as_postgres "$pg_bin/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$1/pg/run" -U postgres -d postgres
+}
 stop_postgres() { as_postgres "$pg_bin/pg_ctl" stop -D "$1/pg/data" -m fast -w >/dev/null; }
 start_postgres() {
   as_postgres "$pg_bin/pg_ctl" start -D "$1/pg/data" -l "$1/pg/postgresql.log" -w \
