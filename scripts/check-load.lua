@@ -1,9 +1,12 @@
 -- wrk script for `make check` (load part): a mixed shopper load across many accounts and retailers.
 -- Credentials are prepared beforehand (scripts/provision.py) and read from CHECK_LOAD_CREDENTIALS, one
 -- "device <token>" or "offer <id>" per line. The id of every redemption answered 201 is appended to
--- $CHECK_LOAD_REDEEMED-<thread>, for the database check afterwards. Mix: 50% GET /v1/catalog, 30% POST /v1/seen (5 items),
--- 20% POST /v1/redemptions. Each thread counts answers by status class and the 201s of redemptions; done()
--- prints them on one line for the script that runs wrk: "statuses 2xx=.. 3xx=.. 4xx=.. 5xx=.. redeemed=..".
+-- $CHECK_LOAD_REDEEMED-<thread>, for the database check afterwards.
+-- Mix: 50% GET /v1/catalog, 30% POST /v1/seen (5 items), 20% POST /v1/redemptions. Like a client that syncs
+-- periodically, three catalog requests in four carry the ETag of the last full answer (If-None-Match: 304
+-- while the catalog is unchanged); the fourth fetches it all.
+-- Each thread counts answers by status class and the 201s; done() prints "statuses 2xx=.. 3xx=.. 4xx=..
+-- 5xx=.. redeemed=.. errors=.." (errors: socket errors and timeouts), then "latency p50=.. p99=.." in ms.
 
 local devices, offers = {}, {}
 local threads = {}
@@ -33,6 +36,7 @@ function request()
   local headers = { ["Authorization"] = "Bearer " .. token }
   local roll = math.random(100)
   if roll <= 50 then
+    if etag and roll % 4 ~= 0 then headers["If-None-Match"] = etag end
     return wrk.format("GET", "/v1/catalog", headers)
   end
   headers["Content-Type"] = "application/json"
@@ -49,6 +53,7 @@ end
 -- Only a redemption answers 201 in this mix (catalog and seen answer 200), and no request carries an
 -- Idempotency-Key, so every 201 is a redemption the server says it stored.
 function response(status, headers, body)
+  if status == 200 and headers["ETag"] then etag = headers["ETag"] end
   local class = math.floor(status / 100)
   counts["s" .. class] = (counts["s" .. class] or 0) + 1
   if status == 201 then
@@ -66,7 +71,7 @@ function done(summary, latency, requests)
   end
   io.write(string.format("statuses 2xx=%d 3xx=%d 4xx=%d 5xx=%d redeemed=%d errors=%d\n", total.s2, total.s3, total.s4,
     total.s5, total.redeemed, summary.errors.connect + summary.errors.read + summary.errors.write
-      + summary.errors.status + summary.errors.timeout))
+      + summary.errors.timeout))
   io.write(string.format("latency p50=%.2f p99=%.2f requests=%d duration=%.2f\n", latency:percentile(50) / 1000,
     latency:percentile(99) / 1000, summary.requests, summary.duration / 1e6))
 end

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make check, load part: wrk (scripts/check-load.lua) on loopback against a release loyalty-server with its own
-# embedded PostgreSQL: 20 retailers x 10 offers (per-shopper limit 2, total limit 50) and 500 shopper accounts
+# embedded PostgreSQL: 20 retailers x 10 offers (per-shopper limit 2, total limit 150) and 500 shopper accounts
 # prepared first. wrk holds a fixed number of connections (closed loop: each sends its next request when the
 # answer arrives), so the rate is set by the connection count: 5-second steps at 1, 2, 4, ... 64 connections find
 # the highest rate whose p99 stays under 50 ms, then that load runs for CHECK_LOAD_SECONDS (default 60).
@@ -18,7 +18,7 @@ base="http://127.0.0.1:$port"
 export LOYALTY_ADMIN_TOKEN="check-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 start_server "$bin" "$work/server" "$port"
 python3 "$check_root/scripts/provision.py" "$base" "$LOYALTY_ADMIN_TOKEN" --retailers 20 --offers 10 \
-  --devices 500 --per-shopper-limit 2 --total-limit 50 >"$work/credentials.json"
+  --devices 500 --per-shopper-limit 2 --total-limit 150 >"$work/credentials.json"
 python3 -c '
 import json, sys
 credentials = json.load(open(sys.argv[1]))
