@@ -69,6 +69,26 @@ import Testing
         #expect(second.status != 0 && second.stderr.contains("limit"), "\(second.stdout) \(second.stderr)")
     }
 
+    /// PostgreSQL stopped under the running server: a sync is refused with the server's 503 (the client says
+    /// so and keeps its outbox), the server keeps running, and once PostgreSQL is back the same server
+    /// delivers everything without a restart.
+    @Test func aServerWhoseDatabaseStopsAnswers503AndRecoversByItself() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 2)
+        let walk = try server.walk(uuid: uuid, minors: [1, 2])
+        #expect(try loyalty.run(["scan", "--replay", walk, "--json", "--offline"], environment: phone).status == 0)
+
+        try server.postgres("stop", "-m", "fast")
+        let refused = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(refused.status != 0 && refused.stderr.contains("database"), "\(refused.stderr)")
+        #expect(server.isRunning)
+
+        try server.postgres("start")
+        let delivered = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(delivered.jsonLines.first?["pushed"] as? Int == 2, "\(delivered.stdout) \(delivered.stderr)")
+    }
+
     private func offerIDs(_ result: Binary.Result) -> [String] { offerIDs(result.stdout) }
 
     private func offerIDs(_ output: String) -> [String] {
@@ -86,8 +106,8 @@ private final class ServerProcess {
     let directory: URL
     let port: Int
     let adminToken = "fault-test-\(UUID().uuidString)"
-    /// Spawned and reaped here rather than through Foundation's Process, whose reaping of a SIGKILLed child
-    /// never completed under the test runner (the child stayed a zombie and waitUntilExit never returned).
+    /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
+    /// returned for them under the test runner (the child stayed a zombie).
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
@@ -109,19 +129,7 @@ private final class ServerProcess {
             directory.appendingPathComponent("server").path,
         ]
         let environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
-            .map { "\($0.key)=\($0.value)" }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else {
-            throw ServerFailed(log: "cannot start \(arguments[0])")
-        }
+        pid = try spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             var status: Int32 = 0
@@ -135,6 +143,26 @@ private final class ServerProcess {
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw ServerFailed(log: "did not start within 60 s")
+    }
+
+    /// Starts `arguments` with standard output and error appended to `output` and no standard input.
+    private func spawn(
+        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, output: String
+    ) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        guard posix_spawn(&child, arguments[0], &actions, nil, argv, envp) == 0 else {
+            throw ServerFailed(log: "cannot start \(arguments[0])")
+        }
+        return child
     }
 
     private func end(with signal: Int32) {
@@ -164,6 +192,26 @@ private final class ServerProcess {
         // The next start must wait for the new process's own line, not the old one's.
         try? FileManager.default.removeItem(at: directory.appendingPathComponent("server.log"))
         try start()
+    }
+
+    var isRunning: Bool { pid > 0 && kill(pid, 0) == 0 }
+
+    /// pg_ctl on the server's embedded cluster, as the user it runs as (`postgres` when we are root).
+    func postgres(_ action: String, _ options: String...) throws {
+        let cluster = directory.appendingPathComponent("server/pg")
+        var arguments = [action, "-D", cluster.appendingPathComponent("data").path, "-w"] + options
+        if action == "start" {
+            let socket = cluster.appendingPathComponent("run").path
+            arguments += [
+                "-l", cluster.appendingPathComponent("postgresql.log").path, "-o",
+                "-c listen_addresses='' -p 5432 -k \(socket) -c unix_socket_permissions=0700",
+            ]
+        }
+        let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
+        let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
+        let child = try spawn(command, output: "/dev/null")
+        var status: Int32 = 0
+        guard waitpid(child, &status, 0) == child, status == 0 else { throw ServerFailed(log: "pg_ctl \(action) failed") }
     }
 
     /// SIGTERM: the server stops its PostgreSQL before it exits.
