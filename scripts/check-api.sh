@@ -19,10 +19,10 @@ start_server "$bin" "$work/server" "$port"
 # phase, which revokes the ids GET /v1/devices lists, cannot revoke the token the rest of the run uses.
 python3 "$check_root/scripts/provision.py" "$base" "$LOYALTY_ADMIN_TOKEN" --retailers 2 --offers 3 --devices 2 \
   >"$work/credentials.json"
-retailer_key=$(json '["retailers"][0]["key"]' <"$work/credentials.json")
-rotated_key=$(json '["retailers"][1]["key"]' <"$work/credentials.json")
-device_token=$(json '["devices"][0]' <"$work/credentials.json")
-revoking_token=$(json '["devices"][1]' <"$work/credentials.json")
+retailer_key=$(json_field retailers.0.key <"$work/credentials.json")
+rotated_key=$(json_field retailers.1.key <"$work/credentials.json")
+device_token=$(json_field devices.0 <"$work/credentials.json")
+revoking_token=$(json_field devices.1 <"$work/credentials.json")
 
 cat >"$work/schemathesis.toml" <<TOML
 [auth.openapi.operatorToken]

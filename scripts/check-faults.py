@@ -270,7 +270,8 @@ def server_kill(work):
     server = Server(work)
     server.start()
     try:
-        credentials = server.provision(retailers=5, offers=10, devices=50)
+        # Limits high enough that the offers do not sell out before the kill.
+        credentials = server.provision(retailers=5, offers=10, devices=50, per_shopper=10, total=1000)
         load = RedemptionLoad(server.base, credentials)
 
         def kill_and_restart():

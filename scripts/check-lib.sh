@@ -1,5 +1,5 @@
 # Shared by the scripts/check-*.sh parts of `make check`: sourced, not run.
-# A loyalty-server with its own embedded PostgreSQL in a scratch directory, and JSON over curl.
+# A loyalty-server with its own embedded PostgreSQL in a scratch directory, and psql on that PostgreSQL.
 
 check_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 server_pid=""
@@ -38,19 +38,15 @@ stop_server() {
   fi
 }
 
-# api METHOD URL TOKEN [BODY]: prints the body; the status goes to the file named by $status_file.
-status_file=/dev/null
-api() {
-  local method=$1 url=$2 token=$3 body=${4:-}
-  local args=(-s -X "$method" -H "Authorization: Bearer $token" -w '\n%{http_code}')
-  [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data "$body")
-  local out
-  out=$(curl "${args[@]}" "$url")
-  echo "${out##*$'\n'}" >"$status_file"
-  echo "${out%$'\n'*}"
+# json_field PATH < JSON: the value at a dotted path such as retailers.0.key.
+json_field() {
+  python3 -c '
+import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1].split("."):
+    value = value[int(key)] if key.isdigit() else value[key]
+print(value)' "$1"
 }
-
-json() { python3 -c 'import json,sys; print(eval("d"+sys.argv[1], {"d": json.load(sys.stdin)}))' "$1"; }
 
 # The embedded PostgreSQL of a server started with DATA_DIR, as its owner (`postgres` when we are root).
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -60,9 +56,4 @@ server_psql() {  # server_psql DATA_DIR SQL
 }
 server_psql_stdin() {  # server_psql_stdin DATA_DIR < SQL
   as_postgres "$pg_bin/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$1/pg/run" -U postgres -d postgres
-}
-stop_postgres() { as_postgres "$pg_bin/pg_ctl" stop -D "$1/pg/data" -m fast -w >/dev/null; }
-start_postgres() {
-  as_postgres "$pg_bin/pg_ctl" start -D "$1/pg/data" -l "$1/pg/postgresql.log" -w \
-    -o "-c listen_addresses='' -p 5432 -k $1/pg/run -c unix_socket_permissions=0700 -c max_connections=200" >/dev/null
 }
