@@ -5,6 +5,7 @@
 import Foundation
 import HTTPServer
 import LoyaltyAPI
+
 @testable import LoyaltyServer
 
 @_cdecl("LLVMFuzzerTestOneInput")

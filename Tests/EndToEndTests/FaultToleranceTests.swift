@@ -16,7 +16,8 @@ import Testing
         let walk = try server.walk(uuid: uuid, minors: [1, 2, 3])
         let unreachable = ["LOYALTY_SERVER": "http://127.0.0.1:\(try freePort())"]
 
-        let scan = try loyalty.run(["scan", "--replay", walk, "--json"], environment: phone.merging(unreachable) { $1 })
+        let scan = try loyalty.run(
+            ["scan", "--replay", walk, "--json"], environment: phone.merging(unreachable) { $1 })
         #expect(scan.status == 0, "\(scan.stderr)")
         #expect(offerIDs(scan).count == 3)
         let offline = try loyalty.run(["sync", "--json"], environment: phone.merging(unreachable) { $1 })
@@ -114,7 +115,8 @@ private final class ServerProcess {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
         // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o711])
         port = try freePort()
         try start()
@@ -208,10 +210,13 @@ private final class ServerProcess {
             ]
         }
         let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
-        let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
+        let command =
+            geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
         let child = try spawn(command, output: "/dev/null")
         var status: Int32 = 0
-        guard waitpid(child, &status, 0) == child, status == 0 else { throw ServerFailed(log: "pg_ctl \(action) failed") }
+        guard waitpid(child, &status, 0) == child, status == 0 else {
+            throw ServerFailed(log: "pg_ctl \(action) failed")
+        }
     }
 
     /// SIGTERM: the server stops its PostgreSQL before it exits.
@@ -227,11 +232,13 @@ private final class ServerProcess {
             "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
             "LOYALTY_ADMIN_TOKEN": adminToken,
         ]
-        try check(loyalty.run(["retailer", "register", "--name", "Matey's", "--uuid", retailerUUID], environment: retailer))
+        try check(
+            loyalty.run(["retailer", "register", "--name", "Matey's", "--uuid", retailerUUID], environment: retailer))
         for minor in 1...offers {
-            try check(loyalty.run(
-                ["retailer", "offer", "set", "1", "\(minor)", "--title", "Offer \(minor)", "--category", "food"],
-                environment: retailer))
+            try check(
+                loyalty.run(
+                    ["retailer", "offer", "set", "1", "\(minor)", "--title", "Offer \(minor)", "--category", "food"],
+                    environment: retailer))
         }
         let phone = ["LOYALTY_HOME": directory.appendingPathComponent("phone").path, "LOYALTY_SERVER": url]
         try check(loyalty.run(["account", "create"], environment: phone))

@@ -49,7 +49,9 @@ import Testing
         let offset = try #require(LoyaltyJSON.parseTimestamp("2026-01-31T09:00:00-05:30"))
         #expect(offset == Date(timeIntervalSince1970: 1_769_869_800))
         #expect(LoyaltyJSON.parseTimestamp("2024-02-29T12:00:00Z") != nil)
-        for text in ["2023-02-29T12:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:00:00+24:00"] {
+        for text in [
+            "2023-02-29T12:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:00:00+24:00",
+        ] {
             #expect(LoyaltyJSON.parseTimestamp(text) == nil, "\(text)")
         }
     }
