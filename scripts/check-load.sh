@@ -3,7 +3,8 @@
 # embedded PostgreSQL: 20 retailers x 10 offers (per-shopper limit 2, total limit 150) and 500 shopper accounts
 # prepared first. wrk holds a fixed number of connections (closed loop: each sends its next request when the
 # answer arrives), so the rate is set by the connection count: 5-second steps at 1, 2, 4, ... 64 connections find
-# the highest rate whose p99 stays under 50 ms, then that load runs for CHECK_LOAD_SECONDS (default 60).
+# the highest rate whose p99 stays under 50 ms, then that load runs for CHECK_LOAD_SECONDS (default 60; once
+# more at half the connections if its p99 went over).
 # Afterwards the database must show: no limit exceeded, offers' counters equal to their rows, and exactly one
 # row for every 201. Last line: "load <req/s> <p50 ms> <p99 ms> <5xx> <connections> <redemptions> <verdict>".
 set -euo pipefail
@@ -56,10 +57,16 @@ for connections in 1 2 4 8 16 32 64; do
   if python3 -c "import sys; sys.exit(0 if $rate > $best_rate else 1)"; then best_connections=$connections best_rate=$rate; fi
 done
 
-echo "main run: $best_connections connections for $seconds s"
-run "$best_connections" "$seconds"
-printf '%-12s %10s %9s %9s %6s   socket errors and timeouts: %s\n' "$best_connections" "$rate" "$p50" "$p99" "$s5" \
-  "$errors"
+# A 5-second step can miss what a minute brings (checkpoints, fsync stalls, neighbours on a shared machine):
+# if the long run's p99 is over the target, it is run once more at half the connections.
+for attempt in 1 2; do
+  echo "main run: $best_connections connections for $seconds s"
+  run "$best_connections" "$seconds"
+  printf '%-12s %10s %9s %9s %6s   socket errors and timeouts: %s\n' "$best_connections" "$rate" "$p50" "$p99" \
+    "$s5" "$errors"
+  under_target "$p99" || [ "$best_connections" -eq 1 ] && break
+  best_connections=$((best_connections / 2))
+done
 
 # The database after the load. A run ends with up to one request in flight per connection, which the server
 # may complete after wrk stopped listening: rows may exceed the 201s seen by at most the sum of connections
