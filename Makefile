@@ -40,5 +40,13 @@ bench: deps
 	swift build -c release $(SWIFT_FLAGS)
 	"$$(swift build -c release --show-bin-path)/loyalty-bench" bench-data $(BENCH)
 
+# libFuzzer targets (Fuzz/) for FUZZ_SECONDS each (default 60): executions and crashes per target.
+fuzz: deps
+	scripts/fuzz.sh
+
+# Everything that proves it holds, with bounded times: fuzzing, API fuzzing, faults, load; a summary table.
+check: deps
+	scripts/check.sh
+
 clean:
 	rm -rf .build

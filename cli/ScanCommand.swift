@@ -264,7 +264,12 @@ struct ScanSession {
         switch output {
         case .jsonLines:
             printOut(rangeLine(snapshot))
-            if let shown { printJSONLine(offerEventFields(shown)) }
+            if let shown {
+                // The offer is already recorded as seen: its line must leave the process now, not sit in a
+                // pipe's buffer that a kill would discard (the shopper would never be shown it).
+                printJSONLine(offerEventFields(shown))
+                fflush(nil)  // every output stream; stdout itself is not concurrency-safe to name
+            }
         case .table:
             if let current = offers.current {
                 let offer = current.offer

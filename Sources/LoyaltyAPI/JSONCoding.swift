@@ -27,20 +27,14 @@ public enum LoyaltyJSON {
         return decoder
     }
 
-    /// `2026-01-31T09:00:00Z`, or `2026-01-31T09:00:00.250Z` when the date has a fraction of a second
-    /// (milliseconds, truncated).
+    /// `2026-01-31T09:00:00Z`, or `2026-01-31T09:00:00.250Z` when the date has a fraction of a second.
+    /// Rounded to the millisecond: truncating the binary fraction would write 59.26 (stored as 59.2599...)
+    /// as .259 and drift by a millisecond on every round trip. Written by hand (a full catalog holds
+    /// hundreds of thousands of dates) in the proleptic Gregorian calendar `parseTimestamp` reads.
     public static func formatTimestamp(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        let wholeSeconds = seconds.rounded(.down) == seconds
-        // A catalog holds hundreds of thousands of dates: they are written by hand in `handFormattedRange`,
-        // the rest (Julian calendar dates, the far future, NaN) by the format style.
-        guard handFormattedRange.contains(seconds) else {
-            return wholeSeconds ? date.formatted(plainStyle) : date.formatted(fractionalStyle)
-        }
-        // Truncated, except that float noise within 10 µs under a millisecond does not lose it: a parsed
-        // `.773` is 0.772999... seconds.
-        let scaled = seconds * 1000
-        let milliseconds = Int64(scaled.rounded() - scaled < 0.01 ? scaled.rounded() : scaled.rounded(.down))
+        let scaled = (date.timeIntervalSince1970 * 1000).rounded()
+        guard formattableMilliseconds.contains(scaled) else { return date.formatted(plainStyle) }
+        let milliseconds = Int64(scaled)
         let (days, millisecondOfDay) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         var text = [UInt8]()
@@ -65,7 +59,7 @@ public enum LoyaltyJSON {
         append(secondOfDay / 60 % 60, width: 2)
         text.append(UInt8(ascii: ":"))
         append(secondOfDay % 60, width: 2)
-        if !wholeSeconds {
+        if millisecondOfDay % 1000 != 0 {
             text.append(UInt8(ascii: "."))
             append(millisecondOfDay % 1000, width: 3)
         }
@@ -73,20 +67,14 @@ public enum LoyaltyJSON {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Accepts RFC 3339 date-times with or without a fraction, in UTC or with an offset.
+    /// Reads an RFC 3339 date-time (`2026-01-31T09:00:00Z`, with an optional fraction, `Z` or a `+hh:mm`/`-hh:mm`
+    /// offset, T and Z in either case) and nothing else. Read field by field: Foundation's parser also takes
+    /// trailing text ("...Zjunk"), misreads some offsets and fails on some years before 1000.
     public static func parseTimestamp(_ text: String) -> Date? {
-        if let date = parseUTCTimestamp(text) { return date }
-        return (try? fractionalStyle.parse(text)) ?? (try? plainStyle.parse(text))
-    }
-
-    /// The shape this API writes, `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, parsed by hand (a full catalog holds
-    /// hundreds of thousands of dates), millisecond fractions and Gregorian years only; nil for anything else,
-    /// which the format styles then judge.
-    private static func parseUTCTimestamp(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
-            guard bytes.count >= 20, bytes[bytes.count - 1] == UInt8(ascii: "Z") else { return nil }
             func number(_ start: Int, _ count: Int) -> Int64? {
+                guard start + count <= bytes.count else { return nil }
                 var value: Int64 = 0
                 for index in start..<start + count {
                     let digit = bytes[index] &- UInt8(ascii: "0")
@@ -95,36 +83,49 @@ public enum LoyaltyJSON {
                 }
                 return value
             }
-            let separators =
-                [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")] as [(Int, Unicode.Scalar)]
-            guard separators.allSatisfy({ bytes[$0.0] == UInt8(ascii: $0.1) }),
-                let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-                let hour = number(11, 2),
-                let minute = number(14, 2), let second = number(17, 2),
-                (1583...2254).contains(year), (1...12).contains(month), day >= 1,
-                day <= daysInMonth(month, year: year), hour < 24, minute < 60,
-                second < 60
+            /// `expected` in either case for letters (RFC 3339 allows t and z).
+            func separator(_ index: Int, _ expected: Unicode.Scalar) -> Bool {
+                guard index < bytes.count else { return false }
+                let byte = bytes[index]
+                let letter = UInt8(ascii: expected) >= UInt8(ascii: "A")
+                return byte == UInt8(ascii: expected) || (letter && byte == UInt8(ascii: expected) | 0x20)
+            }
+            guard let year = number(0, 4), separator(4, "-"), let month = number(5, 2), separator(7, "-"),
+                let day = number(8, 2), separator(10, "T"), let hour = number(11, 2), separator(13, ":"),
+                let minute = number(14, 2), separator(16, ":"), let second = number(17, 2),
+                (1...12).contains(month), (1...daysInMonth(month, year: year)).contains(day), hour <= 23,
+                minute <= 59, second <= 60  // 60: a leap second, read as the next second's start
             else { return nil }
-            var milliseconds: Int64 = 0
-            if bytes.count > 20 {
-                let digits = bytes.count - 21
-                guard bytes[19] == UInt8(ascii: "."), (1...3).contains(digits),
-                    let value = number(20, digits)
-                else {
-                    return nil
+            var index = 19
+            var fraction = 0.0
+            if separator(index, ".") {
+                index += 1
+                var scale = 1.0
+                while index < bytes.count, let digit = number(index, 1) {
+                    scale /= 10
+                    fraction += Double(digit) * scale
+                    index += 1
                 }
-                milliseconds = value * [100, 10, 1][digits - 1]
-            } else if bytes[19] != UInt8(ascii: "Z") {
+                guard scale < 1 else { return nil }
+            }
+            var offset: Int64 = 0
+            if separator(index, "Z"), index + 1 == bytes.count {
+                offset = 0
+            } else if index + 6 == bytes.count, separator(index, "+") || separator(index, "-"),
+                let hours = number(index + 1, 2), separator(index + 3, ":"), let minutes = number(index + 4, 2),
+                hours <= 23, minutes <= 59
+            {
+                offset = (separator(index, "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
+            } else {
                 return nil
             }
-            let whole = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
-            return Date(timeIntervalSince1970: Double(whole * 1000 + milliseconds) / 1000)
+            let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+            return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
         }
     }
 
-    /// From 1583-01-01 (Foundation's format styles use the Julian calendar before the Gregorian reform) to
-    /// 2255-01-01 (far enough to hold every realistic date; the Double's noise stays under a microsecond).
-    private static let handFormattedRange: Range<Double> = -12_212_553_600..<8_961_379_200
+    /// Years 0000 to 9999 in milliseconds since 1970: what four year digits can write.
+    private static let formattableMilliseconds: ClosedRange<Double> = -62_167_219_200_000...253_402_300_799_999
 
     private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let remainder = value % divisor
@@ -161,7 +162,6 @@ public enum LoyaltyJSON {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    /// Dates beyond four-digit years (and NaN) only.
     private static let plainStyle = Date.ISO8601FormatStyle(timeZone: .gmt)
-    private static let fractionalStyle = Date.ISO8601FormatStyle(
-        includingFractionalSeconds: true, timeZone: .gmt)
 }

@@ -172,15 +172,19 @@ public final class SQLiteDatabase {
     }
 
     private func prepare(_ sql: String) throws(SQLiteError) -> OpaquePointer {
-        var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let status = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+        // `tail` points into the C string, which lives only inside withCString: read what follows there.
+        let (status, statement, trailing) = sql.withCString { text in
+            var statement: OpaquePointer?
+            var tail: UnsafePointer<CChar>?
+            let status = sqlite3_prepare_v3(connection, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            return (status, statement, tail.map { !String(cString: $0).allSatisfy(\.isWhitespace) } ?? false)
+        }
         guard status == SQLITE_OK, let statement else {
             throw status == SQLITE_OK
                 ? .failed(code: Int(SQLITE_MISUSE), message: "no statement in the SQL text", sql: sql)
                 : error(status, sql: sql)
         }
-        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy(\.isWhitespace) {
+        if trailing {
             sqlite3_finalize(statement)
             throw .failed(
                 code: Int(SQLITE_MISUSE), message: "more than one statement; use execute(_:) for scripts", sql: sql)

@@ -1,0 +1,311 @@
+import Foundation
+import Testing
+
+/// The short, always-run versions of `make check`'s fault part: the real server (with its own embedded
+/// PostgreSQL) and the real client, one fault each. `scripts/check-faults.py` runs them under load.
+@Suite(.serialized) struct FaultToleranceTests {
+    let loyalty = Binary("loyalty")
+    let uuid = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
+
+    /// The network to the server is cut: scan still shows the cached offers, sync fails saying so and keeps the
+    /// outbox, and once the server is reachable the next sync delivers everything that was seen.
+    @Test func aClientCutOffFromTheServerWorksOfflineAndSyncsLater() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 3)
+        let walk = try server.walk(uuid: uuid, minors: [1, 2, 3])
+        let unreachable = ["LOYALTY_SERVER": "http://127.0.0.1:\(try freePort())"]
+
+        let scan = try loyalty.run(
+            ["scan", "--replay", walk, "--json"], environment: phone.merging(unreachable) { $1 })
+        #expect(scan.status == 0, "\(scan.stderr)")
+        #expect(offerIDs(scan).count == 3)
+        let offline = try loyalty.run(["sync", "--json"], environment: phone.merging(unreachable) { $1 })
+        #expect(offline.status == 75 && offline.stderr.contains("could not connect"), "\(offline.stderr)")
+
+        let online = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(online.jsonLines.first?["pushed"] as? Int == 3, "\(online.stdout) \(online.stderr)")
+        let again = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(again.jsonLines.first?["pushed"] as? Int == 0)
+    }
+
+    /// `loyalty scan` SIGKILLed part-way, then run again: every offer of the walk is shown once over both runs,
+    /// none twice, and the next sync sends each once.
+    @Test func aScanKilledPartWayLosesNothingAndRepeatsNothing() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 20)
+        let walk = try server.walk(uuid: uuid, minors: Array(1...20))
+        var shown: [String] = []
+        var killed = 0
+        for delay in [0.01, 0.03, 0.06] {
+            let (output, wasRunning) = try loyalty.runKilled(
+                after: delay, ["scan", "--replay", walk, "--json", "--offline"], environment: phone)
+            shown += offerIDs(output)
+            killed += wasRunning ? 1 : 0
+        }
+        let last = try loyalty.run(["scan", "--replay", walk, "--json", "--offline"], environment: phone)
+        shown += offerIDs(last)
+        #expect(killed > 0, "no scan was still running when killed: the walk is too short to test this")
+        #expect(shown.count == 20 && Set(shown).count == 20, "\(shown.count) shown, \(Set(shown).count) distinct")
+        let sync = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(sync.jsonLines.first?["pushed"] as? Int == 20, "\(sync.stdout) \(sync.stderr)")
+    }
+
+    /// The server SIGKILLed after answering a redemption: restarted on the same data, it still has it (a
+    /// second redemption of a once-per-shopper offer is refused), and it serves again at once.
+    @Test func aRedemptionAnsweredBeforeTheServerIsKilledIsStillThere() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 1)
+        let first = try loyalty.run(["redeem", "\(uuid):1:1", "--json"], environment: phone)
+        #expect(first.status == 0, "\(first.stderr)")
+        let code = first.jsonLines.first?["code"] as? String
+        #expect(code != nil)
+
+        try server.killAndRestart()
+        let history = try loyalty.run(["history", "--json"], environment: phone)
+        #expect(history.stdout.contains(code ?? "-"))
+        let second = try loyalty.run(["redeem", "\(uuid):1:1"], environment: phone)
+        #expect(second.status != 0 && second.stderr.contains("limit"), "\(second.stdout) \(second.stderr)")
+    }
+
+    /// PostgreSQL stopped under the running server: a sync is refused with the server's 503 (the client says
+    /// so and keeps its outbox), the server keeps running, and once PostgreSQL is back the same server
+    /// delivers everything without a restart.
+    @Test func aServerWhoseDatabaseStopsAnswers503AndRecoversByItself() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 2)
+        let walk = try server.walk(uuid: uuid, minors: [1, 2])
+        #expect(try loyalty.run(["scan", "--replay", walk, "--json", "--offline"], environment: phone).status == 0)
+
+        try server.postgres("stop", "-m", "fast")
+        let refused = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(refused.status != 0 && refused.stderr.contains("database"), "\(refused.stderr)")
+        #expect(server.isRunning)
+
+        try server.postgres("start")
+        let delivered = try loyalty.run(["sync", "--json"], environment: phone)
+        #expect(delivered.jsonLines.first?["pushed"] as? Int == 2, "\(delivered.stdout) \(delivered.stderr)")
+    }
+
+    private func offerIDs(_ result: Binary.Result) -> [String] { offerIDs(result.stdout) }
+
+    private func offerIDs(_ output: String) -> [String] {
+        output.split(separator: "\n").compactMap { line in
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                event["event"] as? String == "offer", let offer = event["offer"] as? [String: Any]
+            else { return nil }
+            return "\(offer["major"] ?? "")/\(offer["minor"] ?? "")"
+        }
+    }
+}
+
+/// A `loyalty-server` on loopback with its own embedded PostgreSQL in a scratch directory.
+private final class ServerProcess {
+    let directory: URL
+    let port: Int
+    let adminToken = "fault-test-\(UUID().uuidString)"
+    /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
+    /// returned for them under the test runner (the child stayed a zombie).
+    private var pid: pid_t = 0
+    private let loyalty = Binary("loyalty")
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
+        // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o711])
+        port = try freePort()
+        try start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    private func start() throws {
+        let log = directory.appendingPathComponent("server.log")
+        let arguments = [
+            Binary("loyalty-server").url.path, "--listen", "127.0.0.1:\(port)", "--data-dir",
+            directory.appendingPathComponent("server").path,
+        ]
+        let environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
+        pid = try spawn(arguments, environment: environment, output: log.path)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                pid = 0
+                throw ServerFailed(log: (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+            }
+            if (try? String(contentsOf: log, encoding: .utf8))?.contains("listening on") == true, isListening() {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw ServerFailed(log: "did not start within 60 s")
+    }
+
+    /// Starts `arguments` with standard output and error appended to `output` and no standard input.
+    private func spawn(
+        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, output: String
+    ) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        guard posix_spawn(&child, arguments[0], &actions, nil, argv, envp) == 0 else {
+            throw ServerFailed(log: "cannot start \(arguments[0])")
+        }
+        return child
+    }
+
+    private func end(with signal: Int32) {
+        guard pid > 0 else { return }
+        kill(pid, signal)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+        pid = 0
+    }
+
+    private func isListening() -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    func killAndRestart() throws {
+        end(with: SIGKILL)
+        // The next start must wait for the new process's own line, not the old one's.
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("server.log"))
+        try start()
+    }
+
+    var isRunning: Bool { pid > 0 && kill(pid, 0) == 0 }
+
+    /// pg_ctl on the server's embedded cluster, as the user it runs as (`postgres` when we are root).
+    func postgres(_ action: String, _ options: String...) throws {
+        let cluster = directory.appendingPathComponent("server/pg")
+        var arguments = [action, "-D", cluster.appendingPathComponent("data").path, "-w"] + options
+        if action == "start" {
+            let socket = cluster.appendingPathComponent("run").path
+            arguments += [
+                "-l", cluster.appendingPathComponent("postgresql.log").path, "-o",
+                "-c listen_addresses='' -p 5432 -k \(socket) -c unix_socket_permissions=0700",
+            ]
+        }
+        let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
+        let command =
+            geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
+        let child = try spawn(command, output: "/dev/null")
+        var status: Int32 = 0
+        guard waitpid(child, &status, 0) == child, status == 0 else {
+            throw ServerFailed(log: "pg_ctl \(action) failed")
+        }
+    }
+
+    /// SIGTERM: the server stops its PostgreSQL before it exits.
+    func stop() {
+        end(with: SIGTERM)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A retailer with `offers` offers at major 1, minors 1..., and a shopper that has synced them: the
+    /// shopper's environment for `Binary.run`.
+    func shopperWithCatalog(retailerUUID: String, offers: Int) throws -> [String: String] {
+        let retailer = [
+            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
+            "LOYALTY_ADMIN_TOKEN": adminToken,
+        ]
+        try check(
+            loyalty.run(["retailer", "register", "--name", "Matey's", "--uuid", retailerUUID], environment: retailer))
+        for minor in 1...offers {
+            try check(
+                loyalty.run(
+                    ["retailer", "offer", "set", "1", "\(minor)", "--title", "Offer \(minor)", "--category", "food"],
+                    environment: retailer))
+        }
+        let phone = ["LOYALTY_HOME": directory.appendingPathComponent("phone").path, "LOYALTY_SERVER": url]
+        try check(loyalty.run(["account", "create"], environment: phone))
+        try check(loyalty.run(["sync"], environment: phone))
+        return phone
+    }
+
+    /// A capture passing each minor's beacon in turn, near (1 m) for 4 seconds.
+    func walk(uuid: String, minors: [Int]) throws -> String {
+        let file = directory.appendingPathComponent("walk-\(minors.count).btsnoop").path
+        let end = 8 * minors.count + 8
+        var arguments = ["beacon", "simulate", "--write", file]
+        for (index, minor) in minors.enumerated() {
+            let t = 8 * index + 2
+            arguments += ["--walk", "\(uuid):1:\(minor)@0=20,\(t)=20,\(t + 1)=1,\(t + 5)=1,\(t + 6)=20,\(end)=20"]
+        }
+        try check(loyalty.run(arguments))
+        return file
+    }
+
+    private func check(_ result: Binary.Result) throws {
+        guard result.status == 0 else { throw ServerFailed(log: result.stderr) }
+    }
+}
+
+private struct ServerFailed: Error, CustomStringConvertible {
+    let log: String
+    var description: String { "loyalty-server or loyalty failed: \(log)" }
+}
+
+private func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+        }
+    }
+    guard bound else { throw ServerFailed(log: "no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+extension Binary {
+    /// Starts the program, SIGKILLs it after `delay` seconds; its standard output so far, and whether it was
+    /// still running when killed.
+    func runKilled(after delay: TimeInterval, _ arguments: [String], environment: [String: String]) throws -> (
+        String, Bool
+    ) {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("killed-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: delay)
+        let wasRunning = process.isRunning
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return ((try? String(contentsOf: output, encoding: .utf8)) ?? "", wasRunning)
+    }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# make check: proves the system holds, with bounded times, and prints a summary table (part, figure, verdict).
+#   fuzz    libFuzzer on the HCI event, AD structure, BTSnoop and request-body parsers (FUZZ_SECONDS each, 60)
+#   api     schemathesis on every operation of openapi.yaml against a live server (CHECK_API_EXAMPLES, 50)
+#   faults  PostgreSQL stopped, server and client SIGKILLed, network cut (scripts/check-faults.py)
+#   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
+# CHECK_PARTS="fuzz api faults load" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+parts=${CHECK_PARTS:-"fuzz api faults load"}
+logs="$root/.build/check"
+mkdir -p "$logs"
+swift build -c release --product loyalty-server >/dev/null && swift build -c release --product loyalty >/dev/null \
+  || { echo "release build failed" >&2; exit 1; }
+bin=$(swift build -c release --show-bin-path)
+rows=()
+row() { rows+=("$1"$'\t'"$2"$'\t'"$3"); }
+
+for part in $parts; do
+  echo "== $part (log: $logs/$part.log)"
+  started=$SECONDS
+  case $part in
+    fuzz)
+      scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"
+      status=${PIPESTATUS[0]}
+      while read -r target runs rate crashes _; do
+        verdict=pass
+        [ "$crashes" -ne 0 ] && verdict=fail
+        row "fuzz $target" "$runs executions ($rate/s), $crashes crashes" "$verdict"
+      done < <(grep -E '^(hci-event|advertising-data|btsnoop|request-body) ' "$logs/fuzz.log")
+      [ "$status" -ne 0 ] && ! grep -qE '^(hci-event) ' "$logs/fuzz.log" && row "fuzz" "build failed" fail
+      ;;
+    api)
+      scripts/check-api.sh "$bin" 2>&1 | tee "$logs/api.log"
+      status=${PIPESTATUS[0]}
+      read -r _ operations cases failures errors <<<"$(grep '^api ' "$logs/api.log" | tail -1)"
+      verdict=pass
+      [ "$status" -ne 0 ] && verdict=fail
+      row "api (schemathesis)" "${operations:-0} operations, ${cases:-0} test cases, ${failures:-?} failures, ${errors:-?} 5xx" "$verdict"
+      ;;
+    faults)
+      python3 scripts/check-faults.py "$bin" 2>&1 | tee "$logs/faults.log"
+      while read -r _ name figure verdict; do
+        row "fault $name" "${figure//_/ }" "$verdict"
+      done < <(grep '^fault ' "$logs/faults.log")
+      ;;
+    load)
+      scripts/check-load.sh "$bin" 2>&1 | tee "$logs/load.log"
+      read -r _ rate p50 p99 errors connections redemptions verdict <<<"$(grep '^load ' "$logs/load.log" | tail -1)"
+      row "load (wrk, ${CHECK_LOAD_SECONDS:-60} s)" \
+        "${rate:-?} req/s at $connections connections, p50 $p50 ms, p99 $p99 ms, $errors 5xx, $redemptions redemptions checked" \
+        "${verdict:-fail}"
+      ;;
+    *) echo "unknown part '$part'" >&2; exit 64 ;;
+  esac
+  echo "   ($((SECONDS - started)) s)"
+done
+
+echo
+printf '%-26s  %-84s  %s\n' part figure verdict
+printf '%-26s  %-84s  %s\n' ---- ------ -------
+failed=0
+for entry in "${rows[@]}"; do
+  IFS=$'\t' read -r part figure verdict <<<"$entry"
+  printf '%-26s  %-84s  %s\n' "$part" "$figure" "$verdict"
+  [ "$verdict" = pass ] || failed=1
+done
+exit $failed
