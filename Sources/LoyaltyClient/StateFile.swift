@@ -8,12 +8,17 @@ import Foundation
 /// write a temporary file, fsync it, rename it over the old one, fsync the directory.
 enum StateFile {
     /// Creates `directory` (and its parents) readable by the owner only.
+    /// Creates `directory` and its missing parents (mode 0700). Another `loyalty` process may be creating
+    /// the same directories at the same moment: one that already exists is success, not a failure.
     static func makeDirectory(_ directory: URL) throws(ClientError) {
-        do {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .io("cannot create \(directory.path): \(error.localizedDescription)")
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return
+        }
+        let parent = directory.deletingLastPathComponent()
+        if parent.path != directory.path { try makeDirectory(parent) }
+        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
+            throw .io("cannot create \(directory.path): \(String(cString: strerror(errno)))")
         }
     }
 
