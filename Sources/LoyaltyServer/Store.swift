@@ -251,19 +251,21 @@ public final class Store: Sendable {
                     let next = try connection.query(
                         """
                         SELECT version FROM (
-                            SELECT version FROM retailers WHERE version > \(after) AND version <= \(head.version)
+                            (SELECT version FROM retailers WHERE version > \(after) AND version <= \(head.version)
+                                ORDER BY version LIMIT \(limit + 1))
                             UNION ALL
-                            SELECT version FROM offers WHERE version > \(after) AND version <= \(head.version)
-                                AND (deleted_at IS NULL OR \(delta))
+                            (SELECT version FROM offers WHERE version > \(after) AND version <= \(head.version)
+                                AND (deleted_at IS NULL OR \(delta)) ORDER BY version LIMIT \(limit + 1))
                             UNION ALL
-                            SELECT version FROM stores WHERE version > \(after) AND version <= \(head.version)
-                                AND (deleted_at IS NULL OR \(delta))
+                            (SELECT version FROM stores WHERE version > \(after) AND version <= \(head.version)
+                                AND (deleted_at IS NULL OR \(delta)) ORDER BY version LIMIT \(limit + 1))
                         ) AS changes
                         ORDER BY version OFFSET \(limit) LIMIT 1
                         """
                     ).first
                 {
-                    // The first change that does not fit; every write takes a version of its own, so the
+                    // The first change that does not fit (each branch reads no more than a page's worth of
+                    // its version index); every write takes a version of its own, so the
                     // page ends just before it (were one version ever shared, it would stay whole).
                     let version: Int64 = try next.decode("version")
                     through.version = version - 1 > after ? version - 1 : version
