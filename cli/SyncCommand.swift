@@ -93,7 +93,7 @@ final class SyncProgressLine {
             switch progress {
             case .pushingSeen(let sent): "sending seen offers: \(sent)"
             case .fetchingCatalog: "fetching the catalog..."
-            case .storingOffers(let stored, let total): "storing offers: \(stored)/\(total)"
+            case .storingOffers(let stored): "storing offers: \(stored)"
             case .pullingSeen: "fetching the account's seen offers..."
             }
         printError("\r\u{1B}[K" + text, newline: false)

@@ -29,13 +29,16 @@ public struct CatalogTombstone: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /v1/catalog[?since=CURSOR]`. With `full` the page replaces the local copy; otherwise it is
-/// applied on top of it. `cursor` is opaque: send it back as `since`, and the response's ETag as
-/// `If-None-Match` (304 when nothing changed). With `near`, the page is always full and holds only
+/// `GET /v1/catalog[?since=CURSOR][&limit=N]`. With `full` the page replaces the local copy;
+/// otherwise it is applied on top of it. `cursor` is opaque: send it back as `since`, and the
+/// response's ETag as `If-None-Match` (304 when nothing changed). With `more`, the feed goes on past
+/// the page: ask again with its cursor (the response's `Link: rel="next"` says so before the body is
+/// read) until a page without `more`. With `near`, the page is always full and whole, and holds only
 /// the retailers with a store in the area, their offers and the stores in the area.
 public struct CatalogPage: Codable, Sendable, Equatable {
     public var cursor: String
     public var full: Bool
+    public var more: Bool
     /// The server's clock when the page was made, so clients judge validity windows in server time.
     public var serverTime: Date
     public var retailers: [CatalogRetailer]
@@ -45,11 +48,12 @@ public struct CatalogPage: Codable, Sendable, Equatable {
     public var removedStores: [CatalogTombstone]
 
     public init(
-        cursor: String, full: Bool, serverTime: Date, retailers: [CatalogRetailer], offers: [Offer],
+        cursor: String, full: Bool, more: Bool = false, serverTime: Date, retailers: [CatalogRetailer], offers: [Offer],
         removed: [CatalogTombstone], stores: [RetailStore] = [], removedStores: [CatalogTombstone] = []
     ) {
         self.cursor = cursor
         self.full = full
+        self.more = more
         self.serverTime = serverTime
         self.retailers = retailers
         self.offers = offers
@@ -59,7 +63,7 @@ public struct CatalogPage: Codable, Sendable, Equatable {
     }
 
     public enum CodingKeys: String, CodingKey {
-        case cursor, full
+        case cursor, full, more
         case serverTime = "server_time"
         case retailers, offers, removed, stores
         case removedStores = "removed_stores"

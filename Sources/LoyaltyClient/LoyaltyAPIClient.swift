@@ -85,24 +85,36 @@ public final class LoyaltyAPIClient {
         case cursorExpired
     }
 
-    /// With `area`, the part of the catalog around a point (always a full page).
+    /// One page of the catalog feed. With `area`, the part of the catalog around a point (always a
+    /// full page); `limit` caps the rows of a page (nil: the server's default).
     public func catalog(
-        since cursor: String?, etag: String?, area: CatalogArea? = nil, _ credential: Credential
+        since cursor: String?, etag: String?, area: CatalogArea? = nil, limit: Int? = nil, _ credential: Credential
     )
         throws(ClientError) -> CatalogAnswer
     {
+        try catalogAnswer(catalogResponse(since: cursor, etag: etag, area: area, limit: limit, credential))
+    }
+
+    /// `catalog`'s exchange, the body left undecoded: `CatalogDownload` fetches on one thread and
+    /// decodes on another.
+    func catalogResponse(
+        since cursor: String?, etag: String?, area: CatalogArea?, limit: Int?, _ credential: Credential
+    ) throws(ClientError) -> HTTPClientResponse {
         var headers: [String: String] = [:]
         if let etag, cursor != nil { headers["If-None-Match"] = etag }
         var query = area?.queryItems ?? [:]
         if let cursor { query["since"] = cursor }
-        let response = try exchange(
+        if let limit { query["limit"] = String(limit) }
+        return try exchange(
             "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
             accepting: [304, 410])
+    }
+
+    func catalogAnswer(_ response: HTTPClientResponse) throws(ClientError) -> CatalogAnswer {
         switch response.status {
-        case 304: return .notModified
-        case 410: return .cursorExpired
-        default:
-            return .page(try decode(CatalogPage.self, response), etag: response.header("ETag"))
+        case 304: .notModified
+        case 410: .cursorExpired
+        default: .page(try decode(CatalogPage.self, response), etag: response.header("ETag"))
         }
     }
 

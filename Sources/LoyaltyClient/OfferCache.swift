@@ -102,6 +102,8 @@ public final class OfferCache {
         case lastSync = "last_sync_at"
         /// `LAT,LON,KM` when the cached catalog is the part around a point (`sync --near`).
         case catalogArea = "catalog_area"
+        /// Set while the cache holds only the first pages of a full catalog (see `apply`).
+        case catalogPartial = "catalog_partial"
     }
 
     private func state(_ key: StateKey) throws(ClientError) -> String? {
@@ -124,6 +126,12 @@ public final class OfferCache {
     public var catalogCursor: String? { get throws(ClientError) { try state(.catalogCursor) } }
     public var catalogETag: String? { get throws(ClientError) { try state(.catalogETag) } }
     public var seenCursor: String? { get throws(ClientError) { try state(.seenCursor) } }
+
+    /// Whether the cache holds only the first pages of a full catalog: a full sync stopped midway.
+    /// The next sync goes on from the last page stored.
+    public var catalogIsPartial: Bool {
+        get throws(ClientError) { try state(.catalogPartial) != nil }
+    }
 
     /// The area the cached catalog covers; nil when it is the whole catalog.
     public var catalogArea: CatalogArea? {
@@ -163,15 +171,20 @@ public final class OfferCache {
     // MARK: catalog
 
     /// Applies one catalog page: a full page replaces the copy, a delta patches it. One transaction with
-    /// the new cursor, so a crash never leaves a cursor ahead of the rows. `area` is what a near page
-    /// covers (nil: the whole catalog). `progress` gets offers stored.
+    /// the new cursor, so a crash never leaves a cursor ahead of the rows, and the next sync goes on
+    /// from the last page stored. A full page with `more` empties the cache first, so a full sync
+    /// stopped midway leaves the first pages of the new catalog and nothing of the old one, marked
+    /// partial (`catalogIsPartial`) until the page without `more`. `area` is what a near page covers
+    /// (nil: the whole catalog).
     public func apply(
-        _ page: CatalogPage, etag: String?, serverTimeOffset: Double, area: CatalogArea? = nil,
-        progress: (Int, Int) -> Void = { _, _ in }
+        _ page: CatalogPage, etag: String?, serverTimeOffset: Double, area: CatalogArea? = nil
     ) throws(ClientError) {
         try write { db in
             if page.full {
                 try db.execute("DELETE FROM offers; DELETE FROM retailers; DELETE FROM stores;")
+            }
+            if page.full || !page.more {
+                try Self.setState(db, .catalogPartial, page.more ? "full sync stopped midway" : nil)
             }
             for store in page.stores {
                 try db.run(
@@ -210,7 +223,7 @@ public final class OfferCache {
                     || ',"starts_at":' || json_quote(\(Self.sqlTimestamp("?9")))
                     || ',"ends_at":' || json_quote(\(Self.sqlTimestamp("?10"))))
                 """
-            for (index, offer) in page.offers.enumerated() {
+            for offer in page.offers {
                 try db.run(
                     insert,
                     [
@@ -223,7 +236,6 @@ public final class OfferCache {
                         .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
                         .real(offer.updatedAt.timeIntervalSince1970),
                     ])
-                if index % 10_000 == 9_999 { progress(index + 1, page.offers.count) }
             }
             for tombstone in page.removed {
                 try db.run("DELETE FROM offers WHERE id = ?", [.text(tombstone.id.uuidString)])
@@ -232,7 +244,6 @@ public final class OfferCache {
             try Self.setState(db, .catalogETag, etag)
             try Self.setState(db, .serverOffset, String(serverTimeOffset))
         }
-        progress(page.offers.count, page.offers.count)
     }
 
     public func retailers() throws(ClientError) -> [CatalogRetailer] {

@@ -5,7 +5,8 @@ import LoyaltyAPI
 public enum SyncProgress: Sendable, Equatable {
     case pushingSeen(sent: Int)
     case fetchingCatalog
-    case storingOffers(stored: Int, of: Int)
+    /// Offers stored so far from the catalog's pages.
+    case storingOffers(stored: Int)
     case pullingSeen
 }
 
@@ -15,6 +16,8 @@ public struct SyncReport: Sendable, Equatable {
     public var pushed = 0
     /// Whether the catalog was fetched whole (first sync, `--full`, or the cursor expired).
     public var fullCatalog = false
+    /// How many catalog pages came.
+    public var catalogPages = 0
     /// Whether the catalog had changed (false on 304).
     public var catalogChanged = false
     public var offersReceived = 0
@@ -36,6 +39,8 @@ public struct SyncEngine {
     public let credential: Credential
     /// The device clock, only to learn the server's offset from it.
     public let now: () -> Date
+    /// The most rows per catalog page; nil leaves it to the server.
+    public var catalogPageLimit: Int?
 
     public init(
         cache: OfferCache, api: LoyaltyAPIClient, credential: Credential, now: @escaping () -> Date
@@ -86,34 +91,66 @@ public struct SyncEngine {
         progress(.fetchingCatalog)
         // A cursor and ETag describe the copy the cache holds: only good for the same area.
         let sameArea = try cache.catalogArea == area
-        var cursor = sameArea ? try cache.catalogCursor : nil
-        var sentAt = now()
-        var answer = try api.catalog(
-            since: cursor, etag: sameArea ? try cache.catalogETag : nil, area: area, credential)
-        if case .cursorExpired = answer {
-            cursor = nil
-            sentAt = now()
-            answer = try api.catalog(since: nil, etag: nil, area: area, credential)
+        let cursor = sameArea ? try cache.catalogCursor : nil
+        let pulled = try pullPages(
+            since: cursor, etag: sameArea ? try cache.catalogETag : nil, area: area, into: &report,
+            progress: progress)
+        if !pulled {
+            // 410: the server can no longer continue from the cursor; take the whole catalog again.
+            guard cursor != nil || report.catalogPages > 0 else {
+                throw .protocolViolation("the server refused a catalog request without a cursor as expired")
+            }
+            var fresh = SyncReport()
+            fresh.pushed = report.pushed
+            report = fresh
+            guard try pullPages(since: nil, etag: nil, area: area, into: &report, progress: progress) else {
+                throw .protocolViolation("the server refused a catalog request without a cursor as expired")
+            }
         }
-        switch answer {
-        case .notModified:
-            return
-        case .cursorExpired:
-            throw .protocolViolation("the server refused a catalog request without a cursor as expired")
-        case .page(var page, let etag):
-            let receivedAt = now()
-            // Without a cursor the page is the whole catalog, whatever it says.
-            page.full = page.full || cursor == nil
-            let deviceMidpoint = sentAt.addingTimeInterval(receivedAt.timeIntervalSince(sentAt) / 2)
-            try cache.apply(
-                page, etag: etag, serverTimeOffset: page.serverTime.timeIntervalSince(deviceMidpoint),
-                area: area,
-                progress: { stored, total in progress(.storingOffers(stored: stored, of: total)) })
-            report.fullCatalog = page.full
-            report.catalogChanged = true
-            report.offersReceived = page.offers.count
-            report.offersRemoved = page.removed.count
+    }
+
+    /// Stores the catalog's pages from `since` on, each in its own transaction with its cursor, while
+    /// the next one downloads; false on 410.
+    private func pullPages(
+        since: String?, etag: String?, area: CatalogArea?, into report: inout SyncReport,
+        progress: (SyncProgress) -> Void
+    ) throws(ClientError) -> Bool {
+        let sentAt = now()
+        let download = CatalogDownload(
+            server: api.server, timeouts: api.timeouts, since: since, etag: etag, area: area,
+            limit: catalogPageLimit, credential)
+        defer { download.close() }
+        var cursor = since
+        var serverTimeOffset: Double?
+        while let answer = try download.next() {
+            guard answer.since == cursor else {
+                throw .protocolViolation("the server's next catalog page does not follow the page before")
+            }
+            switch try api.catalogAnswer(answer.response) {
+            case .notModified:
+                return true
+            case .cursorExpired:
+                return false
+            case .page(var page, let etag):
+                // Learned from the first page, the one this thread waited for.
+                let offset =
+                    serverTimeOffset
+                    ?? page.serverTime.timeIntervalSince(sentAt.addingTimeInterval(now().timeIntervalSince(sentAt) / 2))
+                serverTimeOffset = offset
+                // Without a cursor the page is the whole catalog, whatever it says.
+                page.full = page.full || cursor == nil
+                try cache.apply(page, etag: etag, serverTimeOffset: offset, area: area)
+                report.fullCatalog = report.fullCatalog || page.full
+                report.catalogChanged = true
+                report.catalogPages += 1
+                report.offersReceived += page.offers.count
+                report.offersRemoved += page.removed.count
+                progress(.storingOffers(stored: report.offersReceived))
+                guard page.more else { return true }
+                cursor = page.cursor
+            }
         }
+        throw .protocolViolation("the server's catalog page says more follows, but names no next page")
     }
 
     /// Pulls the seen set's pages until the server has nothing newer; an expired cursor (410) starts

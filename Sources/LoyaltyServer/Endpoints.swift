@@ -175,8 +175,9 @@ struct Endpoints: Sendable {
     // MARK: Catalog, seen, redemptions
 
     func catalog(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try requireDevice(request)
+        let head = try requireDeviceWithCatalogHead(request)
         let since = try cursor(request)
+        let limit = try pageLimit(request)
         let area = try request.query["near"].map { near throws(ValidationError) in
             try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
         }
@@ -190,13 +191,18 @@ struct Endpoints: Sendable {
                 400, .badRequest, "since is the cursor of a near page: send the same near, or no since",
                 field: "since")
         }
-        let head = try store.catalogHead()
-        if let tags = request.header("if-none-match"), Self.matches(tags, Self.entityTag(head, area)) {
-            return HTTPResponse(status: 304, headers: ["ETag": Self.entityTag(head, area)])
+        let headTag = Self.entityTag(head, area)
+        if let tags = request.header("if-none-match"), Self.matches(tags, headTag) {
+            return HTTPResponse(status: 304, headers: ["ETag": headTag])
         }
-        let (page, pageHead) = try store.catalog(since: area == nil ? since : nil, area: area)
-        return .json(
-            200, page, headers: ["ETag": Self.entityTag(pageHead, area), "Cache-Control": "no-cache"])
+        let (page, through) = try store.catalog(since: area == nil ? since : nil, limit: limit, area: area)
+        var headers = ["ETag": Self.entityTag(through, area), "Cache-Control": "no-cache"]
+        if page.more {
+            // RFC 8288: the client can ask for the next page while it still reads this one.
+            let limitParameter = request.query["limit"] == nil ? "" : "&limit=\(limit)"
+            headers["Link"] = "</v1/catalog?since=\(page.cursor)\(limitParameter)>; rel=\"next\""
+        }
+        return .json(200, page, headers: headers)
     }
 
     func addSeen(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -243,6 +249,14 @@ struct Endpoints: Sendable {
         } catch {
             throw APIFailure.invalid(error)
         }
+    }
+
+    private func pageLimit(_ request: HTTPRequest) throws(ValidationError) -> Int {
+        guard let text = request.query["limit"] else { return catalogPageLimit }
+        guard let limit = Int(text), (1...catalogPageLimit).contains(limit) else {
+            throw ValidationError(field: "limit", message: "must be an integer from 1 to \(catalogPageLimit)")
+        }
+        return limit
     }
 
     private func cursor(_ request: HTTPRequest) throws(APIFailure) -> FeedCursor? {
@@ -297,6 +311,17 @@ struct Endpoints: Sendable {
             throw forbidden("a retailer API key")
         }
         return retailer
+    }
+
+    /// `requireDevice` and the catalog feed's head in one database round trip.
+    private func requireDeviceWithCatalogHead(_ request: HTTPRequest) throws -> FeedCursor {
+        guard let token = request.bearerToken, token.hasPrefix(deviceTokenPrefix) else {
+            // Not a device token: the same 401 or 403 as every shopper route.
+            _ = try requireDevice(request)
+            throw forbidden("a device token")
+        }
+        guard let head = try store.catalogHead(deviceToken: token) else { throw APIFailure.unauthorized }
+        return head
     }
 
     private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {

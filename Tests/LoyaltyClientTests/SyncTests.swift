@@ -120,6 +120,92 @@ private func mateys(_ server: LiveServer) throws -> Credential {
         #expect(try second.api.seen(since: nil, .device(elsewhere.deviceToken)).items.isEmpty)
     }
 
+    /// The cached offers as the server's whole catalog has them now.
+    private func expectCacheMatchesServer(_ device: ShopperDevice, _ server: LiveServer) throws {
+        guard case .page(let whole, _) = try server.api.catalog(since: nil, etag: nil, device.credential) else {
+            Issue.record("no catalog page")
+            return
+        }
+        #expect(!whole.more)
+        let cached = try device.cache.offers().map(\.offer)
+        #expect(Dictionary(uniqueKeysWithValues: cached.map { ($0.id, $0) }) == Dictionary(uniqueKeysWithValues: whole.offers.map { ($0.id, $0) }))
+        #expect(try device.cache.retailers().sorted { $0.id.uuidString < $1.id.uuidString } == whole.retailers.sorted { $0.id.uuidString < $1.id.uuidString })
+        #expect(!(try device.cache.catalogIsPartial))
+    }
+
+    @Test func aSyncOverSeveralPages() throws {
+        let server = try LiveServer()
+        let key = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        var engine = device.syncEngine(server)
+        engine.catalogPageLimit = 2
+
+        var stored: [Int] = []
+        let full = try engine.sync { if case .storingOffers(let count) = $0 { stored.append(count) } }
+        #expect(full.fullCatalog)
+        #expect(full.catalogPages == 2)  // Matey's and its three offers: four rows.
+        #expect(full.offersReceived == 3)
+        #expect(stored == [1, 3])
+        try expectCacheMatchesServer(device, server)
+
+        for minor in 1...4 {
+            _ = try server.api.putOffer(major: 3, minor: UInt16(minor), OfferDraft(title: "Shoes \(minor)"), key)
+        }
+        try server.api.deleteOffer(major: 1, minor: 2, key)
+        let delta = try engine.sync()
+        #expect(!delta.fullCatalog)
+        #expect(delta.catalogPages == 3)
+        #expect(delta.offersReceived == 4 && delta.offersRemoved == 1)
+        try expectCacheMatchesServer(device, server)
+        #expect(try device.cache.offerCount == 6)
+
+        let unchanged = try engine.sync()
+        #expect(!unchanged.catalogChanged)
+    }
+
+    /// A full sync stopped after its first page: the cache holds that page and nothing of the copy
+    /// before, says it is partial, and the next sync goes on from there instead of starting over.
+    @Test func anInterruptedFullSyncResumes() throws {
+        let server = try LiveServer()
+        let key = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        let old = try #require(try device.cache.offer(uuid: try device.cache.retailers()[0].uuid, major: 2, minor: 1))
+        try server.api.deleteOffer(major: 2, minor: 1, key)
+        for minor in 1...3 {
+            _ = try server.api.putOffer(major: 3, minor: UInt16(minor), OfferDraft(title: "Shoes \(minor)"), key)
+        }
+
+        // What `sync --full` stores first, then the process dies.
+        guard case .page(let first, let etag) = try server.api.catalog(since: nil, etag: nil, limit: 2, device.credential)
+        else {
+            Issue.record("no catalog page")
+            return
+        }
+        #expect(first.full && first.more)
+        try device.cache.apply(first, etag: etag, serverTimeOffset: 0)
+        #expect(try device.cache.catalogIsPartial)
+        #expect(try device.cache.offers().map(\.offer) == first.offers)
+        #expect(try device.cache.offer(id: old.offer.id) == nil)
+
+        // Meanwhile an offer of that first page changes.
+        _ = try server.api.putOffer(major: 1, minor: 1, OfferDraft(title: "40% off sushi"), key)
+        var engine = device.syncEngine(server)
+        engine.catalogPageLimit = 2
+        let resumed = try engine.sync()
+        #expect(!resumed.fullCatalog)
+        #expect(resumed.offersReceived == 5 - first.offers.count + 1)
+        try expectCacheMatchesServer(device, server)
+        #expect(try device.cache.offers().contains { $0.offer.title == "40% off sushi" })
+    }
+
+    @Test func theNextPageLinkGivesItsCursor() {
+        #expect(CatalogDownload.nextCursor("</v1/catalog?since=djE6YWJj&limit=7>; rel=\"next\"") == "djE6YWJj")
+        #expect(CatalogDownload.nextCursor("</v1/catalog?since=abc>; rel=\"prev\"") == nil)
+        #expect(CatalogDownload.nextCursor("garbage") == nil)
+        #expect(CatalogDownload.nextCursor(nil) == nil)
+    }
+
     @Test func aSessionSyncsAtStartThenEveryInterval() throws {
         let server = try LiveServer()
         _ = try mateys(server)

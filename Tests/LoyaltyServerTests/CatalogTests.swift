@@ -75,6 +75,115 @@ import Testing
         #expect(try server.catalog(device).status == 200)
     }
 
+    /// A client's copy of the catalog, built the way the pages say.
+    private struct Copy: Equatable {
+        var retailers: [UUID: CatalogRetailer] = [:]
+        var offers: [UUID: Offer] = [:]
+        var stores: [UUID: RetailStore] = [:]
+
+        mutating func apply(_ page: CatalogPage) {
+            if page.full { self = Copy() }
+            for retailer in page.retailers { retailers[retailer.id] = retailer }
+            for offer in page.offers { offers[offer.id] = offer }
+            for tombstone in page.removed { offers[tombstone.id] = nil }
+            for store in page.stores { stores[store.id] = store }
+            for tombstone in page.removedStores { stores[tombstone.id] = nil }
+        }
+    }
+
+    /// Small pages of a catalog that changes between them: each page holds at most `limit` rows and
+    /// names the next in its Link header, and the pages applied in order give exactly the catalog
+    /// of the last one, with the ETag of an up-to-date client.
+    @Test func pagesConcatenateToTheWholeCatalogWhileItChanges() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let tucci = try server.registerRetailer("Tucci's")
+        let device = try server.createAccount()
+        for minor in 1...20 {
+            try server.putOffer(minor % 3 == 0 ? tucci : matey, major: 1, minor: minor, OfferDraft(title: "Offer \(minor)"))
+        }
+        try server.putStore(matey, "carnaby", StoreDraft(name: "Carnaby", latitude: 51.5, longitude: -0.14, radiusMetres: 80))
+        // Already deleted before the sync starts: a full page leaves it out.
+        #expect(try server.request("DELETE", "/v1/retailer/offers/1/2", token: matey.apiKey).status == 204)
+
+        var copy = Copy()
+        var pages: [CatalogPage] = []
+        var reply = try server.catalog(device, limit: 7)
+        while true {
+            #expect(reply.status == 200, "\(reply.text)")
+            let page: CatalogPage = try reply.decode()
+            #expect(page.full == pages.isEmpty)
+            #expect(page.retailers.count + page.offers.count + page.removed.count + page.stores.count
+                + page.removedStores.count <= 7)
+            copy.apply(page)
+            pages.append(page)
+            guard page.more else {
+                #expect(reply.headers["link"] == nil)
+                break
+            }
+            #expect(reply.headers["link"] == "</v1/catalog?since=\(page.cursor)&limit=7>; rel=\"next\"")
+            switch pages.count {
+            case 1:
+                // Offer 1 came in this page, offer 19 has not: change both, remove one of each kind.
+                #expect(page.offers.contains { $0.title == "Offer 1" })
+                #expect(!page.offers.contains { $0.title == "Offer 19" })
+                try server.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Offer 1, changed"))
+                try server.putOffer(matey, major: 1, minor: 19, OfferDraft(title: "Offer 19, changed"))
+                #expect(try server.request("DELETE", "/v1/retailer/offers/1/4", token: matey.apiKey).status == 204)
+                #expect(try server.request("DELETE", "/v1/retailer/offers/1/20", token: matey.apiKey).status == 204)
+            case 2:
+                try server.putOffer(tucci, major: 2, minor: 1, OfferDraft(title: "Added during the sync"))
+                #expect(try server.request("DELETE", "/v1/retailer/stores/carnaby", token: matey.apiKey).status == 204)
+                try server.putStore(tucci, "rivoli", StoreDraft(name: "Rivoli", latitude: 48.86, longitude: 2.34, radiusMetres: 50))
+            default:
+                break
+            }
+            reply = try server.catalog(device, since: page.cursor, limit: 7)
+        }
+        #expect(pages.count >= 4)
+
+        let wholeReply = try server.catalog(device)
+        let whole: CatalogPage = try wholeReply.decode()
+        #expect(!whole.more)
+        var expected = Copy()
+        expected.apply(whole)
+        #expect(copy == expected)
+        #expect(expected.offers.values.map(\.title).sorted().contains("Offer 1, changed"))
+        #expect(expected.offers.count == 18)
+        #expect(expected.stores.values.map(\.storeID) == ["rivoli"])
+        #expect(pages.last?.cursor == whole.cursor)
+        #expect(try server.catalog(device, since: whole.cursor, etag: wholeReply.headers["etag"]).status == 304)
+    }
+
+    @Test func pageLimitsOutsideOneToTenThousandAnswer422() throws {
+        let server = try TestServer()
+        let device = try server.createAccount()
+        for limit in ["0", "10001", "-1", "ten"] {
+            let reply = try server.request("GET", "/v1/catalog?limit=\(limit)", token: device.deviceToken)
+            #expect(reply.status == 422, "limit=\(limit)")
+            #expect(reply.errorField == "limit")
+        }
+        #expect(try server.catalog(device, limit: 10_000).status == 200)
+    }
+
+    /// The 304 path authenticates in the same statement that reads the feed: a revoked or unknown
+    /// device token, or another kind of credential, still gets no catalog.
+    @Test func catalogRefusesTokensThatAreNotLiveDevices() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let device = try server.createAccount()
+        let etag = try #require(try server.catalog(device).headers["etag"])
+        let headers = ["If-None-Match": etag]
+        #expect(try server.request("GET", "/v1/catalog", token: device.deviceToken, headers: headers).status == 304)
+        #expect(try server.request("GET", "/v1/catalog", token: "ld_unknown", headers: headers).status == 401)
+        #expect(try server.request("GET", "/v1/catalog", headers: headers).status == 401)
+        #expect(try server.request("GET", "/v1/catalog", token: retailer.apiKey, headers: headers).status == 403)
+        let revoke = try server.request(
+            "DELETE", "/v1/devices/\(device.deviceID.uuidString.lowercased())", token: device.deviceToken)
+        #expect(revoke.status == 204)
+        #expect(try server.request("GET", "/v1/catalog", token: device.deviceToken, headers: headers).status == 401)
+    }
+
     /// T1 writes offer A and stays open; T2 writes B. The feed must never hand out a cursor past A
     /// before A is visible: here T2 waits for T1 (the feed row lock), and the next delta after T1
     /// commits carries A.

@@ -125,8 +125,11 @@ final class TestServer: @unchecked Sendable {
         return try reply.decode()
     }
 
-    func catalog(_ device: DeviceCredentials, since: String? = nil, etag: String? = nil) throws -> Reply {
-        let query = since.map { "?since=\($0)" } ?? ""
+    func catalog(_ device: DeviceCredentials, since: String? = nil, limit: Int? = nil, etag: String? = nil)
+        throws -> Reply
+    {
+        let parameters = [since.map { "since=\($0)" }, limit.map { "limit=\($0)" }].compactMap { $0 }
+        let query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         return try request(
             "GET", "/v1/catalog\(query)", token: device.deviceToken,
             headers: etag.map { ["If-None-Match": $0] } ?? [:])

@@ -1,0 +1,97 @@
+import Foundation
+import HTTPClient
+import LoyaltyAPI
+import Synchronization
+
+/// The answers of one catalog pull, in order, each downloaded on a thread of its own while the caller
+/// decodes and stores the page before: the request for page k+1 goes out as soon as page k's
+/// `Link: rel="next"` arrives, so the server builds it meanwhile. At most one answer waits to be
+/// taken, so memory stays that of a few pages whatever the catalog's size.
+final class CatalogDownload: Sendable {
+    /// One answer, with the cursor it was asked with (the caller checks that it is the cursor of the
+    /// page before).
+    struct Answer: Sendable {
+        var since: String?
+        var response: HTTPClientResponse
+    }
+
+    private enum Item: Sendable {
+        case answer(Answer)
+        case failure(ClientError)
+    }
+
+    private let queue = Mutex<[Item]>([])
+    /// Signalled for each item queued, and once more when the thread has nothing left to queue.
+    private let queued = DispatchSemaphore(value: 0)
+    /// Room for one answer ahead of the caller.
+    private let room = DispatchSemaphore(value: 1)
+    private let cancelled = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts downloading at `since` (nil: the whole catalog), on a connection of its own.
+    init(
+        server: URL, timeouts: Timeouts, since: String?, etag: String?, area: CatalogArea?, limit: Int?,
+        _ credential: Credential
+    ) {
+        Thread { [self] in
+            let api = LoyaltyAPIClient(server: server, timeouts: timeouts)
+            var since = since
+            var etag = etag
+            while true {
+                room.wait()
+                if cancelled.load(ordering: .acquiring) { break }
+                let item: Item
+                do throws(ClientError) {
+                    item = .answer(
+                        Answer(
+                            since: since,
+                            response: try api.catalogResponse(
+                                since: since, etag: etag, area: area, limit: limit, credential)))
+                } catch {
+                    item = .failure(error)
+                }
+                queue.withLock { $0.append(item) }
+                queued.signal()
+                guard case .answer(let answer) = item, answer.response.status == 200,
+                    let next = Self.nextCursor(answer.response.header("Link"))
+                else { break }
+                since = next
+                etag = nil
+            }
+            queued.signal()
+            finished.signal()
+        }.start()
+    }
+
+    /// The next answer; nil when the thread has stopped (after an answer without a next page, or a
+    /// failure, which is thrown first).
+    func next() throws(ClientError) -> Answer? {
+        queued.wait()
+        guard let item = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+            queued.signal()  // Stays answered for a repeated call.
+            return nil
+        }
+        room.signal()
+        switch item {
+        case .answer(let answer): return answer
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Stops the thread (after the request it may be making) and waits for it.
+    func close() {
+        cancelled.store(true, ordering: .releasing)
+        room.signal()
+        finished.wait()
+    }
+
+    /// The `since` of a `Link: <...>; rel="next"` target (RFC 8288), as the server writes it.
+    static func nextCursor(_ link: String?) -> String? {
+        guard let link,
+            let value = link.split(separator: ",").first(where: { $0.contains("rel=\"next\"") }),
+            let open = value.firstIndex(of: "<"), let close = value.firstIndex(of: ">"), open < close,
+            let target = URLComponents(string: String(value[value.index(after: open)..<close]))
+        else { return nil }
+        return target.queryItems?.first(where: { $0.name == "since" })?.value
+    }
+}
