@@ -114,7 +114,18 @@ public final class LoyaltyAPIClient {
         switch response.status {
         case 304: .notModified
         case 410: .cursorExpired
-        default: .page(try decode(CatalogPage.self, response), etag: response.header("ETag"))
+        default: .page(try decodePage(response), etag: response.header("ETag"))
+        }
+    }
+
+    /// Catalog pages have a coder of their own: a full catalog is too large for `JSONDecoder`'s pace.
+    private func decodePage(_ response: HTTPClientResponse) throws(ClientError) -> CatalogPage {
+        do throws(CatalogPageJSONError) {
+            return try CatalogPage(json: response.body)
+        } catch {
+            throw .protocolViolation(
+                "the server at \(server.absoluteString) answered a catalog page this client does not understand (\(error)): is it a loyalty server of the same version?"
+            )
         }
     }
 

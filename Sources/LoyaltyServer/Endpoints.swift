@@ -202,7 +202,10 @@ struct Endpoints: Sendable {
             let limitParameter = request.query["limit"] == nil ? "" : "&limit=\(limit)"
             headers["Link"] = "</v1/catalog?since=\(page.cursor)\(limitParameter)>; rel=\"next\""
         }
-        return .json(200, page, headers: headers)
+        // The page's own coder writes what JSONEncoder would, several times faster.
+        guard let body = try? page.json() else { return .json(200, page, headers: headers) }
+        headers["Content-Type"] = "application/json"
+        return HTTPResponse(status: 200, headers: headers, body: body)
     }
 
     func addSeen(_ request: HTTPRequest) throws -> HTTPResponse {
