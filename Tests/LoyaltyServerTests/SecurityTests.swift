@@ -263,6 +263,21 @@ import Testing
             body: [0xEF, 0xBB, 0xBF] + Array(#"{"title":"t"}"#.utf8))
         #expect(bom.status == 201)
         #expect(try bom.decode(Offer.self).title == "t")
+
+        // JSON between systems is UTF-8 (RFC 8259 section 8.1). A body in UTF-16 or UTF-32 is refused, not
+        // read: a proxy or a log that takes the bytes for UTF-8 would see another request than the server.
+        let text = #"{"title":"utf16"}"#
+        let before = try server.rows()
+        for (encoding, bom) in [
+            (String.Encoding.utf16BigEndian, [0xFE, 0xFF]), (.utf16LittleEndian, [0xFF, 0xFE]),
+            (.utf16BigEndian, []), (.utf16LittleEndian, []), (.utf32BigEndian, [0, 0, 0xFE, 0xFF]),
+            (.utf32LittleEndian, []),
+        ] as [(String.Encoding, [UInt8])] {
+            let body = bom + Array(try #require(text.data(using: encoding)))
+            let reply = try server.request("PUT", "/v1/retailer/offers/4/5", token: tenants.alice.apiKey, body: body)
+            #expect(reply.status == 400 && reply.errorCode == .malformedJSON, "\(encoding) \(bom): \(reply.text)")
+        }
+        #expect(try server.rows() == before)
     }
 
     /// Percent-encoded path segments are decoded once and never resolved: `%2e%2e` does not climb to another
