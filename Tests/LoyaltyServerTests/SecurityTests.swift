@@ -398,32 +398,24 @@ import Testing
         let tenants = try Tenants()
         let server = tenants.server
         let before = try server.rows()
+        let device = tenants.ann.deviceToken
+        let key = tenants.alice.apiKey
         for payload in Self.sqlPayloads {
             let encoded = payload.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-            let since = try server.request(
-                "GET", "/v1/seen?since=\(encoded)", token: tenants.ann.deviceToken)
-            #expect(since.status == 400 && since.errorField == "since", "\(payload): \(since.text)")
-            let catalogSince = try server.request(
-                "GET", "/v1/catalog?since=\(encoded)", token: tenants.ann.deviceToken)
-            #expect(
-                catalogSince.status == 400 && catalogSince.errorField == "since",
-                "\(payload): \(catalogSince.text)")
-            let near = try server.request(
-                "GET", "/v1/catalog?near=\(encoded)", token: tenants.ann.deviceToken)
-            #expect(near.status == 422 && near.errorField == "near", "\(payload): \(near.text)")
-            let store = try server.request(
-                "DELETE", "/v1/retailer/stores/\(encoded)", token: tenants.alice.apiKey)
-            #expect(
-                [404, 422].contains(store.status) && store.errorCode != nil, "\(payload): \(store.text)")
-            let offer = try server.request(
-                "DELETE", "/v1/retailer/offers/\(encoded)/1", token: tenants.alice.apiKey)
-            #expect(
-                [404, 405, 422].contains(offer.status) && offer.errorCode != nil,
-                "\(payload): \(offer.text)")
-            let device = try server.request(
-                "DELETE", "/v1/devices/\(encoded)", token: tenants.ann.deviceToken)
-            #expect(
-                [404, 405].contains(device.status) && device.errorCode != nil, "\(payload): \(device.text)")
+            // (method, target, token, the statuses allowed, the field the error names when it must name one)
+            let requests: [(String, String, String, Set<Int>, String?)] = [
+                ("GET", "/v1/seen?since=\(encoded)", device, [400], "since"),
+                ("GET", "/v1/catalog?since=\(encoded)", device, [400], "since"),
+                ("GET", "/v1/catalog?near=\(encoded)", device, [422], "near"),
+                ("DELETE", "/v1/retailer/stores/\(encoded)", key, [404, 422], nil),
+                ("DELETE", "/v1/retailer/offers/\(encoded)/1", key, [404, 405, 422], nil),
+                ("DELETE", "/v1/devices/\(encoded)", device, [404, 405], nil),
+            ]
+            for (method, target, token, statuses, field) in requests {
+                let reply = try server.request(method, target, token: token)
+                #expect(statuses.contains(reply.status) && reply.errorCode != nil, "\(target): \(reply.text)")
+                if let field { #expect(reply.errorField == field, "\(target): \(reply.text)") }
+            }
         }
         #expect(try server.rows() == before)
     }
