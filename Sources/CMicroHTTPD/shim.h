@@ -3,9 +3,21 @@
 #include <sys/socket.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 #include <microhttpd.h>
 
 // Swift cannot call C variadic functions: fixed-arity wrappers for the calls HTTPServer makes.
+
+/// Percent-decodes the path and query like MHD's default, except that text holding "%00" is left
+/// encoded: decoded, the NUL would end the C string MHD hands over, and the handler would act on
+/// a shorter path or value than the client sent ("/stores/a%00b" would address store "a").
+static inline size_t loyalty_MHD_unescape(void *context, struct MHD_Connection *connection, char *text)
+{
+    (void)context;
+    (void)connection;
+    if (strstr(text, "%00") != NULL) return strlen(text);
+    return MHD_http_unescape(text);
+}
 
 /// Starts a daemon bound to `address` with the options HTTPServer sets. NULL on failure
 /// (the reason goes to `logger`).
@@ -21,6 +33,7 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handler_context,
         MHD_OPTION_EXTERNAL_LOGGER, logger, logger_context,  // first, so startup errors reach it
         MHD_OPTION_SOCK_ADDR, address,
+        MHD_OPTION_UNESCAPE_CALLBACK, loyalty_MHD_unescape, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,

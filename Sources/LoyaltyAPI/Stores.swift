@@ -130,13 +130,14 @@ public struct CatalogArea: Sendable, Hashable {
 
 extension Validation {
     public static let storeRadiusMetres = 10...10_000
-    /// Store ids in paths: letters, digits, `.`, `_` and `-`.
+    /// Store ids in paths: letters, digits, `.`, `_` and `-`, but not `.` or `..`, which URL libraries
+    /// resolve away (RFC 3986 dot segments), so such a store could not be addressed again.
     public static let storeIDLength = 1...64
 
     public static func storeID(_ text: String, field: String = "store_id") throws(ValidationError)
         -> String
     {
-        guard storeIDLength.contains(text.count),
+        guard storeIDLength.contains(text.count), text != ".", text != "..",
             text.unicodeScalars.allSatisfy({
                 $0.isASCII
                     && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
@@ -145,7 +146,7 @@ extension Validation {
         else {
             throw ValidationError(
                 field: field,
-                message: "must be 1 to 64 letters, digits, '.', '_' or '-' (e.g. oxford-street)")
+                message: "must be 1 to 64 letters, digits, '.', '_' or '-', not . or .. (e.g. oxford-street)")
         }
         return text
     }

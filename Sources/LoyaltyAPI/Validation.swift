@@ -27,7 +27,9 @@ public enum Validation {
     public static func text(
         _ value: String, field: String, length: ClosedRange<Int>
     ) throws(ValidationError) {
-        guard length.contains(value.count) else {
+        // Code points, as the schema's maxLength counts them: counted as grapheme clusters, one
+        // "character" of thousands of combining marks would pass a 200-character limit.
+        guard length.contains(value.unicodeScalars.count) else {
             throw ValidationError(
                 field: field, message: "must be \(length.lowerBound) to \(length.upperBound) characters")
         }
@@ -43,12 +45,19 @@ public enum Validation {
     public static func imageURL(_ value: String?, field: String) throws(ValidationError) {
         guard let value else { return }
         try text(value, field: field, length: 1...imageURLMaxLength)
-        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(),
+        // Only the characters RFC 3986 allows in a URI: URL(string:) also takes spaces, quotes and
+        // backslashes, which a client would then put into its markup or its HTTP requests.
+        guard value.unicodeScalars.allSatisfy(uriCharacters.contains), let url = URL(string: value),
+            let scheme = url.scheme?.lowercased(),
             scheme == "https" || scheme == "http", url.host != nil
         else {
             throw ValidationError(field: field, message: "must be an absolute http or https URL")
         }
     }
+
+    /// RFC 3986's unreserved and reserved characters, and `%` for percent-encoding.
+    private static let uriCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
 
     public static func timestamp(_ value: Date?, field: String) throws(ValidationError) {
         if let value, !timestampRange.contains(value) {

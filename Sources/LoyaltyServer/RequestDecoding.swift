@@ -7,6 +7,11 @@ extension HTTPRequest {
     /// unknown or invalid field. An empty body reads as `{}` when `emptyIsObject`.
     func decodeBody<T: RequestBody>(_ type: T.Type, emptyIsObject: Bool = false) throws(APIFailure) -> T {
         let bytes = body.isEmpty && emptyIsObject ? Array("{}".utf8) : body
+        // UTF-8 only (RFC 8259 section 8.1). Foundation would detect UTF-16 and UTF-32 and read them, so a
+        // proxy or a log taking the bytes for UTF-8 would see another request than the one served.
+        guard !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil else {
+            throw APIFailure(400, .malformedJSON, "the body is not valid JSON in UTF-8")
+        }
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
             throw APIFailure(400, .malformedJSON, "the body is not valid JSON")
         }

@@ -52,7 +52,8 @@ final class TestServer: @unchecked Sendable {
     let operatorToken = "operator-token-for-tests"
     let log = LogRecorder()
     private var server: HTTPServer!
-    var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    var port: UInt16 { server.port }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
 
     init(cluster: EmbeddedPostgres? = nil) throws {
         let cluster = try cluster ?? EmbeddedPostgres.shared()
