@@ -18,10 +18,13 @@ let package = Package(
 
         // Wrappers: the only code that touches each C library.
         .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ"]),
-        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "SQLite", dependencies: ["CSQLite3"]),
+
+        // Pure Swift: day counts of the Gregorian calendar, for hand-written timestamp coding.
+        .target(name: "CivilCalendar"),
 
         // Pure Swift: bytes in, beacon events out.
         .target(name: "Beacons"),
@@ -29,7 +32,7 @@ let package = Package(
         .target(name: "Geofencing"),
 
         // The product.
-        .target(name: "LoyaltyAPI"),
+        .target(name: "LoyaltyAPI", dependencies: ["CivilCalendar"]),
         .target(
             name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
             // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary.

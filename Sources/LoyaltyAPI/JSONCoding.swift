@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// The JSON coders both ends use: keys are spelled out in each type's `CodingKeys` (snake_case),
@@ -35,8 +36,8 @@ public enum LoyaltyJSON {
         let scaled = (date.timeIntervalSince1970 * 1000).rounded()
         guard formattableMilliseconds.contains(scaled) else { return date.formatted(plainStyle) }
         let milliseconds = Int64(scaled)
-        let (days, millisecondOfDay) = floorDivision(milliseconds, 86_400_000)
-        let (year, month, day) = civil(fromDays: days)
+        let (days, millisecondOfDay) = CivilCalendar.floorDivision(milliseconds, 86_400_000)
+        let (year, month, day) = CivilCalendar.date(days: days)
         var text = [UInt8]()
         text.reserveCapacity(24)
         func append(_ value: Int64, width: Int) {
@@ -93,7 +94,7 @@ public enum LoyaltyJSON {
             guard let year = number(0, 4), separator(4, "-"), let month = number(5, 2), separator(7, "-"),
                 let day = number(8, 2), separator(10, "T"), let hour = number(11, 2), separator(13, ":"),
                 let minute = number(14, 2), separator(16, ":"), let second = number(17, 2),
-                (1...12).contains(month), (1...daysInMonth(month, year: year)).contains(day), hour <= 23,
+                (1...12).contains(month), (1...CivilCalendar.daysInMonth(month, year: year)).contains(day), hour <= 23,
                 minute <= 59, second <= 60  // 60: a leap second, read as the next second's start
             else { return nil }
             var index = 19
@@ -119,48 +120,13 @@ public enum LoyaltyJSON {
             } else {
                 return nil
             }
-            let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+            let seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
             return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
         }
     }
 
     /// Years 0000 to 9999 in milliseconds since 1970: what four year digits can write.
     private static let formattableMilliseconds: ClosedRange<Double> = -62_167_219_200_000...253_402_300_799_999
-
-    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
-        let remainder = value % divisor
-        return remainder < 0 ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
-    }
-
-    private static func daysInMonth(_ month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    // Proleptic Gregorian calendar conversions (Howard Hinnant's days_from_civil and civil_from_days).
-    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 
     /// Dates beyond four-digit years (and NaN) only.
     private static let plainStyle = Date.ISO8601FormatStyle(timeZone: .gmt)

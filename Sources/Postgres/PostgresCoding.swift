@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// A Swift value that travels to PostgreSQL as a text-format parameter.
@@ -173,9 +174,9 @@ enum TimestampText {
     static let referenceDateOffset: Int64 = 978_307_200 * 1_000_000
 
     static func format(microsecondsSinceEpoch micros: Int64) -> String {
-        let (seconds, fraction) = floorDivision(micros, 1_000_000)
-        let (days, secondOfDay) = floorDivision(seconds, 86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let (seconds, fraction) = CivilCalendar.floorDivision(micros, 1_000_000)
+        let (days, secondOfDay) = CivilCalendar.floorDivision(seconds, 86_400)
+        let (year, month, day) = CivilCalendar.date(days: days)
         var text = [UInt8]()
         text.reserveCapacity(30)
         func append(_ value: Int64, width: Int) {
@@ -273,48 +274,8 @@ enum TimestampText {
             guard expect("B"), expect("C") else { return nil }
             year = 1 - year
         }
-        guard index == text.count, day <= daysIn(month: month, year: year) else { return nil }
-        let seconds = days(fromYear: year, month: month, day: day) * 86_400 + secondOfDay - offset
+        guard index == text.count, day <= CivilCalendar.daysInMonth(month, year: year) else { return nil }
+        let seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400 + secondOfDay - offset
         return seconds * 1_000_000 + fraction
-    }
-
-    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
-        let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
-        return (quotient, value - quotient * divisor)
-    }
-
-    private static func isLeap(_ year: Int64) -> Bool {
-        year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-    }
-
-    private static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-    private static func days(fromYear year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of `days(fromYear:month:day:)` (Hinnant's civil_from_days).
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
