@@ -51,20 +51,25 @@ enum LocationSource: Equatable {
     }
 }
 
-/// `loyalty scan --location`: the geographic side of monitoring. Each store in the cache is a
-/// circular region; as the shopper moves out of the area last synced, the area around them is synced.
-func runLocationScan(_ arguments: ParsedArguments, _ text: String) throws {
+/// The `--location` source, or nil without the option.
+func locationSource(_ arguments: ParsedArguments) throws -> LocationSource? {
+    guard let text = arguments.value("location") else { return nil }
     let path = arguments.commandPath
     guard let source = LocationSource(parsing: text) else {
         throw UsageError(
             "--location must be gpsd, gpsd:HOST:PORT, nmea:FILE or fixed:LAT,LON (got '\(text)')",
             commandPath: path)
     }
-    if arguments.value("replay") != nil {
+    if case .gpsd = source, arguments.value("replay") != nil {
         throw UsageError(
-            "--replay and --location cannot be combined: replay an NMEA log with --location nmea:FILE",
+            "--replay runs on the capture's clock: combine it with --location nmea:FILE or fixed:LAT,LON, not gpsd",
             commandPath: path)
     }
+    return source
+}
+
+/// Stores' geofences as the options describe them, sharing the scan's offers.
+func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, json: Bool) throws -> GeofenceSession {
     let nonNegative: (String) -> Double? = {
         Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
     }
@@ -78,32 +83,31 @@ func runLocationScan(_ arguments: ParsedArguments, _ text: String) throws {
             maximumRadius: Double(Validation.storeRadiusMetres.upperBound),
             exitMargin: try arguments.value("exit-margin", default: 50, nonNegative),
             exitDelay: try arguments.value("exit-delay", default: 20, nonNegative)))
-    let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
-    let reason =
-        diagnosis.checks.first { $0.status != .ok }?.detail
-        ?? "--location monitors stores' geofences only"
-    printError("beacons are off (\(reason)); monitoring stores' geofences")
+    return GeofenceSession(monitor: monitor, offers: offers, radiusKilometres: radius, json: json)
+}
 
+/// `loyalty scan --location` without a radio: stores' geofences alone, on the positions' clock.
+func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
+    printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
     let json = arguments.flag("json") || !standardOutputIsTerminal
-    var session = GeofenceSession(
-        monitor: monitor, offers: try openOfferSession(arguments, interactive: false),
-        radiusKilometres: radius,
-        json: json)
+    var session = try geofenceSession(
+        arguments, offers: try openOfferSession(arguments, interactive: false), json: json)
+    let statistics = try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) }
+    if let statistics { session.summary(statistics) }
+}
+
+/// Hands every position of a live or logged source to `observe` as it comes; a `fixed` position is
+/// one fix at `now`. Returns the log's statistics for `nmea`.
+func followPositions(
+    _ source: LocationSource, now: Double, _ observe: (GeoFix) throws -> Void
+) throws -> NMEAStream.Statistics? {
     switch source {
     case .fixed(let point):
-        // A device that does not move: one fix, now.
-        try session.observe(GeoFix(time: Date().timeIntervalSince1970, coordinate: point))
+        try observe(GeoFix(time: now, coordinate: point))
     case .nmea(let file):
-        let log: String
-        do { log = try String(contentsOfFile: file, encoding: .utf8) } catch {
-            throw CommandFailure(
-                "cannot read \(file): \(error.localizedDescription)", exitCode: ExitCode.ioError)
-        }
-        var stream = NMEAStream()
-        for line in log.split(whereSeparator: \.isNewline) {
-            if let fix = stream.feed(line) { try session.observe(fix) }
-        }
-        session.summary(stream.statistics)
+        var fixes = try NMEAFixes(path: file)
+        while let fix = fixes.next() { try observe(fix) }
+        return fixes.statistics
     case .gpsd(let host, let port):
         let connection: GPSDConnection
         do { connection = try GPSDConnection(host: host, port: port) } catch {
@@ -111,12 +115,39 @@ func runLocationScan(_ arguments: ParsedArguments, _ text: String) throws {
         }
         var gpsd = GPSDSession()
         while let line = connection.nextLine() {
-            if let fix = gpsd.read(line) { try session.observe(fix) }
+            if let fix = gpsd.read(line) { try observe(fix) }
             if gpsd.receiversGone {
                 printError("gpsd has no active GPS receiver any more; the scan ends")
                 break
             }
         }
+    }
+    return nil
+}
+
+/// The fixes of a NMEA 0183 log, one at a time, on the log's own clock.
+struct NMEAFixes {
+    private let lines: [Substring]
+    private var index = 0
+    private var stream = NMEAStream()
+
+    init(path: String) throws {
+        let log: String
+        do { log = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw CommandFailure(
+                "cannot read \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
+        }
+        lines = log.split(whereSeparator: \.isNewline)
+    }
+
+    var statistics: NMEAStream.Statistics { stream.statistics }
+
+    mutating func next() -> GeoFix? {
+        while index < lines.count {
+            index += 1
+            if let fix = stream.feed(lines[index - 1]) { return fix }
+        }
+        return nil
     }
 }
 
@@ -186,7 +217,10 @@ struct GeofenceSession {
         }
     }
 
-    private func report(_ event: GeoRegionEvent) {
+    /// Exits that fell due by `time`, not yet reported: a scan with beacons interleaves them with its own.
+    mutating func exitsDue(by time: Double) -> [GeoRegionEvent] { monitor.advance(to: time) }
+
+    func report(_ event: GeoRegionEvent) {
         guard let resolved = storesByID[event.identifier] else { return }
         if json {
             printJSONLine([

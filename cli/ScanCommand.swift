@@ -9,7 +9,7 @@ import LoyaltyClient
 let scanCommand = CommandSpec(
     name: "scan",
     summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
-    synopsis: "[--replay FILE | --location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
+    synopsis: "[--replay FILE] [--location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
     discussion: """
         Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
         first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
@@ -25,13 +25,17 @@ let scanCommand = CommandSpec(
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks.
 
-        Stores: with --location, the cached stores' geofences are monitored instead of beacons (no radio
-        needed): "enter" at the first position inside a store's radius, "exit" once the shopper has been
-        more than --exit-margin metres beyond it for --exit-delay seconds. JSON lines:
+        Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
+        position inside a store's radius, "exit" once the shopper has been more than --exit-margin
+        metres beyond it for --exit-delay seconds. JSON lines:
         {"event":"enter","t":..,"region":{"store":..,"name":..,"retailer":..}}. When online, the catalog
         around the shopper (--radius-km) is synced at the first position and again whenever they are
         more than half that radius from where it was synced. SOURCE: gpsd[:HOST:PORT] (gpsd's JSON
         reports), nmea:FILE (a NMEA 0183 log; its timestamps are the clock) or fixed:LAT,LON.
+        Live, beacons and positions run together when there is a radio; without one, or with a NMEA
+        log (whose clock is not the radio's), the geofences run alone and the scan says beacons are off.
+        With --replay, nmea:FILE is merged with the capture by their UTC timestamps and fixed:LAT,LON
+        is one fix at the capture's first time: every line comes in "t" order, the same on every run.
         """,
     options: [
         .value("replay", "FILE", "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning."),
@@ -49,7 +53,20 @@ let scanCommand = CommandSpec(
 )
 
 private func runScan(_ arguments: ParsedArguments) throws {
-    if let location = arguments.value("location") { return try runLocationScan(arguments, location) }
+    let location = try locationSource(arguments)
+    let replay = arguments.value("replay")
+    if let location, replay == nil {
+        // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
+        if case .nmea = location {
+            return try runGeofenceScan(
+                arguments, location,
+                radioProblem: "a NMEA log runs on its own clock; add --replay CAPTURE to merge beacons into it")
+        }
+        let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
+        if let problem = diagnosis.checks.first(where: { $0.status != .ok }) {
+            return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
+        }
+    }
     let path = arguments.commandPath
     let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
     let regions = try arguments.allValues("region").map { text throws(UsageError) in
@@ -74,16 +91,23 @@ private func runScan(_ arguments: ParsedArguments) throws {
             monitorsEveryUUIDHeard: monitored.isEmpty))
     for region in monitored { monitor.add(BeaconRegion(region)) }
 
-    var session = ScanSession(
+    let session = ScanSession(
         ranger: ranger, monitor: monitor, output: output, offers: offers, syncWarned: syncWarned,
         redeem: { offer in try redeemDuringScan(offer, arguments) })
-    defer { session.keys?.restore() }
-    if let file = arguments.value("replay") {
-        try session.replay(file, realtime: arguments.flag("realtime"))
+    let keys = session.keys
+    defer { keys?.restore() }
+    var scan = CombinedScan(
+        beacons: session,
+        stores: try location.map { _ in
+            try geofenceSession(arguments, offers: offers, json: output == .jsonLines)
+        })
+    if let replay {
+        try scan.replay(replay, realtime: arguments.flag("realtime"), positions: location)
     } else {
-        try session.scanLive(
+        let scanner = try ScanSession.openScanner(
             adapter: arguments.value("adapter"),
             options: LEScanOptions(active: arguments.flag("active"), filterDuplicates: arguments.flag("filter-duplicates")))
+        try LiveScan(scan).run(scanner, positions: location)
     }
 }
 
@@ -150,64 +174,31 @@ struct ScanSession {
         }
     }
 
-    mutating func replay(_ file: String, realtime: Bool) throws {
-        let capture: AdvertisingCapture
-        do { capture = try AdvertisingCapture(path: file) } catch {
-            throw CommandFailure("cannot replay \(file): \(error)", exitCode: ExitCode.dataError)
-        }
-        var pacing = realtime ? ReplayPacing() : nil
-        var lastTime: Double? = nil
-        var damage: BTSnoopError? = nil
-        do {
-            while let sighting = try capture.nextSighting() {
-                pacing?.wait(until: sighting.time)
-                try observe(sighting)
-                lastTime = sighting.time
-            }
-        } catch let error as BTSnoopError {
-            damage = error
-        }
-        if let lastTime { try finish(at: lastTime) }
-        reportSummary(capture.statistics)
-        if let damage {
-            throw CommandFailure(
-                "\(file) is damaged: \(damage); everything before it was replayed", exitCode: ExitCode.dataError)
-        }
+    /// What fell due by `time`: region exits and the ranging tick.
+    mutating func advance(to time: Double) throws {
+        for event in monitor.advance(to: time) { report(event) }
+        if let snapshot = ranger.advance(to: time) { try report(snapshot) }
     }
 
-    mutating func scanLive(adapter: String?, options: LEScanOptions) throws {
-        let scanner: LEScanner
-        do { scanner = try LEScanner(adapter: adapter, options: options) } catch {
+    static func openScanner(adapter: String?, options: LEScanOptions) throws -> LEScanner {
+        do { return try LEScanner(adapter: adapter, options: options) } catch {
             let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
             throw CommandFailure(error.description, exitCode: code)
         }
-        ScanInterruption.install(scanner)
-        var lastTime: Double? = nil
-        var failure: Error? = nil
-        try scanner.run { packet in
-            lastTime = packet.time
-            var sightings: [BeaconSighting] = []
-            packet.bytes.withUnsafeBytes { bytes in
-                guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
-                while let report = try? reports.next() {
-                    try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-                        sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
-                    }
+    }
+
+    /// The beacon frames an HCI event from the radio carries.
+    static func sightings(in packet: HCIEventPacket) -> [BeaconSighting] {
+        var sightings: [BeaconSighting] = []
+        packet.bytes.withUnsafeBytes { bytes in
+            guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
+            while let report = try? reports.next() {
+                try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
+                    sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
                 }
             }
-            do {
-                for sighting in sightings { try observe(sighting) }
-                for event in monitor.advance(to: packet.time) { report(event) }
-                if let snapshot = ranger.advance(to: packet.time) { try report(snapshot) }
-                // A reader at the other end of a pipe gets each event as it happens.
-                fflush(nil)
-            } catch {
-                failure = error
-                scanner.cancel()
-            }
         }
-        if let failure { throw failure }
-        if let lastTime { try finish(at: lastTime) }
+        return sightings
     }
 
     private mutating func report(_ event: RegionEvent) {
@@ -296,7 +287,7 @@ struct ScanSession {
         printOut(screen)
     }
 
-    private func reportSummary(_ statistics: CaptureStatistics) {
+    func reportSummary(_ statistics: CaptureStatistics) {
         switch output {
         case .jsonLines:
             printJSONLine([

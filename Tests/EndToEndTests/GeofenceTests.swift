@@ -97,6 +97,7 @@ private let gpsfake = "/usr/bin/gpsfake"
 /// noise at the boundary; a real gpsd serves the walk to `loyalty scan --location gpsd`.
 @Suite(.serialized) struct GeofenceTests {
     let loyalty = Binary("loyalty")
+    static let beaconUUID = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
     let store = GeoCoordinate(latitude: 51.5136, longitude: -0.1365)
 
     /// The point `metres` north of the store.
@@ -115,8 +116,8 @@ private let gpsfake = "/usr/bin/gpsfake"
             + (0..<30).map { 160 + Double($0) * 20 }
     }
 
-    private func writeWalk(to file: URL) throws {
-        let start = 1_767_261_600.0  // 2026-01-01T10:00:00Z
+    /// The walk as a NMEA log, by default from 2026-01-01T10:00:00Z.
+    private func writeWalk(to file: URL, start: Double = 1_767_261_600) throws {
         let lines = walk.enumerated().flatMap { second, distance in
             let fix = GeoFix(time: start + Double(second), coordinate: north(distance))
             return [NMEAWriter.rmc(fix), NMEAWriter.gga(fix)]
@@ -130,8 +131,12 @@ private let gpsfake = "/usr/bin/gpsfake"
             "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": server.url,
             "LOYALTY_ADMIN_TOKEN": server.adminToken,
         ]
-        let registered = try loyalty.run(["retailer", "register", "--name", "Matey's"], environment: retailer)
+        let registered = try loyalty.run(
+            ["retailer", "register", "--name", "Matey's", "--uuid", Self.beaconUUID], environment: retailer)
         try #require(registered.status == 0, "\(registered.stderr)")
+        let offer = try loyalty.run(
+            ["retailer", "offer", "set", "1", "1", "--title", "Free coffee"], environment: retailer)
+        try #require(offer.status == 0, "\(offer.stderr)")
         let set = try loyalty.run(
             [
                 "retailer", "store", "set", "carnaby", "--name", "Carnaby Street", "--lat", "51.5136", "--lon",
@@ -226,5 +231,55 @@ private let gpsfake = "/usr/bin/gpsfake"
         #expect(bad.status == 64)
         let badNear = try loyalty.run(["sync", "--near", "95,0"], environment: phone)
         #expect(badNear.status == 64)
+    }
+    /// A capture and a NMEA walk of the same two minutes, replayed together: the store's enter and
+    /// exit and the beacon's enter, ranging and offer, on one clock, the same on every run.
+    @Test func replayMergesBeaconsAndGeofencesByTime() throws {
+        let server = try ServerProcess()
+        let phone = try setUp(server, server.directory)
+        let log = server.directory.appendingPathComponent("walk.nmea")
+        let capture = server.directory.appendingPathComponent("walk.btsnoop")
+        // `beacon simulate` starts its captures at 1_700_000_000 (2023-11-14T22:13:20Z).
+        try writeWalk(to: log, start: 1_700_000_000)
+        let simulated = try loyalty.run(
+            ["beacon", "simulate", "--write", capture.path, "--walk", "\(Self.beaconUUID):1:1@0=15,50=1,70=1,90=15,119=15"],
+            environment: phone)
+        try #require(simulated.status == 0, "\(simulated.stderr)")
+
+        let arguments = [
+            "scan", "--replay", capture.path, "--location", "nmea:\(log.path)", "--json", "--exit-delay", "5",
+        ]
+        // A copy of the phone as it is now replays the same files a second time, from the same state.
+        let twin = server.directory.appendingPathComponent("twin")
+        try FileManager.default.copyItem(atPath: try #require(phone["LOYALTY_HOME"]), toPath: twin.path)
+        let first = try loyalty.run(arguments, environment: phone)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(!first.stderr.contains("beacons are off"))
+        let lines = first.jsonLines
+        let timed = lines.filter { $0["t"] != nil }
+        let times = timed.compactMap { $0["t"] as? Double }
+        #expect(times.count == timed.count)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "\(first.stdout)")
+
+        let stores = lines.filter { ($0["region"] as? [String: Any])?["store"] as? String == "carnaby" }
+        #expect(stores.map { $0["event"] as? String } == ["enter", "exit"], "\(first.stdout)")
+        let beaconEvents = lines.filter { $0["region"] is String }.compactMap { $0["event"] as? String }
+        #expect(beaconEvents.first == "enter", "\(first.stdout)")
+        #expect(lines.contains { $0["event"] as? String == "range" })
+        #expect(lines.contains { $0["event"] as? String == "offer" }, "\(first.stdout)")
+        // Beacon lines come both before and after the store's enter: the timelines interleave.
+        if let enter = stores.first?["t"] as? Double {
+            #expect(times.contains { $0 < enter } && times.contains { $0 > enter })
+        }
+        let summaries = lines.filter { $0["event"] as? String == "summary" }
+        #expect(summaries.contains { $0["beacon_frames"] as? Int ?? 0 > 0 })
+        #expect(summaries.contains { $0["fixes"] as? Int == walk.count })
+
+        let second = try loyalty.run(arguments, environment: phone.merging(["LOYALTY_HOME": twin.path]) { $1 })
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout == first.stdout)
+
+        let gpsd = try loyalty.run(["scan", "--replay", capture.path, "--location", "gpsd"], environment: phone)
+        #expect(gpsd.status == 64)
     }
 }
