@@ -47,6 +47,16 @@ extension CatalogPage {
 
 // MARK: - Writing
 
+extension LoyaltyJSON {
+    /// `text` as a JSON string literal, escaped as `JSONEncoder` escapes it: for lines written by hand on
+    /// paths too hot for an encoder, such as the server's per-request log line.
+    public static func quoted(_ text: String) -> String {
+        var writer = JSONWriter()
+        writer.string(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
 private struct JSONWriter {
     var bytes: [UInt8] = []
 
