@@ -1,7 +1,6 @@
--- loyalty-server schema. Applied at every start: every statement is idempotent, and the advisory
--- lock makes concurrent starts apply it one after the other (CREATE ... IF NOT EXISTS alone races).
-BEGIN;
-SELECT pg_advisory_xact_lock(4207333101);
+-- loyalty-server schema: the whole current schema, which the server applies to an empty database (see
+-- SchemaMigration.swift). A database made by an earlier release is brought here by migrations/, in order;
+-- a change to this file needs a migration that makes the same change.
 
 -- The catalog change feed. Every write to a retailer's, an offer's or a store's catalog columns takes the next
 -- `version` by incrementing the single row below. The row lock that UPDATE takes is held until the
@@ -12,22 +11,22 @@ SELECT pg_advisory_xact_lock(4207333101);
 -- retailer operations, so serialising them costs nothing that matters.
 -- `generation` changes when the database is recreated, so cursors from elsewhere answer 410;
 -- `purged_through` is the highest version of a tombstone deleted for good: older cursors answer 410.
-CREATE TABLE IF NOT EXISTS catalog_feed (
+CREATE TABLE catalog_feed (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     generation uuid NOT NULL DEFAULT gen_random_uuid(),
     version bigint NOT NULL DEFAULT 0,
     purged_through bigint NOT NULL DEFAULT 0
 );
-INSERT INTO catalog_feed DEFAULT VALUES ON CONFLICT DO NOTHING;
+INSERT INTO catalog_feed DEFAULT VALUES;
 
-CREATE OR REPLACE FUNCTION catalog_feed_next_version() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION catalog_feed_next_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE catalog_feed SET version = version + 1 RETURNING version INTO NEW.version;
     RETURN NEW;
 END
 $$;
 
-CREATE TABLE IF NOT EXISTS retailers (
+CREATE TABLE retailers (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     name text NOT NULL,
     uuid uuid NOT NULL UNIQUE,
@@ -35,14 +34,14 @@ CREATE TABLE IF NOT EXISTS retailers (
     created_at timestamptz NOT NULL,
     version bigint NOT NULL
 );
-CREATE INDEX IF NOT EXISTS retailers_version ON retailers (version);
-CREATE OR REPLACE TRIGGER retailers_feed_version
+CREATE INDEX retailers_version ON retailers (version);
+CREATE TRIGGER retailers_feed_version
     BEFORE INSERT OR UPDATE OF name, uuid ON retailers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
 -- A deleted offer stays as a tombstone (deleted_at set) so deltas can report it; a new offer at the
 -- same beacon is a new row with a new id, hence the partial unique index.
-CREATE TABLE IF NOT EXISTS offers (
+CREATE TABLE offers (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     retailer_id uuid NOT NULL REFERENCES retailers (id),
     major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
@@ -63,17 +62,17 @@ CREATE TABLE IF NOT EXISTS offers (
     version bigint NOT NULL,
     CHECK (ends_at > starts_at)
 );
-CREATE UNIQUE INDEX IF NOT EXISTS offers_live_beacon ON offers (retailer_id, major, minor)
+CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
     WHERE deleted_at IS NULL;
-CREATE INDEX IF NOT EXISTS offers_version ON offers (version);
-CREATE OR REPLACE TRIGGER offers_feed_version
+CREATE INDEX offers_version ON offers (version);
+CREATE TRIGGER offers_feed_version
     BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
         per_shopper_limit, total_limit, reshow_after_s, deleted_at ON offers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
 -- A retailer's stores and their geofences. Like offers: a removed store stays as a tombstone for the
 -- feed; `store_id` is the retailer's own key, unique among its live stores.
-CREATE TABLE IF NOT EXISTS stores (
+CREATE TABLE stores (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     retailer_id uuid NOT NULL REFERENCES retailers (id),
     store_id text NOT NULL,
@@ -85,18 +84,18 @@ CREATE TABLE IF NOT EXISTS stores (
     deleted_at timestamptz,
     version bigint NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS stores_live_id ON stores (retailer_id, store_id) WHERE deleted_at IS NULL;
-CREATE INDEX IF NOT EXISTS stores_version ON stores (version);
+CREATE UNIQUE INDEX stores_live_id ON stores (retailer_id, store_id) WHERE deleted_at IS NULL;
+CREATE INDEX stores_version ON stores (version);
 -- `near` queries: a latitude range scan of this index, longitude checked in the index, then the exact
 -- distance below on the few rows left (no PostGIS needed).
-CREATE INDEX IF NOT EXISTS stores_location ON stores (latitude, longitude) WHERE deleted_at IS NULL;
-CREATE OR REPLACE TRIGGER stores_feed_version
+CREATE INDEX stores_location ON stores (latitude, longitude) WHERE deleted_at IS NULL;
+CREATE TRIGGER stores_feed_version
     BEFORE INSERT OR UPDATE OF name, latitude, longitude, radius_m, deleted_at ON stores
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
 -- Great-circle distance in metres on the sphere of the Earth's mean radius (haversine), the same
 -- formula as the clients' Geofencing module. IMMUTABLE SQL: the planner inlines it.
-CREATE OR REPLACE FUNCTION great_circle_m(lat1 double precision, lon1 double precision,
+CREATE FUNCTION great_circle_m(lat1 double precision, lon1 double precision,
     lat2 double precision, lon2 double precision) RETURNS double precision
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT 2 * 6371008.8 * asin(least(1, sqrt(
@@ -106,13 +105,13 @@ $$;
 
 -- seen_version: the account's own seen feed, advanced the same way as catalog_feed (row lock held
 -- until commit), so `GET /v1/seen?since=` cannot skip a push committed late by another device.
-CREATE TABLE IF NOT EXISTS accounts (
+CREATE TABLE accounts (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     created_at timestamptz NOT NULL,
     seen_version bigint NOT NULL DEFAULT 0
 );
 
-CREATE TABLE IF NOT EXISTS devices (
+CREATE TABLE devices (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     account_id uuid NOT NULL REFERENCES accounts (id),
     name text,
@@ -120,9 +119,9 @@ CREATE TABLE IF NOT EXISTS devices (
     created_at timestamptz NOT NULL,
     revoked_at timestamptz
 );
-CREATE INDEX IF NOT EXISTS devices_account ON devices (account_id);
+CREATE INDEX devices_account ON devices (account_id);
 
-CREATE TABLE IF NOT EXISTS link_codes (
+CREATE TABLE link_codes (
     code_hash bytea PRIMARY KEY,  -- SHA-256 of the code
     account_id uuid NOT NULL REFERENCES accounts (id),
     expires_at timestamptz NOT NULL,
@@ -130,17 +129,17 @@ CREATE TABLE IF NOT EXISTS link_codes (
 );
 
 -- The account's grow-only seen set: the first report of an offer wins (ON CONFLICT DO NOTHING).
-CREATE TABLE IF NOT EXISTS seen (
+CREATE TABLE seen (
     account_id uuid NOT NULL REFERENCES accounts (id),
     offer_id uuid NOT NULL REFERENCES offers (id) ON DELETE CASCADE,
     seen_at timestamptz NOT NULL,
     version bigint NOT NULL,
     PRIMARY KEY (account_id, offer_id)
 );
-CREATE INDEX IF NOT EXISTS seen_account_version ON seen (account_id, version);
-CREATE INDEX IF NOT EXISTS seen_offer ON seen (offer_id);
+CREATE INDEX seen_account_version ON seen (account_id, version);
+CREATE INDEX seen_offer ON seen (offer_id);
 
-CREATE TABLE IF NOT EXISTS redemptions (
+CREATE TABLE redemptions (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     account_id uuid NOT NULL REFERENCES accounts (id),
     offer_id uuid NOT NULL REFERENCES offers (id),
@@ -149,7 +148,5 @@ CREATE TABLE IF NOT EXISTS redemptions (
     created_at timestamptz NOT NULL,
     UNIQUE (account_id, idempotency_key)
 );
-CREATE INDEX IF NOT EXISTS redemptions_account_offer ON redemptions (account_id, offer_id);
-CREATE INDEX IF NOT EXISTS redemptions_offer ON redemptions (offer_id);
-
-COMMIT;
+CREATE INDEX redemptions_account_offer ON redemptions (account_id, offer_id);
+CREATE INDEX redemptions_offer ON redemptions (offer_id);

@@ -56,7 +56,7 @@ private let london = (latitude: 51.3...51.7, longitude: -0.5...0.3)
     let cluster = try EmbeddedPostgres.shared()
     let pool = PostgresPool(conninfo: try cluster.createDatabase("geo_bench_\(getpid())"), size: 2)
     let store = Store(pool: pool, clock: Date.init)
-    try store.applySchema(Documents.schema)
+    _ = try store.migrate(to: Documents.schema)
     print("inserting 10,000 retailers, 20,000 offers and 100,000 stores ...")
     try pool.withConnection { connection in
         try connection.execute(

@@ -1,6 +1,9 @@
-/// The repository's schema.sql and openapi.yaml, compiled in (see Package.swift), so the binary
+/// The repository's schema.sql, migrations/ and openapi.yaml, compiled in (see Package.swift), so the binary
 /// needs no files beside it and cannot serve a contract other than the one it was built with.
 public enum Documents {
-    public static var schema: String { String(decoding: PackageResources.schema_sql, as: UTF8.self) }
+    /// Every file of migrations/, in order (MigrationTests checks that none is missing).
+    public static var schema: DatabaseSchema {
+        DatabaseSchema(whole: String(decoding: PackageResources.schema_sql, as: UTF8.self), migrations: [])
+    }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }
 }

@@ -3,7 +3,7 @@ import Foundation
 import HTTPServer
 import Postgres
 
-/// `loyalty-server [--listen HOST:PORT] [--data-dir DIR] [--help]`: configuration from arguments and
+/// `loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR] [--help]`: configuration from arguments and
 /// the environment (DATABASE_URL, LOYALTY_ADMIN_TOKEN).
 public struct ServerOptions: Equatable, Sendable {
     public var host = "127.0.0.1"
@@ -12,10 +12,16 @@ public struct ServerOptions: Equatable, Sendable {
     /// libpq conninfo or URL; nil runs the embedded cluster in `dataDirectory/pg`.
     public var databaseURL: String?
     public var operatorToken: String?
+    /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
+    public var migrateOnly = false
 
     public static let usage = """
         usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR]
+               loyalty-server migrate [--data-dir DIR]
 
+          migrate             apply the pending schema migrations (migrations/) in one transaction, print
+                              what was done and exit; the server also does this at every start, and
+                              refuses to start on a schema newer than it knows
           --listen HOST:PORT  address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one)
           --data-dir DIR      state directory (default ~/.local/share/loyalty-server): the embedded
                               PostgreSQL cluster in DIR/pg and the generated operator token in DIR/admin-token
@@ -43,6 +49,10 @@ public struct ServerOptions: Equatable, Sendable {
         options.databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         options.operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         var remaining = arguments[...]
+        if remaining.first == "migrate" {
+            remaining.removeFirst()
+            options.migrateOnly = true
+        }
         while let argument = remaining.popFirst() {
             switch argument {
             case "--help", "-h":
@@ -69,7 +79,7 @@ public struct ServerOptions: Equatable, Sendable {
 /// Runs the server until SIGTERM or SIGINT: then it stops accepting, answers the requests in flight,
 /// stops the embedded cluster and returns.
 public enum ServerCommand {
-    public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: String) throws {
+    public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {
         try FileManager.default.createDirectory(at: options.dataDirectory, withIntermediateDirectories: true)
         var embedded: EmbeddedPostgres?
         let conninfo: String
@@ -88,7 +98,9 @@ public enum ServerCommand {
         // round trips while the CPUs idle.
         limits.threads = max(limits.threads, 16)
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
-        try store.applySchema(schema)
+        let change = try store.migrate(to: schema)
+        if options.migrateOnly || change != .current(version: schema.version) { announce(change.description) }
+        if options.migrateOnly { return }
         try store.purgeTombstones(deletedBefore: Date().addingTimeInterval(-tombstoneRetention))
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
         let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)

@@ -14,11 +14,6 @@ public final class Store: Sendable {
         self.clock = clock
     }
 
-    /// Applies schema.sql (idempotent; safe at every start and from concurrent starts).
-    public func applySchema(_ script: String) throws {
-        try pool.withConnection { try $0.execute(script: script) }
-    }
-
     /// Whether the database answers a trivial query now.
     public func isReady() -> Bool {
         (try? pool.withConnection { try $0.query("SELECT 1") }) != nil

@@ -19,9 +19,7 @@ final class LiveServer {
         let postgres = try EmbeddedPostgres.shared()
         let conninfo = try postgres.createDatabase("client_\(UUID().uuidString.prefix(8).lowercased())")
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: 4)) { Date().addingTimeInterval(clockSkew) }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        try store.applySchema(String(contentsOf: root.appendingPathComponent("schema.sql"), encoding: .utf8))
+        _ = try store.migrate(to: Documents.schema)
         let service = LoyaltyService(
             store: store, operatorToken: Self.operatorToken, openAPIDocument: [], log: { _ in })
         http = try HTTPServer(

@@ -55,12 +55,17 @@ final class TestServer: @unchecked Sendable {
     var port: UInt16 { server.port }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    init(cluster: EmbeddedPostgres? = nil) throws {
+    /// What the server's start did to the database's schema.
+    let schemaChange: SchemaChange
+
+    /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
+    init(cluster: EmbeddedPostgres? = nil, setUp: (PostgresPool) throws -> Void = { _ in }) throws {
         let cluster = try cluster ?? EmbeddedPostgres.shared()
         conninfo = try cluster.createDatabase("loyalty_\(UUID().uuidString.prefix(8).lowercased())")
         pool = PostgresPool(conninfo: conninfo, size: 8)
+        try setUp(pool)
         store = Store(pool: pool, clock: clock.read)
-        try store.applySchema(Documents.schema)
+        schemaChange = try store.migrate(to: Documents.schema)
         let log = log
         let service = LoyaltyService(
             store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, log: log.record)

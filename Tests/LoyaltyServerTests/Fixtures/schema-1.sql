@@ -1,0 +1,155 @@
+-- loyalty-server schema. Applied at every start: every statement is idempotent, and the advisory
+-- lock makes concurrent starts apply it one after the other (CREATE ... IF NOT EXISTS alone races).
+BEGIN;
+SELECT pg_advisory_xact_lock(4207333101);
+
+-- The catalog change feed. Every write to a retailer's, an offer's or a store's catalog columns takes the next
+-- `version` by incrementing the single row below. The row lock that UPDATE takes is held until the
+-- writer commits, so a second writer waits and gets its version only after the first committed:
+-- versions commit in order, and a reader that has seen version N has seen every version below N.
+-- (A plain sequence would not do: nextval values commit out of order and a cursor would skip the
+-- late one.) Readers cap what they return at the `version` they read here. Catalog writes are rare
+-- retailer operations, so serialising them costs nothing that matters.
+-- `generation` changes when the database is recreated, so cursors from elsewhere answer 410;
+-- `purged_through` is the highest version of a tombstone deleted for good: older cursors answer 410.
+CREATE TABLE IF NOT EXISTS catalog_feed (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    generation uuid NOT NULL DEFAULT gen_random_uuid(),
+    version bigint NOT NULL DEFAULT 0,
+    purged_through bigint NOT NULL DEFAULT 0
+);
+INSERT INTO catalog_feed DEFAULT VALUES ON CONFLICT DO NOTHING;
+
+CREATE OR REPLACE FUNCTION catalog_feed_next_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE catalog_feed SET version = version + 1 RETURNING version INTO NEW.version;
+    RETURN NEW;
+END
+$$;
+
+CREATE TABLE IF NOT EXISTS retailers (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name text NOT NULL,
+    uuid uuid NOT NULL UNIQUE,
+    api_key_hash bytea NOT NULL UNIQUE,  -- SHA-256 of the key; the key itself is never stored
+    created_at timestamptz NOT NULL,
+    version bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS retailers_version ON retailers (version);
+CREATE OR REPLACE TRIGGER retailers_feed_version
+    BEFORE INSERT OR UPDATE OF name, uuid ON retailers
+    FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
+
+-- A deleted offer stays as a tombstone (deleted_at set) so deltas can report it; a new offer at the
+-- same beacon is a new row with a new id, hence the partial unique index.
+CREATE TABLE IF NOT EXISTS offers (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+    minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+    title text NOT NULL,
+    description text,
+    category text,
+    image_url text,
+    starts_at timestamptz,
+    ends_at timestamptz,
+    per_shopper_limit integer NOT NULL DEFAULT 1 CHECK (per_shopper_limit >= 1),
+    total_limit integer CHECK (total_limit >= 1),
+    reshow_after_s integer CHECK (reshow_after_s >= 0),
+    -- Maintained by redemptions under the offer's row lock; not a catalog column.
+    redeemed_count integer NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL,
+    deleted_at timestamptz,
+    version bigint NOT NULL,
+    CHECK (ends_at > starts_at)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS offers_live_beacon ON offers (retailer_id, major, minor)
+    WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS offers_version ON offers (version);
+CREATE OR REPLACE TRIGGER offers_feed_version
+    BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
+        per_shopper_limit, total_limit, reshow_after_s, deleted_at ON offers
+    FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
+
+-- A retailer's stores and their geofences. Like offers: a removed store stays as a tombstone for the
+-- feed; `store_id` is the retailer's own key, unique among its live stores.
+CREATE TABLE IF NOT EXISTS stores (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    store_id text NOT NULL,
+    name text NOT NULL,
+    latitude double precision NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+    longitude double precision NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+    radius_m integer NOT NULL CHECK (radius_m BETWEEN 10 AND 10000),
+    updated_at timestamptz NOT NULL,
+    deleted_at timestamptz,
+    version bigint NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS stores_live_id ON stores (retailer_id, store_id) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS stores_version ON stores (version);
+-- `near` queries: a latitude range scan of this index, longitude checked in the index, then the exact
+-- distance below on the few rows left (no PostGIS needed).
+CREATE INDEX IF NOT EXISTS stores_location ON stores (latitude, longitude) WHERE deleted_at IS NULL;
+CREATE OR REPLACE TRIGGER stores_feed_version
+    BEFORE INSERT OR UPDATE OF name, latitude, longitude, radius_m, deleted_at ON stores
+    FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
+
+-- Great-circle distance in metres on the sphere of the Earth's mean radius (haversine), the same
+-- formula as the clients' Geofencing module. IMMUTABLE SQL: the planner inlines it.
+CREATE OR REPLACE FUNCTION great_circle_m(lat1 double precision, lon1 double precision,
+    lat2 double precision, lon2 double precision) RETURNS double precision
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT 2 * 6371008.8 * asin(least(1, sqrt(
+        sin(radians(lat2 - lat1) / 2) ^ 2
+        + cos(radians(lat1)) * cos(radians(lat2)) * sin(radians(lon2 - lon1) / 2) ^ 2)))
+$$;
+
+-- seen_version: the account's own seen feed, advanced the same way as catalog_feed (row lock held
+-- until commit), so `GET /v1/seen?since=` cannot skip a push committed late by another device.
+CREATE TABLE IF NOT EXISTS accounts (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    created_at timestamptz NOT NULL,
+    seen_version bigint NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS devices (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    account_id uuid NOT NULL REFERENCES accounts (id),
+    name text,
+    token_hash bytea NOT NULL UNIQUE,  -- SHA-256 of the device token
+    created_at timestamptz NOT NULL,
+    revoked_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS devices_account ON devices (account_id);
+
+CREATE TABLE IF NOT EXISTS link_codes (
+    code_hash bytea PRIMARY KEY,  -- SHA-256 of the code
+    account_id uuid NOT NULL REFERENCES accounts (id),
+    expires_at timestamptz NOT NULL,
+    used_at timestamptz
+);
+
+-- The account's grow-only seen set: the first report of an offer wins (ON CONFLICT DO NOTHING).
+CREATE TABLE IF NOT EXISTS seen (
+    account_id uuid NOT NULL REFERENCES accounts (id),
+    offer_id uuid NOT NULL REFERENCES offers (id) ON DELETE CASCADE,
+    seen_at timestamptz NOT NULL,
+    version bigint NOT NULL,
+    PRIMARY KEY (account_id, offer_id)
+);
+CREATE INDEX IF NOT EXISTS seen_account_version ON seen (account_id, version);
+CREATE INDEX IF NOT EXISTS seen_offer ON seen (offer_id);
+
+CREATE TABLE IF NOT EXISTS redemptions (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    account_id uuid NOT NULL REFERENCES accounts (id),
+    offer_id uuid NOT NULL REFERENCES offers (id),
+    code text NOT NULL,
+    idempotency_key text,
+    created_at timestamptz NOT NULL,
+    UNIQUE (account_id, idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS redemptions_account_offer ON redemptions (account_id, offer_id);
+CREATE INDEX IF NOT EXISTS redemptions_offer ON redemptions (offer_id);
+
+COMMIT;
