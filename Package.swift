@@ -35,8 +35,11 @@ let package = Package(
         .target(name: "LoyaltyAPI", dependencies: ["CivilCalendar"]),
         .target(
             name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
-            // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary.
-            resources: [.embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml")]),
+            // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
+            resources: [
+                .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
+                .embedInCode("Resources/openapi.yaml"),
+            ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
         .executableTarget(

@@ -55,8 +55,6 @@ CREATE TABLE offers (
     per_shopper_limit integer NOT NULL DEFAULT 1 CHECK (per_shopper_limit >= 1),
     total_limit integer CHECK (total_limit >= 1),
     reshow_after_s integer CHECK (reshow_after_s >= 0),
-    -- Maintained by redemptions under the offer's row lock; not a catalog column.
-    redeemed_count integer NOT NULL DEFAULT 0,
     updated_at timestamptz NOT NULL,
     deleted_at timestamptz,
     version bigint NOT NULL,
@@ -111,19 +109,25 @@ CREATE TABLE accounts (
     seen_version bigint NOT NULL DEFAULT 0
 );
 
+-- Keys of the shopper tables hold the column they are to be distributed by (docs/SCALING.md): the account's,
+-- except for link_codes (by code) and redemption_totals (by offer).
+-- A device token names its account (DeviceToken.swift): it is looked up by (account, hash), and a token
+-- from before that by its hash alone; the unique index serves both.
 CREATE TABLE devices (
-    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    id uuid NOT NULL DEFAULT gen_random_uuid(),
     account_id uuid NOT NULL REFERENCES accounts (id),
     name text,
-    token_hash bytea NOT NULL UNIQUE,  -- SHA-256 of the device token
+    token_hash bytea NOT NULL,  -- SHA-256 of the device token
     created_at timestamptz NOT NULL,
-    revoked_at timestamptz
+    revoked_at timestamptz,
+    PRIMARY KEY (account_id, id),
+    CONSTRAINT devices_token_hash_account UNIQUE (token_hash, account_id)
 );
-CREATE INDEX devices_account ON devices (account_id);
 
+-- Spent by a device that knows only the code, so keyed by the code alone (and not co-located with accounts).
 CREATE TABLE link_codes (
     code_hash bytea PRIMARY KEY,  -- SHA-256 of the code
-    account_id uuid NOT NULL REFERENCES accounts (id),
+    account_id uuid NOT NULL,
     expires_at timestamptz NOT NULL,
     used_at timestamptz
 );
@@ -140,13 +144,21 @@ CREATE INDEX seen_account_version ON seen (account_id, version);
 CREATE INDEX seen_offer ON seen (offer_id);
 
 CREATE TABLE redemptions (
-    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    id uuid NOT NULL DEFAULT gen_random_uuid(),
     account_id uuid NOT NULL REFERENCES accounts (id),
     offer_id uuid NOT NULL REFERENCES offers (id),
     code text NOT NULL,
     idempotency_key text,
     created_at timestamptz NOT NULL,
+    PRIMARY KEY (account_id, id),
     UNIQUE (account_id, idempotency_key)
 );
 CREATE INDEX redemptions_account_offer ON redemptions (account_id, offer_id);
 CREATE INDEX redemptions_offer ON redemptions (offer_id);
+
+-- How often each offer was redeemed, the total limit's counter: its row lock serialises the offer's
+-- redemptions (Store.redeem). Created by the first redemption; kept out of `offers`, a catalog table.
+CREATE TABLE redemption_totals (
+    offer_id uuid PRIMARY KEY REFERENCES offers (id),
+    redeemed_count integer NOT NULL
+);

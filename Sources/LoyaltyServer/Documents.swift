@@ -3,7 +3,12 @@
 public enum Documents {
     /// Every file of migrations/, in order (MigrationTests checks that none is missing).
     public static var schema: DatabaseSchema {
-        DatabaseSchema(whole: String(decoding: PackageResources.schema_sql, as: UTF8.self), migrations: [])
+        DatabaseSchema(
+            whole: String(decoding: PackageResources.schema_sql, as: UTF8.self),
+            migrations: [
+                SchemaMigration(
+                    version: 2, name: "citus-fit", sql: String(decoding: PackageResources._002_citus_fit_sql, as: UTF8.self))
+            ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }
 }

@@ -165,12 +165,23 @@ public final class Store: Sendable {
 
     func statistics(retailerID: UUID) throws -> RetailerStatistics {
         let rows = try pool.withConnection { connection in
+            // The counters and the seen set are shopper-side (distributed) tables: each is read for the
+            // retailer's offers on its own, then joined to the offers (a reference table).
             try connection.query(
                 """
-                SELECT o.id, o.major, o.minor, o.title, o.total_limit, o.redeemed_count,
-                    (SELECT count(*) FROM seen s WHERE s.offer_id = o.id) AS seen_by
-                FROM offers o WHERE o.retailer_id = \(retailerID) AND o.deleted_at IS NULL
-                ORDER BY o.major, o.minor
+                WITH live AS (
+                    SELECT id, major, minor, title, total_limit FROM offers
+                    WHERE retailer_id = \(retailerID) AND deleted_at IS NULL),
+                redeemed AS (
+                    SELECT offer_id, redeemed_count FROM redemption_totals WHERE offer_id IN (SELECT id FROM live)),
+                seen_by AS (
+                    SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
+                    GROUP BY offer_id)
+                SELECT live.*, coalesce(redeemed.redeemed_count, 0) AS redeemed_count,
+                    coalesce(seen_by.seen_by, 0) AS seen_by
+                FROM live LEFT JOIN redeemed ON redeemed.offer_id = live.id
+                    LEFT JOIN seen_by ON seen_by.offer_id = live.id
+                ORDER BY live.major, live.minor
                 """
             )
         }
@@ -187,21 +198,29 @@ public final class Store: Sendable {
 
     /// Deletes for good the tombstones removed before `date` that no redemption refers to, and
     /// records the highest version deleted: cursors older than that can no longer be served (410).
+    /// Two statements, so that the delete from the catalog (reference tables) reads no shopper table.
     public func purgeTombstones(deletedBefore date: Date) throws {
         _ = try pool.withConnection { connection in
-            try connection.query(
-                """
-                WITH gone_offers AS (
-                    DELETE FROM offers o WHERE o.deleted_at < \(date)
-                        AND NOT EXISTS (SELECT 1 FROM redemptions r WHERE r.offer_id = o.id)
-                    RETURNING o.version),
-                gone_stores AS (DELETE FROM stores WHERE deleted_at < \(date) RETURNING version),
-                gone AS (SELECT version FROM gone_offers UNION ALL SELECT version FROM gone_stores)
-                UPDATE catalog_feed
-                SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
-                WHERE (SELECT count(*) FROM gone) > 0
-                """
-            )
+            try connection.transaction { connection in
+                let redeemed = try connection.query(
+                    """
+                    SELECT t.offer_id FROM redemption_totals t JOIN offers o ON o.id = t.offer_id
+                    WHERE o.deleted_at < \(date)
+                    """
+                ).map { row throws(PostgresError) in try row.decode("offer_id", as: UUID.self) }
+                return try connection.query(
+                    """
+                    WITH gone_offers AS (
+                        DELETE FROM offers WHERE deleted_at < \(date) AND id <> ALL(\(uuidArray(redeemed))::uuid[])
+                        RETURNING version),
+                    gone_stores AS (DELETE FROM stores WHERE deleted_at < \(date) RETURNING version),
+                    gone AS (SELECT version FROM gone_offers UNION ALL SELECT version FROM gone_stores)
+                    UPDATE catalog_feed
+                    SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
+                    WHERE (SELECT count(*) FROM gone) > 0
+                    """
+                )
+            }
         }
     }
 
@@ -339,8 +358,7 @@ public final class Store: Sendable {
             ORDER BY version
             """
         ).map { row throws(PostgresError) in try RetailStore(row: row) }
-        let retailerIDs =
-            "{" + Set(stores.map(\.retailerID)).map(\.uuidString).sorted().joined(separator: ",") + "}"
+        let retailerIDs = uuidArray(Set(stores.map(\.retailerID)).sorted { $0.uuidString < $1.uuidString })
         let retailers = try connection.query(
             "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
         ).map(CatalogRetailer.init(row:))
@@ -360,14 +378,16 @@ public final class Store: Sendable {
     // MARK: Accounts and devices
 
     func createAccount(deviceName: String?) throws -> DeviceCredentials {
-        let token = Secrets.token(prefix: deviceTokenPrefix)
+        // The id is drawn here, not by the database: the token names it.
+        let accountID = UUID()
+        let token = DeviceToken.issue(accountID: accountID)
         let now = clock()
         let row = try pool.withConnection { connection in
             try connection.query(
                 """
-                WITH account AS (INSERT INTO accounts (created_at) VALUES (\(now)) RETURNING id)
+                WITH account AS (INSERT INTO accounts (id, created_at) VALUES (\(accountID), \(now)))
                 INSERT INTO devices (account_id, name, token_hash, created_at)
-                SELECT id, \(deviceName), \(Secrets.digest(of: token)), \(now) FROM account
+                VALUES (\(accountID), \(deviceName), \(Secrets.digest(of: token)), \(now))
                 RETURNING id, account_id
                 """
             )[0]
@@ -376,29 +396,49 @@ public final class Store: Sendable {
             accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
     }
 
-    /// The live (not revoked) device whose token this is, looked up by the token's digest.
+    /// The live (not revoked) device whose token this is, looked up by the token's digest within the
+    /// account the token names (by the digest alone for a token from before tokens named it).
     func device(token: String) throws -> DeviceSession? {
         let digest = Secrets.digest(of: token)
         return try pool.withConnection { connection in
-            try Self.session(
-                connection.query(
-                    "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL"
-                ).first, digest: digest)
+            let rows =
+                if let accountID = DeviceToken.accountID(in: token) {
+                    try connection.query(
+                        """
+                        SELECT id, account_id, token_hash FROM devices
+                        WHERE account_id = \(accountID) AND token_hash = \(digest) AND revoked_at IS NULL
+                        """)
+                } else {
+                    try connection.query(
+                        "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL"
+                    )
+                }
+            return try Self.session(rows.first, digest: digest)
         }
     }
 
-    /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup
-    /// and the feed's head in one statement, all that a catalog request answered 304 costs.
+    /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup (as in
+    /// `device(token:)`) and the feed's head in one statement, all that a catalog request answered 304 costs.
     func catalogHead(deviceToken token: String) throws -> FeedCursor? {
         let digest = Secrets.digest(of: token)
         return try pool.withConnection { connection in
-            let row = try connection.query(
-                """
-                SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
-                FROM devices d CROSS JOIN catalog_feed f
-                WHERE d.token_hash = \(digest) AND d.revoked_at IS NULL
-                """
-            ).first
+            let rows =
+                if let accountID = DeviceToken.accountID(in: token) {
+                    try connection.query(
+                        """
+                        SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
+                        FROM devices d CROSS JOIN catalog_feed f
+                        WHERE d.account_id = \(accountID) AND d.token_hash = \(digest) AND d.revoked_at IS NULL
+                        """)
+                } else {
+                    try connection.query(
+                        """
+                        SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
+                        FROM devices d CROSS JOIN catalog_feed f
+                        WHERE d.token_hash = \(digest) AND d.revoked_at IS NULL
+                        """)
+                }
+            let row = rows.first
             guard try Self.session(row, digest: digest) != nil, let row else { return nil }
             return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
         }
@@ -434,24 +474,31 @@ public final class Store: Sendable {
     /// Spends a link code (once, before it expires) on a new device of the code's account.
     func linkDevice(code: String, name: String?) throws -> DeviceCredentials {
         let normalized = code.uppercased().filter { $0 != "-" && $0 != " " }
-        let token = Secrets.token(prefix: deviceTokenPrefix)
         let now = clock()
-        let row = try pool.withConnection { connection in
-            try connection.query(
-                """
-                WITH spent AS (
-                    UPDATE link_codes SET used_at = \(now)
-                    WHERE code_hash = \(Secrets.digest(of: normalized)) AND used_at IS NULL AND expires_at > \(now)
-                    RETURNING account_id)
-                INSERT INTO devices (account_id, name, token_hash, created_at)
-                SELECT account_id, \(name), \(Secrets.digest(of: token)), \(now) FROM spent
-                RETURNING id, account_id
-                """
-            ).first
+        // Two statements: the token names the account, which only the spent code tells.
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                guard
+                    let spent = try connection.query(
+                        """
+                        UPDATE link_codes SET used_at = \(now)
+                        WHERE code_hash = \(Secrets.digest(of: normalized)) AND used_at IS NULL AND expires_at > \(now)
+                        RETURNING account_id
+                        """
+                    ).first
+                else { throw StoreError.linkCodeInvalid }
+                let accountID: UUID = try spent.decode("account_id")
+                let token = DeviceToken.issue(accountID: accountID)
+                let device = try connection.query(
+                    """
+                    INSERT INTO devices (account_id, name, token_hash, created_at)
+                    VALUES (\(accountID), \(name), \(Secrets.digest(of: token)), \(now))
+                    RETURNING id
+                    """
+                )[0]
+                return DeviceCredentials(accountID: accountID, deviceID: try device.decode("id"), deviceToken: token)
+            }
         }
-        guard let row else { throw StoreError.linkCodeInvalid }
-        return DeviceCredentials(
-            accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
     }
 
     func devices(of session: DeviceSession) throws -> DeviceList {
@@ -534,9 +581,12 @@ public final class Store: Sendable {
 
     // MARK: Redemptions
 
-    /// Redeems under the offer's row lock, so the limit check and the insert are one step for every
-    /// concurrent request. With an idempotency key already used by this account, answers the first
-    /// redemption (`created` false) instead.
+    /// Redeems under the row lock of the offer's counter (`redemption_totals`), so the limit checks and the
+    /// insert are one step for every concurrent request for the offer. The counter goes up first and the
+    /// checks follow in a snapshot taken after the lock, which counts every redemption committed before it;
+    /// a failed check rolls the step back. The counter and the redemption are written by two
+    /// single-row statements on their own keys (the offer's, the account's): see docs/SCALING.md. With an
+    /// idempotency key already used by this account, answers the first redemption (`created` false) instead.
     func redeem(offerID: UUID, accountID: UUID, idempotencyKey: String?) throws -> (
         redemption: Redemption, created: Bool
     ) {
@@ -544,20 +594,34 @@ public final class Store: Sendable {
         do {
             return try pool.withConnection { connection in
                 try connection.transaction { connection in
+                    let redeemed: Int
+                    do {
+                        redeemed = try connection.query(
+                            """
+                            INSERT INTO redemption_totals AS t (offer_id, redeemed_count) VALUES (\(offerID), 1)
+                            ON CONFLICT (offer_id) DO UPDATE SET redeemed_count = t.redeemed_count + 1
+                            RETURNING redeemed_count
+                            """
+                        )[0].decode("redeemed_count")
+                    } catch let error as PostgresError where error.sqlState == "23503" {
+                        throw StoreError.notFound  // the counter's foreign key: there is no such offer
+                    }
                     guard
                         let offer = try connection.query(
                             """
-                            SELECT deleted_at, starts_at, ends_at, per_shopper_limit, total_limit, redeemed_count
-                            FROM offers WHERE id = \(offerID) FOR UPDATE
+                            SELECT o.deleted_at, o.starts_at, o.ends_at, o.per_shopper_limit, o.total_limit,
+                                (SELECT count(*) FROM redemptions
+                                    WHERE account_id = \(accountID) AND offer_id = o.id) AS mine,
+                                first.id, first.offer_id, first.code, first.created_at
+                            FROM offers o
+                                LEFT JOIN redemptions first
+                                    ON first.account_id = \(accountID) AND first.idempotency_key = \(idempotencyKey)
+                            WHERE o.id = \(offerID)
                             """
                         ).first
                     else { throw StoreError.notFound }
-                    if let idempotencyKey,
-                        let first = try previousRedemption(
-                            connection, accountID: accountID, key: idempotencyKey)
-                    {
-                        guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
-                        return (first, false)
+                    if try offer.decode("id", as: UUID?.self) != nil {
+                        throw Replayed(redemption: try Redemption(row: offer))
                     }
                     if try offer.decode("deleted_at", as: Date?.self) != nil {
                         throw StoreError.offerUnavailable("the offer was removed")
@@ -568,18 +632,10 @@ public final class Store: Sendable {
                     if let endsAt = try offer.decode("ends_at", as: Date?.self), now >= endsAt {
                         throw StoreError.offerUnavailable("the offer has ended")
                     }
-                    if let totalLimit = try offer.decode("total_limit", as: Int?.self),
-                        try offer.decode("redeemed_count", as: Int.self) >= totalLimit
-                    {
+                    if let totalLimit = try offer.decode("total_limit", as: Int?.self), redeemed > totalLimit {
                         throw StoreError.limitReached("the offer is sold out")
                     }
-                    let mine: Int = try connection.query(
-                        """
-                        SELECT count(*) AS mine FROM redemptions
-                        WHERE account_id = \(accountID) AND offer_id = \(offerID)
-                        """
-                    )[0].decode("mine")
-                    if mine >= (try offer.decode("per_shopper_limit", as: Int.self)) {
+                    if try offer.decode("mine", as: Int.self) >= (try offer.decode("per_shopper_limit", as: Int.self)) {
                         throw StoreError.limitReached("this account has redeemed the offer as often as it may")
                     }
                     let row = try connection.query(
@@ -589,11 +645,12 @@ public final class Store: Sendable {
                         RETURNING id, offer_id, code, created_at
                         """
                     )[0]
-                    try connection.query(
-                        "UPDATE offers SET redeemed_count = redeemed_count + 1 WHERE id = \(offerID)")
                     return (try Redemption(row: row), true)
                 }
             }
+        } catch let replay as Replayed {
+            guard replay.redemption.offerID == offerID else { throw StoreError.idempotencyKeyReused }
+            return (replay.redemption, false)
         } catch let error as PostgresError where error.isUniqueViolation {
             // The same key raced in at another offer and committed first: answer as a replay would.
             guard let idempotencyKey,
@@ -604,6 +661,12 @@ public final class Store: Sendable {
             guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
             return (first, false)
         }
+    }
+
+    /// The redemption an idempotency key already made: thrown out of the transaction, so that the counter
+    /// it raised is rolled back.
+    private struct Replayed: Error {
+        var redemption: Redemption
     }
 
     func redemptions(accountID: UUID) throws -> RedemptionList {
@@ -644,6 +707,11 @@ let linkCodeLifetime: TimeInterval = 10 * 60
 /// The most rows a catalog page holds, and the size of a page asked without `limit`: a 100,000-offer
 /// catalog comes in ten pages, so the server builds one while the client stores the one before.
 let catalogPageLimit = 10_000
+
+/// A PostgreSQL array literal of uuids, bound as one parameter and cast with `::uuid[]`.
+private func uuidArray(_ ids: [UUID]) -> String {
+    "{" + ids.map(\.uuidString).joined(separator: ",") + "}"
+}
 
 extension Offer {
     init(row: PostgresRow) throws(PostgresError) {

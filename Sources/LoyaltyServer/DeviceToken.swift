@@ -1,0 +1,21 @@
+import Foundation
+
+/// A device token names its account: `ld_` + base64url(the account id's 16 bytes + 32 random bytes). The
+/// lookup then reads the account's rows only (one shard once devices are distributed by account, see
+/// docs/SCALING.md). Tokens issued before carry 32 random bytes and no account; they keep working, looked
+/// up by their digest alone.
+enum DeviceToken {
+    static func issue(accountID: UUID) -> String {
+        deviceTokenPrefix + Secrets.base64URL(withUnsafeBytes(of: accountID.uuid, Array.init) + Secrets.randomBytes(32))
+    }
+
+    /// The account a token names; nil for a token from before, or one that is not a device token at all.
+    static func accountID(in token: String) -> UUID? {
+        guard token.hasPrefix(deviceTokenPrefix), token.utf8.count == deviceTokenPrefix.utf8.count + 64,
+            let bytes = Secrets.decodeBase64URL(String(token.dropFirst(deviceTokenPrefix.count))), bytes.count == 48
+        else { return nil }
+        var uuid = UUID().uuid
+        withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes[..<16]) }
+        return UUID(uuid: uuid)
+    }
+}

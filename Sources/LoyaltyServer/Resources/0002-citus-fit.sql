@@ -1,0 +1,1 @@
+../../../migrations/0002-citus-fit.sql
