@@ -193,10 +193,11 @@ def redemption_rows(server):
 
 def consistency(server):
     """Offers whose counter differs from their rows, and rows over a limit."""
-    drift = server.sql("SELECT count(*) FROM offers o WHERE o.redeemed_count <> "
+    counted = "coalesce((SELECT t.redeemed_count FROM redemption_totals t WHERE t.offer_id = o.id), 0)"
+    drift = server.sql("SELECT count(*) FROM offers o WHERE " + counted + " <> "
                        "(SELECT count(*) FROM redemptions r WHERE r.offer_id = o.id)")[0][0]
     over = server.sql(
-        "SELECT count(*) FROM offers o WHERE (o.total_limit IS NOT NULL AND o.redeemed_count > o.total_limit) OR "
+        "SELECT count(*) FROM offers o WHERE (o.total_limit IS NOT NULL AND " + counted + " > o.total_limit) OR "
         "EXISTS (SELECT 1 FROM redemptions r WHERE r.offer_id = o.id GROUP BY r.account_id "
         "HAVING count(*) > o.per_shopper_limit)")[0][0]
     return int(drift), int(over)

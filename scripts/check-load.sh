@@ -82,7 +82,8 @@ over_shopper=$(server_psql "$work/server" "SELECT count(*) FROM (SELECT r.offer_
   GROUP BY r.offer_id, r.account_id) g WHERE n > l")
 over_total=$(server_psql "$work/server" "SELECT count(*) FROM offers o WHERE o.total_limit IS NOT NULL AND
   (SELECT count(*) FROM redemptions r WHERE r.offer_id = o.id) > o.total_limit")
-counter_drift=$(server_psql "$work/server" "SELECT count(*) FROM offers o WHERE o.redeemed_count <>
+counter_drift=$(server_psql "$work/server" "SELECT count(*) FROM offers o WHERE
+  coalesce((SELECT t.redeemed_count FROM redemption_totals t WHERE t.offer_id = o.id), 0) <>
   (SELECT count(*) FROM redemptions r WHERE r.offer_id = o.id)")
 echo "database: $rows redemption rows; $answered answered 201, of which $missing have no row;" \
   "pairs over the per-shopper limit: $over_shopper; offers over the total limit: $over_total;" \

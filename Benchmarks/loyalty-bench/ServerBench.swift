@@ -21,17 +21,22 @@ private let catalogSize = 100_000
     // pgbench's client n acts as wrk's connection n: the same device, hence the same account.
     let connection = try server.connect()
     try connection.execute(
-        script: "CREATE TABLE bench_clients (client_id int PRIMARY KEY, token_hash bytea NOT NULL)")
+        script: "CREATE TABLE bench_clients (client_id int PRIMARY KEY, account_id uuid NOT NULL, token_hash bytea NOT NULL)")
     for (index, token) in tokens.enumerated() {
+        // The account the token names (DeviceToken), as the server reads it from the token.
         try connection.query(
-            "INSERT INTO bench_clients SELECT \(index), sha256(convert_to(\(token), 'UTF8'))")
+            """
+            INSERT INTO bench_clients SELECT \(index), account_id, token_hash FROM devices
+            WHERE token_hash = sha256(convert_to(\(token), 'UTF8'))
+            """)
     }
     let load = Load(server: server, tokens: tokens)
 
     // The server's statements for a device request: the token lookup, then the endpoint's own.
     let authenticate = """
         SELECT id, account_id AS acct, token_hash FROM devices
-        WHERE token_hash = (SELECT token_hash FROM bench_clients WHERE client_id = :client_id)
+        WHERE account_id = (SELECT account_id FROM bench_clients WHERE client_id = :client_id)
+            AND token_hash = (SELECT token_hash FROM bench_clients WHERE client_id = :client_id)
             AND revoked_at IS NULL \\gset
         """
 
@@ -108,14 +113,16 @@ private let catalogSize = 100_000
         \\set k random(1, 1000000000000)
         \(authenticate)
         BEGIN;
-        SELECT deleted_at, starts_at, ends_at, per_shopper_limit, total_limit, redeemed_count
-        FROM offers WHERE id = \(offer) FOR UPDATE;
-        SELECT id, offer_id, code, created_at FROM redemptions WHERE account_id = :acct AND idempotency_key = 'pg' || :k;
-        SELECT count(*) AS mine FROM redemptions WHERE account_id = :acct AND offer_id = \(offer);
+        INSERT INTO redemption_totals AS t (offer_id, redeemed_count) VALUES (\(offer), 1)
+        ON CONFLICT (offer_id) DO UPDATE SET redeemed_count = t.redeemed_count + 1 RETURNING redeemed_count;
+        SELECT o.deleted_at, o.starts_at, o.ends_at, o.per_shopper_limit, o.total_limit,
+            (SELECT count(*) FROM redemptions WHERE account_id = :acct AND offer_id = o.id) AS mine,
+            first.id, first.offer_id, first.code, first.created_at
+        FROM offers o LEFT JOIN redemptions first ON first.account_id = :acct AND first.idempotency_key = 'pg' || :k
+        WHERE o.id = \(offer);
         INSERT INTO redemptions (account_id, offer_id, code, idempotency_key, created_at)
         VALUES (:acct, \(offer), 'ABCDE12345', 'pg' || :k, now())
         RETURNING id, offer_id, code, created_at;
-        UPDATE offers SET redeemed_count = redeemed_count + 1 WHERE id = \(offer);
         COMMIT;
 
         """)

@@ -99,8 +99,14 @@ public enum ServerCommand {
         limits.threads = max(limits.threads, 16)
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
         let change = try store.migrate(to: schema)
-        if options.migrateOnly || change != .current(version: schema.version) { announce(change.description) }
-        if options.migrateOnly { return }
+        if options.migrateOnly {
+            announce(change.description)
+            return
+        }
+        // On stderr: stdout's first line is the address, which scripts and tests wait for.
+        if change != .current(version: schema.version) {
+            FileHandle.standardError.write(Data("loyalty-server: \(change)\n".utf8))
+        }
         try store.purgeTombstones(deletedBefore: Date().addingTimeInterval(-tombstoneRetention))
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
         let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
