@@ -38,7 +38,7 @@ let package = Package(
             // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary.
             resources: [.embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml")]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
-        .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
+        .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer", "LoyaltyAPI"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
         .executableTarget(
