@@ -111,7 +111,7 @@ extension CommandSpec {
                 lines.append("            commands=(\(described.joined(separator: " ")))")
                 specs.append(quoted("1: :->command"))
             }
-            lines.append("            _arguments -s \(specs.joined(separator: " ")) && ret=0 ;;")
+            lines.append("            _arguments \(specs.joined(separator: " ")) && ret=0 ;;")
         }
         lines += [
             "    esac",

@@ -193,6 +193,8 @@ import Testing
             .compactMap { $0.split(separator: " ").first.flatMap { $0.hasPrefix("--") ? String($0) : nil } }
         #expect(serverBash.stdout.split(whereSeparator: \.isWhitespace).map(String.init) == serverOptions)
 
+        #expect(try loyalty.run(["--generate-completion-script", "tcsh"]).status == 64)
+
         // zsh: the scripts parse (completing needs a terminal, which a test does not have).
         for file in ["_loyalty", "_loyalty-server"] {
             let zsh = try Binary(at: "zsh").run(["-n", share.appendingPathComponent("zsh/site-functions/\(file)").path])
