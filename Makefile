@@ -1,11 +1,12 @@
 # loyalty: a new user runs `make demo` and `make test`; everything else is for developers.
 SHELL := /bin/bash
 APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-dev libsqlite3-dev \
-                postgresql pkg-config tshark gpsd gpsd-clients
+                postgresql pkg-config tshark gpsd gpsd-clients \
+                systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: deps build release test demo bench check fuzz clean
+.PHONY: deps build release test demo bench check fuzz clean install uninstall
 
 # Install only the Debian packages that are missing.
 deps:
@@ -47,6 +48,21 @@ fuzz: deps
 # Everything that proves it holds, with bounded times: fuzzing, API fuzzing, faults, load; a summary table.
 check: deps
 	scripts/check.sh
+
+# Release builds, man pages, bash/zsh/fish completions and the systemd unit into $(DESTDIR)$(PREFIX)
+# (scripts/install.sh says what goes where). SETCAP=1 also gives loyalty the capabilities live scanning
+# needs; without it the setcap command is printed. `make uninstall` with the same PREFIX/DESTDIR removes it all.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SETCAP ?= 0
+install: deps
+	swift build -c release --product loyalty $(SWIFT_FLAGS)
+	swift build -c release --product loyalty-server $(SWIFT_FLAGS)
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SETCAP="$(SETCAP)" \
+	  scripts/install.sh install "$$(swift build -c release --show-bin-path)"
+
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh uninstall
 
 clean:
 	rm -rf .build

@@ -41,7 +41,7 @@ let package = Package(
                 .embedInCode("Resources/openapi.yaml"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
-        .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer"]),
+        .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer", "LoyaltyAPI"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
         .executableTarget(

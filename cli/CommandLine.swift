@@ -30,6 +30,8 @@ struct CommandSpec: Sendable {
     var discussion = ""
     var options: [OptionSpec] = []
     var subcommands: [CommandSpec] = []
+    /// The root's release: `--version` prints it.
+    var version: String? = nil
     var run: (@Sendable (ParsedArguments) throws -> Void)? = nil
 }
 
@@ -131,6 +133,16 @@ extension CommandSpec {
         if arguments.contains("--help") || arguments.contains("-h") {
             return printOut(help(path: path))
         }
+        if let version, arguments.contains("--version") {
+            return printOut("\(name) \(version)")
+        }
+        if version != nil, let index = arguments.firstIndex(of: "--generate-completion-script") {
+            let shell = arguments[(index + 1)...].first ?? ""
+            guard let script = completionScript(shell: shell) else {
+                throw UsageError("--generate-completion-script needs bash, zsh or fish", commandPath: path)
+            }
+            return printOut(script)
+        }
         guard let run else {
             if let first = arguments.first {
                 throw UsageError("unknown command '\(first)'", commandPath: path)
@@ -195,7 +207,7 @@ extension CommandSpec {
             }
             text += "\n  See '\(path) <command> --help' for a command's options.\n"
         }
-        let shown = options + [.flag("help", "Show this help.")]
+        let shown = shownOptions
         text += "\nOPTIONS:\n"
         let labels = shown.map { "--\($0.name)" + ($0.valueName.map { " \($0)" } ?? "") }
         let width = labels.map(\.count).max() ?? 0
@@ -203,6 +215,20 @@ extension CommandSpec {
             text += "  \(label.padding(width))  \(option.help)\n"
         }
         return text
+    }
+}
+
+extension CommandSpec {
+    /// The options `--help` lists: the command's own, the root's built-ins, and --help.
+    var shownOptions: [OptionSpec] {
+        let builtIns: [OptionSpec] =
+            version == nil
+            ? []
+            : [
+                .flag("version", "Show the version."),
+                .value("generate-completion-script", "SHELL", "Print the completion script for bash, zsh or fish."),
+            ]
+        return options + builtIns + [.flag("help", "Show this help.")]
     }
 }
 

@@ -1,3 +1,5 @@
+import LoyaltyAPI
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -9,7 +11,8 @@ let loyalty = CommandSpec(
     subcommands: [
         scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
         offersCommand, historyCommand, redeemCommand, retailerCommand,
-    ]
+    ],
+    version: Release.version
 )
 
 exit(loyalty.main(Array(CommandLine.arguments.dropFirst())))

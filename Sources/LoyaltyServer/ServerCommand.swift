@@ -3,8 +3,8 @@ import Foundation
 import HTTPServer
 import Postgres
 
-/// `loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR] [--help]`: configuration from arguments and
-/// the environment (DATABASE_URL, LOYALTY_ADMIN_TOKEN).
+/// `loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR] [--version] [--help]`: configuration from
+/// arguments and the environment (DATABASE_URL, LOYALTY_LISTEN, LOYALTY_ADMIN_TOKEN); an argument wins.
 public struct ServerOptions: Equatable, Sendable {
     public var host = "127.0.0.1"
     public var port: UInt16 = 8080
@@ -14,6 +14,8 @@ public struct ServerOptions: Equatable, Sendable {
     public var operatorToken: String?
     /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
     public var migrateOnly = false
+    /// `--version`: print the release and exit.
+    public var versionRequested = false
 
     public static let usage = """
         usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR]
@@ -25,10 +27,12 @@ public struct ServerOptions: Equatable, Sendable {
           --listen HOST:PORT  address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one)
           --data-dir DIR      state directory (default ~/.local/share/loyalty-server): the embedded
                               PostgreSQL cluster in DIR/pg and the generated operator token in DIR/admin-token
+          --version           print the version
           --help              show this text
 
         environment:
           DATABASE_URL         use this PostgreSQL instead of the embedded cluster
+          LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
           LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
         """
 
@@ -48,6 +52,9 @@ public struct ServerOptions: Equatable, Sendable {
         var options = ServerOptions(dataDirectory: dataHome.appendingPathComponent("loyalty-server"))
         options.databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         options.operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        if let listen = environment["LOYALTY_LISTEN"], !listen.isEmpty {
+            (options.host, options.port) = try address(listen, from: "LOYALTY_LISTEN")
+        }
         var remaining = arguments[...]
         if remaining.first == "migrate" {
             remaining.removeFirst()
@@ -57,12 +64,10 @@ public struct ServerOptions: Equatable, Sendable {
             switch argument {
             case "--help", "-h":
                 return nil
+            case "--version":
+                options.versionRequested = true
             case "--listen":
-                guard let value = remaining.popFirst(), let colon = value.lastIndex(of: ":"),
-                    let port = UInt16(value[value.index(after: colon)...]), colon != value.startIndex
-                else { throw UsageError(description: "--listen needs HOST:PORT, e.g. 127.0.0.1:8080") }
-                options.host = String(value[..<colon])
-                options.port = port
+                (options.host, options.port) = try address(remaining.popFirst() ?? "", from: "--listen")
             case "--data-dir":
                 guard let value = remaining.popFirst(), !value.isEmpty else {
                     throw UsageError(description: "--data-dir needs a directory")
@@ -73,6 +78,13 @@ public struct ServerOptions: Equatable, Sendable {
             }
         }
         return options
+    }
+
+    private static func address(_ value: String, from source: String) throws(UsageError) -> (String, UInt16) {
+        guard let colon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: colon)...]),
+            colon != value.startIndex
+        else { throw UsageError(description: "\(source) needs HOST:PORT, e.g. 127.0.0.1:8080") }
+        return (String(value[..<colon]), port)
     }
 }
 

@@ -1,10 +1,15 @@
 import Foundation
+import LoyaltyAPI
 import LoyaltyServer
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     guard let options = try ServerOptions.parse(arguments, environment: ProcessInfo.processInfo.environment) else {
         print(ServerOptions.usage)
+        exit(0)
+    }
+    if options.versionRequested {
+        print("loyalty-server \(Release.version)")
         exit(0)
     }
     try ServerCommand.run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema)

@@ -11,6 +11,15 @@ struct Binary {
         url = buildDirectory.appendingPathComponent(name)
     }
 
+    /// A program elsewhere: an installed copy, or a tool on PATH (`Binary(at: "bash")`, through env(1)).
+    init(at path: String) {
+        url = URL(fileURLWithPath: path.contains("/") ? path : "/usr/bin/env")
+        leadingArguments = path.contains("/") ? [] : [path]
+    }
+
+    /// Arguments that come before the caller's: the tool's name when it is run through env(1).
+    private var leadingArguments: [String] = []
+
     struct Result {
         let status: Int32
         let stdout: String
@@ -29,7 +38,7 @@ struct Binary {
     func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double? = nil) throws -> Result {
         let process = Process()
         process.executableURL = url
-        process.arguments = arguments
+        process.arguments = leadingArguments + arguments
         // Client state never lands in the user's home: each run gets this process's scratch home unless told.
         let scratch = ["LOYALTY_HOME": scratchHome.path, "LOYALTY_SERVER": "http://127.0.0.1:9"]
         process.environment = ProcessInfo.processInfo.environment.merging(scratch) { $1 }.merging(environment) { $1 }

@@ -49,6 +49,20 @@ import Testing
             try ServerOptions.parse(["--listen", "8080"], environment: [:])
         }
         #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--bogus"], environment: [:]) }
+        #expect(try ServerOptions.parse(["--version"], environment: environment)?.versionRequested == true)
+        #expect(defaults.versionRequested == false)
+    }
+
+    @Test func listenAddressComesFromTheEnvironmentUnlessGiven() throws {
+        let environment = ["HOME": "/home/shopper", "LOYALTY_LISTEN": "0.0.0.0:9000"]
+        let fromEnvironment = try #require(try ServerOptions.parse([], environment: environment))
+        #expect(fromEnvironment.host == "0.0.0.0" && fromEnvironment.port == 9000)
+        let fromArgument = try #require(
+            try ServerOptions.parse(["--listen", "127.0.0.1:8081"], environment: environment))
+        #expect(fromArgument.host == "127.0.0.1" && fromArgument.port == 8081)
+        #expect(throws: ServerOptions.UsageError.self) {
+            try ServerOptions.parse([], environment: ["HOME": "/", "LOYALTY_LISTEN": "9000"])
+        }
     }
 }
 
