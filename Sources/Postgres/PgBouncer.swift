@@ -26,10 +26,14 @@ public final class PgBouncer: @unchecked Sendable {  // immutable after init
     /// Starts PgBouncer in front of `cluster` (starting the cluster if needed) and waits until it accepts logins.
     /// `poolSize` is `default_pool_size`; `maxServerConnections` caps the server connections of all pools.
     /// Idle server connections close after `serverIdleTimeout` seconds, so the pools of databases no longer in
-    /// use give their connections back to the ones in use.
+    /// use give their connections back to the ones in use. A client waits at most `queryWaitTimeout` seconds
+    /// for a server connection, then is disconnected: PgBouncer's default (120 s) would hold every request for
+    /// two minutes while PostgreSQL is down, where the service should answer 503 at once. After a failed server
+    /// login PgBouncer retries after 1 s (not 15), so the service recovers as soon as PostgreSQL is back.
     public init(
         frontOf cluster: EmbeddedPostgres, poolSize: Int = PgBouncer.defaultPoolSize,
-        maxServerConnections: Int = PgBouncer.defaultMaxServerConnections, serverIdleTimeout: Int = 2
+        maxServerConnections: Int = PgBouncer.defaultMaxServerConnections, serverIdleTimeout: Int = 2,
+        queryWaitTimeout: Int = 5
     ) throws(PostgresError) {
         let socket = try cluster.socket()
         let binary = try Self.findBinary()
@@ -71,6 +75,8 @@ public final class PgBouncer: @unchecked Sendable {  // immutable after init
                 default_pool_size = \(poolSize)
                 max_user_connections = \(maxServerConnections)
                 server_idle_timeout = \(serverIdleTimeout)
+                query_wait_timeout = \(queryWaitTimeout)
+                server_login_retry = 1
                 autodb_idle_timeout = 60
                 logfile = \(logFile.path)
                 pidfile = \(directory.appendingPathComponent("pgbouncer.pid").path)

@@ -59,3 +59,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: bouncer.directory.path))
     }
 }
+
+@Suite struct PgBouncerOutageTests {
+    /// PostgreSQL stopped behind PgBouncer: a caller gets `.unavailable` (the server's 503) once PgBouncer gives
+    /// up waiting for a server connection (query_wait_timeout), and the same pool works again once PostgreSQL is
+    /// back.
+    @Test func aDatabaseDownBehindPgBouncerIsUnavailableAndRecovers() throws {
+        let directory = temporaryDirectory()
+        let cluster = EmbeddedPostgres(directory: directory, log: { _ in })
+        defer {
+            cluster.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        _ = try cluster.createDatabase("outage")
+        let bouncer = try PgBouncer(frontOf: cluster, queryWaitTimeout: 1)
+        defer { bouncer.stop() }
+        let pool = PostgresPool(conninfo: bouncer.conninfo(database: "outage"), size: 2)
+        #expect(try pool.withConnection { try $0.query("SELECT 1 AS one")[0].decode("one", as: Int.self) } == 1)
+
+        cluster.stop()
+        let error = #expect(throws: PostgresError.self) { try pool.withConnection { try $0.query("SELECT 1") } }
+        #expect(error?.kind == .unavailable)
+
+        _ = try cluster.start()
+        var recovered = false
+        for _ in 0..<100 where !recovered {
+            recovered = (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
+            if !recovered { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(recovered)
+    }
+}
