@@ -1,7 +1,7 @@
 # loyalty: a new user runs `make demo` and `make test`; everything else is for developers.
 SHELL := /bin/bash
 APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-dev libsqlite3-dev \
-                postgresql pkg-config tshark gpsd gpsd-clients \
+                postgresql pkg-config tshark gpsd gpsd-clients pgbouncer \
                 systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
@@ -45,7 +45,8 @@ bench: deps
 fuzz: deps
 	scripts/fuzz.sh
 
-# Everything that proves it holds, with bounded times: fuzzing, API fuzzing, faults, load; a summary table.
+# Everything that proves it holds, with bounded times: fuzzing, API fuzzing, faults, load, the server tests through
+# PgBouncer; a summary table.
 check: deps
 	scripts/check.sh
 

@@ -63,6 +63,6 @@ let package = Package(
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Beacons", "Geofencing"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Beacons", "Geofencing", "HTTPClient", "Postgres"]),
     ]
 )

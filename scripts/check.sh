@@ -4,11 +4,12 @@
 #   api     schemathesis on every operation of openapi.yaml against a live server (CHECK_API_EXAMPLES, 50)
 #   faults  PostgreSQL stopped, server and client SIGKILLed, network cut (scripts/check-faults.py)
 #   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
-# CHECK_PARTS="fuzz api faults load" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
+#   pgbouncer  the server test suite and the two-instance test with every pool behind PgBouncer (transaction pooling)
+# CHECK_PARTS="fuzz api faults load pgbouncer" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-parts=${CHECK_PARTS:-"fuzz api faults load"}
+parts=${CHECK_PARTS:-"fuzz api faults load pgbouncer"}
 logs="$root/.build/check"
 mkdir -p "$logs"
 swift build -c release --product loyalty-server >/dev/null && swift build -c release --product loyalty >/dev/null \
@@ -51,6 +52,22 @@ for part in $parts; do
       row "load (wrk, ${CHECK_LOAD_SECONDS:-60} s)" \
         "${rate:-?} req/s at $connections connections, p50 $p50 ms, p99 $p99 ms, $errors 5xx, $redemptions redemptions checked" \
         "${verdict:-fail}"
+      ;;
+    pgbouncer)
+      if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
+        sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+        $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq pgbouncer
+      fi
+      { swift build --build-tests && LOYALTY_TEST_PGBOUNCER=1 swift test --skip-build \
+          --filter 'LoyaltyServerTests|EndToEndTests.TwoInstanceTests'; } 2>&1 | tee "$logs/pgbouncer.log"
+      status=${PIPESTATUS[0]}
+      tests=$(grep -oE 'Test run with [0-9]+ tests' "$logs/pgbouncer.log" | tail -1 | grep -oE '[0-9]+')
+      failing=$(grep -cE '^✘ Test .*(failed|recorded an issue)' "$logs/pgbouncer.log")
+      verdict=pass
+      [ "$status" -ne 0 ] && verdict=fail
+      row "pgbouncer (server tests)" \
+        "${tests:-0} tests with the pool behind $(/usr/sbin/pgbouncer --version 2>/dev/null | head -1) (transaction pooling), $failing issues" \
+        "$verdict"
       ;;
     *) echo "unknown part '$part'" >&2; exit 64 ;;
   esac

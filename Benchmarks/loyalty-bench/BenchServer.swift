@@ -21,10 +21,15 @@ final class BenchServer {
     let work: URL
     private let process: Process
     private let operatorToken: String
+    /// With `throughPgBouncer`: the cluster this bench started, and PgBouncer in front of it.
+    private var cluster: EmbeddedPostgres?
+    private var bouncer: PgBouncer?
     private let http = HTTPClient()
 
-    /// Starts the server with its data in a new temporary directory and waits for its URL.
-    init() throws {
+    /// Starts the server with its data in a new temporary directory and waits for its URL. With
+    /// `throughPgBouncer`, the bench starts the cluster and PgBouncer (transaction pooling, one server
+    /// connection per server thread) in front of it, and the server reaches it through PgBouncer.
+    init(throughPgBouncer: Bool = false) throws {
         var template = Array(
             FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bench-XXXXXX")
                 .path.utf8CString)
@@ -44,6 +49,14 @@ final class BenchServer {
             "LOYALTY_ADMIN_TOKEN": operatorToken
         ]) {
             $1
+        }
+        if throughPgBouncer {
+            let cluster = EmbeddedPostgres(directory: work.appendingPathComponent("server/pg"))
+            _ = try cluster.start()
+            let bouncer = try PgBouncer(frontOf: cluster, poolSize: 16)
+            process.environment?["DATABASE_URL"] = bouncer.conninfo(database: "postgres")
+            self.cluster = cluster
+            self.bouncer = bouncer
         }
         let out = Pipe()
         process.standardOutput = out
@@ -71,6 +84,8 @@ final class BenchServer {
     func stop() {
         process.terminate()
         process.waitUntilExit()
+        bouncer?.stop()
+        cluster?.stop()
         try? FileManager.default.removeItem(at: work)
     }
 

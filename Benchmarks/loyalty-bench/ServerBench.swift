@@ -42,13 +42,7 @@ private let catalogSize = 100_000
 
     // GET /v1/catalog with a current ETag.
     let etag = try wholeCatalog(server, token: tokens[0]).etag
-    let notModified = try load.wrk(
-        "catalog-304",
-        """
-        function request()
-            return wrk.format("GET", "/v1/catalog", {["Authorization"] = "Bearer " .. token, ["If-None-Match"] = '\(etag)'})
-        end
-        """)
+    let notModified = try load.wrk("catalog-304", notModifiedScript(etag: etag))
     let headReference = try load.pgbench(
         "catalog-304", authenticate + "\nSELECT generation, version FROM catalog_feed;\n")
     record(
@@ -59,20 +53,7 @@ private let catalogSize = 100_000
         target: ">= 8,000 req/s", met: notModified.rate >= 8_000 && notModified.clean)
 
     // POST /v1/seen, 10 random offers per push.
-    let seen = try load.wrk(
-        "seen",
-        """
-        function request()
-            local items = {}
-            for i = 1, 10 do
-                items[i] = string.format('{"offer_id":"00000000-0000-4000-8000-%012x","seen_at":"2025-06-01T12:00:00Z"}',
-                    math.random(1, \(catalogSize)))
-            end
-            return wrk.format("POST", "/v1/seen",
-                {["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json"},
-                '{"items":[' .. table.concat(items, ",") .. ']}')
-        end
-        """)
+    let seen = try load.wrk("seen", seenScript(offers: catalogSize))
     let seenReference = try load.pgbench(
         "seen",
         """
@@ -158,6 +139,58 @@ private let catalogSize = 100_000
         "full catalog of \(catalogSize) offers",
         String(format: "%.3f s, %.1f MB (median of 3)", full, Double(fullBytes) / 1e6), target: "< 1 s",
         met: full < 1)
+}
+
+/// The same server on the same kind of cluster, straight and through PgBouncer in transaction pooling mode:
+/// the price of the extra hop on the cheapest read (a 304) and on a write (POST /v1/seen).
+@MainActor func benchPgBouncer() throws {
+    print("\n== pgbouncer: loyalty-server straight to PostgreSQL and through PgBouncer, \(connections) connections")
+    var rates: [String: [Load.Result]] = [:]
+    for variant in ["direct", "pgbouncer"] {
+        let server = try BenchServer(throughPgBouncer: variant == "pgbouncer")
+        defer { server.stop() }
+        try server.seedCatalog(offers: 1_000)
+        let load = Load(server: server, tokens: try (0..<connections).map { _ in try server.createDevice() })
+        let etag = try wholeCatalog(server, token: load.tokens[0]).etag
+        let notModified = try load.wrk("catalog-304", notModifiedScript(etag: etag))
+        let seen = try load.wrk("seen", seenScript(offers: 1_000))
+        rates[variant] = [notModified, seen]
+    }
+    for (index, name) in ["GET /v1/catalog 304 through PgBouncer", "POST /v1/seen through PgBouncer"].enumerated() {
+        let direct = rates["direct"]![index]
+        let pooled = rates["pgbouncer"]![index]
+        record(
+            name,
+            String(
+                format: "%.0f req/s, p99 %.1f ms = %.0f%% of direct's %.0f req/s, p99 %.1f ms", pooled.rate,
+                pooled.p99Milliseconds, 100 * pooled.rate / direct.rate, direct.rate, direct.p99Milliseconds),
+            target: ">= 50% of direct", met: pooled.rate >= 0.5 * direct.rate && pooled.clean && direct.clean)
+    }
+}
+
+/// wrk's request: GET /v1/catalog with a current ETag (answered 304).
+private func notModifiedScript(etag: String) -> String {
+    """
+    function request()
+        return wrk.format("GET", "/v1/catalog", {["Authorization"] = "Bearer " .. token, ["If-None-Match"] = '\(etag)'})
+    end
+    """
+}
+
+/// wrk's request: POST /v1/seen of 10 random offers among the first `offers`.
+private func seenScript(offers: Int) -> String {
+    """
+    function request()
+        local items = {}
+        for i = 1, 10 do
+            items[i] = string.format('{"offer_id":"00000000-0000-4000-8000-%012x","seen_at":"2025-06-01T12:00:00Z"}',
+                math.random(1, \(offers)))
+        end
+        return wrk.format("POST", "/v1/seen",
+            {["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json"},
+            '{"items":[' .. table.concat(items, ",") .. ']}')
+    end
+    """
 }
 
 /// Every page of the catalog from the start, in turn, following `Link: rel="next"` (only the last

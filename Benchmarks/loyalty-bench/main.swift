@@ -85,7 +85,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, client, geo (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -93,6 +93,7 @@ let million = try capture(reports: 1_000_000)
 print("1M capture: \(million.statistics.advertisingReports) reports, \(million.statistics.beaconFrames) beacon frames")
 if wants("beacons") { try benchBeacons(million) }
 if wants("server") { try benchServer() }
+if wants("pgbouncer") { try benchPgBouncer() }
 if wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
 
 if wants("geo") { try geoBench() }

@@ -65,8 +65,11 @@ struct Endpoints: Sendable {
         HTTPResponse(
             status: 200, headers: ["Content-Type": "text/plain; version=0.0.4"],
             body: Array(
-                metrics.exposition(poolInUse: store.connectionsInUse, poolSize: store.connectionPoolSize)
-                    .utf8))
+                metrics.exposition(
+                    pool: store.connectionPoolUsage, poolSize: store.connectionPoolSize,
+                    // A database that does not answer leaves these out; the rest still helps to see why.
+                    catalog: try? store.catalogSize()
+                ).utf8))
     }
 
     // MARK: Retailers

@@ -1,8 +1,18 @@
 import Foundation
+import Postgres
 import Synchronization
 
-/// Request counts by route, method and status, a latency histogram by route, and the database pool,
-/// in the Prometheus text exposition format (version 0.0.4).
+/// The catalog's size, for /metrics.
+struct CatalogSize: Equatable {
+    var liveOffers: Int
+    var liveStores: Int
+    var retailers: Int
+    var feedVersion: Int64
+}
+
+/// Request counts by route, method and status, a latency histogram by route, the database pool (and how long
+/// callers waited for it) and the catalog's size, in the Prometheus text exposition format (version 0.0.4).
+/// docs/OPERATIONS.md describes each metric.
 final class Metrics: Sendable {
     private struct RequestKey: Hashable {
         var route: String
@@ -41,7 +51,7 @@ final class Metrics: Sendable {
         }
     }
 
-    func exposition(poolInUse: Int, poolSize: Int) -> String {
+    func exposition(pool: PostgresPool.Usage, poolSize: Int, catalog: CatalogSize?) -> String {
         let state = state.withLock { $0 }
         var text = """
             # HELP loyalty_http_requests_total HTTP requests answered, by route pattern, method and status.
@@ -72,12 +82,35 @@ final class Metrics: Sendable {
         text += """
             # HELP loyalty_db_pool_connections_in_use Database connections lent out right now.
             # TYPE loyalty_db_pool_connections_in_use gauge
-            loyalty_db_pool_connections_in_use \(poolInUse)
+            loyalty_db_pool_connections_in_use \(pool.inUse)
             # HELP loyalty_db_pool_connections Size of the database connection pool.
             # TYPE loyalty_db_pool_connections gauge
             loyalty_db_pool_connections \(poolSize)
+            # HELP loyalty_db_pool_waits_total Callers that found every pooled connection in use and waited.
+            # TYPE loyalty_db_pool_waits_total counter
+            loyalty_db_pool_waits_total \(pool.waits)
+            # HELP loyalty_db_pool_wait_seconds_total Time callers spent waiting for a pooled connection.
+            # TYPE loyalty_db_pool_wait_seconds_total counter
+            loyalty_db_pool_wait_seconds_total \(pool.waitSeconds)
 
             """
+        if let catalog {
+            text += """
+                # HELP loyalty_catalog_offers Live offers (not removed), counted when scraped.
+                # TYPE loyalty_catalog_offers gauge
+                loyalty_catalog_offers \(catalog.liveOffers)
+                # HELP loyalty_catalog_stores Live stores (not removed), counted when scraped.
+                # TYPE loyalty_catalog_stores gauge
+                loyalty_catalog_stores \(catalog.liveStores)
+                # HELP loyalty_catalog_retailers Registered retailers, counted when scraped.
+                # TYPE loyalty_catalog_retailers gauge
+                loyalty_catalog_retailers \(catalog.retailers)
+                # HELP loyalty_catalog_feed_version Version of the catalog change feed: grows with every catalog write.
+                # TYPE loyalty_catalog_feed_version gauge
+                loyalty_catalog_feed_version \(catalog.feedVersion)
+
+                """
+        }
         return text
     }
 

@@ -19,8 +19,25 @@ public final class Store: Sendable {
         (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
     }
 
-    public var connectionsInUse: Int { pool.inUse }
+    public var connectionPoolUsage: PostgresPool.Usage { pool.usage }
     public var connectionPoolSize: Int { pool.size }
+
+    /// The catalog's size for /metrics, counted when scraped: one statement, and no cost on the write path.
+    func catalogSize() throws -> CatalogSize {
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT (SELECT count(*) FROM offers WHERE deleted_at IS NULL) AS offers,
+                    (SELECT count(*) FROM stores WHERE deleted_at IS NULL) AS stores,
+                    (SELECT count(*) FROM retailers) AS retailers,
+                    (SELECT version FROM catalog_feed) AS feed_version
+                """
+            )[0]
+        }
+        return CatalogSize(
+            liveOffers: try row.decode("offers"), liveStores: try row.decode("stores"),
+            retailers: try row.decode("retailers"), feedVersion: try row.decode("feed_version"))
+    }
 
     // MARK: Retailers
 

@@ -82,6 +82,13 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         return Self.conninfo(cluster, database: name)
     }
 
+    /// The socket directory and port of the running cluster, and the user it runs as (nil: this process's),
+    /// for a pooler in front of it. Starts the cluster first if needed.
+    func socket() throws(PostgresError) -> (directory: URL, port: Int, serverUser: String?, clusterDirectory: URL) {
+        let cluster = try startedCluster()
+        return (cluster.socketDirectory, Self.port, cluster.serverUser, cluster.directory)
+    }
+
     private func startedCluster() throws(PostgresError) -> Cluster {
         lock.lock()
         defer { lock.unlock() }
@@ -264,7 +271,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     /// With `user`, it runs as that user through runuser(1), in `directory` (the caller's may be unreachable for
     /// that user, such as /root). posix_spawn and waitpid, not Foundation's Process, whose reaping of children
     /// hangs inside test runners.
-    private static func spawn(
+    static func spawn(
         _ command: [String], as user: String?, in directory: URL, output: Int32?
     ) throws(PostgresError) -> Int32 {
         let argv =
@@ -288,8 +295,17 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // The caller's thread may block signals (dispatch's threads do) and a child inherits the mask: a daemon
+        // started with SIGTERM blocked could never be stopped.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid = pid_t()
-        let failure = posix_spawn(&pid, argv[0], &actions, nil, arguments, variables)
+        let failure = posix_spawn(&pid, argv[0], &actions, &attributes, arguments, variables)
         guard failure == 0 else {
             throw PostgresError(
                 kind: .launcher, message: "cannot run \(argv[0]): \(String(cString: strerror(failure)))")
@@ -337,7 +353,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         }
     }
 
-    private static func own(_ file: URL, by owner: (uid_t, gid_t)) throws(PostgresError) {
+    static func own(_ file: URL, by owner: (uid_t, gid_t)) throws(PostgresError) {
         guard chown(file.path, owner.0, owner.1) == 0 else {
             throw PostgresError(kind: .launcher, message: "cannot hand \(file.path) to the server: \(errorText())")
         }
@@ -364,10 +380,12 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     }
 
     private static func conninfo(_ cluster: Cluster, database: String) -> String {
-        func quoted(_ value: String) -> String {
-            "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
-        }
-        return "host=\(quoted(cluster.socketDirectory.path)) port=\(port) dbname=\(quoted(database)) user=postgres"
+        "host=\(conninfoQuoted(cluster.socketDirectory.path)) port=\(port) dbname=\(conninfoQuoted(database)) user=postgres"
+    }
+
+    /// A value quoted for a libpq (or PgBouncer) connection string.
+    static func conninfoQuoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 
     private static func shellQuoted(_ value: String) -> String {
@@ -384,13 +402,13 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     }
 
     /// The last lines of a log, for an error message.
-    private static func tail(of file: URL) -> String {
+    static func tail(of file: URL) -> String {
         let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
         let lines = text.split(separator: "\n").suffix(5).joined(separator: " | ")
         return lines.isEmpty ? "see \(file.path)" : "\(lines) (log: \(file.path))"
     }
 }
 
-private func errorText() -> String {
+func errorText() -> String {
     String(cString: strerror(errno))
 }

@@ -13,6 +13,8 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
     /// Connections that exist or are being opened: idle ones plus those handed out.
     private var open = 0
     private var checkedOut = 0
+    private var waits = 0
+    private var waited = Duration.zero
 
     public init(conninfo: String, size: Int) {
         precondition(size > 0, "a pool needs at least one connection")
@@ -27,6 +29,23 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
         return checkedOut
     }
 
+    /// What the pool has done so far, read at one instant.
+    public struct Usage: Sendable, Equatable {
+        /// Connections handed out to callers now.
+        public var inUse: Int
+        /// Callers that found every connection in use and waited for one, since the pool was made.
+        public var waits: Int
+        /// The time those callers spent waiting, in total.
+        public var waitSeconds: Double
+    }
+
+    public var usage: Usage {
+        condition.lock()
+        defer { condition.unlock() }
+        let (seconds, attoseconds) = waited.components
+        return Usage(inUse: checkedOut, waits: waits, waitSeconds: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
     /// Runs `body` with a connection of its own, waiting for one when all are in use.
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let connection = try checkOut()
@@ -36,8 +55,12 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
 
     private func checkOut() throws(PostgresError) -> PostgresConnection {
         condition.lock()
-        while idle.isEmpty && open >= size {
-            condition.wait()
+        if idle.isEmpty && open >= size {
+            // The clock is read only by a caller that waits anyway: the common path stays free of it.
+            let started = ContinuousClock.now
+            repeat { condition.wait() } while idle.isEmpty && open >= size
+            waits += 1
+            waited += ContinuousClock.now - started
         }
         checkedOut += 1
         let reused = idle.popLast()

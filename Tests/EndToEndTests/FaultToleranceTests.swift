@@ -10,7 +10,7 @@ import Testing
     /// The network to the server is cut: scan still shows the cached offers, sync fails saying so and keeps the
     /// outbox, and once the server is reachable the next sync delivers everything that was seen.
     @Test func aClientCutOffFromTheServerWorksOfflineAndSyncsLater() throws {
-        let server = try ServerProcess()
+        let server = try LoyaltyServerProcess()
         defer { server.stop() }
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 3)
         let walk = try server.walk(uuid: uuid, minors: [1, 2, 3])
@@ -32,7 +32,7 @@ import Testing
     /// `loyalty scan` SIGKILLed part-way, then run again: every offer of the walk is shown once over both runs,
     /// none twice, and the next sync sends each once.
     @Test func aScanKilledPartWayLosesNothingAndRepeatsNothing() throws {
-        let server = try ServerProcess()
+        let server = try LoyaltyServerProcess()
         defer { server.stop() }
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 20)
         let walk = try server.walk(uuid: uuid, minors: Array(1...20))
@@ -55,7 +55,7 @@ import Testing
     /// The server SIGKILLed after answering a redemption: restarted on the same data, it still has it (a
     /// second redemption of a once-per-shopper offer is refused), and it serves again at once.
     @Test func aRedemptionAnsweredBeforeTheServerIsKilledIsStillThere() throws {
-        let server = try ServerProcess()
+        let server = try LoyaltyServerProcess()
         defer { server.stop() }
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 1)
         let first = try loyalty.run(["redeem", "\(uuid):1:1", "--json"], environment: phone)
@@ -74,7 +74,7 @@ import Testing
     /// so and keeps its outbox), the server keeps running, and once PostgreSQL is back the same server
     /// delivers everything without a restart.
     @Test func aServerWhoseDatabaseStopsAnswers503AndRecoversByItself() throws {
-        let server = try ServerProcess()
+        let server = try LoyaltyServerProcess()
         defer { server.stop() }
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 2)
         let walk = try server.walk(uuid: uuid, minors: [1, 2])
@@ -102,17 +102,20 @@ import Testing
     }
 }
 
-/// A `loyalty-server` on loopback with its own embedded PostgreSQL in a scratch directory.
-private final class ServerProcess {
+/// A `loyalty-server` on loopback with its own embedded PostgreSQL in a scratch directory, or on `databaseURL`.
+final class LoyaltyServerProcess {
     let directory: URL
     let port: Int
-    let adminToken = "fault-test-\(UUID().uuidString)"
+    let adminToken: String
+    private let databaseURL: String?
     /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
     /// returned for them under the test runner (the child stayed a zombie).
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
-    init() throws {
+    init(databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)") throws {
+        self.databaseURL = databaseURL
+        self.adminToken = adminToken
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
         // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
         try FileManager.default.createDirectory(
@@ -130,7 +133,8 @@ private final class ServerProcess {
             Binary("loyalty-server").url.path, "--listen", "127.0.0.1:\(port)", "--data-dir",
             directory.appendingPathComponent("server").path,
         ]
-        let environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
+        var environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
+        environment["DATABASE_URL"] = databaseURL
         pid = try spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {

@@ -43,11 +43,14 @@ struct Reply {
 }
 
 /// The real service on a real PostgreSQL database of its own (in the shared throwaway cluster, or in
-/// `cluster`), served by the real HTTP server on an ephemeral loopback port.
+/// `cluster`), served by the real HTTP server on an ephemeral loopback port. With `throughPgBouncer` (by default
+/// when LOYALTY_TEST_PGBOUNCER=1: make check's pgbouncer part), its pool reaches the shared cluster through the
+/// shared PgBouncer in transaction pooling mode.
 final class TestServer: @unchecked Sendable {
     let clock = TestClock()
     let store: Store
     let pool: PostgresPool
+    /// What the pool connects with: straight to PostgreSQL, or through PgBouncer.
     let conninfo: String
     let operatorToken = "operator-token-for-tests"
     let log = LogRecorder()
@@ -59,9 +62,15 @@ final class TestServer: @unchecked Sendable {
     let schemaChange: SchemaChange
 
     /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
-    init(cluster: EmbeddedPostgres? = nil, setUp: (PostgresPool) throws -> Void = { _ in }) throws {
-        let cluster = try cluster ?? EmbeddedPostgres.shared()
-        conninfo = try cluster.createDatabase("loyalty_\(UUID().uuidString.prefix(8).lowercased())")
+    init(
+        cluster: EmbeddedPostgres? = nil,
+        throughPgBouncer: Bool = ProcessInfo.processInfo.environment["LOYALTY_TEST_PGBOUNCER"] == "1",
+        setUp: (PostgresPool) throws -> Void = { _ in }
+    ) throws {
+        let database = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
+        // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
+        let direct = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(database)
+        conninfo = cluster == nil && throughPgBouncer ? try PgBouncer.shared().conninfo(database: database) : direct
         pool = PostgresPool(conninfo: conninfo, size: 8)
         try setUp(pool)
         store = Store(pool: pool, clock: clock.read)
