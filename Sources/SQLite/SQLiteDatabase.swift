@@ -34,7 +34,25 @@ public final class SQLiteDatabase {
         let (seconds, attoseconds) = busyTimeout.components
         sqlite3_busy_timeout(connection, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         // The first statement reads the header: a garbage file fails here with SQLITE_NOTADB.
-        try execute("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+        try enableWriteAheadLog(busyTimeout: busyTimeout)
+        try execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+    }
+
+    /// Switching a file to WAL needs its exclusive lock. When connections race to switch the same new file,
+    /// each holds the shared lock the other waits for, and SQLite answers SQLITE_BUSY at once instead of
+    /// calling the busy handler (it would deadlock). The mode is kept in the file, so a retry finds it set.
+    private func enableWriteAheadLog(busyTimeout: Duration) throws(SQLiteError) {
+        let pauseMilliseconds: Int32 = 20
+        var attemptsLeft = max(1, Int(busyTimeout / .milliseconds(pauseMilliseconds)))
+        while true {
+            let status = sqlite3_exec(connection, "PRAGMA journal_mode = WAL", nil, nil, nil)
+            attemptsLeft -= 1
+            if status == SQLITE_OK { return }
+            guard status & 0xFF == SQLITE_BUSY, attemptsLeft > 0 else {
+                throw error(status, sql: "PRAGMA journal_mode = WAL")
+            }
+            sqlite3_sleep(pauseMilliseconds)
+        }
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Foundation
 import SQLite
+import Synchronization
 import Testing
 
 /// A fresh directory per test, removed afterwards.
@@ -63,6 +64,25 @@ private struct Abort: Error {}
             try database.run("INSERT INTO offer (retailer) VALUES (?)", [.integer(42)])
         }
         #expect(error?.isConstraintViolation == true)
+    }
+
+    /// Two `loyalty` commands started together both open a cache that does not exist yet: each must wait
+    /// for the other, not fail with "database is locked" (seen when two scans replayed at once).
+    @Test func connectionsOpeningOneNewFileTogetherAllSucceed() throws {
+        let directory = try TemporaryDirectory()
+        for round in 0..<20 {
+            let path = directory.path("cache-\(round).sqlite")
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do {
+                    let database = try SQLiteDatabase(path: path)
+                    _ = try database.query("PRAGMA journal_mode")
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [], "round \(round)")
+        }
     }
 
     @Test func throwingTransactionRollsBackAndReturningOneCommits() throws {
