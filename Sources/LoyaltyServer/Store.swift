@@ -471,26 +471,25 @@ public final class Store: Sendable {
     func createLinkCode(accountID: UUID) throws -> LinkCode {
         let expiresAt = clock().addingTimeInterval(linkCodeLifetime)
         while true {
-            let code = Secrets.humanCode(length: 8)
+            let code = LinkCode.random()
             do {
                 _ = try pool.withConnection { connection in
                     try connection.query(
                         """
                         INSERT INTO link_codes (code_hash, account_id, expires_at)
-                        VALUES (\(Secrets.digest(of: code)), \(accountID), \(expiresAt))
+                        VALUES (\(LinkCode.digest(of: code)), \(accountID), \(expiresAt))
                         """
                     )
                 }
                 return LinkCode(code: code, expiresAt: expiresAt)
             } catch let error as PostgresError where error.isUniqueViolation {
-                continue  // The same 40-bit code was drawn before: draw again.
+                continue  // The same 59-bit code was drawn before: draw again.
             }
         }
     }
 
     /// Spends a link code (once, before it expires) on a new device of the code's account.
     func linkDevice(code: String, name: String?) throws -> DeviceCredentials {
-        let normalized = code.uppercased().filter { $0 != "-" && $0 != " " }
         let now = clock()
         // Two statements: the token names the account, which only the spent code tells.
         return try pool.withConnection { connection in
@@ -499,7 +498,7 @@ public final class Store: Sendable {
                     let spent = try connection.query(
                         """
                         UPDATE link_codes SET used_at = \(now)
-                        WHERE code_hash = \(Secrets.digest(of: normalized)) AND used_at IS NULL AND expires_at > \(now)
+                        WHERE code_hash = \(LinkCode.digest(of: code)) AND used_at IS NULL AND expires_at > \(now)
                         RETURNING account_id
                         """
                     ).first
