@@ -115,7 +115,8 @@ import Testing
         let retailer = try server.registerRetailer()
         for minor in 1...6 {
             try server.putOffer(retailer, major: 1, minor: minor, OfferDraft(title: "offer \(minor)"))
-            #expect(try server.request("DELETE", "/v1/retailer/offers/1/\(minor)", token: retailer.apiKey).status == 204)
+            let removal = try server.request("DELETE", "/v1/retailer/offers/1/\(minor)", token: retailer.apiKey)
+            #expect(removal.status == 204)
         }
         func purgedThrough() throws -> Int64 {
             try server.pool.withConnection { try $0.query("SELECT purged_through FROM catalog_feed")[0] }

@@ -100,6 +100,18 @@ import Testing
         let guessed = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: wrong))
         #expect(guessed.status == 404 && guessed.errorCode == .linkCodeInvalid, "\(guessed.text)")
         #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: live)).status == 201)
+
+        // An 8-symbol code issued before the upgrade, stored as it was then, spends as typed too.
+        let expiresAt = server.clock.read().addingTimeInterval(60)
+        _ = try server.pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO link_codes (code_hash, account_id, expires_at)
+                VALUES (\(Secrets.digest(of: "K7M2Q9XP")), \(phone.accountID), \(expiresAt))
+                """)
+        }
+        let old = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: "k7m2-q9xp"))
+        #expect(old.status == 201, "\(old.text)")
     }
 
     @Test func aRevokedDeviceIsLockedOut() throws {
