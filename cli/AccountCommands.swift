@@ -54,15 +54,18 @@ private let accountLink = CommandSpec(
     summary: "Without CODE: print a code for another device. With CODE: join the account that made it.",
     synopsis: "[CODE] [--name NAME]",
     discussion: """
-        On the device that has the account, `loyalty account link` prints a short single-use code
-        (valid 10 minutes). On the new device, `loyalty account link CODE` joins that account: offers
-        seen on either device are then not shown again on the other.
+        On the device that has the account, `loyalty account link` prints a single-use code such as
+        K7M2-Q9XP-4HTD (valid 10 minutes). On the new device, `loyalty account link CODE` joins that
+        account: offers seen on either device are then not shown again on the other. Type the code in
+        either case, with or without its dashes (`loyalty account link k7m2 q9xp 4htd` works too).
 
         \(clientDiscussion)
         """,
     options: [.value("name", "NAME", "A name for this device (with CODE).")] + clientOptions,
     run: clientCommand { context in
-        guard let code = context.arguments.positionals.first else {
+        // A code typed in groups with spaces arrives as several arguments; the server ignores the spaces.
+        let typed = context.arguments.positionals
+        guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
             if context.json {
                 return printJSONLine([("code", .string(link.code)), ("expires_at", jsonTimestamp(link.expiresAt))])
@@ -76,7 +79,8 @@ private let accountLink = CommandSpec(
                 "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(context.home.deviceFile.path) first"
             )
         }
-        let device = try context.api.linkDevice(code: code, deviceName: context.arguments.value("name"))
+        let device = try context.api.linkDevice(
+            code: typed.joined(separator: " "), deviceName: context.arguments.value("name"))
         try context.home.saveDevice(device)
         try context.openCache().forgetCursors()
         printDevice(device, context: context, event: "device_linked")

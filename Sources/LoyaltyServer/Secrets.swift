@@ -18,7 +18,7 @@ enum Secrets {
     /// Letters and digits a person reads aloud without confusion (no 0/O, 1/I/L).
     private static let codeAlphabet = Array("23456789ABCDEFGHJKMNPQRSTUVWXYZ")
 
-    /// A code a person types, e.g. `K7M2Q9XP` (about 40 bits).
+    /// A code a person types, e.g. `K7M2Q9XP`: `length` symbols of log2(31) ≈ 4.95 bits each.
     static func humanCode(length: Int) -> String {
         // 248 is the largest multiple of 31 below 256: rejecting above it keeps the choice uniform.
         var code = ""

@@ -119,7 +119,7 @@ public enum ServerCommand {
         if change != .current(version: schema.version) {
             FileHandle.standardError.write(Data("loyalty-server: \(change)\n".utf8))
         }
-        try store.purgeTombstones(deletedBefore: Date().addingTimeInterval(-tombstoneRetention))
+        try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: LoyaltyService.standardErrorLog)
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
         let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
 
@@ -137,8 +137,12 @@ public enum ServerCommand {
             host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle)
         let shownHost = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
         announce("loyalty-server listening on http://\(shownHost):\(server.port)")
+        let purge = TombstonePurge(
+            store: store, retention: tombstoneRetention, interval: tombstonePurgeInterval,
+            log: LoyaltyService.standardErrorLog)
         stop.wait()
         server.shutdown()
+        purge.stop()
         sources.forEach { $0.cancel() }
     }
 
@@ -149,6 +153,8 @@ public enum ServerCommand {
 
     /// Tombstones are kept this long, so clients that sync at least this often never get a 410.
     static let tombstoneRetention: TimeInterval = 30 * 24 * 3600
+    /// How often a running server purges them again (it also does at start).
+    static let tombstonePurgeInterval: TimeInterval = 6 * 3600
 
     /// The operator token in `directory/admin-token`, created (mode 0600) on first start.
     static func generatedOperatorToken(in directory: URL) throws -> String {

@@ -215,10 +215,18 @@ public final class Store: Sendable {
 
     /// Deletes for good the tombstones removed before `date` that no redemption refers to, and
     /// records the highest version deleted: cursors older than that can no longer be served (410).
-    /// Two statements, so that the delete from the catalog (reference tables) reads no shopper table.
-    public func purgeTombstones(deletedBefore date: Date) throws {
-        _ = try pool.withConnection { connection in
+    /// Returns how many it deleted. Two statements, so that the delete from the catalog (reference
+    /// tables) reads no shopper table. Instances purging at once: one purges, the others find the
+    /// lock taken and return 0 (without it their deletes would wait on each other's rows, and, visiting
+    /// them in different orders, could deadlock); `greatest` keeps `purged_through` from moving back.
+    @discardableResult
+    public func purgeTombstones(deletedBefore date: Date) throws -> Int {
+        try pool.withConnection { connection in
             try connection.transaction { connection in
+                guard
+                    try connection.query("SELECT pg_try_advisory_xact_lock(\(tombstonePurgeLock)) AS locked")[0]
+                        .decode("locked", as: Bool.self)
+                else { return 0 }
                 let redeemed = try connection.query(
                     """
                     SELECT t.offer_id FROM redemption_totals t JOIN offers o ON o.id = t.offer_id
@@ -235,8 +243,9 @@ public final class Store: Sendable {
                     UPDATE catalog_feed
                     SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
                     WHERE (SELECT count(*) FROM gone) > 0
+                    RETURNING (SELECT count(*) FROM gone) AS removed
                     """
-                )
+                ).first?.decode("removed", as: Int.self) ?? 0
             }
         }
     }
@@ -471,26 +480,25 @@ public final class Store: Sendable {
     func createLinkCode(accountID: UUID) throws -> LinkCode {
         let expiresAt = clock().addingTimeInterval(linkCodeLifetime)
         while true {
-            let code = Secrets.humanCode(length: 8)
+            let code = LinkCode.random()
             do {
                 _ = try pool.withConnection { connection in
                     try connection.query(
                         """
                         INSERT INTO link_codes (code_hash, account_id, expires_at)
-                        VALUES (\(Secrets.digest(of: code)), \(accountID), \(expiresAt))
+                        VALUES (\(LinkCode.digest(of: code)), \(accountID), \(expiresAt))
                         """
                     )
                 }
                 return LinkCode(code: code, expiresAt: expiresAt)
             } catch let error as PostgresError where error.isUniqueViolation {
-                continue  // The same 40-bit code was drawn before: draw again.
+                continue  // The same 59-bit code was drawn before: draw again.
             }
         }
     }
 
     /// Spends a link code (once, before it expires) on a new device of the code's account.
     func linkDevice(code: String, name: String?) throws -> DeviceCredentials {
-        let normalized = code.uppercased().filter { $0 != "-" && $0 != " " }
         let now = clock()
         // Two statements: the token names the account, which only the spent code tells.
         return try pool.withConnection { connection in
@@ -499,7 +507,7 @@ public final class Store: Sendable {
                     let spent = try connection.query(
                         """
                         UPDATE link_codes SET used_at = \(now)
-                        WHERE code_hash = \(Secrets.digest(of: normalized)) AND used_at IS NULL AND expires_at > \(now)
+                        WHERE code_hash = \(LinkCode.digest(of: code)) AND used_at IS NULL AND expires_at > \(now)
                         RETURNING account_id
                         """
                     ).first
@@ -721,6 +729,8 @@ struct DeviceSession: Equatable {
 let retailerKeyPrefix = "lk_"
 let deviceTokenPrefix = "ld_"
 let linkCodeLifetime: TimeInterval = 10 * 60
+/// The transaction-level advisory lock a tombstone purge holds (the schema migration's is 4207333101).
+let tombstonePurgeLock: Int64 = 4_207_333_102
 /// The most rows a catalog page holds, and the size of a page asked without `limit`: a 100,000-offer
 /// catalog comes in ten pages, so the server builds one while the client stores the one before.
 let catalogPageLimit = 10_000

@@ -276,12 +276,15 @@ struct StoryDevice {
         }
     }
 
-    /// A second device of this account, linked with a code from this one.
+    /// A second device of this account, linked with a code from this one, typed the way a person might:
+    /// `K7M2-Q9XP-4HTD` as `k7m2 q9xp 4htd` (three arguments).
     func linkedDevice() throws -> StoryDevice {
         let code = try #require(
             try ok(["account", "link", "--json"]).jsonLines.first?["code"] as? String)
         let other = server.device()
-        try other.ok(["account", "link", code, "--name", "second"])
+        let typed = code.lowercased().split(separator: "-").map(String.init)
+        try #require(typed.count == 3, "\(code)")
+        try other.ok(["account", "link"] + typed + ["--name", "second"])
         return other
     }
 

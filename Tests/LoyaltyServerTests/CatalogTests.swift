@@ -75,6 +75,83 @@ import Testing
         #expect(try server.catalog(device).status == 200)
     }
 
+    @Test func aRunningServerPurgesOldTombstones() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let device = try server.createAccount()
+        try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "Gone long ago"))
+        let recent = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "Gone just now"))
+        let before: CatalogPage = try server.catalog(device).decode()
+        #expect(try server.request("DELETE", "/v1/retailer/offers/1/1", token: retailer.apiKey).status == 204)
+        server.clock.advance(by: ServerCommand.tombstoneRetention + 1)
+        #expect(try server.request("DELETE", "/v1/retailer/offers/1/2", token: retailer.apiKey).status == 204)
+
+        // The first purge that deletes something logs; the wait is a bound on a failing test, not a timing.
+        let log = LogRecorder()
+        let purged = DispatchSemaphore(value: 0)
+        let purge = TombstonePurge(
+            store: server.store, retention: ServerCommand.tombstoneRetention, interval: 0.01,
+            log: { line in
+                log.record(line)
+                purged.signal()
+            })
+        let ran = purged.wait(timeout: .now() + 60)
+        purge.stop()
+        try #require(ran == .success, "no purge deleted anything")
+
+        let tombstones = try server.pool.withConnection { connection in
+            try connection.query("SELECT id FROM offers WHERE deleted_at IS NOT NULL")
+                .map { row throws(PostgresError) in try row.decode("id", as: UUID.self) }
+        }
+        #expect(tombstones == [recent.id])
+        #expect(log.recorded.count == 1)
+        #expect(log.recorded.first?.hasPrefix(#"{"event":"tombstones_purged","removed":1,"#) == true, "\(log.recorded)")
+        let tooOld = try server.catalog(device, since: before.cursor)
+        #expect(tooOld.status == 410 && tooOld.errorCode == .cursorExpired)
+    }
+
+    @Test func purgesAtOnceDeleteEachTombstoneOnceAndNeverMoveTheHorizonBack() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        for minor in 1...6 {
+            try server.putOffer(retailer, major: 1, minor: minor, OfferDraft(title: "offer \(minor)"))
+            let removal = try server.request("DELETE", "/v1/retailer/offers/1/\(minor)", token: retailer.apiKey)
+            #expect(removal.status == 204)
+        }
+        func purgedThrough() throws -> Int64 {
+            try server.pool.withConnection { try $0.query("SELECT purged_through FROM catalog_feed")[0] }
+                .decode("purged_through")
+        }
+        let lastVersion: Int64 = try server.pool.withConnection {
+            try $0.query("SELECT max(version) AS version FROM offers")[0]
+        }.decode("version")
+        server.clock.advance(by: 60)
+
+        let removed = Mutex<[Result<Int, any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let result = Result { try server.store.purgeTombstones(deletedBefore: server.clock.read()) }
+            removed.withLock { $0.append(result) }
+        }
+        let counts = try removed.withLock { $0 }.map { try $0.get() }
+        #expect(counts.reduce(0, +) == 6, "\(counts)")
+        #expect(try purgedThrough() == lastVersion)
+
+        // Instances' clocks differ: an offer removed by one whose clock is ahead has the earlier version and
+        // the later time, so it is purged after a newer version was; the horizon stays where it was.
+        try server.putOffer(retailer, major: 2, minor: 1, OfferDraft(title: "removed ahead"))
+        try server.putOffer(retailer, major: 2, minor: 2, OfferDraft(title: "removed behind"))
+        let now = server.clock.read()
+        server.clock.advance(by: 100)
+        #expect(try server.request("DELETE", "/v1/retailer/offers/2/1", token: retailer.apiKey).status == 204)
+        server.clock.advance(by: -100)
+        #expect(try server.request("DELETE", "/v1/retailer/offers/2/2", token: retailer.apiKey).status == 204)
+        #expect(try server.store.purgeTombstones(deletedBefore: now.addingTimeInterval(50)) == 1)
+        let newest = try purgedThrough()
+        #expect(newest > lastVersion)
+        #expect(try server.store.purgeTombstones(deletedBefore: now.addingTimeInterval(200)) == 1)
+        #expect(try purgedThrough() == newest)
+    }
+
     /// A client's copy of the catalog, built the way the pages say.
     private struct Copy: Equatable {
         var retailers: [UUID: CatalogRetailer] = [:]

@@ -53,7 +53,6 @@ import Testing
         let server = try TestServer()
         let phone = try server.createAccount()
         let code: LinkCode = try server.request("POST", "/v1/link-codes", token: phone.deviceToken).decode()
-        #expect(code.code.count == 8)
         #expect(code.expiresAt == server.clock.read().addingTimeInterval(600))
 
         let used = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: code.code.lowercased()))
@@ -67,6 +66,52 @@ import Testing
         #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: late.code)).status == 404)
         let missing = try server.request("POST", "/v1/devices", rawJSON: "{}")
         #expect(missing.status == 422 && missing.errorField == "code")
+    }
+
+    @Test func linkCodesAreLongAndSpendAsTyped() throws {
+        let server = try TestServer()
+        let phone = try server.createAccount()
+        func issue() throws -> String {
+            let reply = try server.request("POST", "/v1/link-codes", token: phone.deviceToken)
+            try #require(reply.status == 201, "\(reply.text)")
+            return try reply.decode(LinkCode.self).code
+        }
+        let codes = try (0..<20).map { _ in try issue() }
+        #expect(Set(codes).count == codes.count)
+        for code in codes {
+            #expect(code.wholeMatch(of: /[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}/) != nil, "\(code)")
+        }
+
+        let typings: [(String) -> String] = [
+            { $0.lowercased() },
+            { $0.filter { $0 != "-" } },
+            { $0.lowercased().replacingOccurrences(of: "-", with: " ") },
+            { " " + $0.lowercased().replacingOccurrences(of: "-", with: " - ") + "\n" },
+        ]
+        for (code, typed) in zip(codes, typings) {
+            let reply = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: typed(code)))
+            #expect(reply.status == 201, "\(typed(code)): \(reply.text)")
+            #expect(try reply.decode(DeviceCredentials.self).accountID == phone.accountID)
+        }
+
+        // One symbol off: the right shape, but no code.
+        let live = codes[codes.count - 1]
+        let wrong = String(live.dropLast()) + (live.last == "Z" ? "Y" : "Z")
+        let guessed = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: wrong))
+        #expect(guessed.status == 404 && guessed.errorCode == .linkCodeInvalid, "\(guessed.text)")
+        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: live)).status == 201)
+
+        // An 8-symbol code issued before the upgrade, stored as it was then, spends as typed too.
+        let expiresAt = server.clock.read().addingTimeInterval(60)
+        _ = try server.pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO link_codes (code_hash, account_id, expires_at)
+                VALUES (\(Secrets.digest(of: "K7M2Q9XP")), \(phone.accountID), \(expiresAt))
+                """)
+        }
+        let old = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: "k7m2-q9xp"))
+        #expect(old.status == 201, "\(old.text)")
     }
 
     @Test func aRevokedDeviceIsLockedOut() throws {

@@ -1,0 +1,47 @@
+import Dispatch
+import Foundation
+import LoyaltyAPI
+
+/// Deletes the catalog's tombstones older than `retention` (`Store.purgeTombstones`) every `interval`
+/// while the server runs, so a server that runs for months purges as one restarted daily does. The
+/// cutoff comes from the store's clock. Instances purging at the same moment are harmless: one purges,
+/// the others skip.
+final class TombstonePurge {
+    private let queue = DispatchQueue(label: "loyalty-server.tombstone-purge")
+    private let timer: any DispatchSourceTimer
+
+    /// Starts the timer: the first purge after `interval` (the server purges once at start itself).
+    init(store: Store, retention: TimeInterval, interval: TimeInterval, log: @escaping @Sendable (String) -> Void) {
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler {
+            do {
+                try Self.purge(store: store, retention: retention, log: log)
+            } catch {
+                // The next run tries again; the tombstones wait.
+                log("{\"event\":\"tombstone_purge_failed\",\"error\":\(LoyaltyJSON.quoted("\(error)"))}")
+            }
+        }
+        // Leeway lets the kernel batch wake-ups: 1% of the interval, at most a minute.
+        let leeway = DispatchTimeInterval.milliseconds(Int(min(interval / 100, 60) * 1000))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: leeway)
+        timer.resume()
+    }
+
+    /// Stops the timer and waits for a purge in progress, so the database can be stopped next.
+    func stop() {
+        timer.cancel()
+        queue.sync {}
+    }
+
+    deinit { timer.cancel() }
+
+    /// One purge now, logged (one JSON line, like the request log's) when it deleted something.
+    static func purge(store: Store, retention: TimeInterval, log: @Sendable (String) -> Void) throws {
+        let cutoff = store.clock().addingTimeInterval(-retention)
+        let removed = try store.purgeTombstones(deletedBefore: cutoff)
+        guard removed > 0 else { return }
+        log(
+            "{\"event\":\"tombstones_purged\",\"removed\":\(removed)"
+                + ",\"deleted_before\":\(LoyaltyJSON.quoted(LoyaltyJSON.formatTimestamp(cutoff)))}")
+    }
+}
