@@ -26,6 +26,23 @@ import Testing
         #expect(code.count == 8 && !code.contains("0") && !code.contains("O") && !code.contains("I"))
     }
 
+    /// Foundation's base64, made URL-safe and unpadded, is the reference for the hand-written coder.
+    @Test func base64URLMatchesFoundationAndRejectsOtherText() {
+        for count in 0...66 {
+            let bytes = Secrets.randomBytes(count)
+            #expect(bytes.count == count)
+            let reference = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Secrets.base64URL(bytes) == reference)
+            #expect(Secrets.decodeBase64URL(reference) == bytes)
+        }
+        #expect(Secrets.base64URL([0xFB, 0xFF]) == "-_8")
+        for text in ["A", "AB", "AAB", "+w", "/w", "AA==", "AA A", "é", "AAAAA"] {
+            #expect(Secrets.decodeBase64URL(text) == nil, "\(text)")
+        }
+    }
+
     @Test func cursorsRoundTripAndRejectForgeries() {
         let cursor = FeedCursor(generation: UUID(), version: 42)
         #expect(FeedCursor(cursor.encoded()) == cursor)
