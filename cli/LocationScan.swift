@@ -90,8 +90,9 @@ func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, json: B
 func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
     printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
     let json = arguments.flag("json") || !standardOutputIsTerminal
-    var session = try geofenceSession(
-        arguments, offers: try openOfferSession(arguments, interactive: false), json: json)
+    let offers = try openOfferSession(arguments, interactive: false)
+    try warnIfCatalogPartial(offers, json: json)
+    var session = try geofenceSession(arguments, offers: offers, json: json)
     let statistics = try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) }
     if let statistics { session.summary(statistics) }
 }

@@ -18,7 +18,9 @@ let scanCommand = CommandSpec(
         UUID heard is monitored.
 
         On a terminal: a live table. With --json or in a pipe: JSON lines, each with "event" and "t"
-        (seconds on the capture's clock): enter, exit, range, and a closing summary. Malformed
+        (seconds on the capture's clock): enter, exit, range, and a closing summary; first, while a
+        sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a terminal, a
+        warning on standard error): offers on the catalog pages not fetched yet cannot show. Malformed
         advertising events inside a readable capture are skipped and counted in the summary; a damaged
         capture file ends the replay with an error naming the byte offset (exit code 65).
 
@@ -84,6 +86,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let offers = try openOfferSession(arguments, interactive: output == .table)
     var syncWarned = false
     syncOffersIfDue(offers, warned: &syncWarned)
+    try warnIfCatalogPartial(offers, json: output == .jsonLines)
     let monitored = regions.isEmpty ? offers.regions : regions
     var monitor = try RegionMonitor(
         configuration: .init(
