@@ -152,14 +152,17 @@ func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws ->
     }
 }
 
-/// Syncs when due; a failure is a warning (printed once) and the scan goes on from the cache.
-func syncOffersIfDue(_ session: OfferSession, warned: inout Bool) {
+/// Syncs when due; a failure is a warning (printed once, above the scan's `table` if it has one) and the
+/// scan goes on from the cache.
+func syncOffersIfDue(_ session: OfferSession, warned: inout Bool, table: LiveTable? = nil) {
     do {
         _ = try session.syncIfDue()
         warned = false
     } catch {
         if !warned {
-            printError("warning: \(error.description); offers come from the cache, seen offers wait in the outbox")
+            printWarning(
+                "warning: \(error.description); offers come from the cache, seen offers wait in the outbox",
+                above: table)
         }
         warned = true
     }

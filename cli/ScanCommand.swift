@@ -102,7 +102,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     var scan = CombinedScan(
         beacons: session,
         stores: try location.map { _ in
-            try geofenceSession(arguments, offers: offers, json: output == .jsonLines)
+            try geofenceSession(arguments, offers: offers, json: output == .jsonLines, table: session.table)
         })
     if let replay {
         try scan.replay(replay, realtime: arguments.flag("realtime"), positions: location)
@@ -127,7 +127,9 @@ struct ScanSession {
     let redeem: (ResolvedOffer) throws -> String
     /// The shopper's keys, when offers are shown on a terminal.
     private(set) var keys: TerminalKeys?
-    private var recentEvents: [String] = []
+    /// The live table on a terminal; region events and redemptions are printed above it and stay.
+    let table: LiveTable?
+    private var lastSnapshot: RangingSnapshot?
     private var offerNotice: String?
     private var uuidTexts: [UUID: String] = [:]
 
@@ -142,6 +144,7 @@ struct ScanSession {
         self.syncWarned = syncWarned
         self.redeem = redeem
         keys = output == .table ? TerminalKeys() : nil
+        table = output == .table ? LiveTable() : nil
     }
 
     mutating func observe(_ sighting: BeaconSighting) throws {
@@ -166,10 +169,13 @@ struct ScanSession {
         case UInt8(ascii: "d"):
             offers.dismiss()
             offerNotice = nil
+            redrawTable()
         case UInt8(ascii: "r"):
-            offerNotice = try redeem(shown.offer)
+            let outcome = try redeem(shown.offer)
             offers.dismiss()
-            printOut(offerNotice ?? "")
+            offerNotice = nil
+            // Above the table, so the code to show at the till stays on screen.
+            redrawTable(after: outcome)
         case UInt8(ascii: "q"):
             throw SilentExit(code: ExitCode.success)
         default:
@@ -217,8 +223,13 @@ struct ScanSession {
                 ("event", .string(name)), ("t", roundedSeconds(event.time)), ("region", .string(event.region.description)),
             ])
         case .table:
-            recentEvents.append("\(name.padding(6)) \(event.region)")
-            if recentEvents.count > 5 { recentEvents.removeFirst() }
+            let verb: String
+            switch event.kind {
+            case .enter: verb = "entered"
+            case .exit: verb = "left"
+            case .state(let state): verb = state.rawValue
+            }
+            redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
         }
     }
 
@@ -253,7 +264,7 @@ struct ScanSession {
 
     private mutating func report(_ snapshot: RangingSnapshot) throws {
         if let keys { try handle(key: keys.poll()) }
-        syncOffersIfDue(offers, warned: &syncWarned)
+        syncOffersIfDue(offers, warned: &syncWarned, table: table)
         let shown = try offers.update(snapshot)
         switch output {
         case .jsonLines:
@@ -269,14 +280,18 @@ struct ScanSession {
                 let offer = current.offer
                 offerNotice = "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
             }
-            printTable(snapshot)
+            lastSnapshot = snapshot
+            redrawTable()
         }
     }
 
-    /// The "hot and cold" view: the screen redrawn once per snapshot.
-    private func printTable(_ snapshot: RangingSnapshot) {
-        var screen = "\u{1B}[H\u{1B}[2J"
-        screen += "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
+    /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good.
+    private func redrawTable(after line: String? = nil) {
+        table?.draw(lastSnapshot.map(tableText) ?? "", after: line)
+    }
+
+    private func tableText(_ snapshot: RangingSnapshot) -> String {
+        var screen = "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
         for beacon in snapshot.beacons {
             let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
             let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
@@ -285,9 +300,8 @@ struct ScanSession {
                 + distance.padding(10) + rssi.padding(6) + age + "\n"
         }
         if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
-        if !recentEvents.isEmpty { screen += "\nREGIONS\n" + recentEvents.joined(separator: "\n") + "\n" }
         if let offerNotice { screen += "\n\(offerNotice)\n" }
-        printOut(screen)
+        return screen
     }
 
     func reportSummary(_ statistics: CaptureStatistics) {
