@@ -17,12 +17,13 @@ let scanCommand = CommandSpec(
         first heard, "exit" after --exit-timeout seconds without one. Without --region every proximity
         UUID heard is monitored.
 
-        On a terminal: a live table. With --json or in a pipe: JSON lines, each with "event" and "t"
-        (seconds on the capture's clock): enter, exit, range, and a closing summary; first, while a
-        sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a terminal, a
-        warning on standard error): offers on the catalog pages not fetched yet cannot show. Malformed
-        advertising events inside a readable capture are skipped and counted in the summary; a damaged
-        capture file ends the replay with an error naming the byte offset (exit code 65).
+        On a terminal: a live table, redrawn in place under the enter and exit lines (of beacon regions
+        and, with --location, stores), which stay above it. With --json or in a pipe: JSON lines, each
+        with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
+        first, while a sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a
+        terminal, a warning on standard error): offers on the catalog pages not fetched yet cannot show.
+        Malformed advertising events inside a readable capture are skipped and counted in the summary; a
+        damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks.
@@ -211,24 +212,19 @@ struct ScanSession {
     }
 
     private mutating func report(_ event: RegionEvent) {
-        let name: String
-        switch event.kind {
-        case .enter: name = "enter"
-        case .exit: name = "exit"
-        case .state(let state): name = state.rawValue
-        }
+        // The JSON event's name, and the words of the terminal's line.
+        let (name, verb) =
+            switch event.kind {
+            case .enter: ("enter", "entered")
+            case .exit: ("exit", "left")
+            case .state(let state): (state.rawValue, state.rawValue)
+            }
         switch output {
         case .jsonLines:
             printJSONLine([
                 ("event", .string(name)), ("t", roundedSeconds(event.time)), ("region", .string(event.region.description)),
             ])
         case .table:
-            let verb: String
-            switch event.kind {
-            case .enter: verb = "entered"
-            case .exit: verb = "left"
-            case .state(let state): verb = state.rawValue
-            }
             redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
         }
     }
