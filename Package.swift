@@ -63,6 +63,7 @@ let package = Package(
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Beacons", "Geofencing", "HTTPClient", "Postgres"]),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "Postgres"]),
     ]
 )

@@ -37,8 +37,10 @@ private let accountShow = CommandSpec(
             ("cached_offers", .int(try cache.offerCount)),
             ("unsent_seen", .int(try cache.outboxCount)),
             ("last_sync", jsonTimestamp(try cache.lastSync)),
+            ("catalog_partial", .bool(try cache.catalogIsPartial)),
         ]
         if context.json { return printJSONLine(fields) }
+        try warnIfCatalogPartial(cache, json: false)
         printOut(
             """
             account       \(device.accountID.uuidString.lowercased())

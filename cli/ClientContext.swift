@@ -152,16 +152,44 @@ func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws ->
     }
 }
 
-/// Syncs when due; a failure is a warning (printed once) and the scan goes on from the cache.
-func syncOffersIfDue(_ session: OfferSession, warned: inout Bool) {
+/// Syncs when due; a failure is a warning (printed once, above the scan's `table` if it has one) and the
+/// scan goes on from the cache.
+func syncOffersIfDue(_ session: OfferSession, warned: inout Bool, table: LiveTable? = nil) {
     do {
         _ = try session.syncIfDue()
         warned = false
     } catch {
         if !warned {
-            printError("warning: \(error.description); offers come from the cache, seen offers wait in the outbox")
+            printWarning(
+                "warning: \(error.description); offers come from the cache, seen offers wait in the outbox",
+                above: table)
         }
         warned = true
+    }
+}
+
+/// The shopper's warning while the cache holds only the first pages of a full catalog: the offers of the
+/// pages not fetched yet are missing, so their beacons show nothing.
+let partialCatalogWarning = "the offer catalog is incomplete: a sync stopped midway; run `loyalty sync`"
+
+/// Says that the cached catalog is partial, if it is: on standard error, or with `json` as the line
+/// `{"event":"warning","code":"catalog_partial","message":..}`.
+func warnIfCatalogPartial(_ cache: OfferCache, json: Bool) throws(ClientError) {
+    guard try cache.catalogIsPartial else { return }
+    if json {
+        printJSONLine([
+            ("event", .string("warning")), ("code", .string("catalog_partial")),
+            ("message", .string(partialCatalogWarning)),
+        ])
+    } else {
+        printError("warning: \(partialCatalogWarning)")
+    }
+}
+
+/// A scan's `warnIfCatalogPartial`, once at its start (after its first sync, which may complete the catalog).
+func warnIfCatalogPartial(_ offers: OfferSession, json: Bool) throws {
+    do { try warnIfCatalogPartial(offers.cache, json: json) } catch {
+        throw CommandFailure(error.description, exitCode: error.exitCode)
     }
 }
 

@@ -69,7 +69,9 @@ func locationSource(_ arguments: ParsedArguments) throws -> LocationSource? {
 }
 
 /// Stores' geofences as the options describe them, sharing the scan's offers.
-func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, json: Bool) throws -> GeofenceSession {
+func geofenceSession(
+    _ arguments: ParsedArguments, offers: OfferSession, json: Bool, table: LiveTable? = nil
+) throws -> GeofenceSession {
     let nonNegative: (String) -> Double? = {
         Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
     }
@@ -83,15 +85,16 @@ func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, json: B
             maximumRadius: Double(Validation.storeRadiusMetres.upperBound),
             exitMargin: try arguments.value("exit-margin", default: 50, nonNegative),
             exitDelay: try arguments.value("exit-delay", default: 20, nonNegative)))
-    return GeofenceSession(monitor: monitor, offers: offers, radiusKilometres: radius, json: json)
+    return GeofenceSession(monitor: monitor, offers: offers, radiusKilometres: radius, json: json, table: table)
 }
 
 /// `loyalty scan --location` without a radio: stores' geofences alone, on the positions' clock.
 func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
     printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
     let json = arguments.flag("json") || !standardOutputIsTerminal
-    var session = try geofenceSession(
-        arguments, offers: try openOfferSession(arguments, interactive: false), json: json)
+    let offers = try openOfferSession(arguments, interactive: false)
+    try warnIfCatalogPartial(offers, json: json)
+    var session = try geofenceSession(arguments, offers: offers, json: json)
     let statistics = try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) }
     if let statistics { session.summary(statistics) }
 }
@@ -157,20 +160,25 @@ struct GeofenceSession {
     let offers: OfferSession
     let radiusKilometres: Double
     let json: Bool
+    /// The beacons' live table, when the scan draws one: the lines go above it.
+    let table: LiveTable?
     private var storesByID: [String: ResolvedStore] = [:]
     private var loadedRevision = -1
     private var syncWarned = false
 
-    init(monitor: GeoRegionMonitor, offers: OfferSession, radiusKilometres: Double, json: Bool) {
+    init(
+        monitor: GeoRegionMonitor, offers: OfferSession, radiusKilometres: Double, json: Bool, table: LiveTable?
+    ) {
         self.monitor = monitor
         self.offers = offers
         self.radiusKilometres = radiusKilometres
         self.json = json
+        self.table = table
     }
 
     mutating func observe(_ fix: GeoFix) throws {
         syncIfLeftArea(fix.coordinate)
-        syncOffersIfDue(offers, warned: &syncWarned)
+        syncOffersIfDue(offers, warned: &syncWarned, table: table)
         if loadedRevision != offers.catalogRevision { loadStores() }
         for event in monitor.observe(fix) { report(event) }
     }
@@ -190,7 +198,9 @@ struct GeofenceSession {
                     latitude: point.latitude, longitude: point.longitude, radiusKilometres: radiusKilometres))
             syncWarned = false
         } catch {
-            if !syncWarned { printError("warning: \(error.description); stores come from the cache") }
+            if !syncWarned {
+                printWarning("warning: \(error.description); stores come from the cache", above: table)
+            }
             syncWarned = true
         }
     }
@@ -235,9 +245,8 @@ struct GeofenceSession {
             ])
         } else {
             let verb = event.kind == .enter ? "entered" : "left"
-            printOut(
-                "\(LoyaltyJSON.formatTimestamp(Date(timeIntervalSince1970: event.time)))  \(verb) \(resolved.store.name) (\(resolved.retailer.name))"
-            )
+            let line = eventLine(at: event.time, "\(verb) \(resolved.store.name) (\(resolved.retailer.name))")
+            if let table { table.printAbove(line) } else { printOut(line) }
         }
     }
 

@@ -8,6 +8,7 @@ let offersCommand = CommandSpec(
     options: [.value("retailer", "NAME", "Only this retailer's offers.")] + clientOptions,
     run: clientCommand { context in
         let cache = try context.openCache()
+        try warnIfCatalogPartial(cache, json: context.json)
         if context.json {
             var out = ""
             try cache.forEachOfferJSON(retailerName: context.arguments.value("retailer")) { line in

@@ -17,10 +17,13 @@ let scanCommand = CommandSpec(
         first heard, "exit" after --exit-timeout seconds without one. Without --region every proximity
         UUID heard is monitored.
 
-        On a terminal: a live table. With --json or in a pipe: JSON lines, each with "event" and "t"
-        (seconds on the capture's clock): enter, exit, range, and a closing summary. Malformed
-        advertising events inside a readable capture are skipped and counted in the summary; a damaged
-        capture file ends the replay with an error naming the byte offset (exit code 65).
+        On a terminal: a live table, redrawn in place under the enter and exit lines (of beacon regions
+        and, with --location, stores), which stay above it. With --json or in a pipe: JSON lines, each
+        with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
+        first, while a sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a
+        terminal, a warning on standard error): offers on the catalog pages not fetched yet cannot show.
+        Malformed advertising events inside a readable capture are skipped and counted in the summary; a
+        damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks.
@@ -84,6 +87,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let offers = try openOfferSession(arguments, interactive: output == .table)
     var syncWarned = false
     syncOffersIfDue(offers, warned: &syncWarned)
+    try warnIfCatalogPartial(offers, json: output == .jsonLines)
     let monitored = regions.isEmpty ? offers.regions : regions
     var monitor = try RegionMonitor(
         configuration: .init(
@@ -99,7 +103,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     var scan = CombinedScan(
         beacons: session,
         stores: try location.map { _ in
-            try geofenceSession(arguments, offers: offers, json: output == .jsonLines)
+            try geofenceSession(arguments, offers: offers, json: output == .jsonLines, table: session.table)
         })
     if let replay {
         try scan.replay(replay, realtime: arguments.flag("realtime"), positions: location)
@@ -124,7 +128,9 @@ struct ScanSession {
     let redeem: (ResolvedOffer) throws -> String
     /// The shopper's keys, when offers are shown on a terminal.
     private(set) var keys: TerminalKeys?
-    private var recentEvents: [String] = []
+    /// The live table on a terminal; region events and redemptions are printed above it and stay.
+    let table: LiveTable?
+    private var lastSnapshot: RangingSnapshot?
     private var offerNotice: String?
     private var uuidTexts: [UUID: String] = [:]
 
@@ -139,6 +145,7 @@ struct ScanSession {
         self.syncWarned = syncWarned
         self.redeem = redeem
         keys = output == .table ? TerminalKeys() : nil
+        table = output == .table ? LiveTable() : nil
     }
 
     mutating func observe(_ sighting: BeaconSighting) throws {
@@ -163,10 +170,13 @@ struct ScanSession {
         case UInt8(ascii: "d"):
             offers.dismiss()
             offerNotice = nil
+            redrawTable()
         case UInt8(ascii: "r"):
-            offerNotice = try redeem(shown.offer)
+            let outcome = try redeem(shown.offer)
             offers.dismiss()
-            printOut(offerNotice ?? "")
+            offerNotice = nil
+            // Above the table, so the code to show at the till stays on screen.
+            redrawTable(after: outcome)
         case UInt8(ascii: "q"):
             throw SilentExit(code: ExitCode.success)
         default:
@@ -202,20 +212,20 @@ struct ScanSession {
     }
 
     private mutating func report(_ event: RegionEvent) {
-        let name: String
-        switch event.kind {
-        case .enter: name = "enter"
-        case .exit: name = "exit"
-        case .state(let state): name = state.rawValue
-        }
+        // The JSON event's name, and the words of the terminal's line.
+        let (name, verb) =
+            switch event.kind {
+            case .enter: ("enter", "entered")
+            case .exit: ("exit", "left")
+            case .state(let state): (state.rawValue, state.rawValue)
+            }
         switch output {
         case .jsonLines:
             printJSONLine([
                 ("event", .string(name)), ("t", roundedSeconds(event.time)), ("region", .string(event.region.description)),
             ])
         case .table:
-            recentEvents.append("\(name.padding(6)) \(event.region)")
-            if recentEvents.count > 5 { recentEvents.removeFirst() }
+            redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
         }
     }
 
@@ -250,7 +260,7 @@ struct ScanSession {
 
     private mutating func report(_ snapshot: RangingSnapshot) throws {
         if let keys { try handle(key: keys.poll()) }
-        syncOffersIfDue(offers, warned: &syncWarned)
+        syncOffersIfDue(offers, warned: &syncWarned, table: table)
         let shown = try offers.update(snapshot)
         switch output {
         case .jsonLines:
@@ -266,14 +276,18 @@ struct ScanSession {
                 let offer = current.offer
                 offerNotice = "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
             }
-            printTable(snapshot)
+            lastSnapshot = snapshot
+            redrawTable()
         }
     }
 
-    /// The "hot and cold" view: the screen redrawn once per snapshot.
-    private func printTable(_ snapshot: RangingSnapshot) {
-        var screen = "\u{1B}[H\u{1B}[2J"
-        screen += "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
+    /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good.
+    private func redrawTable(after line: String? = nil) {
+        table?.draw(lastSnapshot.map(tableText) ?? "", after: line)
+    }
+
+    private func tableText(_ snapshot: RangingSnapshot) -> String {
+        var screen = "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
         for beacon in snapshot.beacons {
             let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
             let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
@@ -282,9 +296,8 @@ struct ScanSession {
                 + distance.padding(10) + rssi.padding(6) + age + "\n"
         }
         if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
-        if !recentEvents.isEmpty { screen += "\nREGIONS\n" + recentEvents.joined(separator: "\n") + "\n" }
         if let offerNotice { screen += "\n\(offerNotice)\n" }
-        printOut(screen)
+        return screen
     }
 
     func reportSummary(_ statistics: CaptureStatistics) {
