@@ -68,7 +68,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     case system(call: String, errno: Int32)
 
     /// The line that grants the capabilities to the installed binary.
-    public static let setcapCommand = "sudo setcap 'cap_net_raw,cap_net_admin+eip' \"$(command -v loyalty)\""
+    public static let setcapCommand = "sudo setcap 'cap_net_raw,cap_net_admin+ep' \"$(command -v loyalty)\""
 
     /// Maps the `errno` of a failed `call` on `adapter` to what it means for the user.
     public init(errno code: Int32, call: String, adapter: String, capabilities: ProcessCapabilities?) {

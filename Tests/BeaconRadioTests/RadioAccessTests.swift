@@ -38,7 +38,7 @@ import Testing
         let missing = RadioError.missingCapabilities([.netAdmin]).description
         #expect(missing.contains("lacks CAP_NET_ADMIN"))
         #expect(!missing.contains("lacks CAP_NET_RAW"))
-        #expect(missing.contains("sudo setcap 'cap_net_raw,cap_net_admin+eip' \"$(command -v loyalty)\""))
+        #expect(missing.contains("sudo setcap 'cap_net_raw,cap_net_admin+ep' \"$(command -v loyalty)\""))
         #expect(RadioError.bluetoothUnavailableInKernel.description.contains("not available in this kernel"))
         #expect(RadioError.bluetoothUnavailableInKernel.description.contains("--replay"))
         #expect(RadioError.noAdapter.description.contains("--replay"))
