@@ -110,6 +110,28 @@ import Testing
         }
     }
 
+    /// The hand-written uuid coder against Foundation's and against PostgreSQL's own text.
+    @Test func uuidTextMatchesFoundationAndPostgreSQL() throws {
+        for _ in 0..<200 {
+            let uuid = UUID()
+            #expect(uuid.postgresText == uuid.uuidString.lowercased())
+            #expect(try UUID(postgresText: uuid.uuidString.lowercased()) == uuid)
+            #expect(try UUID(postgresText: uuid.uuidString) == uuid)
+        }
+        let connection = try freshDatabase()
+        let uuid = UUID()
+        let row = try connection.query("SELECT \(uuid)::uuid AS bound, \(uuid)::uuid::text AS printed")[0]
+        #expect(try row.decode("bound", as: UUID.self) == uuid)
+        #expect(try row.decode("printed", as: String.self) == uuid.postgresText)
+        let malformed = [
+            "", "0bc4e8a2-6d3c-4f6e-9a55-31b2e3a4f5c", "0bc4e8a26-d3c-4f6e-9a55-31b2e3a4f5c6",
+            "0bc4e8a2-6d3c-4f6e-9a55-31b2e3a4f5g6", "0bc4e8a2-6d3c-4f6e-9a55-31b2e3a4f5c6 ", "0bc4e8a2+6d3c-4f6e-9a55-31b2e3a4f5c6",
+        ]
+        for text in malformed {
+            #expect(throws: PostgresError.self, "\(text)") { try UUID(postgresText: text) }
+        }
+    }
+
     @Test func malformedValuesAreDecodingErrors() throws {
         let connection = try freshDatabase()
         let row = try connection.query("SELECT 'x'::text AS word, 70000 AS big, NULL::int AS nothing")[0]
