@@ -21,7 +21,7 @@ INSERT INTO catalog_feed DEFAULT VALUES;
 
 CREATE FUNCTION catalog_feed_next_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE catalog_feed SET version = version + 1 RETURNING version INTO NEW.version;
+    UPDATE catalog_feed SET version = version + 1 WHERE singleton RETURNING version INTO NEW.version;
     RETURN NEW;
 END
 $$;

@@ -7,7 +7,10 @@ public enum Documents {
             whole: String(decoding: PackageResources.schema_sql, as: UTF8.self),
             migrations: [
                 SchemaMigration(
-                    version: 2, name: "citus-fit", sql: String(decoding: PackageResources._002_citus_fit_sql, as: UTF8.self))
+                    version: 2, name: "citus-fit", sql: String(decoding: PackageResources._002_citus_fit_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 3, name: "feed-row-by-key",
+                    sql: String(decoding: PackageResources._003_feed_row_by_key_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

@@ -30,7 +30,7 @@ public final class Store: Sendable {
                 SELECT (SELECT count(*) FROM offers WHERE deleted_at IS NULL) AS offers,
                     (SELECT count(*) FROM stores WHERE deleted_at IS NULL) AS stores,
                     (SELECT count(*) FROM retailers) AS retailers,
-                    (SELECT version FROM catalog_feed) AS feed_version
+                    (SELECT version FROM catalog_feed WHERE singleton) AS feed_version
                 """
             )[0]
         }
@@ -242,7 +242,7 @@ public final class Store: Sendable {
                     gone AS (SELECT version FROM gone_offers UNION ALL SELECT version FROM gone_stores)
                     UPDATE catalog_feed
                     SET purged_through = greatest(purged_through, (SELECT coalesce(max(version), 0) FROM gone))
-                    WHERE (SELECT count(*) FROM gone) > 0
+                    WHERE singleton AND (SELECT count(*) FROM gone) > 0
                     RETURNING (SELECT count(*) FROM gone) AS removed
                     """
                 ).first?.decode("removed", as: Int.self) ?? 0
@@ -267,7 +267,7 @@ public final class Store: Sendable {
             try connection.transaction { connection in
                 try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 let feed = try connection.query(
-                    "SELECT generation, version, purged_through FROM catalog_feed")[0]
+                    "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton")[0]
                 let head = FeedCursor(
                     generation: try feed.decode("generation"), version: try feed.decode("version"),
                     near: area != nil)
@@ -453,14 +453,14 @@ public final class Store: Sendable {
                     try connection.query(
                         """
                         SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
-                        FROM devices d CROSS JOIN catalog_feed f
+                        FROM devices d JOIN catalog_feed f ON f.singleton
                         WHERE d.account_id = \(accountID) AND d.token_hash = \(digest) AND d.revoked_at IS NULL
                         """)
                 } else {
                     try connection.query(
                         """
                         SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
-                        FROM devices d CROSS JOIN catalog_feed f
+                        FROM devices d JOIN catalog_feed f ON f.singleton
                         WHERE d.token_hash = \(digest) AND d.revoked_at IS NULL
                         """)
                 }

@@ -1,0 +1,1 @@
+../../../migrations/0003-feed-row-by-key.sql
