@@ -29,7 +29,9 @@ public enum OfferReference: Sendable, Equatable {
                 try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
             }
         guard let found else {
-            throw .notFound("no such offer in the cache: run `loyalty sync`, then `loyalty offers` to list them")
+            // A full sync cut short leaves offers out: say so, or the shopper doubts the beacon or the id.
+            let cause = try cache.catalogIsPartial ? " (the catalog is incomplete: a sync stopped midway)" : ""
+            throw .notFound("no such offer in the cache\(cause): run `loyalty sync`, then `loyalty offers` to list them")
         }
         return found
     }

@@ -37,6 +37,8 @@ import Testing
         #expect(partialScan.first?["code"] as? String == "catalog_partial")
         #expect(partialScan.filter { $0["event"] as? String == "warning" }.count == 1)
         #expect(!partialScan.contains { $0["event"] as? String == "offer" })
+        let missing = try shopper.run(["redeem", "\(uuid):1:3"])
+        #expect(missing.status != 0 && missing.stderr.contains("the catalog is incomplete"), "\(missing.stderr)")
 
         try shopper.ok(["sync"])
         let offers = try shopper.ok(["offers", "--json"])
