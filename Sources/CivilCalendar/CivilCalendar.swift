@@ -40,4 +40,36 @@ public enum CivilCalendar {
         let remainder = value % divisor
         return remainder < 0 ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
     }
+
+    /// Appends `YYYY-MM-DDTHH:MM:SS`: the part that RFC 3339 and PostgreSQL's ISO output share. A year
+    /// past 9999 is written in full.
+    public static func appendDateTime(
+        year: Int64, month: Int64, day: Int64, secondOfDay: Int64, to text: inout [UInt8]
+    ) {
+        appendDigits(year, width: 4, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(month, width: 2, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(day, width: 2, to: &text)
+        text.append(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3600, width: 2, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, width: 2, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, width: 2, to: &text)
+    }
+
+    /// Appends a non-negative `value` in decimal, zero-padded to at least `width` digits.
+    public static func appendDigits(_ value: Int64, width: Int, to text: inout [UInt8]) {
+        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+        var rest = value
+        var index = width - 1
+        while index >= 0 {
+            digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        }
+        if rest > 0 { text += Array(String(rest).utf8) }
+        text += digits
+    }
 }

@@ -40,29 +40,11 @@ public enum LoyaltyJSON {
         let (year, month, day) = CivilCalendar.date(days: days)
         var text = [UInt8]()
         text.reserveCapacity(24)
-        func append(_ value: Int64, width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
-            while divisor > 0 {
-                text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                divisor /= 10
-            }
-        }
-        let secondOfDay = millisecondOfDay / 1000
-        append(year, width: 4)
-        text.append(UInt8(ascii: "-"))
-        append(month, width: 2)
-        text.append(UInt8(ascii: "-"))
-        append(day, width: 2)
-        text.append(UInt8(ascii: "T"))
-        append(secondOfDay / 3600, width: 2)
-        text.append(UInt8(ascii: ":"))
-        append(secondOfDay / 60 % 60, width: 2)
-        text.append(UInt8(ascii: ":"))
-        append(secondOfDay % 60, width: 2)
+        CivilCalendar.appendDateTime(
+            year: year, month: month, day: day, secondOfDay: millisecondOfDay / 1000, to: &text)
         if millisecondOfDay % 1000 != 0 {
             text.append(UInt8(ascii: "."))
-            append(millisecondOfDay % 1000, width: 3)
+            CivilCalendar.appendDigits(millisecondOfDay % 1000, width: 3, to: &text)
         }
         text.append(UInt8(ascii: "Z"))
         return String(decoding: text, as: UTF8.self)

@@ -14,8 +14,6 @@ enum DeviceToken {
         guard token.hasPrefix(deviceTokenPrefix), token.utf8.count == deviceTokenPrefix.utf8.count + 64,
             let bytes = Secrets.decodeBase64URL(String(token.dropFirst(deviceTokenPrefix.count))), bytes.count == 48
         else { return nil }
-        var uuid = UUID().uuid
-        withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes[..<16]) }
-        return UUID(uuid: uuid)
+        return UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
     }
 }

@@ -14,6 +14,9 @@ public struct SchemaMigration: Equatable, Sendable {
         self.name = name
         self.sql = sql
     }
+
+    /// Version 1, the first released schema: recorded, never run (schema.sql or that release made it).
+    static let firstRelease = SchemaMigration(version: 1, name: "initial", sql: "")
 }
 
 /// The schema a binary runs on: `whole` (schema.sql) builds it on an empty database, `migrations` bring a
@@ -90,13 +93,11 @@ extension Store {
                             """)
                     guard try state.decode("populated", as: Bool.self) else {
                         try connection.execute(script: schema.whole)
-                        try Self.record(
-                            [SchemaMigration(version: 1, name: "initial", sql: "")] + schema.migrations,
-                            at: now, in: connection)
+                        try Self.record([.firstRelease] + schema.migrations, at: now, in: connection)
                         return .created(version: schema.version)
                     }
                     // Tables without a record: the first release made them.
-                    try Self.record([SchemaMigration(version: 1, name: "initial", sql: "")], at: now, in: connection)
+                    try Self.record([.firstRelease], at: now, in: connection)
                 }
                 let applied = Set(
                     try connection.query("SELECT version FROM schema_migrations").map {

@@ -425,56 +425,42 @@ public final class Store: Sendable {
     /// The live (not revoked) device whose token this is, looked up by the token's digest within the
     /// account the token names (by the digest alone for a token from before tokens named it).
     func device(token: String) throws -> DeviceSession? {
-        let digest = Secrets.digest(of: token)
-        return try pool.withConnection { connection in
-            let rows =
-                if let accountID = DeviceToken.accountID(in: token) {
-                    try connection.query(
-                        """
-                        SELECT id, account_id, token_hash FROM devices
-                        WHERE account_id = \(accountID) AND token_hash = \(digest) AND revoked_at IS NULL
-                        """)
-                } else {
-                    try connection.query(
-                        "SELECT id, account_id, token_hash FROM devices WHERE token_hash = \(digest) AND revoked_at IS NULL"
-                    )
-                }
-            return try Self.session(rows.first, digest: digest)
-        }
+        try pool.withConnection { connection in try Self.liveDevice(token, withFeedHead: false, in: connection)?.session }
     }
 
-    /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup (as in
-    /// `device(token:)`) and the feed's head in one statement, all that a catalog request answered 304 costs.
+    /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup and the
+    /// feed's head in one statement, all that a catalog request answered 304 costs.
     func catalogHead(deviceToken token: String) throws -> FeedCursor? {
-        let digest = Secrets.digest(of: token)
-        return try pool.withConnection { connection in
-            let rows =
-                if let accountID = DeviceToken.accountID(in: token) {
-                    try connection.query(
-                        """
-                        SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
-                        FROM devices d JOIN catalog_feed f ON f.singleton
-                        WHERE d.account_id = \(accountID) AND d.token_hash = \(digest) AND d.revoked_at IS NULL
-                        """)
-                } else {
-                    try connection.query(
-                        """
-                        SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
-                        FROM devices d JOIN catalog_feed f ON f.singleton
-                        WHERE d.token_hash = \(digest) AND d.revoked_at IS NULL
-                        """)
-                }
-            let row = rows.first
-            guard try Self.session(row, digest: digest) != nil, let row else { return nil }
+        try pool.withConnection { connection in
+            guard let row = try Self.liveDevice(token, withFeedHead: true, in: connection)?.row else { return nil }
             return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
         }
     }
 
-    private static func session(_ row: PostgresRow?, digest: [UInt8]) throws(PostgresError) -> DeviceSession? {
-        guard let row, Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest) else {
-            return nil
+    /// The live device `token` belongs to, and its row (with the feed's head when `withFeedHead`). A token that
+    /// names its account is looked up within that account (one shard, docs/SCALING.md), an older one by its
+    /// digest alone.
+    private static func liveDevice(
+        _ token: String, withFeedHead: Bool, in connection: PostgresConnection
+    ) throws -> (session: DeviceSession, row: PostgresRow)? {
+        let digest = Secrets.digest(of: token)
+        var query = PostgresQuery(
+            unsafeSQL: withFeedHead
+                ? """
+                SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
+                FROM devices d JOIN catalog_feed f ON f.singleton
+                WHERE d.token_hash = $1 AND d.revoked_at IS NULL
+                """
+                : "SELECT d.id, d.account_id, d.token_hash FROM devices d WHERE d.token_hash = $1 AND d.revoked_at IS NULL",
+            parameters: [digest.postgresText])
+        if let accountID = DeviceToken.accountID(in: token) {
+            query.sql += " AND d.account_id = $2"
+            query.parameters.append(accountID.postgresText)
         }
-        return DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id"))
+        guard let row = try connection.query(query).first,
+            Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest)
+        else { return nil }
+        return (DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id")), row)
     }
 
     func createLinkCode(accountID: UUID) throws -> LinkCode {

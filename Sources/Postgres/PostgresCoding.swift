@@ -96,25 +96,22 @@ extension UUID: PostgresEncodable, PostgresDecodable {
     public init(postgresText: String) throws(PostgresError) {
         let text = Array(postgresText.utf8)
         guard text.count == 36 else { throw .cannotDecode(UUID.self) }
-        var uuid = UUID.null.uuid
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(16)
         var index = 0
-        let decoded = withUnsafeMutableBytes(of: &uuid) { bytes in
-            for offset in 0..<16 {
-                if uuidDashOffsets.contains(offset) {
-                    guard text[index] == UInt8(ascii: "-") else { return false }
-                    index += 1
-                }
-                guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return false }
-                bytes[offset] = high << 4 | low
-                index += 2
+        for offset in 0..<16 {
+            if uuidDashOffsets.contains(offset) {
+                guard text[index] == UInt8(ascii: "-") else { throw .cannotDecode(UUID.self) }
+                index += 1
             }
-            return true
+            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else {
+                throw .cannotDecode(UUID.self)
+            }
+            bytes.append(high << 4 | low)
+            index += 2
         }
-        guard decoded else { throw .cannotDecode(UUID.self) }
-        self = UUID(uuid: uuid)
+        self = UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
     }
-
-    private static let null = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }
 
 /// The byte offsets a dash precedes in a uuid's text.
@@ -214,31 +211,10 @@ enum TimestampText {
         let (year, month, day) = CivilCalendar.date(days: days)
         var text = [UInt8]()
         text.reserveCapacity(30)
-        func append(_ value: Int64, width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var rest = value
-            var index = width - 1
-            while index >= 0 {
-                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                index -= 1
-            }
-            if rest > 0 { text += Array(String(rest).utf8) }  // years beyond 9999
-            text += digits
-        }
-        append(year > 0 ? year : 1 - year, width: 4)
-        text.append(UInt8(ascii: "-"))
-        append(month, width: 2)
-        text.append(UInt8(ascii: "-"))
-        append(day, width: 2)
-        text.append(UInt8(ascii: "T"))
-        append(secondOfDay / 3600, width: 2)
-        text.append(UInt8(ascii: ":"))
-        append(secondOfDay / 60 % 60, width: 2)
-        text.append(UInt8(ascii: ":"))
-        append(secondOfDay % 60, width: 2)
+        CivilCalendar.appendDateTime(
+            year: year > 0 ? year : 1 - year, month: month, day: day, secondOfDay: secondOfDay, to: &text)
         text.append(UInt8(ascii: "."))
-        append(fraction, width: 6)
+        CivilCalendar.appendDigits(fraction, width: 6, to: &text)
         text.append(UInt8(ascii: "Z"))
         if year <= 0 { text += Array(" BC".utf8) }
         return String(decoding: text, as: UTF8.self)
