@@ -72,6 +72,13 @@ class Server:
                 time.sleep(0.05)
         raise RuntimeError("loyalty-server did not start")
 
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stop()
+
     def stop(self):
         if self.process and self.process.poll() is None:
             self.process.terminate()
@@ -204,9 +211,7 @@ def consistency(server):
 
 
 def postgres_stop(work):
-    server = Server(work)
-    server.start()
-    try:
+    with Server(work) as server:
         credentials = server.provision(retailers=5, offers=10, devices=50)
         load = RedemptionLoad(server.base, credentials)
         outage = {}
@@ -263,14 +268,10 @@ def postgres_stop(work):
               and recovered is not None and not missing and not refused_with_row and settled == len(committed_503)
               and not wrong_503 and other_5xx == 0 and drift == 0 and over == 0 and len(unavailable) > 0)
         return ok, "%d answered 503, recovered in %.3f s" % (len(unavailable), recovered or -1)
-    finally:
-        server.stop()
 
 
 def server_kill(work):
-    server = Server(work)
-    server.start()
-    try:
+    with Server(work) as server:
         # Limits high enough that the offers do not sell out before the kill.
         credentials = server.provision(retailers=5, offers=10, devices=50, per_shopper=10, total=1000)
         load = RedemptionLoad(server.base, credentials)
@@ -302,8 +303,6 @@ def server_kill(work):
                   len(rows), len(missing), len(refused), len(unexplained), drift, over))
         ok = not missing and not refused and not unexplained and drift == 0 and over == 0 and len(cut) > 0
         return ok, "%d rows, %d cut off and settled by retry" % (len(rows), len(cut))
-    finally:
-        server.stop()
 
 
 class Client:
@@ -311,6 +310,14 @@ class Client:
         self.home = os.path.join(work, name)
         os.makedirs(self.home, exist_ok=True)
         self.server = server
+
+    @classmethod
+    def shopper(cls, work, name, server):
+        """A device with a new account and the catalog synced."""
+        client = cls(work, name, server)
+        client.run("account", "create")
+        client.run("sync")
+        return client
 
     def environment(self, server=None):
         return dict(os.environ, LOYALTY_HOME=self.home, LOYALTY_SERVER=server or self.server.base)
@@ -373,14 +380,10 @@ def server_seen(server, token):
 
 
 def client_kill_sync(work):
-    server = Server(work)
-    server.start()
-    try:
+    with Server(work) as server:
         credentials = server.provision(retailers=10, offers=100, devices=0)
         retailer = credentials["retailers"][0]
-        phone = Client(work, "phone", server)
-        phone.run("account", "create")
-        phone.run("sync")
+        phone = Client.shopper(work, "phone", server)
         capture = walk(phone, work, retailer["uuid"], [1, 2, 3])
         shown = offers_shown(phone.run("scan", "--replay", capture, "--json").stdout)
         # Offers change on the server, so every sync has work to do: a delta of 100 offers and the full catalog.
@@ -404,24 +407,16 @@ def client_kill_sync(work):
         ok = (killed > 0 and cached == 1000 and titles == 90 and outbox == 0 and local_seen == remote_seen
               and sorted(s.upper() for s in shown) == remote_seen and len(shown) == 3)
         return ok, "%d kills, %d offers cached, outbox %d" % (killed, cached, outbox)
-    finally:
-        server.stop()
 
 
 def client_kill_scan(work):
-    server = Server(work)
-    server.start()
-    try:
+    with Server(work) as server:
         credentials = server.provision(retailers=1, offers=40, devices=0)
         retailer = credentials["retailers"][0]
-        phone = Client(work, "phone", server)
-        phone.run("account", "create")
-        phone.run("sync")
+        phone = Client.shopper(work, "phone", server)
         capture = walk(phone, work, retailer["uuid"], list(range(1, 41)))
         started = time.time()
-        probe = Client(work, "probe", server)
-        probe.run("account", "create")
-        probe.run("sync")
+        probe = Client.shopper(work, "probe", server)
         probe.run("scan", "--replay", capture, "--json", "--offline")
         duration = time.time() - started
         shown = []
@@ -443,19 +438,13 @@ def client_kill_scan(work):
         ok = (killed > 0 and twice == 0 and sorted(set(shown)) == everything and sorted(seen) == everything
               and sorted(outbox) == everything)
         return ok, "%d kills, %d offers shown once each" % (killed, len(set(shown)))
-    finally:
-        server.stop()
 
 
 def network_cut(work):
-    server = Server(work)
-    server.start()
-    try:
+    with Server(work) as server:
         credentials = server.provision(retailers=1, offers=5, devices=0)
         retailer = credentials["retailers"][0]
-        phone = Client(work, "phone", server)
-        phone.run("account", "create")
-        phone.run("sync")
+        phone = Client.shopper(work, "phone", server)
         capture = walk(phone, work, retailer["uuid"], [1, 2, 3, 4, 5])
         unreachable = "http://127.0.0.1:%d" % free_port()  # nothing listens there: the network is cut
         scan = phone.run("scan", "--replay", capture, "--json", server=unreachable)
@@ -473,8 +462,6 @@ def network_cut(work):
         ok = (scan.returncode == 0 and len(shown) == 5 and sync.returncode != 0 and outbox_offline == 5
               and not remote_before and outbox_after == 0 and remote_after == sorted(s.upper() for s in shown))
         return ok, "%d offers shown offline, %d delivered later" % (len(shown), len(remote_after))
-    finally:
-        server.stop()
 
 
 SCENARIOS = {"postgres-stop": postgres_stop, "server-kill": server_kill, "client-kill-sync": client_kill_sync,
