@@ -58,9 +58,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(
-            name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"],
-            // Fixtures/schema-1.sql, the first released schema, which MigrationTests upgrades.
-            exclude: ["Fixtures"]),
+            name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # make fuzz: builds the libFuzzer targets of Fuzz/ (ASan + coverage, release with testability) and runs each
-# for FUZZ_SECONDS, seeded from ../shared/fixtures. Prints one line per target: executions, crashes, corpus.
+# for FUZZ_SECONDS, seeded from Tests/Fixtures. Prints one line per target: executions, crashes, corpus.
 # Harnesses are -Onone so a failed precondition prints its message. A crash leaves its input in
 # .build/fuzz/crashes/<target>/ and makes this script exit 1; kept crashes live in Fuzz/regressions/<target>/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-"hci-event advertising-data btsnoop request-body"}
-fixtures="$root/../shared/fixtures"
+fixtures="$root/Tests/Fixtures"
 build="$root/.build/fuzz"
 flags=(-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
 

@@ -1,11 +1,10 @@
 import Foundation
 
-/// `<package root>/../shared/fixtures`, found from this file's path so it works wherever the repository is cloned.
+/// `Tests/Fixtures`, found from this file's path so it works wherever the repository is cloned.
 let fixturesDirectory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent()  // BeaconsTests
     .deletingLastPathComponent()  // Tests
-    .deletingLastPathComponent()  // package root
-    .appendingPathComponent("../shared/fixtures").standardizedFileURL
+    .appendingPathComponent("Fixtures")
 
 func bytes(hex: String) -> [UInt8]? {
     let digits = Array(hex.utf8)

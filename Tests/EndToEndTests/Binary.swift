@@ -76,7 +76,6 @@ private final class DataBox: @unchecked Sendable {
     var data = Data()
 }
 
-/// `<package root>/../shared/fixtures`: the fixtures live beside the checkout, in CI too.
+/// `Tests/Fixtures`: the captures and vectors, with their licences, in the repository.
 let fixturesDirectory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LoyaltyServer
 
-/// Schema migrations on the real PostgreSQL: a database made by the first release (Fixtures/schema-1.sql, an
+/// Schema migrations on the real PostgreSQL: a database made by the first release (Tests/Fixtures/schema-1.sql, an
 /// exact copy of schema.sql at eb2e26f) is upgraded with its rows, and ends up like a fresh one.
 @Suite struct MigrationTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -13,7 +13,7 @@ import Testing
 
     static func firstReleaseSchema() throws -> String {
         try String(
-            contentsOf: repository.appendingPathComponent("Tests/LoyaltyServerTests/Fixtures/schema-1.sql"),
+            contentsOf: repository.appendingPathComponent("Tests/Fixtures/schema-1.sql"),
             encoding: .utf8)
     }
 
