@@ -1,3 +1,4 @@
+import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
@@ -6,10 +7,23 @@ import Foundation
     import Glibc
 #endif
 
-let calibrateCommand = CommandSpec(
+private enum Calibrate {
+    static let replay = Option<String>(
+        "replay", value: "FILE", help: "Read the samples from a BTSnoop capture instead of scanning.")
+    static let seconds = Option<Double>("seconds", value: "S", help: "How long to listen (default 30).", parse: positiveSeconds)
+    static let minimumSamples = Option<Int>(
+        "min-samples", value: "N", help: "Refuse with fewer samples than this after outlier rejection (default 20)."
+    ) { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+    static let adapter = Option<String>(
+        "adapter", value: "NAME", help: "The adapter to scan with (default: the first one).")
+    static let json = Flag("json", help: "Print one JSON object.")
+    static let beacon = Positional("UUID:MAJOR:MINOR")
+}
+
+let calibrateCommand = Command(
     name: "calibrate",
     summary: "Measure the power a beacon should advertise: its RSSI at 1 m, outliers rejected.",
-    synopsis: "[--replay FILE] [--seconds 30] [--min-samples 20] UUID:MAJOR:MINOR",
+    synopsis: "[--replay FILE] [--seconds 30] [--min-samples 20]",
     discussion: """
         Hold this machine (or the phone whose capture you replay) 1 m from the beacon, in the open, and
         keep still while it listens. Every advertisement of that beacon is an RSSI sample; samples more
@@ -25,39 +39,28 @@ let calibrateCommand = CommandSpec(
         listen longer or closer), or a damaged capture; 64 wrong arguments; 69 no radio; 77 missing
         capabilities.
         """,
-    options: [
-        .value("replay", "FILE", "Read the samples from a BTSnoop capture instead of scanning."),
-        .value("seconds", "S", "How long to listen (default 30)."),
-        .value("min-samples", "N", "Refuse with fewer samples than this after outlier rejection (default 20)."),
-        .value("adapter", "NAME", "The adapter to scan with (default: the first one)."),
-        .flag("json", "Print one JSON object."),
-    ],
+    options: [Calibrate.replay, Calibrate.seconds, Calibrate.minimumSamples, Calibrate.adapter, Calibrate.json],
+    positionals: [Calibrate.beacon],
     run: runCalibrate
 )
 
 private func runCalibrate(_ arguments: ParsedArguments) throws {
-    let path = arguments.commandPath
-    guard arguments.positionals.count == 1 else {
-        throw UsageError("name one beacon as UUID:MAJOR:MINOR", commandPath: path)
-    }
-    let text = arguments.positionals[0]
+    let text = arguments.word(Calibrate.beacon) ?? ""
     guard let constraint = try? BeaconIdentityConstraint(parsing: text), let major = constraint.major,
         let minor = constraint.minor
     else {
-        throw UsageError(
-            "'\(text)' is not a beacon: use UUID:MAJOR:MINOR (major and minor 0...65535)", commandPath: path)
+        throw arguments.usageError(
+            "'\(text)' is not a beacon: use UUID:MAJOR:MINOR (major and minor 0...65535)")
     }
     let identity = BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)
-    let seconds = try arguments.value("seconds", default: 30.0) {
-        Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
-    }
-    let minimum = try arguments.value("min-samples", default: 20) { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+    let seconds = try arguments.value(Calibrate.seconds) ?? 30
+    let minimum = try arguments.value(Calibrate.minimumSamples) ?? 20
 
     let heard: HeardSamples
-    if let file = arguments.value("replay") {
+    if let file = try arguments.value(Calibrate.replay) {
         heard = try samples(of: identity, replaying: file, seconds: seconds)
     } else {
-        heard = try samples(of: identity, adapter: arguments.value("adapter"), seconds: seconds)
+        heard = try samples(of: identity, adapter: try arguments.value(Calibrate.adapter), seconds: seconds)
     }
     let calibration: MeasuredPowerCalibration
     do {
@@ -67,7 +70,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
         throw CommandFailure("\(identity): \(error)", exitCode: ExitCode.dataError)
     }
     report(
-        calibration, of: identity, advertised: heard.advertisedPower, seconds: heard.span, json: arguments.flag("json"))
+        calibration, of: identity, advertised: heard.advertisedPower, seconds: heard.span, json: arguments.flag(Calibrate.json))
 }
 
 /// One beacon's RSSI readings, the measured power its frames carry, and the seconds they span.

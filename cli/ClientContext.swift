@@ -1,15 +1,22 @@
+import Arguments
 import Beacons
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
 /// Options every command that talks to the server or reads the cache accepts.
-let clientOptions: [OptionSpec] = [
-    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
-    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
-    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
-    .flag("json", "Print JSON lines instead of text."),
-]
+enum ClientOptions {
+    static let server = Option<String>(
+        "server", value: "URL", help: "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080).")
+    static let connectTimeout = Option<Double>(
+        "connect-timeout", value: "SECONDS", help: "Give up connecting after this long (default 5).",
+        parse: positiveSeconds)
+    static let timeout = Option<Double>(
+        "timeout", value: "SECONDS", help: "Give up on a request after this long (default 30).", parse: positiveSeconds)
+    static let json = Flag("json", help: "Print JSON lines instead of text.")
+
+    static let all: [any DeclaredOption] = [server, connectTimeout, timeout, json]
+}
 
 let clientDiscussion = """
     State lives in $LOYALTY_HOME, else ~/.config/loyalty (config, device token) and
@@ -25,19 +32,18 @@ struct ClientContext {
     let home: ClientHome
     let config: ClientConfig
     let api: LoyaltyAPIClient
-    var json: Bool { arguments.flag("json") }
+    var json: Bool { arguments.flag(ClientOptions.json) }
 
     init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.arguments = arguments
         self.environment = environment
         home = try ClientHome(environment: environment)
         config = try home.loadConfig()
-        let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
         let timeouts = Timeouts(
-            connect: try arguments.value("connect-timeout", default: config.connectTimeoutSeconds ?? 5, positive),
-            total: try arguments.value("timeout", default: config.totalTimeoutSeconds ?? 30, positive))
+            connect: try arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
+            total: try arguments.value(ClientOptions.timeout) ?? config.totalTimeoutSeconds ?? 30)
         api = LoyaltyAPIClient(
-            server: try config.serverURL(flag: arguments.value("server"), environment: environment),
+            server: try config.serverURL(flag: arguments.value(ClientOptions.server), environment: environment),
             timeouts: timeouts)
     }
 
@@ -117,17 +123,22 @@ func printTable(_ header: [String], _ rows: [[String]]) {
 // MARK: offers during `loyalty scan`
 
 /// The options `loyalty scan` adds for offers (it has its own --json).
-let offerScanOptions: [OptionSpec] = [
-    .value(
-        "min-proximity", "PROXIMITY",
-        "Show an offer when its beacon is this near or nearer: immediate, near (default), far."),
-    .value(
-        "dwell", "SECONDS", "With --json: seconds of capture time an offer stays shown before the next (default 5)."),
-    .flag("offline", "Do not contact the server; seen offers wait in the outbox for the next sync."),
-    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
-    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
-    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
-]
+enum OfferScanOptions {
+    static let minimumProximity = Option<Proximity>(
+        "min-proximity", value: "PROXIMITY",
+        help: "Show an offer when its beacon is this near or nearer: immediate, near (default), far."
+    ) { Proximity(rawValue: $0).flatMap { $0 == .unknown ? nil : $0 } }
+    static let dwell = Option<Double>(
+        "dwell", value: "SECONDS",
+        help: "With --json: seconds of capture time an offer stays shown before the next (default 5)."
+    ) { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+    static let offline = Flag(
+        "offline", help: "Do not contact the server; seen offers wait in the outbox for the next sync.")
+
+    static let all: [any DeclaredOption] = [
+        minimumProximity, dwell, offline, ClientOptions.server, ClientOptions.connectTimeout, ClientOptions.timeout,
+    ]
+}
 
 /// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
 /// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
@@ -135,15 +146,11 @@ let offerScanOptions: [OptionSpec] = [
 func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws -> OfferSession {
     do {
         let context = try ClientContext(arguments)
-        let minimum = try arguments.value("min-proximity", default: Proximity.near) { text in
-            Proximity(rawValue: text).flatMap { $0 == .unknown ? nil : $0 }
-        }
-        let dwell = try arguments.value("dwell", default: 5) {
-            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
-        }
+        let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
+        let dwell = try arguments.value(OfferScanOptions.dwell) ?? 5
         let cache = try context.openCache()
         let hasAccount = try context.home.loadDevice() != nil
-        let online = !arguments.flag("offline") && hasAccount
+        let online = !arguments.flag(OfferScanOptions.offline) && hasAccount
         return try OfferSession(
             cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
             sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)

@@ -1,3 +1,4 @@
+import Arguments
 import BeaconRadio
 import Beacons
 import Foundation

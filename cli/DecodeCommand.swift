@@ -1,9 +1,13 @@
+import Arguments
 import Beacons
 
-let decodeCommand = CommandSpec(
+private let hciEvents = Flag("hci", help: "Each HEX is an HCI event (H4 framing optional), not advertising data.")
+private let hexWords = Positional("HEX", .oneOrMore)
+
+let decodeCommand = Command(
     name: "decode",
     summary: "Decode advertising data or HCI events given as hex, one JSON line per advertisement.",
-    synopsis: "[--hci] HEX...",
+    synopsis: "[--hci]",
     discussion: """
         Without --hci each HEX is advertising data (AD structures, as in a scan record). With --hci each
         HEX is a complete HCI event (LE Advertising Report or LE Extended Advertising Report), with or
@@ -14,23 +18,20 @@ let decodeCommand = CommandSpec(
         EXAMPLE:
           loyalty decode 0201061aff4c0002158f0c1ddc11e54a078910425941b072f900010001c5
         """,
-    options: [.flag("hci", "Each HEX is an HCI event (H4 framing optional), not advertising data.")],
+    options: [hciEvents], positionals: [hexWords],
     run: runDecode
 )
 
 private func runDecode(_ arguments: ParsedArguments) throws {
-    guard !arguments.positionals.isEmpty else {
-        throw UsageError("give at least one HEX string", commandPath: arguments.commandPath)
-    }
     var failures = 0
-    for text in arguments.positionals {
+    for text in arguments.words(hexWords) {
         guard let bytes = parseHex(text) else {
             printError("error: '\(text.prefix(40))' is not hex: use pairs of 0-9a-f digits")
             failures += 1
             continue
         }
         do {
-            let lines = arguments.flag("hci") ? try decodeEvent(bytes) : try decodeAdvertisingData(bytes)
+            let lines = arguments.flag(hciEvents) ? try decodeEvent(bytes) : try decodeAdvertisingData(bytes)
             for line in lines { printJSONLine(line) }
         } catch {
             printError("error: malformed packet: \(error)")

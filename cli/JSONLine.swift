@@ -1,3 +1,5 @@
+import Arguments
+
 /// A JSON value written with its keys in the order given, so lines read well (`"event"` first).
 enum JSONValue {
     case string(String)

@@ -1,3 +1,4 @@
+import Arguments
 import BeaconRadio
 import Foundation
 import Geofencing
@@ -9,21 +10,29 @@ import LoyaltyClient
 #endif
 
 /// The options `loyalty scan` adds for geographic regions.
-let locationScanOptions: [OptionSpec] = [
-    .value(
-        "location", "SOURCE",
-        "Monitor stores' geofences from gpsd[:HOST:PORT] (default localhost:2947), nmea:FILE or fixed:LAT,LON."
-    ),
-    .value(
-        "exit-margin", "METRES",
-        "With --location: distance beyond a store's radius before leaving counts (default 50)."),
-    .value(
-        "exit-delay", "SECONDS",
-        "With --location: time beyond radius + margin before a store is exited (default 20)."),
-    .value(
-        "radius-km", "KM",
-        "With --location: the area around the shopper to sync stores and offers for (default 10)."),
-]
+enum LocationOptions {
+    static let location = Option<String>(
+        "location", value: "SOURCE",
+        help: "Monitor stores' geofences from gpsd[:HOST:PORT] (default localhost:2947), nmea:FILE or fixed:LAT,LON.")
+    static let exitMargin = Option<Double>(
+        "exit-margin", value: "METRES",
+        help: "With --location: distance beyond a store's radius before leaving counts (default 50).",
+        parse: nonNegative)
+    static let exitDelay = Option<Double>(
+        "exit-delay", value: "SECONDS",
+        help: "With --location: time beyond radius + margin before a store is exited (default 20).",
+        parse: nonNegative)
+    static let radius = Option<Double>(
+        "radius-km", value: "KM",
+        help: "With --location: the area around the shopper to sync stores and offers for (default 10)."
+    ) { Double($0).flatMap { CatalogArea.radiusKilometres.contains($0) ? $0 : nil } }
+
+    static let all: [any DeclaredOption] = [location, exitMargin, exitDelay, radius]
+
+    private static let nonNegative: @Sendable (String) -> Double? = {
+        Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+    }
+}
 
 /// Where positions come from.
 enum LocationSource: Equatable {
@@ -53,17 +62,13 @@ enum LocationSource: Equatable {
 
 /// The `--location` source, or nil without the option.
 func locationSource(_ arguments: ParsedArguments) throws -> LocationSource? {
-    guard let text = arguments.value("location") else { return nil }
-    let path = arguments.commandPath
+    guard let text = try arguments.value(LocationOptions.location) else { return nil }
     guard let source = LocationSource(parsing: text) else {
-        throw UsageError(
-            "--location must be gpsd, gpsd:HOST:PORT, nmea:FILE or fixed:LAT,LON (got '\(text)')",
-            commandPath: path)
+        throw arguments.usageError("--location must be gpsd, gpsd:HOST:PORT, nmea:FILE or fixed:LAT,LON (got '\(text)')")
     }
-    if case .gpsd = source, arguments.value("replay") != nil {
-        throw UsageError(
-            "--replay runs on the capture's clock: combine it with --location nmea:FILE or fixed:LAT,LON, not gpsd",
-            commandPath: path)
+    if case .gpsd = source, arguments.isGiven(ScanOptions.replay) {
+        throw arguments.usageError(
+            "--replay runs on the capture's clock: combine it with --location nmea:FILE or fixed:LAT,LON, not gpsd")
     }
     return source
 }
@@ -72,26 +77,20 @@ func locationSource(_ arguments: ParsedArguments) throws -> LocationSource? {
 func geofenceSession(
     _ arguments: ParsedArguments, offers: OfferSession, json: Bool, table: LiveTable? = nil
 ) throws -> GeofenceSession {
-    let nonNegative: (String) -> Double? = {
-        Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
-    }
-    let radius = try arguments.value("radius-km", default: CatalogArea.defaultRadiusKilometres) {
-        text in
-        Double(text).flatMap { CatalogArea.radiusKilometres.contains($0) ? $0 : nil }
-    }
+    let radius = try arguments.value(LocationOptions.radius) ?? CatalogArea.defaultRadiusKilometres
     // The parsed values are finite and non-negative, which is all the monitor asks of them.
     let monitor = try GeoRegionMonitor(
         configuration: .init(
             maximumRadius: Double(Validation.storeRadiusMetres.upperBound),
-            exitMargin: try arguments.value("exit-margin", default: 50, nonNegative),
-            exitDelay: try arguments.value("exit-delay", default: 20, nonNegative)))
+            exitMargin: try arguments.value(LocationOptions.exitMargin) ?? 50,
+            exitDelay: try arguments.value(LocationOptions.exitDelay) ?? 20))
     return GeofenceSession(monitor: monitor, offers: offers, radiusKilometres: radius, json: json, table: table)
 }
 
 /// `loyalty scan --location` without a radio: stores' geofences alone, on the positions' clock.
 func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
     printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
-    let json = arguments.flag("json") || !standardOutputIsTerminal
+    let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     let offers = try openOfferSession(arguments, interactive: false)
     try warnIfCatalogPartial(offers, json: json)
     var session = try geofenceSession(arguments, offers: offers, json: json)

@@ -1,17 +1,22 @@
+import Arguments
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-let offersCommand = CommandSpec(
+private let retailerName = Option<String>("retailer", value: "NAME", help: "Only this retailer's offers.")
+/// An offer id or the beacon's UUID:MAJOR:MINOR.
+private let offerToRedeem = Positional("OFFER")
+
+let offersCommand = Command(
     name: "offers", summary: "List the cached offers (works offline; `loyalty sync` refreshes them).",
     synopsis: "[--retailer NAME]", discussion: clientDiscussion,
-    options: [.value("retailer", "NAME", "Only this retailer's offers.")] + clientOptions,
+    options: [retailerName] + ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
         try warnIfCatalogPartial(cache, json: context.json)
         if context.json {
             var out = ""
-            try cache.forEachOfferJSON(retailerName: context.arguments.value("retailer")) { line in
+            try cache.forEachOfferJSON(retailerName: context.arguments.value(retailerName)) { line in
                 out += line
                 out += "\n"
                 if out.utf8.count > 1 << 16 {
@@ -21,7 +26,7 @@ let offersCommand = CommandSpec(
             }
             return out.isEmpty ? () : printOut(out)
         }
-        let offers = try cache.offers(retailerName: context.arguments.value("retailer"))
+        let offers = try cache.offers(retailerName: context.arguments.value(retailerName))
         let seen = try cache.seen()
         if offers.isEmpty {
             return printOut("no offers cached: run `loyalty sync`")
@@ -37,9 +42,9 @@ let offersCommand = CommandSpec(
             })
     })
 
-let historyCommand = CommandSpec(
+let historyCommand = Command(
     name: "history", summary: "The offers this account has seen and this device redeemed (works offline).",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
         let title = { (id: UUID) throws(ClientError) -> (String, String) in
@@ -78,9 +83,8 @@ let historyCommand = CommandSpec(
         printTable(["WHEN", "WHAT", "RETAILER", "OFFER", "CODE"], rows)
     })
 
-let redeemCommand = CommandSpec(
+let redeemCommand = Command(
     name: "redeem", summary: "Redeem an offer and print the code to show at the till.",
-    synopsis: "OFFER",
     discussion: """
         OFFER is an offer id (see `loyalty offers`) or the beacon's UUID:MAJOR:MINOR. If the answer is
         lost (network, timeout), run the same command again: it resends the same request, so the offer
@@ -88,14 +92,10 @@ let redeemCommand = CommandSpec(
 
         \(clientDiscussion)
         """,
-    options: clientOptions,
+    options: ClientOptions.all, positionals: [offerToRedeem],
     run: clientCommand { context in
-        guard context.arguments.positionals.count == 1 else {
-            throw UsageError(
-                "expected one OFFER (an id or UUID:MAJOR:MINOR)", commandPath: context.arguments.commandPath)
-        }
         let cache = try context.openCache()
-        let offer = try OfferReference(parsing: context.arguments.positionals[0]).resolve(in: cache)
+        let offer = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "").resolve(in: cache)
         let redeemer = Redeemer(
             cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption

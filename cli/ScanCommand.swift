@@ -1,12 +1,38 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
 import LoyaltyClient
 
-let scanCommand = CommandSpec(
+enum ScanOptions {
+    static let replay = Option<String>(
+        "replay", value: "FILE", help: "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning.")
+    static let json = Flag("json", help: "JSON lines, also on a terminal.")
+    static let region = Option<String>(
+        "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true)
+    static let exitTimeout = Option<Double>(
+        "exit-timeout", value: "SECONDS", help: "Silence before a region is exited (default 10).", parse: positiveSeconds)
+    static let trackingAge = Option<Double>(
+        "tracking-age", value: "SECONDS", help: "Silence before a beacon's proximity is unknown (default 5).",
+        parse: positiveSeconds)
+    static let snapshotInterval = Option<Double>(
+        "snapshot-interval", value: "SECONDS", help: "Seconds between ranging snapshots (default 1).",
+        parse: positiveSeconds)
+    static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
+    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default hci0).")
+    static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
+    static let filterDuplicates = Flag(
+        "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
+
+    static let all: [any DeclaredOption] = [
+        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, active, filterDuplicates,
+    ]
+}
+
+let scanCommand = Command(
     name: "scan",
     summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
     synopsis: "[--replay FILE] [--location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
@@ -40,24 +66,13 @@ let scanCommand = CommandSpec(
         With --replay, nmea:FILE is merged with the capture by their UTC timestamps and fixed:LAT,LON
         is one fix at the capture's first time: every line comes in "t" order, the same on every run.
         """,
-    options: [
-        .value("replay", "FILE", "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning."),
-        .flag("json", "JSON lines, also on a terminal."),
-        .value("region", "REGION", "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true),
-        .value("exit-timeout", "SECONDS", "Silence before a region is exited (default 10)."),
-        .value("tracking-age", "SECONDS", "Silence before a beacon's proximity is unknown (default 5)."),
-        .value("snapshot-interval", "SECONDS", "Seconds between ranging snapshots (default 1)."),
-        .flag("realtime", "Pace a replay by its timestamps instead of as fast as possible."),
-        .value("adapter", "NAME", "The adapter to scan with (default hci0)."),
-        .flag("active", "Active scanning: ask advertisers for scan responses (default passive)."),
-        .flag("filter-duplicates", "Let the controller drop duplicate adverts (fewer RSSI samples)."),
-    ] + offerScanOptions + locationScanOptions,
+    options: ScanOptions.all + OfferScanOptions.all + LocationOptions.all,
     run: runScan
 )
 
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
-    let replay = arguments.value("replay")
+    let replay = try arguments.value(ScanOptions.replay)
     if let location, replay == nil {
         // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
         if case .nmea = location {
@@ -65,25 +80,23 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 arguments, location,
                 radioProblem: "a NMEA log runs on its own clock; add --replay CAPTURE to merge beacons into it")
         }
-        let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
+        let diagnosis = RadioDiagnosis.examine(adapter: try arguments.value(ScanOptions.adapter))
         if let problem = diagnosis.checks.first(where: { $0.status != .ok }) {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
     }
-    let path = arguments.commandPath
-    let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-    let regions = try arguments.allValues("region").map { text throws(UsageError) in
+    let regions = try arguments.values(ScanOptions.region).map { text throws(UsageError) in
         do throws(BeaconIdentityConstraint.ParseError) {
             return try BeaconIdentityConstraint(parsing: text)
         } catch {
-            throw UsageError(error.description, commandPath: path)
+            throw arguments.usageError(error.description)
         }
     }
     let ranger = try Ranger(
         configuration: .init(
-            snapshotInterval: arguments.value("snapshot-interval", default: 1, positive),
-            maxTrackingAge: arguments.value("tracking-age", default: 5, positive)))
-    let output: ScanSession.Output = arguments.flag("json") || !standardOutputIsTerminal ? .jsonLines : .table
+            snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
+            maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5))
+    let output: ScanSession.Output = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal ? .jsonLines : .table
     let offers = try openOfferSession(arguments, interactive: output == .table)
     var syncWarned = false
     syncOffersIfDue(offers, warned: &syncWarned)
@@ -91,7 +104,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let monitored = regions.isEmpty ? offers.regions : regions
     var monitor = try RegionMonitor(
         configuration: .init(
-            exitTimeout: arguments.value("exit-timeout", default: 10, positive),
+            exitTimeout: arguments.value(ScanOptions.exitTimeout) ?? 10,
             monitorsEveryUUIDHeard: monitored.isEmpty))
     for region in monitored { monitor.add(BeaconRegion(region)) }
 
@@ -106,11 +119,11 @@ private func runScan(_ arguments: ParsedArguments) throws {
             try geofenceSession(arguments, offers: offers, json: output == .jsonLines, table: session.table)
         })
     if let replay {
-        try scan.replay(replay, realtime: arguments.flag("realtime"), positions: location)
+        try scan.replay(replay, realtime: arguments.flag(ScanOptions.realtime), positions: location)
     } else {
         let scanner = try ScanSession.openScanner(
-            adapter: arguments.value("adapter"),
-            options: LEScanOptions(active: arguments.flag("active"), filterDuplicates: arguments.flag("filter-duplicates")))
+            adapter: try arguments.value(ScanOptions.adapter),
+            options: LEScanOptions(active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates)))
         try LiveScan(scan).run(scanner, positions: location)
     }
 }
