@@ -44,7 +44,7 @@ let package = Package(
                 .embedInCode("Resources/0003-feed-row-by-key.sql"),
                 .embedInCode("Resources/openapi.yaml"),
             ]),
-        .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
+        .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient"],

@@ -119,16 +119,9 @@ private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Dou
     var heard = HeardSamples()
     do {
         try scanner.run { packet in
-            packet.bytes.withUnsafeBytes { bytes in
-                guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
-                while let report = try? reports.next() {
-                    try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-                        guard frame.identity == identity else { return }
-                        let sighting = BeaconSighting(
-                            frame: frame, address: report.address, rssi: report.rssi, time: packet.time)
-                        _ = heard.add(sighting, seconds: .infinity)
-                    }
-                }
+            for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time)
+            where sighting.identity == identity {
+                _ = heard.add(sighting, seconds: .infinity)
             }
         }
     } catch {
