@@ -2,6 +2,7 @@ import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
+import LoyaltyAPI
 
 #if canImport(Glibc)
     import Glibc
@@ -96,7 +97,11 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
         for command in commands.start + [commands.disable] { printCommand(command, json: json) }
     }
     if let file {
-        try writeCapture(commands, advertisement: advertisement, duration: duration, to: file)
+        do {
+            try commands.writeCapture(of: advertisement, duration: duration, to: file, at: SystemBeaconClock().now())
+        } catch {
+            throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
+        }
         let count = commands.start.count + 1
         if json {
             printJSONLine([("file", .string(file)), ("commands", .int(count)), ("advertising_reports", .int(1))])
@@ -164,31 +169,6 @@ private func hexDigits(_ bytes: [UInt8], separator: String) -> String {
         let digits = String(byte, radix: 16, uppercase: true)
         return digits.count == 1 ? "0" + digits : digits
     }.joined(separator: separator)
-}
-
-/// Host to controller: the three start commands 1 ms apart. Controller to host: the report a scanner 1 m away
-/// receives one interval after enabling. Then the stop command, at the end of `duration` (or right after).
-private func writeCapture(
-    _ commands: LEAdvertisingCommands, advertisement: BeaconAdvertisement, duration: Double?, to file: String
-) throws {
-    let start = SystemBeaconClock().now()
-    let enabled = start + 0.002
-    let heard = enabled + advertisement.intervalMilliseconds / 1000
-    let stopped = max(enabled + (duration ?? 0), heard + 0.001)
-    let anyAddress = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
-    do {
-        let writer = try BTSnoopWriter(path: file, datalink: .h4)
-        for (index, command) in commands.start.enumerated() {
-            try writer.write(.command, command.packet, at: BTSnoopTimestamp(unixSeconds: start + 0.001 * Double(index)))
-        }
-        // Cannot throw: one report of 30 bytes fits an LE Advertising Report event.
-        let event = try! HCIEvent.advertisingReportEvent([advertisement.report(from: anyAddress)], format: .legacy)
-        try writer.write(.event, event, at: BTSnoopTimestamp(unixSeconds: heard))
-        try writer.write(.command, commands.disable.packet, at: BTSnoopTimestamp(unixSeconds: stopped))
-        try writer.close()
-    } catch {
-        throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
-    }
 }
 
 private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String?, duration: Double?, json: Bool) throws

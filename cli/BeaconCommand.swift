@@ -1,5 +1,6 @@
 import Arguments
 import Beacons
+import LoyaltyAPI
 
 let beaconCommand = Command(
     name: "beacon",
@@ -57,7 +58,7 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
 
     var beacons: [BeaconWalk.Beacon] = []
     for (index, spec) in specs.enumerated() {
-        guard let beacon = parseWalk(spec, measuredPower: power, index: index) else {
+        guard let beacon = BeaconWalk.Beacon(parsing: spec, measuredPower: power, index: index) else {
             throw arguments.usageError(
                 "'\(spec)' is not a walk: use UUID:MAJOR:MINOR@SECONDS=METRES,... with times increasing and distances > 0")
         }
@@ -78,28 +79,4 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     } else {
         printOut("wrote \(file): \(beacons.count) beacon(s) over \(String(format1: walk.duration)) s")
     }
-}
-
-/// `UUID:MAJOR:MINOR@T=D,T=D,...`; each beacon gets its own static random address.
-private func parseWalk(_ spec: String, measuredPower: Int8, index: Int) -> BeaconWalk.Beacon? {
-    let halves = spec.split(separator: "@", maxSplits: 1)
-    guard halves.count == 2,
-        let constraint = try? BeaconIdentityConstraint(parsing: String(halves[0])),
-        let major = constraint.major, let minor = constraint.minor
-    else { return nil }
-    var path: [BeaconWalk.Waypoint] = []
-    for point in halves[1].split(separator: ",") {
-        let pair = point.split(separator: "=")
-        guard pair.count == 2, let time = Double(pair[0]), let distance = Double(pair[1]),
-            time >= 0, distance > 0, distance.isFinite, time > (path.last?.time ?? -1)
-        else { return nil }
-        path.append(BeaconWalk.Waypoint(time: time, distance: distance))
-    }
-    guard !path.isEmpty else { return nil }
-    let identity = BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)
-    let low = UInt8(truncatingIfNeeded: index)
-    return BeaconWalk.Beacon(
-        frame: BeaconFrame(kind: .iBeacon, identity: identity, measuredPower: measuredPower),
-        address: BluetoothAddress(wire: (low, UInt8(truncatingIfNeeded: index >> 8), 0x4C, 0x59, 0x4F, 0xC0)),
-        path: path)
 }

@@ -2,6 +2,7 @@ import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
+import LoyaltyAPI
 
 #if canImport(Glibc)
     import Glibc
@@ -56,7 +57,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
     let seconds = try arguments.value(Calibrate.seconds) ?? 30
     let minimum = try arguments.value(Calibrate.minimumSamples) ?? 20
 
-    let heard: HeardSamples
+    let heard: CalibrationSamples
     if let file = try arguments.value(Calibrate.replay) {
         heard = try samples(of: identity, replaying: file, seconds: seconds)
     } else {
@@ -73,42 +74,15 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
         calibration, of: identity, advertised: heard.advertisedPower, seconds: heard.span, json: arguments.flag(Calibrate.json))
 }
 
-/// One beacon's RSSI readings, the measured power its frames carry, and the seconds they span.
-private struct HeardSamples {
-    var rssi: [Int8] = []
-    var advertisedPower: Int8?
-    var first: Double?
-    var last: Double?
-
-    var span: Double { (last ?? 0) - (first ?? 0) }
-
-    /// Adds a sighting of the beacon; false once it falls beyond `seconds` after the first.
-    mutating func add(_ sighting: BeaconSighting, seconds: Double) -> Bool {
-        let start = first ?? sighting.time
-        guard sighting.time - start <= seconds else { return false }
-        first = start
-        last = sighting.time
-        rssi.append(sighting.rssi)
-        advertisedPower = sighting.frame.measuredPower
-        return true
-    }
-}
-
-private func samples(of identity: BeaconIdentity, replaying file: String, seconds: Double) throws -> HeardSamples {
-    var heard = HeardSamples()
+private func samples(of identity: BeaconIdentity, replaying file: String, seconds: Double) throws -> CalibrationSamples {
     do {
-        let capture = try AdvertisingCapture(path: file)
-        while let sighting = try capture.nextSighting() {
-            guard sighting.identity == identity else { continue }
-            guard heard.add(sighting, seconds: seconds) else { break }
-        }
+        return try CalibrationSamples.reading(try AdvertisingCapture(path: file), of: identity, seconds: seconds)
     } catch {
         throw CommandFailure("cannot read \(file): \(error)", exitCode: ExitCode.dataError)
     }
-    return heard
 }
 
-private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Double) throws -> HeardSamples {
+private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Double) throws -> CalibrationSamples {
     let scanner: LEScanner
     do { scanner = try LEScanner(adapter: adapter) } catch { throw radioFailure(error) }
     ScanInterruption.install(scanner)
@@ -116,13 +90,10 @@ private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Dou
         printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
     }
     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { scanner.cancel() }
-    var heard = HeardSamples()
+    var heard = CalibrationSamples(of: identity)
     do {
         try scanner.run { packet in
-            for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time)
-            where sighting.identity == identity {
-                _ = heard.add(sighting, seconds: .infinity)
-            }
+            for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time) { heard.add(sighting) }
         }
     } catch {
         throw radioFailure(error)

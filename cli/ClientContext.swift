@@ -159,22 +159,6 @@ func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws ->
     }
 }
 
-/// Syncs when due; a failure is a warning (printed once, above the scan's `table` if it has one) and the
-/// scan goes on from the cache.
-func syncOffersIfDue(_ session: OfferSession, warned: inout Bool, table: LiveTable? = nil) {
-    do {
-        _ = try session.syncIfDue()
-        warned = false
-    } catch {
-        if !warned {
-            printWarning(
-                "warning: \(error.description); offers come from the cache, seen offers wait in the outbox",
-                above: table)
-        }
-        warned = true
-    }
-}
-
 /// The shopper's warning while the cache holds only the first pages of a full catalog: the offers of the
 /// pages not fetched yet are missing, so their beacons show nothing.
 let partialCatalogWarning = "the offer catalog is incomplete: a sync stopped midway; run `loyalty sync`"
@@ -198,21 +182,4 @@ func warnIfCatalogPartial(_ offers: OfferSession, json: Bool) throws {
     do { try warnIfCatalogPartial(offers.cache, json: json) } catch {
         throw CommandFailure(error.description, exitCode: error.exitCode)
     }
-}
-
-/// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..}}`
-func offerEventFields(_ presentation: OfferPresentation) -> [(String, JSONValue)] {
-    let offer = presentation.offer.offer
-    return [
-        ("event", .string("offer")), ("t", .double(presentation.time)),
-        (
-            "offer",
-            .object([
-                ("id", .string(offer.id.uuidString.lowercased())),
-                ("retailer", .string(presentation.offer.retailer.name)),
-                ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
-                ("category", jsonOptional(offer.category)),
-            ])
-        ),
-    ]
 }

@@ -1,4 +1,5 @@
 import Arguments
+import LoyaltyAPI
 
 #if canImport(Glibc)
     import Glibc
@@ -23,3 +24,8 @@ var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
 /// A number of seconds greater than zero.
 let positiveSeconds: @Sendable (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+
+/// Prints one JSON object per line.
+func printJSONLine(_ fields: [(String, JSONValue)]) {
+    printOut(JSONValue.object(fields).text)
+}

@@ -1,5 +1,6 @@
 import Arguments
 import Beacons
+import LoyaltyAPI
 
 private let hciEvents = Flag("hci", help: "Each HEX is an HCI event (H4 framing optional), not advertising data.")
 private let hexWords = Positional("HEX", .oneOrMore)
@@ -25,7 +26,7 @@ let decodeCommand = Command(
 private func runDecode(_ arguments: ParsedArguments) throws {
     var failures = 0
     for text in arguments.words(hexWords) {
-        guard let bytes = parseHex(text) else {
+        guard let bytes = [UInt8](pastedHex: text) else {
             printError("error: '\(text.prefix(40))' is not hex: use pairs of 0-9a-f digits")
             failures += 1
             continue
@@ -56,4 +57,15 @@ private func decodeEvent(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String,
         lines += frames.isEmpty ? [[("kind", .string("none"))] + sender] : frames.map { frameFields($0) + sender }
     }
     return lines.isEmpty ? [[("kind", .string("none"))]] : lines
+}
+
+/// The JSON fields every command uses for one beacon frame: kind, uuid, major, minor, tx_power.
+private func frameFields(_ frame: BeaconFrame) -> [(String, JSONValue)] {
+    [
+        ("kind", .string(frame.kind.rawValue)),
+        ("uuid", .string(frame.identity.uuid.uuidString)),
+        ("major", .int(Int(frame.identity.major))),
+        ("minor", .int(Int(frame.identity.minor))),
+        ("tx_power", .int(Int(frame.measuredPower))),
+    ]
 }

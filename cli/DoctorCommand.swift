@@ -1,5 +1,6 @@
 import Arguments
 import BeaconRadio
+import LoyaltyAPI
 
 private enum Doctor {
     static let adapter = Option<String>(

@@ -20,7 +20,7 @@ final class ScanPrinter: ScanOutput {
     private let arguments: ParsedArguments
     private var lastSnapshot: RangingSnapshot?
     private var offerNotice: String?
-    private var uuidTexts: [UUID: String] = [:]
+    private var lines = ScanJSONLines()
 
     init(_ arguments: ParsedArguments, json: Bool, interactive: Bool, offers: OfferSession) {
         self.arguments = arguments
@@ -35,29 +35,23 @@ final class ScanPrinter: ScanOutput {
     }
 
     func report(_ event: RegionEvent) {
-        // The JSON event's name, and the words of the terminal's line.
-        let (name, verb) =
+        if json { return printOut(lines.line(event)) }
+        let verb =
             switch event.kind {
-            case .enter: ("enter", "entered")
-            case .exit: ("exit", "left")
-            case .state(let state): (state.rawValue, state.rawValue)
+            case .enter: "entered"
+            case .exit: "left"
+            case .state(let state): state.rawValue
             }
-        if json {
-            printJSONLine([
-                ("event", .string(name)), ("t", roundedSeconds(event.time)), ("region", .string(event.region.description)),
-            ])
-        } else {
-            redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
-        }
+        redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
         if json {
-            printOut(rangeLine(snapshot))
+            printOut(lines.line(snapshot))
             if let shown {
                 // The offer is already recorded as seen: its line must leave the process now, not sit in a
                 // pipe's buffer that a kill would discard (the shopper would never be shown it).
-                printJSONLine(offerEventFields(shown))
+                printOut(lines.line(shown))
                 fflush(nil)  // every output stream; stdout itself is not concurrency-safe to name
             }
             return
@@ -78,22 +72,10 @@ final class ScanPrinter: ScanOutput {
     }
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
-        if json {
-            printJSONLine([
-                ("event", .string(event.kind.rawValue)), ("t", .double(event.time)),
-                (
-                    "region",
-                    .object([
-                        ("store", .string(resolved.store.storeID)), ("name", .string(resolved.store.name)),
-                        ("retailer", .string(resolved.retailer.name)),
-                    ])
-                ),
-            ])
-        } else {
-            let verb = event.kind == .enter ? "entered" : "left"
-            let line = eventLine(at: event.time, "\(verb) \(resolved.store.name) (\(resolved.retailer.name))")
-            if let table { table.printAbove(line) } else { printOut(line) }
-        }
+        if json { return printOut(lines.line(event, store: resolved)) }
+        let verb = event.kind == .enter ? "entered" : "left"
+        let line = eventLine(at: event.time, "\(verb) \(resolved.store.name) (\(resolved.retailer.name))")
+        if let table { table.printAbove(line) } else { printOut(line) }
     }
 
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
@@ -106,31 +88,16 @@ final class ScanPrinter: ScanOutput {
     }
 
     func summary(_ statistics: CaptureStatistics) {
-        if json {
-            printJSONLine([
-                ("event", .string("summary")), ("records", .int(statistics.records)),
-                ("advertising_reports", .int(statistics.advertisingReports)),
-                ("beacon_frames", .int(statistics.beaconFrames)), ("malformed_skipped", .int(statistics.malformed)),
-            ])
-        } else {
-            printError(
-                "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
-                    + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
-        }
+        if json { return printOut(lines.line(statistics)) }
+        printError(
+            "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
+                + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
     }
 
     func summary(_ statistics: NMEAStream.Statistics) {
-        if json {
-            printJSONLine([
-                ("event", .string("summary")), ("nmea_lines", .int(statistics.lines)),
-                ("fixes", .int(statistics.fixes)),
-                ("malformed_skipped", .int(statistics.malformed)),
-            ])
-        } else {
-            printError(
-                "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped"
-            )
-        }
+        if json { return printOut(lines.line(statistics)) }
+        printError(
+            "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped")
     }
 
     /// d dismisses the offer on screen, r redeems it, q ends the scan.
@@ -166,35 +133,6 @@ final class ScanPrinter: ScanOutput {
         } catch let error as ClientError {
             return "could not redeem \"\(offer.offer.title)\": \(error.description)"
         }
-    }
-
-    /// A `range` line, written directly: at replay speed it is most of the output.
-    private func rangeLine(_ snapshot: RangingSnapshot) -> String {
-        var line = "{\"event\":\"range\",\"t\":"
-        line.appendFixed(snapshot.time, decimals: 3)
-        line += ",\"beacons\":["
-        for (index, beacon) in snapshot.beacons.enumerated() {
-            if index > 0 { line += "," }
-            line += "{\"uuid\":\""
-            line += uuidText(beacon.identity.uuid)
-            line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
-            if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
-            line += ",\"distance_m\":"
-            if let distance = beacon.distance { line.appendFixed(distance, decimals: 2) } else { line += "null" }
-            line += ",\"proximity\":\""
-            line += beacon.proximity.rawValue
-            line += "\"}"
-        }
-        line += "]}"
-        return line
-    }
-
-    /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
-    private func uuidText(_ uuid: UUID) -> String {
-        if let text = uuidTexts[uuid] { return text }
-        let text = uuid.uuidString
-        uuidTexts[uuid] = text
-        return text
     }
 
     /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good.
