@@ -21,14 +21,7 @@ private let accountCreate = Command(
     synopsis: "[--name NAME]", discussion: clientDiscussion,
     options: [Account.name] + ClientOptions.all,
     run: clientCommand { context in
-        if let existing = try context.home.loadDevice() {
-            throw ClientError.configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`"
-            )
-        }
-        let device = try context.api.createAccount(deviceName: context.arguments.value(Account.name))
-        try context.home.saveDevice(device)
-        try context.openCache().forgetCursors()
+        let device = try context.home.createAccount(context.api, deviceName: context.arguments.value(Account.name))
         printDevice(device, context: context, event: "account_created")
     }
 )
@@ -39,16 +32,9 @@ private let accountShow = Command(
     run: clientCommand { context in
         let device = try context.home.requireDevice()
         let cache = try context.openCache()
-        let fields: [(String, JSONValue)] = [
-            ("account_id", .string(device.accountID.uuidString.lowercased())),
-            ("device_id", .string(device.deviceID.uuidString.lowercased())),
-            ("server", .string(context.api.server.absoluteString)),
-            ("cached_offers", .int(try cache.offerCount)),
-            ("unsent_seen", .int(try cache.outboxCount)),
-            ("last_sync", jsonTimestamp(try cache.lastSync)),
-            ("catalog_partial", .bool(try cache.catalogIsPartial)),
-        ]
-        if context.json { return printJSONLine(fields) }
+        if context.json {
+            return printOut(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
+        }
         try warnIfCatalogPartial(cache, json: false)
         printOut(
             """
@@ -77,33 +63,19 @@ private let accountLink = Command(
         let typed = context.arguments.words(Account.code)
         guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
-            if context.json {
-                return printJSONLine([("code", .string(link.code)), ("expires_at", jsonTimestamp(link.expiresAt))])
-            }
+            if context.json { return printOut(ClientJSONLines.linkCode(link)) }
             return printOut(
                 "link code: \(link.code)\non the other device run: loyalty account link \(link.code)\n(expires \(timestamp(link.expiresAt)))"
             )
         }
-        if let existing = try context.home.loadDevice() {
-            throw ClientError.configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(context.home.deviceFile.path) first"
-            )
-        }
-        let device = try context.api.linkDevice(
-            code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName))
-        try context.home.saveDevice(device)
-        try context.openCache().forgetCursors()
+        let device = try context.home.linkDevice(
+            context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName))
         printDevice(device, context: context, event: "device_linked")
     }
 )
 
 private func printDevice(_ device: DeviceCredentials, context: ClientContext, event: String) {
-    if context.json {
-        return printJSONLine([
-            ("event", .string(event)), ("account_id", .string(device.accountID.uuidString.lowercased())),
-            ("device_id", .string(device.deviceID.uuidString.lowercased())),
-        ])
-    }
+    if context.json { return printOut(ClientJSONLines.joined(device, event: event)) }
     printOut(
         """
         account \(device.accountID.uuidString.lowercased()), device \(device.deviceID.uuidString.lowercased())
@@ -117,16 +89,7 @@ let devicesCommand = Command(
     run: clientCommand { context in
         let credential = try context.deviceCredential().1
         let devices = try context.api.devices(credential).devices
-        if context.json {
-            for device in devices {
-                printJSONLine([
-                    ("id", .string(device.id.uuidString.lowercased())), ("name", jsonOptional(device.name)),
-                    ("created_at", jsonTimestamp(device.createdAt)), ("revoked_at", jsonTimestamp(device.revokedAt)),
-                    ("current", .bool(device.current)),
-                ])
-            }
-            return
-        }
+        if context.json { return devices.forEach { printOut(ClientJSONLines.device($0)) } }
         printTable(
             ["DEVICE", "NAME", "CREATED", "STATUS"],
             devices.map { device in

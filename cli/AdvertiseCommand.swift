@@ -152,32 +152,22 @@ private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAd
 }
 
 private func printCommand(_ command: HCICommand, json: Bool) {
-    let opcode = "0x" + hexDigits([UInt8(command.opcode >> 8), UInt8(command.opcode & 0xFF)], separator: "")
+    let opcode = "0x" + [UInt8(command.opcode >> 8), UInt8(command.opcode & 0xFF)].hexText()
     let name = command.name ?? "HCI command"
     if json {
         printJSONLine([
             ("command", .string(name)), ("opcode", .string(opcode)),
-            ("packet", .string(hexDigits(command.packet, separator: ""))),
+            ("packet", .string(command.packet.hexText())),
         ])
     } else {
-        printOut("\(opcode) \(name)\n  \(hexDigits(command.packet, separator: " "))")
+        printOut("\(opcode) \(name)\n  \(command.packet.hexText(separator: " "))")
     }
-}
-
-private func hexDigits(_ bytes: [UInt8], separator: String) -> String {
-    bytes.map { byte in
-        let digits = String(byte, radix: 16, uppercase: true)
-        return digits.count == 1 ? "0" + digits : digits
-    }.joined(separator: separator)
 }
 
 private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String?, duration: Double?, json: Bool) throws
 {
-    let advertiser: BeaconAdvertiser
-    do { advertiser = try BeaconAdvertiser(adapter: adapter, advertisement: advertisement) } catch {
-        throw radioFailure(error)
-    }
-    AdvertisingInterruption.install(advertiser)
+    let advertiser = try BeaconAdvertiser(adapter: adapter, advertisement: advertisement)
+    Interruption.cancels(advertiser.cancel)
     let identity = advertisement.frame.identity
     let mode = advertiser.commands.usesExtendedAdvertising ? "extended" : "legacy"
     if json {
@@ -194,7 +184,7 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String
                 + "\(String(format1: advertisement.intervalMilliseconds)) ms on \(advertiser.adapter) "
                 + "(\(mode) commands) \(until)")
     }
-    do { try advertiser.run(duration: duration) } catch { throw radioFailure(error) }
+    try advertiser.run(duration: duration)
     if json {
         printJSONLine([("event", .string("stopped")), ("adapter", .string(advertiser.adapter))])
     } else {
@@ -203,19 +193,6 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String
 }
 
 /// Missing capabilities exit 77, every other radio problem 69.
-func radioFailure(_ error: RadioError) -> CommandFailure {
-    let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
-    return CommandFailure(error.description, exitCode: code)
-}
-
-/// Ctrl-C and SIGTERM end advertising cleanly: the advertiser disables advertising before the command exits.
-private enum AdvertisingInterruption {
-    nonisolated(unsafe) private static var advertiser: BeaconAdvertiser?
-
-    static func install(_ advertiser: BeaconAdvertiser) {
-        self.advertiser = advertiser
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber) { _ in AdvertisingInterruption.advertiser?.cancel() }
-        }
-    }
+extension RadioError: CommandError {
+    public var exitCode: Int32 { if case .missingCapabilities = self { ExitCode.noPermission } else { ExitCode.unavailable } }
 }

@@ -3,6 +3,7 @@ import BeaconRadio
 import Beacons
 import Foundation
 import LoyaltyAPI
+import LoyaltyClient
 
 #if canImport(Glibc)
     import Glibc
@@ -83,20 +84,15 @@ private func samples(of identity: BeaconIdentity, replaying file: String, second
 }
 
 private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Double) throws -> CalibrationSamples {
-    let scanner: LEScanner
-    do { scanner = try LEScanner(adapter: adapter) } catch { throw radioFailure(error) }
-    ScanInterruption.install(scanner)
+    let scanner = try LEScanner(adapter: adapter)
+    Interruption.cancels(scanner.cancel)
     if standardOutputIsTerminal {
         printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
     }
     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { scanner.cancel() }
     var heard = CalibrationSamples(of: identity)
-    do {
-        try scanner.run { packet in
-            for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time) { heard.add(sighting) }
-        }
-    } catch {
-        throw radioFailure(error)
+    try scanner.run { packet in
+        for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time) { heard.add(sighting) }
     }
     return heard
 }
@@ -105,19 +101,8 @@ private func report(
     _ calibration: MeasuredPowerCalibration, of identity: BeaconIdentity, advertised: Int8?, seconds: Double,
     json: Bool
 ) {
-    let rounded = { (value: Double) in (value * 10).rounded() / 10 }
     if json {
-        printJSONLine([
-            ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
-            ("minor", .int(Int(identity.minor))), ("measured_power", .int(Int(calibration.measuredPower))),
-            ("mean_rssi", .double(rounded(calibration.meanRSSI))),
-            ("median_rssi", .double(rounded(calibration.medianRSSI))),
-            ("spread_db", .double(rounded(calibration.standardDeviation))),
-            ("samples_used", .int(calibration.samplesUsed)), ("samples_rejected", .int(calibration.samplesRejected)),
-            ("seconds", .double(rounded(seconds))),
-            ("advertised_measured_power", advertised.map { .int(Int($0)) } ?? .null),
-        ])
-        return
+        return printOut(BeaconJSONLines.calibration(calibration, of: identity, advertised: advertised, seconds: seconds))
     }
     var text = """
         measured power to program: \(calibration.measuredPower) dBm

@@ -62,21 +62,15 @@ struct ClientContext {
     }
 }
 
-/// Runs a client command, turning its `ClientError` into one line and a sysexits code.
+/// Runs a client command in its context.
 func clientCommand(_ body: @escaping @Sendable (ClientContext) throws -> Void)
     -> @Sendable (ParsedArguments) throws -> Void
 {
-    { arguments in
-        do {
-            try body(try ClientContext(arguments))
-        } catch let error as ClientError {
-            throw CommandFailure(error.description, exitCode: error.exitCode)
-        }
-    }
+    { arguments in try body(try ClientContext(arguments)) }
 }
 
-extension ClientError {
-    var exitCode: Int32 {
+extension ClientError: CommandError {
+    public var exitCode: Int32 {
         switch self {
         case .network: ExitCode.tempFailure
         case .unauthorized: ExitCode.noPermission
@@ -91,18 +85,6 @@ extension ClientError {
 /// `2026-01-31T09:00:00Z`, or `-` for none.
 func timestamp(_ date: Date?) -> String {
     date.map(LoyaltyJSON.formatTimestamp) ?? "-"
-}
-
-func jsonTimestamp(_ date: Date?) -> JSONValue {
-    date.map { .string(LoyaltyJSON.formatTimestamp($0)) } ?? .null
-}
-
-func jsonOptional(_ text: String?) -> JSONValue {
-    text.map { .string($0) } ?? .null
-}
-
-func jsonOptional(_ number: Int?) -> JSONValue {
-    number.map { .int($0) } ?? .null
 }
 
 /// Rows of text columns, padded to line up.
@@ -144,42 +126,20 @@ enum OfferScanOptions {
 /// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
 /// until dismissed; otherwise for --dwell seconds.
 func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws -> OfferSession {
-    do {
-        let context = try ClientContext(arguments)
-        let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
-        let dwell = try arguments.value(OfferScanOptions.dwell) ?? 5
-        let cache = try context.openCache()
-        let hasAccount = try context.home.loadDevice() != nil
-        let online = !arguments.flag(OfferScanOptions.offline) && hasAccount
-        return try OfferSession(
-            cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
-            sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
-    } catch let error as ClientError {
-        throw CommandFailure(error.description, exitCode: error.exitCode)
-    }
+    let context = try ClientContext(arguments)
+    let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
+    let dwell = try arguments.value(OfferScanOptions.dwell) ?? 5
+    let cache = try context.openCache()
+    let hasAccount = try context.home.loadDevice() != nil
+    let online = !arguments.flag(OfferScanOptions.offline) && hasAccount
+    return try OfferSession(
+        cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
+        sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
 }
 
-/// The shopper's warning while the cache holds only the first pages of a full catalog: the offers of the
-/// pages not fetched yet are missing, so their beacons show nothing.
-let partialCatalogWarning = "the offer catalog is incomplete: a sync stopped midway; run `loyalty sync`"
-
-/// Says that the cached catalog is partial, if it is: on standard error, or with `json` as the line
-/// `{"event":"warning","code":"catalog_partial","message":..}`.
+/// Says that the cached catalog is partial, if it is: on standard error, or with `json` as a JSON line.
 func warnIfCatalogPartial(_ cache: OfferCache, json: Bool) throws(ClientError) {
     guard try cache.catalogIsPartial else { return }
-    if json {
-        printJSONLine([
-            ("event", .string("warning")), ("code", .string("catalog_partial")),
-            ("message", .string(partialCatalogWarning)),
-        ])
-    } else {
-        printError("warning: \(partialCatalogWarning)")
-    }
-}
-
-/// A scan's `warnIfCatalogPartial`, once at its start (after its first sync, which may complete the catalog).
-func warnIfCatalogPartial(_ offers: OfferSession, json: Bool) throws {
-    do { try warnIfCatalogPartial(offers.cache, json: json) } catch {
-        throw CommandFailure(error.description, exitCode: error.exitCode)
-    }
+    if json { return printOut(ClientJSONLines.catalogPartial) }
+    printError("warning: \(ClientJSONLines.partialCatalogWarning)")
 }

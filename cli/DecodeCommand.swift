@@ -1,6 +1,6 @@
 import Arguments
 import Beacons
-import LoyaltyAPI
+import LoyaltyClient
 
 private let hciEvents = Flag("hci", help: "Each HEX is an HCI event (H4 framing optional), not advertising data.")
 private let hexWords = Positional("HEX", .oneOrMore)
@@ -32,40 +32,14 @@ private func runDecode(_ arguments: ParsedArguments) throws {
             continue
         }
         do {
-            let lines = arguments.flag(hciEvents) ? try decodeEvent(bytes) : try decodeAdvertisingData(bytes)
-            for line in lines { printJSONLine(line) }
+            let lines =
+                arguments.flag(hciEvents)
+                ? try BeaconJSONLines.decoded(event: bytes) : try BeaconJSONLines.decoded(advertisingData: bytes)
+            for line in lines { printOut(line) }
         } catch {
             printError("error: malformed packet: \(error)")
             failures += 1
         }
     }
     if failures > 0 { throw SilentExit(code: ExitCode.dataError) }
-}
-
-private func decodeAdvertisingData(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String, JSONValue)]] {
-    let frames = try AdvertisingData.beaconFrames(in: bytes).map(frameFields)
-    return frames.isEmpty ? [[("kind", .string("none"))]] : frames
-}
-
-private func decodeEvent(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String, JSONValue)]] {
-    var lines: [[(String, JSONValue)]] = []
-    for report in try HCIEvent.advertisingReports(inPacket: bytes) {
-        let sender: [(String, JSONValue)] = [
-            ("address", .string(report.address.description)), ("rssi", .int(Int(report.rssi))),
-        ]
-        let frames = try AdvertisingData.beaconFrames(in: report.data)
-        lines += frames.isEmpty ? [[("kind", .string("none"))] + sender] : frames.map { frameFields($0) + sender }
-    }
-    return lines.isEmpty ? [[("kind", .string("none"))]] : lines
-}
-
-/// The JSON fields every command uses for one beacon frame: kind, uuid, major, minor, tx_power.
-private func frameFields(_ frame: BeaconFrame) -> [(String, JSONValue)] {
-    [
-        ("kind", .string(frame.kind.rawValue)),
-        ("uuid", .string(frame.identity.uuid.uuidString)),
-        ("major", .int(Int(frame.identity.major))),
-        ("minor", .int(Int(frame.identity.minor))),
-        ("tx_power", .int(Int(frame.measuredPower))),
-    ]
 }

@@ -59,15 +59,8 @@ func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, rad
     printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     let offers = try openOfferSession(arguments, interactive: false)
-    try warnIfCatalogPartial(offers, json: json)
+    try warnIfCatalogPartial(offers.cache, json: json)
     let printer = ScanPrinter(arguments, json: json, interactive: false, offers: offers)
     var session = try geofenceSession(arguments, offers: offers, output: printer)
-    let end = try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) }
-    if case .log(let statistics) = end { printer.summary(statistics) }
-    sayIfReceiversGone(end)
-}
-
-/// gpsd lost its last receiver: the scan ends, and says why.
-func sayIfReceiversGone(_ end: PositionsEnd) {
-    if end == .gpsdReceiversGone { printError("gpsd has no active GPS receiver any more; the scan ends") }
+    printer.positionsEnded(try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) })
 }

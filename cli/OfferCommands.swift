@@ -55,23 +55,13 @@ let historyCommand = Command(
         for (id, seenAt) in try cache.seen().sorted(by: { $0.value < $1.value }) {
             let (name, retailer) = try title(id)
             if context.json {
-                printJSONLine([
-                    ("event", .string("seen")), ("offer", .string(id.uuidString.lowercased())),
-                    ("retailer", .string(retailer)), ("title", .string(name)), ("at", jsonTimestamp(seenAt)),
-                ])
+                printOut(ClientJSONLines.seen(id, retailer: retailer, title: name, at: seenAt))
             }
             rows.append([timestamp(seenAt), "seen", retailer, name, ""])
         }
         for record in try cache.redemptions().reversed() {
             let (name, retailer) = try title(record.offerID)
-            if context.json {
-                printJSONLine([
-                    ("event", .string(record.redemption == nil ? "redeem_pending" : "redeemed")),
-                    ("offer", .string(record.offerID.uuidString.lowercased())), ("retailer", .string(retailer)),
-                    ("title", .string(name)), ("code", jsonOptional(record.redemption?.code)),
-                    ("at", jsonTimestamp(record.redemption?.redeemedAt ?? record.requestedAt)),
-                ])
-            }
+            if context.json { printOut(ClientJSONLines.redemption(record, retailer: retailer, title: name)) }
             rows.append([
                 timestamp(record.redemption?.redeemedAt ?? record.requestedAt),
                 record.redemption == nil ? "redeem pending" : "redeemed", retailer, name,
@@ -99,30 +89,9 @@ let redeemCommand = Command(
         let redeemer = Redeemer(
             cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption
-        do {
-            redemption = try redeemer.redeem(offer)
-        } catch ClientError.server(409, .limitReached, _) {
-            throw ClientError.server(
-                status: 409, code: .limitReached,
-                message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
-        } catch ClientError.network(let message) {
-            throw ClientError.network(
-                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice"
-            )
-        } catch ClientError.server(410, _, _) {
-            throw ClientError.server(
-                status: 410, code: .offerUnavailable,
-                message:
-                    "\"\(offer.offer.title)\" is no longer available (removed or outside its dates): run `loyalty sync`"
-            )
+        do throws(ClientError) { redemption = try redeemer.redeem(offer) } catch {
+            throw error.explainingRedemption(of: offer)
         }
-        if context.json {
-            return printJSONLine([
-                ("event", .string("redeemed")), ("offer", .string(offer.offer.id.uuidString.lowercased())),
-                ("title", .string(offer.offer.title)), ("code", .string(redemption.code)),
-                ("redemption_id", .string(redemption.id.uuidString.lowercased())),
-                ("redeemed_at", jsonTimestamp(redemption.redeemedAt)),
-            ])
-        }
+        if context.json { return printOut(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
         printOut("redeemed \"\(offer.offer.title)\" at \(offer.retailer.name): show code \(redemption.code)")
     })

@@ -16,15 +16,8 @@ let retailerCommand = Command(
     ])
 
 extension ClientContext {
-    /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
     func retailerCredential() throws(ClientError) -> Credential {
-        if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty { return .retailer(key) }
-        guard let retailer = config.retailer else {
-            throw .notRegistered(
-                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY"
-            )
-        }
-        return .retailer(retailer.apiKey)
+        try config.retailerCredential(environment: environment)
     }
 }
 
@@ -44,22 +37,9 @@ private let retailerRegister = Command(
             throw context.arguments.usageError("--name is required")
         }
         let uuid = try context.arguments.value(Register.uuid)
-        if let existing = context.config.retailer {
-            // Registering again would overwrite the only copy of that retailer's key.
-            throw ClientError.configuration(
-                "\(context.home.configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME"
-            )
-        }
-        guard let token = context.environment["LOYALTY_ADMIN_TOKEN"], !token.isEmpty else {
-            throw ClientError.notRegistered(
-                "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)"
-            )
-        }
-        let credentials = try context.api.registerRetailer(
-            RetailerRegistration(name: name, uuid: uuid), .operator(token))
-        var config = context.config
-        config.retailer = credentials
-        try context.home.saveConfig(config)
+        let credentials = try context.home.registerRetailer(
+            context.api, RetailerRegistration(name: name, uuid: uuid),
+            operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
         if context.json {
             return printJSONLine([
                 ("event", .string("retailer_registered")),
@@ -153,7 +133,7 @@ private let retailerOfferSet = Command(
         }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())
-        if context.json { return printJSONLine(offerFields(offer)) }
+        if context.json { return printOut(ClientJSONLines.offer(offer)) }
         printOut(
             "offer at \(major):\(minor) set: \"\(offer.title)\" (id \(offer.id.uuidString.lowercased()))")
     })
@@ -175,24 +155,12 @@ private let retailerOfferRemove = Command(
         printOut("offer at \(major):\(minor) removed")
     })
 
-private func offerFields(_ offer: Offer) -> [(String, JSONValue)] {
-    [
-        ("id", .string(offer.id.uuidString.lowercased())), ("major", .int(Int(offer.major))),
-        ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
-        ("description", jsonOptional(offer.description)), ("category", jsonOptional(offer.category)),
-        ("image_url", jsonOptional(offer.imageURL)), ("starts_at", jsonTimestamp(offer.startsAt)),
-        ("ends_at", jsonTimestamp(offer.endsAt)), ("per_shopper_limit", .int(offer.perShopperLimit)),
-        ("total_limit", jsonOptional(offer.totalLimit)),
-        ("reshow_after_s", jsonOptional(offer.reshowAfterSeconds)),
-    ]
-}
-
 private let retailerOffers = Command(
     name: "offers", summary: "List your offers as the server has them.",
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let offers = try context.api.retailerOffers(try context.retailerCredential()).offers
-        if context.json { return offers.forEach { printJSONLine(offerFields($0)) } }
+        if context.json { return offers.forEach { printOut(ClientJSONLines.offer($0)) } }
         if offers.isEmpty {
             return printOut("no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`")
         }
@@ -262,7 +230,7 @@ private let retailerStoreSet = Command(
             throw arguments.usageError(error.description)
         }
         let store = try context.api.putStore(id, draft, try context.retailerCredential())
-        if context.json { return printJSONLine(storeFields(store)) }
+        if context.json { return printOut(ClientJSONLines.store(store)) }
         printOut(
             "store \(store.storeID) set: \(store.name) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
         )
@@ -285,7 +253,7 @@ private let retailerStoreList = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let stores = try context.api.retailerStores(try context.retailerCredential()).stores
-        if context.json { return stores.forEach { printJSONLine(storeFields($0)) } }
+        if context.json { return stores.forEach { printOut(ClientJSONLines.store($0)) } }
         if stores.isEmpty {
             return printOut(
                 "no stores yet: `loyalty retailer store set STORE_ID --name N --lat LAT --lon LON --radius-m R`"
@@ -298,32 +266,12 @@ private let retailerStoreList = Command(
             })
     })
 
-private func storeFields(_ store: RetailStore) -> [(String, JSONValue)] {
-    [
-        ("id", .string(store.id.uuidString.lowercased())), ("store_id", .string(store.storeID)),
-        ("name", .string(store.name)), ("latitude", .double(store.latitude)),
-        ("longitude", .double(store.longitude)),
-        ("radius_m", .int(store.radiusMetres)),
-    ]
-}
-
 private let retailerStats = Command(
     name: "stats", summary: "Per offer: shoppers who saw it, redemptions, what remains.",
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let statistics = try context.api.statistics(try context.retailerCredential()).offers
-        if context.json {
-            for entry in statistics {
-                printJSONLine([
-                    ("offer_id", .string(entry.offerID.uuidString.lowercased())),
-                    ("major", .int(Int(entry.major))),
-                    ("minor", .int(Int(entry.minor))), ("title", .string(entry.title)),
-                    ("seen_by", .int(entry.seenBy)),
-                    ("redemptions", .int(entry.redemptions)), ("remaining", jsonOptional(entry.remaining)),
-                ])
-            }
-            return
-        }
+        if context.json { return statistics.forEach { printOut(ClientJSONLines.statistics($0)) } }
         printTable(
             ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "REMAINING"],
             statistics.map { entry in
@@ -339,21 +287,11 @@ private let retailerRotateKey = Command(
     name: "rotate-key", summary: "Replace the API key; the old one stops working at once.",
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
-        let key = try context.api.rotateKey(try context.retailerCredential())
-        var config = context.config
-        if config.retailer != nil {
-            config.retailer?.apiKey = key.apiKey
-            try context.home.saveConfig(config)
-        }
-        if context.json {
-            return printJSONLine([
-                ("event", .string("key_rotated")), ("saved", .bool(config.retailer != nil)),
-            ])
-        }
-        if config.retailer != nil {
-            printOut("API key rotated; the new key is saved in \(context.home.configFile.path)")
-        } else {
-            // The key came from LOYALTY_RETAILER_KEY: the only place to put the new one is the screen.
-            printOut("API key rotated; new key (shown once): \(key.apiKey)")
-        }
+        let (key, saved) = try context.home.rotateRetailerKey(context.api, environment: context.environment)
+        if context.json { return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(saved))]) }
+        // A key from LOYALTY_RETAILER_KEY is not saved: the only place to put the new one is the screen.
+        printOut(
+            saved
+                ? "API key rotated; the new key is saved in \(context.home.configFile.path)"
+                : "API key rotated; new key (shown once): \(key)")
     })

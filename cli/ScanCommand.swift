@@ -70,18 +70,15 @@ let scanCommand = Command(
     run: runScan
 )
 
-private func runScan(_ arguments: ParsedArguments) throws {
-    do {
-        try scan(arguments)
-    } catch let error as PositionSourceError {
-        let code = if case .unreadableLog = error { ExitCode.ioError } else { ExitCode.unavailable }
-        throw CommandFailure(error.description, exitCode: code)
-    } catch let error as CombinedScan.ReplayError {
-        throw CommandFailure(error.description, exitCode: ExitCode.dataError)
-    }
+extension PositionSourceError: CommandError {
+    public var exitCode: Int32 { if case .unreadableLog = self { ExitCode.ioError } else { ExitCode.unavailable } }
 }
 
-private func scan(_ arguments: ParsedArguments) throws {
+extension CombinedScan.ReplayError: CommandError {
+    public var exitCode: Int32 { ExitCode.dataError }
+}
+
+private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
     let replay = try arguments.value(ScanOptions.replay)
     if let location, replay == nil {
@@ -103,33 +100,32 @@ private func scan(_ arguments: ParsedArguments) throws {
             throw arguments.usageError(error.description)
         }
     }
-    let ranger = try Ranger(
-        configuration: .init(
-            snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
-            maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5))
+    let ranging = Ranger.Configuration(
+        snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,
+        maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     let offers = try openOfferSession(arguments, interactive: !json)
     let printer = ScanPrinter(arguments, json: json, interactive: !json, offers: offers)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
-    try warnIfCatalogPartial(offers, json: json)
-    let monitored = regions.isEmpty ? offers.regions : regions
-    var monitor = try RegionMonitor(
-        configuration: .init(
-            exitTimeout: arguments.value(ScanOptions.exitTimeout) ?? 10,
-            monitorsEveryUUIDHeard: monitored.isEmpty))
-    for region in monitored { monitor.add(BeaconRegion(region)) }
-
+    try warnIfCatalogPartial(offers.cache, json: json)
+    let exitTimeout = try arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
-        beacons: BeaconScanSession(
-            ranger: ranger, monitor: monitor, offers: offers, output: printer, syncWarned: syncWarned),
+        beacons: try BeaconScanSession(
+            offers: offers, regions: regions, ranging: ranging, exitTimeout: exitTimeout, output: printer,
+            syncWarned: syncWarned),
         stores: try location.map { _ in try geofenceSession(arguments, offers: offers, output: printer) })
     if let replay {
         var pacing = ReplayPacing()
         try scan.replay(
             replay, positions: location,
-            pace: arguments.flag(ScanOptions.realtime) ? { pacing.wait(until: $0) } : nil,
+            pace: arguments.flag(ScanOptions.realtime) ? { time in
+                guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
+                // What was printed before the pause reaches a reader at the other end of a pipe now.
+                fflush(nil)
+                usleep(useconds_t(delay * 1_000_000))
+            } : nil,
             summary: { statistics in
                 printer.summary(statistics.capture)
                 if let log = statistics.log { printer.summary(log) }
@@ -138,40 +134,21 @@ private func scan(_ arguments: ParsedArguments) throws {
         let options = LEScanOptions(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
         let adapter = try arguments.value(ScanOptions.adapter)
-        let scanner: LEScanner
-        do { scanner = try LEScanner(adapter: adapter, options: options) } catch {
-            throw radioFailure(error)
-        }
+        let scanner = try LEScanner(adapter: adapter, options: options)
+        Interruption.cancels(scanner.cancel)
         try LiveScan(scan).run(scanner, positions: location)
     }
 }
 
-/// Sleeps so a replay runs at the pace its timestamps were recorded.
-struct ReplayPacing {
-    private var origin: (capture: Double, wall: Double)? = nil
+/// Ctrl-C and SIGTERM end a live scan or advertising cleanly: `cancel` makes the scanner or advertiser
+/// disable the radio before the command exits.
+enum Interruption {
+    nonisolated(unsafe) private static var cancel: (() -> Void)?
 
-    mutating func wait(until captureTime: Double) {
-        let now = SystemBeaconClock().now()
-        guard let origin else {
-            self.origin = (captureTime, now)
-            return
-        }
-        let delay = (captureTime - origin.capture) - (now - origin.wall)
-        guard delay > 0 else { return }
-        // What was printed before the pause reaches a reader at the other end of a pipe now, not a buffer later.
-        fflush(nil)
-        usleep(useconds_t(min(delay, 60) * 1_000_000))
-    }
-}
-
-/// Ctrl-C and SIGTERM end a live scan cleanly: the scanner disables scanning before the command exits.
-enum ScanInterruption {
-    nonisolated(unsafe) private static var scanner: LEScanner?
-
-    static func install(_ scanner: LEScanner) {
-        self.scanner = scanner
+    static func cancels(_ cancel: @escaping () -> Void) {
+        self.cancel = cancel
         for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber) { _ in ScanInterruption.scanner?.cancel() }
+            signal(signalNumber) { _ in Interruption.cancel?() }
         }
     }
 }

@@ -94,6 +94,17 @@ final class ScanPrinter: ScanOutput {
                 + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
     }
 
+    func positionsEnded(_ end: PositionsEnd) {
+        switch end {
+        case .log(let statistics): summary(statistics)
+        case .gpsdReceiversGone: printError("gpsd has no active GPS receiver any more; the scan ends")
+        case .fixed, .gpsdClosed: break
+        }
+    }
+
+    /// A reader at the other end of a pipe gets each event as it happens.
+    func eventHandled() { fflush(nil) }
+
     func summary(_ statistics: NMEAStream.Statistics) {
         if json { return printOut(lines.line(statistics)) }
         printError(

@@ -44,16 +44,7 @@ let syncCommand = Command(
         let progress = SyncProgressLine(enabled: isatty(STDERR_FILENO) == 1)
         let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
         progress.finish()
-        if context.json {
-            return printJSONLine([
-                ("event", .string("synced")), ("pushed", .int(report.pushed)),
-                ("full", .bool(report.fullCatalog)),
-                ("catalog_changed", .bool(report.catalogChanged)),
-                ("offers_received", .int(report.offersReceived)),
-                ("offers_removed", .int(report.offersRemoved)), ("seen_pulled", .int(report.seenPulled)),
-                ("cached_offers", .int(report.cachedOffers)),
-            ])
-        }
+        if context.json { return printOut(ClientJSONLines.synced(report)) }
         let catalog =
             if !report.catalogChanged {
                 "catalog unchanged"

@@ -52,14 +52,22 @@ public struct UsageError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// An error that says itself in one line and knows its sysexits-style code: `main` prints
+/// `error: DESCRIPTION` and exits with it.
+public protocol CommandError: Error, CustomStringConvertible {
+    var exitCode: Int32 { get }
+}
+
 /// A failure to report in one line, with a sysexits-style code.
-public struct CommandFailure: Error {
+public struct CommandFailure: CommandError {
     public let message: String
     public let exitCode: Int32
     public init(_ message: String, exitCode: Int32 = ExitCode.failure) {
         self.message = message
         self.exitCode = exitCode
     }
+
+    public var description: String { message }
 }
 
 /// Ends the command with a code after it has already said everything.

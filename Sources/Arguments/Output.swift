@@ -17,8 +17,8 @@ extension Command {
             return ExitCode.usage
         } catch let exit as SilentExit {
             return exit.code
-        } catch let failure as CommandFailure {
-            printError("error: \(failure.message)")
+        } catch let failure as CommandError {
+            printError("error: \(failure.description)")
             return failure.exitCode
         } catch {
             printError("error: \(error)")

@@ -21,3 +21,13 @@ extension Array where Element == UInt8 {
         self = bytes
     }
 }
+
+extension Array where Element == UInt8 {
+    /// Two uppercase hex digits a byte, with `separator` between bytes.
+    public func hexText(separator: String = "") -> String {
+        map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined(separator: separator)
+    }
+}

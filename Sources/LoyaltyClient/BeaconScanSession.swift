@@ -18,6 +18,20 @@ public struct BeaconScanSession {
         self.syncWarned = syncWarned
     }
 
+    /// Monitors `regions`, or without any the retailers the cache knows, or without those every UUID heard.
+    public init(
+        offers: OfferSession, regions: [BeaconIdentityConstraint], ranging: Ranger.Configuration, exitTimeout: Double,
+        output: ScanOutput, syncWarned: Bool
+    ) throws(InvalidBeaconConfiguration) {
+        let monitored = regions.isEmpty ? offers.regions : regions
+        var monitor = try RegionMonitor(
+            configuration: .init(exitTimeout: exitTimeout, monitorsEveryUUIDHeard: monitored.isEmpty))
+        for region in monitored { monitor.add(BeaconRegion(region)) }
+        self.init(
+            ranger: try Ranger(configuration: ranging), monitor: monitor, offers: offers, output: output,
+            syncWarned: syncWarned)
+    }
+
     public mutating func observe(_ sighting: BeaconSighting) throws {
         for event in monitor.observe(sighting) { output.report(event) }
         if let snapshot = ranger.observe(sighting) { try report(snapshot) }

@@ -14,6 +14,10 @@ public protocol ScanOutput: AnyObject {
     func report(_ event: GeoRegionEvent, store: ResolvedStore)
     /// A sync failed and the scan goes on from the cache; said once until a sync succeeds again.
     func syncFailed(_ error: ClientError, syncing: ScanSync)
+    /// The position source ended (a log's end, gpsd without receivers); the beacons may go on.
+    func positionsEnded(_ end: PositionsEnd)
+    /// A live event was handled: what it printed should reach a reader now.
+    func eventHandled()
 }
 
 /// What a scan was syncing when it failed.

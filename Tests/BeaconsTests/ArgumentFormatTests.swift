@@ -47,3 +47,21 @@ import Testing
         #expect(samples.rssi == [-58, -62] && samples.span == 5 && samples.advertisedPower == -60)
     }
 }
+
+@Suite struct ReplayPacingTests {
+    @Test func waitsSoCaptureAndWallTimeAdvanceTogether() {
+        var pacing = ReplayPacing()
+        #expect(pacing.delay(before: 100, now: 5000) == nil)  // the origin
+        #expect(pacing.delay(before: 101.5, now: 5000.5) == 1)  // 1.5 s of capture, 0.5 s gone
+        #expect(pacing.delay(before: 102, now: 5003) == nil)  // behind: no wait
+        #expect(pacing.delay(before: 1000, now: 5003) == 60)  // a long gap waits at most the limit
+    }
+}
+
+@Suite struct HexTextTests {
+    @Test func bytesReadBackFromTheirHexText() {
+        let bytes: [UInt8] = [0x04, 0x3E, 0x0A, 0xFF]
+        #expect(bytes.hexText() == "043E0AFF" && bytes.hexText(separator: " ") == "04 3E 0A FF")
+        #expect([UInt8](pastedHex: bytes.hexText(separator: ":")) == bytes)
+    }
+}

@@ -70,6 +70,55 @@ private final class RecordedOutput: ScanOutput {
         times.append(event.time)
     }
     func syncFailed(_ error: ClientError, syncing: ScanSync) { lines.append("sync failed") }
+    func positionsEnded(_ end: PositionsEnd) { lines.append("positions ended") }
+    func eventHandled() {}
+}
+
+/// A capture played as if a radio heard it: one callback per advertising event, until cancelled. A radio
+/// keeps listening after the last event (`staysOn`) until it is cancelled.
+private final class CaptureSource: SightingSource, @unchecked Sendable {
+    let file: String
+    let staysOn: Bool
+    private let lock = NSLock()
+    private var stopped = false
+    var cancelled: Bool { lock.withLock { stopped } }
+
+    init(_ file: String, staysOn: Bool = false) {
+        self.file = file
+        self.staysOn = staysOn
+    }
+
+    func listen(_ onEvent: ([BeaconSighting], Double) -> Void) throws {
+        let capture = try AdvertisingCapture(path: file)
+        var event: [BeaconSighting] = []
+        while !cancelled, let sighting = try capture.nextSighting() {
+            if let time = event.first?.time, time != sighting.time {
+                onEvent(event, time)
+                event = []
+            }
+            event.append(sighting)
+        }
+        if !cancelled, let time = event.first?.time { onEvent(event, time) }
+        while staysOn, !cancelled { usleep(1_000) }
+    }
+
+    func cancel() { lock.withLock { stopped = true } }
+}
+
+/// A simulated walk past the sushi beacon: 12 m away, 1 m at 10 s, 12 m again at 20 s.
+private func walkCapture() throws -> String {
+    let file = try temporaryDirectory().appendingPathComponent("walk.btsnoop").path
+    let walk = BeaconWalk(
+        beacons: [
+            BeaconWalk.Beacon(
+                frame: BeaconFrame(kind: .iBeacon, identity: Matey.sushi, measuredPower: -59),
+                address: BluetoothAddress(wire: (1, 0, 0x4C, 0x59, 0x4F, 0xC0)),
+                path: [.init(time: 0, distance: 12), .init(time: 10, distance: 1), .init(time: 20, distance: 12)])
+        ], advertisingInterval: 0.1, rssiNoise: 2, seed: 1)
+    let writer = try BTSnoopWriter(path: file)
+    try walk.write(to: writer, format: .legacy)
+    try writer.close()
+    return file
 }
 
 @Suite struct ScanSessionTests {
@@ -102,19 +151,9 @@ private final class RecordedOutput: ScanOutput {
         #expect(output.times == [10, 50])
     }
 
-    /// A simulated walk past the sushi beacon, replayed with the shopper standing in the shop.
+    /// The walk replayed with the shopper standing in the shop.
     @Test func aReplayMergesBeaconsAndPositionsInTimeOrder() throws {
-        let file = try temporaryDirectory().appendingPathComponent("walk.btsnoop").path
-        let walk = BeaconWalk(
-            beacons: [
-                BeaconWalk.Beacon(
-                    frame: BeaconFrame(kind: .iBeacon, identity: Matey.sushi, measuredPower: -59),
-                    address: BluetoothAddress(wire: (1, 0, 0x4C, 0x59, 0x4F, 0xC0)),
-                    path: [.init(time: 0, distance: 12), .init(time: 10, distance: 1), .init(time: 20, distance: 12)])
-            ], advertisingInterval: 0.1, rssiNoise: 2, seed: 1)
-        let writer = try BTSnoopWriter(path: file)
-        try walk.write(to: writer, format: .legacy)
-        try writer.close()
+        let file = try walkCapture()
 
         let output = RecordedOutput()
         let offers = try Matey.offers()
@@ -149,5 +188,28 @@ private final class RecordedOutput: ScanOutput {
         #expect(throws: CombinedScan.ReplayError.self) {
             try damaged.replay(file + ".missing", positions: nil) { _ in }
         }
+    }
+
+    /// The radio and a replay feed the same session: the walk heard live says what its replay says.
+    @Test func aLiveScanSaysWhatTheReplaySays() throws {
+        let file = try walkCapture()
+        let replayed = RecordedOutput()
+        var replay = CombinedScan(beacons: try Matey.beacons(try Matey.offers(), output: replayed), stores: nil)
+        try replay.replay(file, positions: nil) { _ in }
+
+        let live = RecordedOutput()
+        let source = CaptureSource(file)
+        try LiveScan(CombinedScan(beacons: try Matey.beacons(try Matey.offers(), output: live), stores: nil))
+            .run(source, positions: nil)
+        #expect(live.lines == replayed.lines && live.times == replayed.times)
+        #expect(live.lines.count > 20)
+
+        // A position source that fails stops the radio and is what the scan throws.
+        let failing = CaptureSource(file, staysOn: true)
+        #expect(throws: PositionSourceError.self) {
+            try LiveScan(CombinedScan(beacons: try Matey.beacons(try Matey.offers(), output: RecordedOutput()), stores: nil))
+                .run(failing, positions: .nmea(path: "/nonexistent.nmea"))
+        }
+        #expect(failing.cancelled)
     }
 }
