@@ -49,7 +49,8 @@ let package = Package(
         // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
         // of `loyalty` or `loyalty-server`.
         .target(
-            name: "LoyaltyTesting", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
+            name: "LoyaltyTesting",
+            dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
         .executableTarget(
             name: "loyalty-bench",
             dependencies: [

@@ -13,7 +13,7 @@ private let catalogSize = 100_000
 
 @MainActor func benchServer() throws {
     print(
-        "\n== server (issue 3): loyalty-server's service over loopback on its own PostgreSQL, \(connections) connections")
+        "\n== server (issue 3): loyalty-server's service over loopback, its own PostgreSQL, \(connections) connections")
     let server = try BenchSite()
     defer { server.stop() }
     try server.seedCatalog(offers: catalogSize)

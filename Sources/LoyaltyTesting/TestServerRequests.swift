@@ -36,15 +36,14 @@ extension TestServer {
     // MARK: Fixtures
 
     public func registerRetailer(_ name: String = "Matey's", uuid: UUID? = nil) throws -> RetailerCredentials {
-        try expecting(
-            [201], "POST", "/v1/retailers", token: operatorToken, body: json(RetailerRegistration(name: name, uuid: uuid))
-        ).decode()
+        let registration = try json(RetailerRegistration(name: name, uuid: uuid))
+        return try expecting([201], "POST", "/v1/retailers", token: operatorToken, body: registration).decode()
     }
 
     @discardableResult
     public func putOffer(_ retailer: RetailerCredentials, major: Int, minor: Int, _ draft: OfferDraft) throws -> Offer {
-        try expecting([200, 201], "PUT", "/v1/retailer/offers/\(major)/\(minor)", token: retailer.apiKey, body: json(draft))
-            .decode()
+        let target = "/v1/retailer/offers/\(major)/\(minor)"
+        return try expecting([200, 201], "PUT", target, token: retailer.apiKey, body: json(draft)).decode()
     }
 
     /// A new shopper account; with a `name`, its first device is called that.

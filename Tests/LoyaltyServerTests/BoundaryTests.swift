@@ -8,7 +8,8 @@ import Testing
 
 /// Bad input, other tenants, and the operational endpoints.
 @Suite struct BoundaryTests {
-    @Test(arguments: Transport.allCases) func oneRetailerCannotReachAnothersOffersOrStats(_ transport: Transport) throws {
+    @Test(arguments: Transport.allCases)
+    func oneRetailerCannotReachAnothersOffersOrStats(_ transport: Transport) throws {
         let server = try TestServer(transport)
         let alice = try server.registerRetailer("Alice")
         let bob = try server.registerRetailer("Bob")
@@ -50,7 +51,8 @@ import Testing
         #expect(bobsDevices.devices.map(\.id) == [bob.deviceID])
     }
 
-    @Test(arguments: Transport.allCases) func badInputGetsTheJSONErrorWithTheRightStatus(_ transport: Transport) throws {
+    @Test(arguments: Transport.allCases)
+    func badInputGetsTheJSONErrorWithTheRightStatus(_ transport: Transport) throws {
         let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let shopper = try server.createAccount()

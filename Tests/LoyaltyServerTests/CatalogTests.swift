@@ -172,7 +172,8 @@ import Testing
     /// Small pages of a catalog that changes between them: each page holds at most `limit` rows and
     /// names the next in its Link header, and the pages applied in order give exactly the catalog
     /// of the last one, with the ETag of an up-to-date client.
-    @Test(arguments: Transport.allCases) func pagesConcatenateToTheWholeCatalogWhileItChanges(_ transport: Transport) throws {
+    @Test(arguments: Transport.allCases)
+    func pagesConcatenateToTheWholeCatalogWhileItChanges(_ transport: Transport) throws {
         let server = try TestServer(transport)
         let matey = try server.registerRetailer()
         let tucci = try server.registerRetailer("Tucci's")

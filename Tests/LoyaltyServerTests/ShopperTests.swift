@@ -7,7 +7,8 @@ import Testing
 @testable import LoyaltyServer
 
 @Suite struct ShopperTests {
-    @Test(arguments: Transport.allCases) func seenIsAUnionAcrossDevicesAndRepushingChangesNothing(_ transport: Transport) throws {
+    @Test(arguments: Transport.allCases)
+    func seenIsAUnionAcrossDevicesAndRepushingChangesNothing(_ transport: Transport) throws {
         let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let sushi = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "sushi"))
@@ -195,7 +196,8 @@ import Testing
         #expect(stats.offers.first?.redemptions == 10 && stats.offers.first?.remaining == 0)
     }
 
-    @Test(arguments: Transport.allCases) func thePerShopperLimitHoldsUnderFiftyParallelRedemptions(_ transport: Transport) throws {
+    @Test(arguments: Transport.allCases)
+    func thePerShopperLimitHoldsUnderFiftyParallelRedemptions(_ transport: Transport) throws {
         let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "once", perShopperLimit: 1))

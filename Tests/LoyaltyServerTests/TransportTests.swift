@@ -38,7 +38,7 @@ import Testing
                 return try [inProcess, socket][index].request(method, target, token: token)
             }
             #expect(answers[0].status == answers[1].status, "\(method) \(target)")
-            // An error answer names what the handler saw (the decoded path or value); a 2xx one holds ids of its server.
+            // An error names what the handler saw (the decoded path or value); a 2xx answer holds its server's ids.
             if answers[0].status >= 400 { #expect(answers[0].text == answers[1].text, "\(method) \(target)") }
             #expect(answers[0].headers["allow"] == answers[1].headers["allow"], "\(method) \(target)")
         }
