@@ -84,7 +84,9 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
 
     /// The socket directory and port of the running cluster, and the user it runs as (nil: this process's),
     /// for a pooler in front of it. Starts the cluster first if needed.
-    package func socket() throws(PostgresError) -> (directory: URL, port: Int, serverUser: String?, clusterDirectory: URL) {
+    package func socket() throws(PostgresError)
+        -> (directory: URL, port: Int, serverUser: String?, clusterDirectory: URL)
+    {
         let cluster = try startedCluster()
         return (cluster.socketDirectory, Self.port, cluster.serverUser, cluster.directory)
     }
