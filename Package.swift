@@ -47,7 +47,9 @@ let package = Package(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
         .executableTarget(
             name: "loyalty-bench",
-            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyServer", "Postgres"],
+            dependencies: [
+                "Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI", "LoyaltyServer", "Postgres",
+            ],
             path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
