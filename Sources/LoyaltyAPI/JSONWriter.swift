@@ -1,0 +1,107 @@
+import Foundation
+
+// The byte-level half of the catalog page's JSON writer: literals, numbers, UUIDs, dates and escaped
+// strings, written as `LoyaltyJSON.encoder()` writes them. `JSONTable` drives it field by field.
+
+extension LoyaltyJSON {
+    /// `text` as a JSON string literal, escaped as `JSONEncoder` escapes it: for lines written by hand on
+    /// paths too hot for an encoder, such as the server's per-request log line.
+    public static func quoted(_ text: String) -> String {
+        var writer = JSONWriter()
+        writer.string(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+struct JSONWriter {
+    var bytes: [UInt8] = []
+
+    mutating func array<Element>(
+        _ elements: [Element], _ element: (inout JSONWriter, Element) throws(CatalogPageJSONError) -> Void
+    ) throws(CatalogPageJSONError) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            try element(&self, value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// `"key":`, after a comma when `separated`.
+    mutating func key(_ key: StaticString, separated: Bool) {
+        if separated { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        raw(key)
+        raw("\":")
+    }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func date(_ date: Date) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: LoyaltyJSON.formatTimestamp(date).utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func integer(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
+    }
+
+    /// As Foundation writes a Double: its shortest round-tripping description, without a trailing ".0".
+    mutating func double(_ value: Double) throws(CatalogPageJSONError) {
+        guard value.isFinite else {
+            throw CatalogPageJSONError(offset: 0, message: "\(value) is not a JSON number")
+        }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    mutating func uuid(_ uuid: UUID) {
+        let hexits: StaticString = "0123456789ABCDEF"
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: uuid.uuid) { octets in
+            hexits.withUTF8Buffer { hexits in
+                for (index, octet) in octets.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(hexits[Int(octet >> 4)])
+                    bytes.append(hexits[Int(octet & 0xF)])
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            case ..<0x20:
+                let hexits: StaticString = "0123456789abcdef"
+                raw("\\u00")
+                hexits.withUTF8Buffer {
+                    bytes.append($0[Int(byte >> 4)])
+                    bytes.append($0[Int(byte & 0xF)])
+                }
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
