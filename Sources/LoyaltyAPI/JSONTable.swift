@@ -6,7 +6,7 @@ import Foundation
 // skips unknown keys and reads null as absent. A field is described once, for both directions.
 
 /// A value the table-driven coder writes and reads.
-protocol JSONTableValue {
+protocol JSONTableValue: Sendable {
     func writeJSON(_ writer: inout JSONWriter) throws(CatalogPageJSONError)
     static func readJSON(_ reader: inout JSONReader) throws(CatalogPageJSONError) -> Self
 }

@@ -86,7 +86,7 @@ public final class LoyaltyService: Sendable {
                 level, "request",
                 [
                     "request_id": .string(requestID), "method": .string(request.method), "route": .string(route),
-                    "status": .integer(response.status), "duration_ms": .number((seconds * 1e6).rounded() / 1e3),
+                    "status": .int(response.status), "duration_ms": .double((seconds * 1e6).rounded() / 1e3),
                     "error": internalDetail.map { .string($0) },
                 ]))
         return response

@@ -44,7 +44,7 @@ final class TombstonePurge {
         log(
             ServerLog.line(
                 .info, "tombstones_purged",
-                ["removed": .integer(removed), "deleted_before": .string(LoyaltyJSON.formatTimestamp(cutoff))],
+                ["removed": .int(removed), "deleted_before": .string(LoyaltyJSON.formatTimestamp(cutoff))],
                 time: now))
     }
 }

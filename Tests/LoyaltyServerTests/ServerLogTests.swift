@@ -6,7 +6,7 @@ import Testing
     @Test func timeLevelAndEventComeFirstThenTheFieldsInOrder() throws {
         let line = ServerLog.line(
             .warning, "request",
-            ["route": .string("/v1/catalog"), "status": .integer(422), "skipped": nil, "duration_ms": .number(0.25)],
+            ["route": .string("/v1/catalog"), "status": .int(422), "skipped": nil, "duration_ms": .double(0.25)],
             time: Date(timeIntervalSince1970: 1_769_850_000.5))
         #expect(
             line
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func aNumberThatJSONCannotHoldIsNull() throws {
-        let line = ServerLog.line(.info, "e", ["n": .number(.nan)], time: Date(timeIntervalSince1970: 0))
+        let line = ServerLog.line(.info, "e", ["n": .double(.nan)], time: Date(timeIntervalSince1970: 0))
         #expect(line.hasSuffix(#","n":null}"#))
         #expect(try JSONSerialization.jsonObject(with: Data(line.utf8)) is [String: Any])
     }
