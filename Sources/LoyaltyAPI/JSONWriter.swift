@@ -41,7 +41,7 @@ struct JSONWriter {
 
     mutating func date(_ date: Date) {
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: LoyaltyJSON.formatTimestamp(date).utf8)
+        LoyaltyJSON.appendTimestamp(date, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
