@@ -1,17 +1,8 @@
 import Foundation
 
 // The byte-level half of the catalog page's JSON writer: literals, numbers, UUIDs, dates and escaped
-// strings, written as `LoyaltyJSON.encoder()` writes them. `JSONTable` drives it field by field.
-
-extension LoyaltyJSON {
-    /// `text` as a JSON string literal, escaped as `JSONEncoder` escapes it: for lines written by hand on
-    /// paths too hot for an encoder, such as the server's per-request log line.
-    public static func quoted(_ text: String) -> String {
-        var writer = JSONWriter()
-        writer.string(text)
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
-}
+// strings, written as `LoyaltyJSON.encoder()` writes them. `JSONTable` drives it field by field for the
+// catalog page; `OrderedJSON` (below) for lines such as the server log's.
 
 struct JSONWriter {
     var bytes: [UInt8] = []

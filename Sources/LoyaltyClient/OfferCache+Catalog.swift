@@ -57,8 +57,7 @@ extension OfferCache {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
                     '{"id":"' || lower(?1) || '","major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
                     || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
-                    || ',"starts_at":' || json_quote(\(Self.sqlTimestamp("?9")))
-                    || ',"ends_at":' || json_quote(\(Self.sqlTimestamp("?10"))))
+                    || ',"starts_at":' || json_quote(?15) || ',"ends_at":' || json_quote(?16))
                 """
             for offer in page.offers {
                 try db.run(
@@ -72,6 +71,9 @@ extension OfferCache {
                         .optionalDate(offer.endsAt), .integer(Int64(offer.perShopperLimit)),
                         .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
                         .real(offer.updatedAt.timeIntervalSince1970),
+                        // The listing's dates, as the API writes them.
+                        .optionalText(offer.startsAt.map(LoyaltyJSON.formatTimestamp)),
+                        .optionalText(offer.endsAt.map(LoyaltyJSON.formatTimestamp)),
                     ])
             }
             for tombstone in page.removed {

@@ -4,14 +4,6 @@ import SQLite
 // `offers --json` lines, built in SQL from the parts rendered when a page is applied.
 
 extension OfferCache {
-    /// `2026-01-31T09:00:00Z` (a fraction only when there is one) of a REAL column or parameter, or NULL.
-    static func sqlTimestamp(_ value: String) -> String {
-        """
-        CASE WHEN \(value) = CAST(\(value) AS INTEGER) THEN strftime('%Y-%m-%dT%H:%M:%SZ', \(value), 'unixepoch')
-             ELSE strftime('%Y-%m-%dT%H:%M:%fZ', \(value), 'unixepoch') END
-        """
-    }
-
     /// Each cached offer as one JSON object (`offers --json`), rendered at sync but for `seen`, so that
     /// a catalog of 100,000 offers lists fast. Keys, in order: id, major, minor, title, description,
     /// category, starts_at, ends_at, retailer, uuid, seen.

@@ -37,14 +37,12 @@ final class TombstonePurge {
 
     /// One purge now, logged (a `ServerLog` line) when it deleted something.
     static func purge(store: Store, retention: TimeInterval, log: @Sendable (String) -> Void) throws {
-        let now = store.clock()
-        let cutoff = now.addingTimeInterval(-retention)
+        let cutoff = store.clock().addingTimeInterval(-retention)
         let removed = try store.purgeTombstones(deletedBefore: cutoff)
         guard removed > 0 else { return }
         log(
             ServerLog.line(
                 .info, "tombstones_purged",
-                ["removed": .int(removed), "deleted_before": .string(LoyaltyJSON.formatTimestamp(cutoff))],
-                time: now))
+                ["removed": .int(removed), "deleted_before": .string(LoyaltyJSON.formatTimestamp(cutoff))]))
     }
 }
