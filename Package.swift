@@ -49,25 +49,38 @@ let package = Package(
         .executableTarget(
             name: "loyalty", dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient"],
             path: "cli"),
+
+        // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
+        // of `loyalty` or `loyalty-server`.
+        .target(
+            name: "LoyaltyTesting",
+            dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
         .executableTarget(
             name: "loyalty-bench",
-            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyServer", "Postgres"],
+            dependencies: [
+                "Beacons", "Geofencing", "HTTPServer", "LoyaltyAPI", "LoyaltyServer", "LoyaltyTesting", "Postgres",
+            ],
             path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
         .testTarget(
-            name: "LoyaltyServerTests", dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
+            name: "LoyaltyServerTests",
+            dependencies: [
+                "Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient",
+            ]),
         .testTarget(
             name: "LoyaltyClientTests",
-            dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
+            dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "Postgres"]),
+            name: "EndToEndTests",
+            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
     ]
 )

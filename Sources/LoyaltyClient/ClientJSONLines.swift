@@ -112,14 +112,14 @@ public enum ClientJSONLines {
     }
 
     /// A one-off line: the fields in order.
-    public static func object(_ fields: [(String, JSONValue)]) -> String { JSONValue.object(fields).text }
+    public static func object(_ fields: [(String, OrderedJSON)]) -> String { OrderedJSON.object(fields).text }
 
     /// `2026-01-31T09:00:00Z`, or null.
-    public static func timestamp(_ date: Date?) -> JSONValue {
+    public static func timestamp(_ date: Date?) -> OrderedJSON {
         date.map { .string(LoyaltyJSON.formatTimestamp($0)) } ?? .null
     }
 
-    static func id(_ id: UUID) -> JSONValue { .string(id.uuidString.lowercased()) }
-    static func optional(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }
-    static func optional(_ number: Int?) -> JSONValue { number.map { .int($0) } ?? .null }
+    static func id(_ id: UUID) -> OrderedJSON { .string(id.uuidString.lowercased()) }
+    static func optional(_ text: String?) -> OrderedJSON { text.map { .string($0) } ?? .null }
+    static func optional(_ number: Int?) -> OrderedJSON { number.map { .int($0) } ?? .null }
 }

@@ -69,6 +69,16 @@ public enum ServerCommand {
         help: "State directory (default ~/.local/share/loyalty-server): the embedded PostgreSQL cluster in "
             + "DIR/pg and the generated operator token in DIR/admin-token.")
 
+    /// Runs with the compiled-in documents; a failure is a log line like every other, and exit code 1.
+    private static func run(_ options: ServerOptions) throws {
+        do {
+            try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema)
+        } catch {
+            ServerLog.standardError(ServerLog.line(.error, "failed", ["error": .string("\(error)")]))
+            throw SilentExit(code: ExitCode.failure)
+        }
+    }
+
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
     public static func command(environment: [String: String]) -> Command {
         let migrate = Command(
@@ -80,11 +90,7 @@ public enum ServerCommand {
                 start, and refuses to start on a schema newer than it knows.
                 """,
             options: [dataDirectory],
-            run: { arguments in
-                try run(
-                    ServerOptions(arguments, migrateOnly: true, environment: environment),
-                    openAPIDocument: Documents.openAPI, schema: Documents.schema)
-            })
+            run: { arguments in try run(ServerOptions(arguments, migrateOnly: true, environment: environment)) })
         return Command(
             name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
             synopsis: "[--listen HOST:PORT] [--data-dir DIR]",
@@ -96,11 +102,7 @@ public enum ServerCommand {
                 """,
             options: [listen, dataDirectory], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
-            run: { arguments in
-                try run(
-                    ServerOptions(arguments, migrateOnly: false, environment: environment),
-                    openAPIDocument: Documents.openAPI, schema: Documents.schema)
-            })
+            run: { arguments in try run(ServerOptions(arguments, migrateOnly: false, environment: environment)) })
     }
 
     public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {
@@ -110,28 +112,26 @@ public enum ServerCommand {
         if let databaseURL = options.databaseURL {
             conninfo = databaseURL
         } else {
-            let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg"))
+            let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg")) { notice in
+                ServerLog.standardError(ServerLog.line(.warning, "embedded_postgres", ["message": .string(notice)]))
+            }
             conninfo = try cluster.start()
             embedded = cluster
         }
         defer { embedded?.stop() }
 
-        var limits = HTTPServerLimits()
-        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
-        // or two, the database sees too few commits at once to group them, and requests queue behind
-        // round trips while the CPUs idle.
-        limits.threads = max(limits.threads, 16)
+        let limits = Self.limits
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
         let change = try store.migrate(to: schema)
         if options.migrateOnly {
             announce(change.description)
             return
         }
-        // On stderr: stdout's first line is the address, which scripts and tests wait for.
+        // On stderr, in the log: stdout's first line is the address, which scripts and tests wait for.
         if change != .current(version: schema.version) {
-            FileHandle.standardError.write(Data("loyalty-server: \(change)\n".utf8))
+            ServerLog.standardError(ServerLog.line(.info, "schema_migrated", ["change": .string(change.description)]))
         }
-        try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: LoyaltyService.standardErrorLog)
+        try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: ServerLog.standardError)
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
         let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
 
@@ -146,16 +146,33 @@ public enum ServerCommand {
         }
 
         let server = try HTTPServer(
-            host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle)
+            host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle,
+            diagnostics: { message in
+                ServerLog.standardError(ServerLog.line(.warning, "libmicrohttpd", ["message": .string(message)]))
+            })
         let shownHost = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
-        announce("loyalty-server listening on http://\(shownHost):\(server.port)")
+        let url = "http://\(shownHost):\(server.port)"
+        announce("loyalty-server listening on \(url)")
+        ServerLog.standardError(
+            ServerLog.line(.info, "started", ["url": .string(url), "version": .string(Release.version)]))
         let purge = TombstonePurge(
             store: store, retention: tombstoneRetention, interval: tombstonePurgeInterval,
-            log: LoyaltyService.standardErrorLog)
+            log: ServerLog.standardError)
         stop.wait()
+        ServerLog.standardError(ServerLog.line(.info, "stopping"))
         server.shutdown()
         purge.stop()
         sources.forEach { $0.cancel() }
+    }
+
+    /// The HTTP server's limits; the database pool has a connection per handler thread.
+    public static var limits: HTTPServerLimits {
+        var limits = HTTPServerLimits()
+        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
+        // or two, the database sees too few commits at once to group them, and requests queue behind
+        // round trips while the CPUs idle.
+        limits.threads = max(limits.threads, 16)
+        return limits
     }
 
     /// Unbuffered, so whoever waits for the line (tests, the demo) sees it at once.

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyClient
@@ -12,7 +13,7 @@ import Testing
     }
 
     @Test func aDeviceJoinsOneAccountOnly() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket)
         let phone = try home()
         let created = try phone.createAccount(server.api, deviceName: "phone")
         #expect(try phone.loadDevice() == created)
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func aRetailerKeyIsKeptOnceAndRotatedInPlace() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket)
         let shop = try home()
         let registration = RetailerRegistration(name: "Matey's \(UUID().uuidString.prefix(4))", uuid: nil)
         #expect {
@@ -41,11 +42,11 @@ import Testing
             guard case .notRegistered? = error as? ClientError else { return false }
             return true
         }
-        let credentials = try shop.registerRetailer(server.api, registration, operatorToken: LiveServer.operatorToken)
+        let credentials = try shop.registerRetailer(server.api, registration, operatorToken: server.operatorToken)
         #expect(try shop.loadConfig().retailer == credentials)
         // Registering again would lose the only copy of the key.
         #expect(throws: ClientError.self) {
-            try shop.registerRetailer(server.api, registration, operatorToken: LiveServer.operatorToken)
+            try shop.registerRetailer(server.api, registration, operatorToken: server.operatorToken)
         }
 
         let (key, saved) = try shop.rotateRetailerKey(server.api, environment: [:])
