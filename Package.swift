@@ -73,9 +73,7 @@ let package = Package(
         .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
         .testTarget(
             name: "LoyaltyServerTests",
-            dependencies: [
-                "Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient",
-            ]),
+            dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),

@@ -69,16 +69,6 @@ public enum ServerCommand {
         help: "State directory (default ~/.local/share/loyalty-server): the embedded PostgreSQL cluster in "
             + "DIR/pg and the generated operator token in DIR/admin-token.")
 
-    /// Runs with the compiled-in documents; a failure is a log line like every other, and exit code 1.
-    private static func run(_ options: ServerOptions) throws {
-        do {
-            try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema)
-        } catch {
-            ServerLog.standardError(ServerLog.line(.error, "failed", ["error": .string("\(error)")]))
-            throw SilentExit(code: ExitCode.failure)
-        }
-    }
-
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
     public static func command(environment: [String: String]) -> Command {
         let migrate = Command(
@@ -90,7 +80,10 @@ public enum ServerCommand {
                 start, and refuses to start on a schema newer than it knows.
                 """,
             options: [dataDirectory],
-            run: { arguments in try run(ServerOptions(arguments, migrateOnly: true, environment: environment)) })
+            run: { arguments in
+                let options = try ServerOptions(arguments, migrateOnly: true, environment: environment)
+                try logFailure { try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema) }
+            })
         return Command(
             name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
             synopsis: "[--listen HOST:PORT] [--data-dir DIR]",
@@ -102,7 +95,20 @@ public enum ServerCommand {
                 """,
             options: [listen, dataDirectory], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
-            run: { arguments in try run(ServerOptions(arguments, migrateOnly: false, environment: environment)) })
+            run: { arguments in
+                let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
+                try logFailure { try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema) }
+            })
+    }
+
+    /// A failure to start or serve is the log's last line, in its shape, and exit code 1.
+    private static func logFailure(_ body: () throws -> Void) throws(SilentExit) {
+        do {
+            try body()
+        } catch {
+            ServerLog.standardError(ServerLog.line(.error, "failed", ["error": .string("\(error)")]))
+            throw SilentExit(code: ExitCode.failure)
+        }
     }
 
     public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {

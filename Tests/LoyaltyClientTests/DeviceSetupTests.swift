@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func aDeviceJoinsOneAccountOnly() throws {
-        let server = try TestServer(.socket)
+        let server = try TestServer(.socket, clock: .machine())
         let phone = try home()
         let created = try phone.createAccount(server.api, deviceName: "phone")
         #expect(try phone.loadDevice() == created)
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func aRetailerKeyIsKeptOnceAndRotatedInPlace() throws {
-        let server = try TestServer(.socket)
+        let server = try TestServer(.socket, clock: .machine())
         let shop = try home()
         let registration = RetailerRegistration(name: "Matey's \(UUID().uuidString.prefix(4))", uuid: nil)
         #expect {
