@@ -39,7 +39,11 @@ let package = Package(
             resources: [
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
                 .embedInCode("Resources/0003-feed-row-by-key.sql"),
+                .embedInCode("Resources/0004-till-and-console.sql"),
                 .embedInCode("Resources/openapi.yaml"),
+                // The retailer's web console (ConsoleFiles.swift).
+                .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
+                .embedInCode("Resources/console.css"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer", "LoyaltyAPI"]),

@@ -109,6 +109,7 @@ public enum ServerCommand {
         // or two, the database sees too few commits at once to group them, and requests queue behind
         // round trips while the CPUs idle.
         limits.threads = max(limits.threads, 16)
+        limits.maxBodyBytesByPath = LoyaltyService.maxBodyBytesByPath
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
         let change = try store.migrate(to: schema)
         if options.migrateOnly {

@@ -193,11 +193,14 @@ public final class Store: Sendable {
                     SELECT offer_id, redeemed_count FROM redemption_totals WHERE offer_id IN (SELECT id FROM live)),
                 seen_by AS (
                     SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
-                    GROUP BY offer_id)
+                    GROUP BY offer_id),
+                accepted AS (
+                    SELECT offer_id, count(*) AS accepted FROM redemptions
+                    WHERE offer_id IN (SELECT id FROM live) AND accepted_at IS NOT NULL GROUP BY offer_id)
                 SELECT live.*, coalesce(redeemed.redeemed_count, 0) AS redeemed_count,
-                    coalesce(seen_by.seen_by, 0) AS seen_by
+                    coalesce(seen_by.seen_by, 0) AS seen_by, coalesce(accepted.accepted, 0) AS accepted
                 FROM live LEFT JOIN redeemed ON redeemed.offer_id = live.id
-                    LEFT JOIN seen_by ON seen_by.offer_id = live.id
+                    LEFT JOIN seen_by ON seen_by.offer_id = live.id LEFT JOIN accepted ON accepted.offer_id = live.id
                 ORDER BY live.major, live.minor
                 """
             )
@@ -209,6 +212,7 @@ public final class Store: Sendable {
                     offerID: try row.decode("id"), major: try row.decode("major"),
                     minor: try row.decode("minor"),
                     title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
+                    accepted: try row.decode("accepted"),
                     remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
             })
     }
@@ -684,7 +688,7 @@ public final class Store: Sendable {
         let rows = try pool.withConnection { connection in
             try connection.query(
                 """
-                SELECT id, offer_id, code, created_at FROM redemptions
+                SELECT id, offer_id, code, created_at, accepted_at FROM redemptions
                 WHERE account_id = \(accountID) ORDER BY created_at DESC, id
                 """
             )
@@ -771,6 +775,8 @@ extension Redemption {
     init(row: PostgresRow) throws(PostgresError) {
         self.init(
             id: try row.decode("id"), offerID: try row.decode("offer_id"), code: try row.decode("code"),
-            redeemedAt: try row.decode("created_at"))
+            redeemedAt: try row.decode("created_at"),
+            // Only the account's list reads it: a new redemption has not been accepted.
+            acceptedAt: row["accepted_at"] == nil ? nil : try row.decode("accepted_at", as: Date?.self))
     }
 }

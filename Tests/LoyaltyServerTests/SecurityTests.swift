@@ -23,9 +23,10 @@ import Testing
         #expect(!String(decoding: Documents.openAPI, as: UTF8.self).contains("\nsecurity:"))
         #expect(
             documented.filter { $0.credential == nil }.map(\.description).sorted() == [
-                "GET /healthz", "GET /metrics", "GET /openapi.yaml", "GET /readyz", "POST /v1/accounts",
-                "POST /v1/devices",
-            ])
+                "DELETE /v1/console/session", "GET /console/", "GET /console/{file}", "GET /healthz", "GET /metrics",
+                "GET /openapi.yaml", "GET /readyz", "GET /v1/console/session", "POST /v1/accounts",
+                "POST /v1/console/session", "POST /v1/devices",
+            ], "the console's session routes take its cookie, which this table's credentials are not")
     }
 
     /// Every protected operation, called with each wrong credential: 401 for none, malformed, forged, revoked
@@ -52,7 +53,7 @@ import Testing
                 }
             }
         }
-        #expect(protected.count == 18 && attempts == 18 * 10)
+        #expect(protected.count == 27 && attempts == 27 * 12)
         #expect(try server.rows() == before, "a refused request wrote to the database")
 
         // The same requests with the right credential succeed, so the refusals above were about the
@@ -74,14 +75,14 @@ import Testing
         let before = try server.rows(mentioning: alicesIDs)
         let operations = Operation.documented.filter { $0.credential == .retailerKey }
             .sorted { !$0.rotatesKey && $1.rotatesKey }
-        #expect(operations.count == 9)
+        #expect(operations.count == 16)
         for operation in operations {
             let reply = try #require(tenants.call(operation)).send(
                 to: server, authorization: "Bearer \(tenants.bob.apiKey)")
             let context = "\(operation): \(reply.status) \(reply.text)"
-            switch operation.method {
-            case "DELETE": #expect(reply.status == 404, "\(context)")
-            case "PUT":
+            switch operation.description {
+            case let operation where operation.hasPrefix("DELETE "): #expect(reply.status == 404, "\(context)")
+            case let operation where operation.hasPrefix("PUT ") || operation == "POST /v1/retailer/till-keys":
                 #expect(
                     reply.status == 201, "a new resource of Bob's, not a replacement of Alice's: \(context)")
             default: #expect(reply.status == 200, "\(context)")
@@ -139,8 +140,9 @@ import Testing
         let tenants = try Tenants()
         let server = tenants.server
         let limit = 64 * 1024
-        let operations = Operation.documented.filter(\.takesBody)
-        #expect(operations.count == 7)
+        // An import has a limit of its own (BulkOfferTests).
+        let operations = Operation.documented.filter { $0.takesBody && $0.pattern != "/v1/retailer/offers/import" }
+        #expect(operations.count == 11)
         let before = try server.rows()
         for operation in operations {
             let call = try #require(tenants.call(operation))
@@ -516,7 +518,7 @@ import Testing
 
 /// The credential an operation needs, named as openapi.yaml's security schemes.
 enum Credential: String, CaseIterable {
-    case operatorToken, retailerKey, deviceToken
+    case operatorToken, retailerKey, deviceToken, tillKey
 }
 
 /// An operation of openapi.yaml, such as "PUT /v1/retailer/offers/{major}/{minor}".
@@ -598,6 +600,10 @@ struct Tenants {
     let annRedemption: Redemption
     let annLinkCode: String
     let ben: DeviceCredentials
+    /// Alice's till, and a till key of hers to revoke (the table's DELETE), and one revoked before.
+    let aliceTill: TillKeyCredentials
+    let spareTill: TillKeyCredentials
+    let revokedTillKey: String
 
     init() throws {
         server = try TestServer()
@@ -631,6 +637,21 @@ struct Tenants {
             LinkCode.self
         ).code
         ben = try server.createAccount()
+        aliceTill = try server.createTillKey(alice, name: "Alice's till")
+        spareTill = try server.createTillKey(alice, name: "Spare till")
+        let oldTill = try server.createTillKey(alice, name: "Old till")
+        try #require(
+            try server.request("DELETE", "/v1/retailer/till-keys/\(oldTill.id)", token: alice.apiKey).status == 204)
+        revokedTillKey = oldTill.tillKey
+    }
+
+    /// Alice signed in to the console just now: her session cookie and CSRF token as request headers.
+    func consoleHeaders() -> [String: String] {
+        let reply = try! server.request(
+            "POST", "/v1/console/session", json: ConsoleSignIn(apiKey: alice.apiKey))
+        let session = try! reply.decode(ConsoleSession.self)
+        let cookie = reply.headers["set-cookie"]!.split(separator: ";")[0]
+        return ["Cookie": String(cookie), "X-CSRF-Token": session.csrfToken]
     }
 
     /// The first tenant's credential of each kind.
@@ -639,6 +660,7 @@ struct Tenants {
         case .operatorToken: server.operatorToken
         case .retailerKey: alice.apiKey
         case .deviceToken: ann.deviceToken
+        case .tillKey: aliceTill.tillKey
         }
     }
 
@@ -653,8 +675,25 @@ struct Tenants {
             "POST /v1/retailer/key", "GET /v1/retailer/offers", "GET /v1/retailer/stats",
             "GET /v1/retailer/stores",
             "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
-            "GET /v1/redemptions":
+            "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
+            "GET /v1/retailer/beacons", "GET /v1/retailer/till-keys", "GET /console/":
             return Call(method: operation.method, path: operation.pattern)
+        case "GET /console/{file}":
+            return Call(method: "GET", path: "/console/console.js")
+        case "POST /v1/retailer/offers/import":
+            return Call(
+                method: "POST", path: operation.pattern, body: Array("major,minor,title\n1,1,Alice's sushi\n".utf8))
+        case "POST /v1/retailer/till-keys":
+            return Call(method: "POST", path: operation.pattern, body: json(TillKeyDraft(name: "Back till")))
+        case "DELETE /v1/retailer/till-keys/{id}":
+            return Call(method: "DELETE", path: "/v1/retailer/till-keys/\(spareTill.id)")
+        case "POST /v1/till/check", "POST /v1/till/accept":
+            return Call(
+                method: "POST", path: operation.pattern, body: json(TillCodeRequest(code: annRedemption.code)))
+        case "POST /v1/console/session":
+            return Call(method: "POST", path: operation.pattern, body: json(ConsoleSignIn(apiKey: alice.apiKey)))
+        case "GET /v1/console/session", "DELETE /v1/console/session":
+            return Call(method: operation.method, path: operation.pattern, headers: consoleHeaders())
         case "POST /v1/retailers":
             return Call(
                 method: "POST", path: "/v1/retailers", body: json(RetailerRegistration(name: "Dora")))
@@ -706,6 +745,7 @@ struct Tenants {
             case .operatorToken: String(valid.reversed())
             case .retailerKey: Secrets.token(prefix: retailerKeyPrefix)
             case .deviceToken: Secrets.token(prefix: deviceTokenPrefix)
+            case .tillKey: Secrets.token(prefix: tillKeyPrefix)
             }
         var attempts = [
             Attempt(name: "no Authorization header", authorization: nil, status: 401),
@@ -723,6 +763,7 @@ struct Tenants {
             Attempt(name: "a revoked device token", authorization: "Bearer \(revokedToken)", status: 401),
             Attempt(
                 name: "a rotated-out retailer key", authorization: "Bearer \(retiredKey)", status: 401),
+            Attempt(name: "a revoked till key", authorization: "Bearer \(revokedTillKey)", status: 401),
         ]
         for other in Credential.allCases where other != required {
             attempts.append(

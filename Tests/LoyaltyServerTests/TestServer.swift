@@ -78,8 +78,10 @@ final class TestServer: @unchecked Sendable {
         let log = log
         let service = LoyaltyService(
             store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, log: log.record)
+        var limits = HTTPServerLimits()
+        limits.maxBodyBytesByPath = LoyaltyService.maxBodyBytesByPath
         server = try HTTPServer(
-            host: "127.0.0.1", port: 0, reject: service.reject, handler: service.handle)
+            host: "127.0.0.1", port: 0, limits: limits, reject: service.reject, handler: service.handle)
     }
 
     deinit { server.shutdown() }
