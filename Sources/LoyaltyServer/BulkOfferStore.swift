@@ -7,8 +7,8 @@ extension Store {
     /// Creates or replaces every row's offer in one statement: all of them or, on any error, none. The rows'
     /// catalog versions are one block taken by a single UPDATE of the feed row, whose lock is held until
     /// commit as for any catalog write (so the block commits in order with every other write); each row gets
-    /// its own version of the block, so feed pages still end between rows. A row equal to its offer changes
-    /// nothing and leaves its version unused: a file exported and imported again moves no device's catalog.
+    /// its own version of the block, so feed pages still end between rows. A row equal to its offer takes no
+    /// version and changes nothing: a file exported and imported again moves no device's catalog.
     func importOffers(retailerID: UUID, rows: [OfferImportRow]) throws -> OfferImportResult {
         guard !rows.isEmpty else { return OfferImportResult(created: 0, updated: 0, unchanged: 0) }
         // Column arrays bound as single parameters and unnested: one statement whatever the row count.
@@ -34,16 +34,27 @@ extension Store {
                         \(array(drafts.map { $0.reshowAfterSeconds.map(String.init) }))::int[])
                         WITH ORDINALITY AS i (major, minor, title, description, category, image_url, starts_at, ends_at,
                             per_shopper_limit, total_limit, reshow_after_s, position)),
+                changing AS (
+                    SELECT i.*, row_number() OVER (ORDER BY i.position) AS step FROM input i
+                    WHERE NOT EXISTS (
+                        SELECT 1 FROM offers o
+                        WHERE o.retailer_id = \(retailerID) AND o.major = i.major AND o.minor = i.minor
+                            AND o.deleted_at IS NULL
+                            AND (o.title, o.description, o.category, o.image_url, o.starts_at, o.ends_at,
+                                    o.per_shopper_limit, o.total_limit, o.reshow_after_s)
+                                IS NOT DISTINCT FROM (i.title, i.description, i.category, i.image_url, i.starts_at,
+                                    i.ends_at, i.per_shopper_limit, i.total_limit, i.reshow_after_s))),
                 feed AS (
-                    UPDATE catalog_feed SET version = version + \(rows.count) WHERE singleton
-                    RETURNING version - \(rows.count) AS base),
+                    UPDATE catalog_feed SET version = version + (SELECT count(*) FROM changing)
+                    WHERE singleton AND EXISTS (SELECT 1 FROM changing)
+                    RETURNING version - (SELECT count(*) FROM changing) AS base),
                 written AS (
                     INSERT INTO offers AS o (retailer_id, major, minor, title, description, category, image_url,
                         starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, version)
                     SELECT \(retailerID), i.major, i.minor, i.title, i.description, i.category, i.image_url,
                         i.starts_at, i.ends_at, i.per_shopper_limit, i.total_limit, i.reshow_after_s, \(clock()),
-                        feed.base + i.position
-                    FROM input i, feed
+                        feed.base + i.step
+                    FROM changing i, feed
                     ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
                         title = excluded.title, description = excluded.description, category = excluded.category,
                         image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
