@@ -381,7 +381,8 @@ async function createTillKey(event) {
 document.addEventListener("DOMContentLoaded", async () => {
   $("sign-in-form").addEventListener("submit", signIn);
   $("sign-out").addEventListener("click", signOut);
-  window.addEventListener("hashchange", () => { say(""); showPage(); });
+  window.addEventListener("hashchange", showPage);
+  for (const link of document.querySelectorAll("nav a")) link.addEventListener("click", () => say(""));
   $("offer-form").addEventListener("submit", saveOffer);
   $("offer-clear").addEventListener("click", clearOfferForm);
   $("offers-next").addEventListener("click", () => { state.offersAfter.push(state.offersNext); loaders.offers(); });
