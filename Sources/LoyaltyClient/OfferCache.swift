@@ -47,6 +47,8 @@ public final class OfferCache {
             latitude REAL NOT NULL, longitude REAL NOT NULL, radius_m INTEGER NOT NULL, updated_at REAL NOT NULL
         ) WITHOUT ROWID;
         """,
+        // When a till accepted the code (server time), learned at sync.
+        "ALTER TABLE redemptions ADD COLUMN accepted_at REAL;",
     ]
 
     public let file: URL
@@ -487,7 +489,7 @@ public final class OfferCache {
     public func redemptions() throws(ClientError) -> [RedemptionRecord] {
         try read { db in
             try db.query(
-                "SELECT idempotency_key, offer_id, requested_at, redemption_id, code, redeemed_at FROM redemptions ORDER BY requested_at DESC"
+                "SELECT idempotency_key, offer_id, requested_at, redemption_id, code, redeemed_at, accepted_at FROM redemptions ORDER BY requested_at DESC"
             ).map { row in
                 var redemption: Redemption? = nil
                 if let id = row.optionalText(3), let id = UUID(uuidString: id),
@@ -495,7 +497,8 @@ public final class OfferCache {
                     let redeemedAt = row.optionalDate(5)
                 {
                     redemption = Redemption(
-                        id: id, offerID: try row.uuid(1), code: code, redeemedAt: redeemedAt)
+                        id: id, offerID: try row.uuid(1), code: code, redeemedAt: redeemedAt,
+                        acceptedAt: row.optionalDate(6))
                 }
                 return RedemptionRecord(
                     idempotencyKey: try row.text(0), offerID: try row.uuid(1),
@@ -506,7 +509,7 @@ public final class OfferCache {
 
     // MARK: plumbing
 
-    private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws(ClientError) -> T {
+    func read<T>(_ body: (SQLiteDatabase) throws -> T) throws(ClientError) -> T {
         do {
             return try body(database)
         } catch {
@@ -515,7 +518,7 @@ public final class OfferCache {
     }
 
     @discardableResult
-    private func write<T>(_ body: (SQLiteDatabase) throws -> T) throws(ClientError) -> T {
+    func write<T>(_ body: (SQLiteDatabase) throws -> T) throws(ClientError) -> T {
         do {
             return try database.transaction { try body(database) }
         } catch {
