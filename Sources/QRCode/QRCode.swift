@@ -56,4 +56,16 @@ public struct QRCode: Sendable, Equatable {
                 })
         }
     }
+
+    /// `terminalLines` with `text` to its right, a line of text per line of the symbol from the top (the
+    /// caller makes the text safe for a terminal; this adds nothing but spaces).
+    public func terminalLines(beside text: [String], gap: Int = 2) -> [String] {
+        let symbol = terminalLines()
+        let blank = String(repeating: " ", count: symbol.first?.count ?? 0)
+        return (0..<max(symbol.count, text.count)).map { index in
+            let left = index < symbol.count ? symbol[index] : blank
+            guard index < text.count else { return left }
+            return left + String(repeating: " ", count: gap) + text[index]
+        }
+    }
 }

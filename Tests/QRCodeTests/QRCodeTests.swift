@@ -39,4 +39,12 @@ import Testing
         #expect(throws: QRCode.Failure.self) { try QRCode("a\u{0}b") }
         #expect(throws: QRCode.Failure.self) { try QRCode(String(repeating: "x", count: 4000)) }
     }
+
+    @Test func textStandsBesideTheSymbol() throws {
+        let code = try QRCode("K7M2Q9XP4H")
+        let lines = code.terminalLines(beside: ["", "code K7M2Q9XP4H", "30% off sushi"])
+        #expect(lines.count == code.terminalLines().count)
+        #expect(lines[1] == code.terminalLines()[1] + "  code K7M2Q9XP4H")
+        #expect(lines[3] == code.terminalLines()[3])
+    }
 }
