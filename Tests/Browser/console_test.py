@@ -120,6 +120,7 @@ class Console:
         field.send_keys(text)
 
     def shot(self, name):
+        self.driver.execute_script("window.scrollTo(0, 0)")
         path = os.path.join(self.screenshots, f"{len(self.shots) + 1:02d}-{name}.png")
         self.driver.save_screenshot(path)
         self.shots.append(path)
