@@ -22,13 +22,18 @@ extension LoyaltyAPIClient {
             body: TillCodeRequest(code: code))
     }
 
-    /// The file's bytes as they are: the server reads the CSV, and names each bad row's line.
-    public func importOffers(csv: [UInt8], _ credential: Credential) throws(ClientError) -> OfferImportResult {
-        try decode(
-            OfferImportResult.self,
-            exchange(
-                "POST", "/v1/retailer/offers/import", credential: credential,
-                headers: ["Content-Type": "text/csv"], body: Data(csv)))
+    /// The file's bytes as they are: the server reads the CSV. A file it refused (422, nothing imported) is
+    /// `.failure` with each problem and its line.
+    public func importOffers(csv: [UInt8], _ credential: Credential) throws(ClientError)
+        -> Result<OfferImportResult, OfferImportFailure>
+    {
+        let response = try exchange(
+            "POST", "/v1/retailer/offers/import", credential: credential, headers: ["Content-Type": "text/csv"],
+            body: Data(csv), accepting: [422])
+        guard response.status == 422 else { return .success(try decode(OfferImportResult.self, response)) }
+        let detail = try decode(APIErrorBody.self, response).error
+        return .failure(
+            OfferImportFailure(problems: detail.rows ?? [OfferImportProblem(line: 1, field: detail.field, message: detail.message)]))
     }
 
     public func exportOffers(_ credential: Credential) throws(ClientError) -> [UInt8] {
