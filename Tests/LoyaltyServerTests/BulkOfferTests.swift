@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Postgres
 import Synchronization
 import Testing
@@ -7,7 +8,7 @@ import Testing
 @testable import LoyaltyServer
 
 extension TestServer {
-    func importOffers(_ retailer: RetailerCredentials, _ csv: String) throws -> Reply {
+    func importOffers(_ retailer: RetailerCredentials, _ csv: String) throws -> TestResponse {
         try request(
             "POST", "/v1/retailer/offers/import", token: retailer.apiKey, body: Array(csv.utf8),
             headers: ["Content-Type": "text/csv"])

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -27,7 +28,7 @@ struct ConsoleLogin {
 
 @Suite struct ConsoleSessionTests {
     @Test func theCookieIsHttpOnlyStrictAndReadsOnlyItsRetailer() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let matey = try server.registerRetailer()
         let tucci = try server.registerRetailer("Tucci's")
         try server.putOffer(tucci, major: 1, minor: 1, OfferDraft(title: "Tucci's pizza"))

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -12,7 +13,7 @@ extension TestServer {
         return try reply.decode()
     }
 
-    func till(_ operation: String, _ code: String, key: String) throws -> Reply {
+    func till(_ operation: String, _ code: String, key: String) throws -> TestResponse {
         try request("POST", "/v1/till/\(operation)", token: key, json: TillCodeRequest(code: code))
     }
 
