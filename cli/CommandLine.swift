@@ -26,6 +26,6 @@ var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 let positiveSeconds: @Sendable (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
 
 /// Prints one JSON object per line.
-func printJSONLine(_ fields: [(String, OrderedJSON)]) {
-    printOut(OrderedJSON.object(fields).text)
+func printJSONLine(_ fields: [(String, JSONValue)]) {
+    printOut(JSONValue.object(fields).text)
 }

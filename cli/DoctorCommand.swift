@@ -23,12 +23,12 @@ let doctorCommand = Command(
 private func runDoctor(_ arguments: ParsedArguments) throws {
     let diagnosis = RadioDiagnosis.examine(adapter: try arguments.value(Doctor.adapter))
     if arguments.flag(Doctor.json) {
-        let checks = diagnosis.checks.map { check -> OrderedJSON in
+        let checks = diagnosis.checks.map { check -> JSONValue in
             .object([
                 ("name", .string(check.name)),
                 ("status", .string(check.status.rawValue)),
                 ("detail", .string(check.detail)),
-                ("remedy", check.remedy.map(OrderedJSON.string) ?? .null),
+                ("remedy", check.remedy.map(JSONValue.string) ?? .null),
             ])
         }
         printJSONLine([

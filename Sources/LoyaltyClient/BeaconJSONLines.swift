@@ -5,8 +5,8 @@ import LoyaltyAPI
 public enum BeaconJSONLines {
     /// One line per beacon frame in advertising data, `{"kind":"none"}` for none.
     public static func decoded(advertisingData bytes: [UInt8]) throws(MalformedPacket) -> [String] {
-        let frames = try AdvertisingData.beaconFrames(in: bytes).map { OrderedJSON.object(fields($0)).text }
-        return frames.isEmpty ? [OrderedJSON.object([("kind", .string("none"))]).text] : frames
+        let frames = try AdvertisingData.beaconFrames(in: bytes).map { JSONValue.object(fields($0)).text }
+        return frames.isEmpty ? [JSONValue.object([("kind", .string("none"))]).text] : frames
     }
 
     /// One line per beacon frame of each report in an HCI event (H4 framing optional), with the report's
@@ -14,23 +14,23 @@ public enum BeaconJSONLines {
     public static func decoded(event bytes: [UInt8]) throws(MalformedPacket) -> [String] {
         var lines: [String] = []
         for report in try HCIEvent.advertisingReports(inPacket: bytes) {
-            let sender: [(String, OrderedJSON)] = [
+            let sender: [(String, JSONValue)] = [
                 ("address", .string(report.address.description)), ("rssi", .int(Int(report.rssi))),
             ]
             let frames = try AdvertisingData.beaconFrames(in: report.data)
             lines += (frames.isEmpty ? [[("kind", .string("none"))]] : frames.map(fields)).map {
-                OrderedJSON.object($0 + sender).text
+                JSONValue.object($0 + sender).text
             }
         }
-        return lines.isEmpty ? [OrderedJSON.object([("kind", .string("none"))]).text] : lines
+        return lines.isEmpty ? [JSONValue.object([("kind", .string("none"))]).text] : lines
     }
 
     /// The measured power to program, and how it was found; values rounded to a tenth.
     public static func calibration(
         _ calibration: MeasuredPowerCalibration, of identity: BeaconIdentity, advertised: Int8?, seconds: Double
     ) -> String {
-        let rounded = { (value: Double) in OrderedJSON.double((value * 10).rounded() / 10) }
-        return OrderedJSON.object([
+        let rounded = { (value: Double) in JSONValue.double((value * 10).rounded() / 10) }
+        return JSONValue.object([
             ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
             ("minor", .int(Int(identity.minor))), ("measured_power", .int(Int(calibration.measuredPower))),
             ("mean_rssi", rounded(calibration.meanRSSI)), ("median_rssi", rounded(calibration.medianRSSI)),
@@ -41,7 +41,7 @@ public enum BeaconJSONLines {
     }
 
     /// kind, uuid, major, minor, tx_power.
-    private static func fields(_ frame: BeaconFrame) -> [(String, OrderedJSON)] {
+    private static func fields(_ frame: BeaconFrame) -> [(String, JSONValue)] {
         [
             ("kind", .string(frame.kind.rawValue)), ("uuid", .string(frame.identity.uuid.uuidString)),
             ("major", .int(Int(frame.identity.major))), ("minor", .int(Int(frame.identity.minor))),

@@ -29,7 +29,8 @@ public enum ClientJSONLines {
         object([
             ("offer_id", id(entry.offerID)), ("major", .int(Int(entry.major))), ("minor", .int(Int(entry.minor))),
             ("title", .string(entry.title)), ("seen_by", .int(entry.seenBy)),
-            ("redemptions", .int(entry.redemptions)), ("remaining", optional(entry.remaining)),
+            ("redemptions", .int(entry.redemptions)), ("accepted", .int(entry.accepted)),
+            ("remaining", optional(entry.remaining)),
         ])
     }
 
@@ -99,6 +100,7 @@ public enum ClientJSONLines {
             ("offer", id(record.offerID)), ("retailer", .string(retailer)), ("title", .string(title)),
             ("code", optional(record.redemption?.code)),
             ("at", timestamp(record.redemption?.redeemedAt ?? record.requestedAt)),
+            ("used_at_till", timestamp(record.redemption?.acceptedAt)),
         ])
     }
 
@@ -112,14 +114,14 @@ public enum ClientJSONLines {
     }
 
     /// A one-off line: the fields in order.
-    public static func object(_ fields: [(String, OrderedJSON)]) -> String { OrderedJSON.object(fields).text }
+    public static func object(_ fields: [(String, JSONValue)]) -> String { JSONValue.object(fields).text }
 
     /// `2026-01-31T09:00:00Z`, or null.
-    public static func timestamp(_ date: Date?) -> OrderedJSON {
+    public static func timestamp(_ date: Date?) -> JSONValue {
         date.map { .string(LoyaltyJSON.formatTimestamp($0)) } ?? .null
     }
 
-    static func id(_ id: UUID) -> OrderedJSON { .string(id.uuidString.lowercased()) }
-    static func optional(_ text: String?) -> OrderedJSON { text.map { .string($0) } ?? .null }
-    static func optional(_ number: Int?) -> OrderedJSON { number.map { .int($0) } ?? .null }
+    static func id(_ id: UUID) -> JSONValue { .string(id.uuidString.lowercased()) }
+    static func optional(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }
+    static func optional(_ number: Int?) -> JSONValue { number.map { .int($0) } ?? .null }
 }

@@ -19,7 +19,7 @@ public struct ScanJSONLines {
             case .exit: "exit"
             case .state(let state): state.rawValue
             }
-        return OrderedJSON.object([
+        return JSONValue.object([
             ("event", .string(name)), ("t", Self.roundedSeconds(event.time)),
             ("region", .string(event.region.description)),
         ]).text
@@ -49,7 +49,7 @@ public struct ScanJSONLines {
     /// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..,"category":..}}`
     public func line(_ presentation: OfferPresentation) -> String {
         let offer = presentation.offer.offer
-        return OrderedJSON.object([
+        return JSONValue.object([
             ("event", .string("offer")), ("t", .double(presentation.time)),
             (
                 "offer",
@@ -57,7 +57,7 @@ public struct ScanJSONLines {
                     ("id", .string(offer.id.uuidString.lowercased())),
                     ("retailer", .string(presentation.offer.retailer.name)),
                     ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))),
-                    ("title", .string(offer.title)), ("category", offer.category.map(OrderedJSON.string) ?? .null),
+                    ("title", .string(offer.title)), ("category", offer.category.map(JSONValue.string) ?? .null),
                 ])
             ),
         ]).text
@@ -65,7 +65,7 @@ public struct ScanJSONLines {
 
     /// `{"event":"enter","t":..,"region":{"store":..,"name":..,"retailer":..}}`, or exit.
     public func line(_ event: GeoRegionEvent, store resolved: ResolvedStore) -> String {
-        OrderedJSON.object([
+        JSONValue.object([
             ("event", .string(event.kind.rawValue)), ("t", .double(event.time)),
             (
                 "region",
@@ -79,7 +79,7 @@ public struct ScanJSONLines {
 
     /// The replay's closing line: what the capture held.
     public func line(_ statistics: CaptureStatistics) -> String {
-        OrderedJSON.object([
+        JSONValue.object([
             ("event", .string("summary")), ("records", .int(statistics.records)),
             ("advertising_reports", .int(statistics.advertisingReports)),
             ("beacon_frames", .int(statistics.beaconFrames)), ("malformed_skipped", .int(statistics.malformed)),
@@ -88,14 +88,14 @@ public struct ScanJSONLines {
 
     /// The closing line of a NMEA log: what it held.
     public func line(_ statistics: NMEAStream.Statistics) -> String {
-        OrderedJSON.object([
+        JSONValue.object([
             ("event", .string("summary")), ("nmea_lines", .int(statistics.lines)), ("fixes", .int(statistics.fixes)),
             ("malformed_skipped", .int(statistics.malformed)),
         ]).text
     }
 
     /// Seconds rounded for output: whole milliseconds.
-    public static func roundedSeconds(_ t: Double) -> OrderedJSON { .double((t * 1000).rounded() / 1000) }
+    public static func roundedSeconds(_ t: Double) -> JSONValue { .double((t * 1000).rounded() / 1000) }
 
     private mutating func uuidText(_ uuid: UUID) -> String {
         if let text = uuidTexts[uuid] { return text }

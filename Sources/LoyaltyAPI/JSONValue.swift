@@ -1,0 +1,42 @@
+/// A JSON value whose objects keep their keys in the order given, for lines people read first and programs
+/// parse second: the server's log lines (`time`, `level`, `event` first), the `--json` lines (`"event"`
+/// first). Written by the catalog page's `JSONWriter`: strings escaped as `JSONEncoder` escapes them; a number
+/// JSON cannot hold (infinity, NaN) is written as null.
+public enum JSONValue: Sendable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public var text: String {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    private func write(to writer: inout JSONWriter) {
+        switch self {
+        case .string(let text): writer.string(text)
+        case .int(let number): writer.integer(number)
+        case .double(let number):
+            // Swift's shortest round-tripping text, "1.0" included, which JSON reads as written.
+            if number.isFinite { writer.bytes.append(contentsOf: number.description.utf8) } else { writer.raw("null") }
+        case .bool(let value): writer.raw(value ? "true" : "false")
+        case .null: writer.raw("null")
+        case .array(let elements):
+            writer.array(elements) { writer, element in element.write(to: &writer) }
+        case .object(let fields):
+            writer.bytes.append(UInt8(ascii: "{"))
+            for (index, (key, value)) in fields.enumerated() {
+                if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+                writer.string(key)
+                writer.bytes.append(UInt8(ascii: ":"))
+                value.write(to: &writer)
+            }
+            writer.bytes.append(UInt8(ascii: "}"))
+        }
+    }
+}
