@@ -6,7 +6,7 @@ APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-de
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: deps build release test demo bench check fuzz clean install uninstall
+.PHONY: deps test-deps build release test demo bench check fuzz clean install uninstall
 
 # Install only the Debian packages that are missing.
 deps:
@@ -16,13 +16,26 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
+# The live radio's guest (Tests/GuestRadio, LiveRadioTests): QEMU, the Debian kernel, static busybox, BlueZ's
+# tools and daemon, and Bumble (pinned: the peer corrects its controller emulation of this version).
+GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
+BUMBLE_VERSION := 0.0.236
+test-deps:
+	@missing=$$(for p in $(GUEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
+	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
+
 build: deps
 	swift build $(SWIFT_FLAGS)
 
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
-test: deps
+test: deps test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 

@@ -50,6 +50,9 @@ let package = Package(
             dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyServer", "Postgres"],
             path: "Benchmarks/loyalty-bench"),
 
+        // Test-only: the guest-kernel radio harness. Never linked into a shipped binary.
+        .target(name: "LoyaltyTesting"),
+
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
@@ -63,6 +66,7 @@ let package = Package(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "Postgres"]),
+            name: "EndToEndTests",
+            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "Postgres", "LoyaltyTesting"]),
     ]
 )

@@ -18,7 +18,9 @@ public struct HCIEventPacket: Hashable, Sendable {
 ///
 /// `init` opens the adapter and reads its LE features; `run` programs the scan (extended commands
 /// only when the controller supports LE Extended Advertising, else legacy), delivers every LE meta
-/// event until `cancel()`, then disables scanning. `run` must be called from one thread at a time;
+/// event and, between them, a tick every `tickInterval` seconds until `cancel()`, then disables
+/// scanning. The ticks let time advance in a quiet room: exits and tracking ages fall due although
+/// nothing is heard. `run` must be called from one thread at a time;
 /// `cancel` may be called from any thread, hence `@unchecked Sendable`.
 public final class LEScanner: @unchecked Sendable {
     public let adapter: String
@@ -29,9 +31,10 @@ public final class LEScanner: @unchecked Sendable {
     /// Wakes `run` when `cancel` is called.
     private let wakeup: WakeupPipe
 
-    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
+    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features. Events are stamped
+    /// with `clock` (live: the monotonic clock).
     public init(
-        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = SystemBeaconClock()
+        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = MonotonicBeaconClock()
     ) throws(RadioError) {
         let socket = try HCISocket(adapter: adapter)
         let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
@@ -43,21 +46,31 @@ public final class LEScanner: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// Scans and hands each LE meta event to `onEvent` until `cancel()` is called, then disables
+    /// Scans and hands each LE meta event to `onEvent`, and the clock's time to `onTick` whenever
+    /// `tickInterval` seconds have passed since the last tick, until `cancel()` is called; then disables
     /// scanning. Throws when the scan cannot be started or the socket fails.
-    public func run(_ onEvent: (HCIEventPacket) -> Void) throws(RadioError) {
+    public func run(
+        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
+    ) throws(RadioError) {
         // Scanning left on (by another program or a crashed run) makes the parameters command fail.
         _ = try? socket.send(commands.disable)
         try socket.send(commands.parameters)
         try socket.send(commands.enable)
         var failure: RadioError?
+        var nextTick = tickInterval.map { clock.now() + $0 }
         while true {
             do {
-                guard let event = try socket.readEvent(timeoutMilliseconds: -1, wakeup: wakeup.readEnd) else {
-                    if wakeup.isSignalled { break }
-                    continue
+                let wait = nextTick.map { Int32(max(0, min(($0 - clock.now()) * 1000, 60_000)).rounded(.up)) } ?? -1
+                let event = try socket.readEvent(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
+                if event == nil, wakeup.isSignalled { break }
+                if let event, event[0] == UInt8(EVT_LE_META_EVENT) {
+                    onEvent(HCIEventPacket(bytes: event, time: clock.now()))
                 }
-                if event[0] == UInt8(EVT_LE_META_EVENT) { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
+                if let due = nextTick, let tickInterval, clock.now() >= due {
+                    let now = clock.now()
+                    onTick(now)
+                    nextTick = max(due + tickInterval, now)
+                }
             } catch {
                 failure = error
                 break

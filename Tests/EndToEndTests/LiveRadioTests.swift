@@ -1,0 +1,186 @@
+import Foundation
+import LoyaltyTesting
+import Testing
+
+/// The live radio through the real kernel Bluetooth stack: one guest kernel (GuestRadio) booted for the
+/// suite, the built `loyalty` run in it against hci0, and a peer on the same link that advertises and
+/// listens. The checks here run in `make test`; `make check` sets LOYALTY_LIVE_RADIO=full for the rest.
+@Suite(.serialized) struct LiveRadioTests {
+    /// One guest for the whole suite, booted by the first test that needs it; powered off at exit.
+    static let booted: Result<GuestRadio, GuestRadioError> = Result { () throws(GuestRadioError) in try GuestRadio() }
+    static let matey = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
+    let loyalty = Binary("loyalty").url.path
+
+    /// The guest, or nil with the reason recorded. A machine that cannot run it at all fails under CI
+    /// and is reported (not failed) elsewhere.
+    func guest() -> GuestRadio? {
+        switch Self.booted {
+        case .success(let guest): return guest
+        case .failure(.unavailable(let reason)) where ProcessInfo.processInfo.environment["CI"] == nil:
+            print("LiveRadioTests not run: \(reason)")
+            return nil
+        case .failure(let error):
+            Issue.record("\(error)")
+            return nil
+        }
+    }
+
+    /// iBeacon advertising data: flags, then Apple's manufacturer data with UUID, major, minor, power.
+    static func iBeacon(_ uuid: String = matey, major: UInt16, minor: UInt16, power: Int8 = -59) -> [UInt8] {
+        let uuidBytes = withUnsafeBytes(of: UUID(uuidString: uuid)!.uuid) { Array($0) }
+        return [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuidBytes
+            + [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), UInt8(bitPattern: power)]
+    }
+
+    /// `loyalty` in the guest with a scratch home there, as a line of shell.
+    func shell(_ arguments: String) -> String {
+        "env LOYALTY_HOME=/tmp/loyalty-home LOYALTY_SERVER=http://127.0.0.1:9 \(loyalty) \(arguments)"
+    }
+
+    /// hci0 attached and up, with the feature set asked for and nothing advertising.
+    func ready(_ guest: GuestRadio, extended: Bool = true) throws {
+        if try guest.run("test -e /sys/class/bluetooth/hci0").status != 0 { try guest.attachController() }
+        #expect(try guest.run("hciconfig hci0 up").status == 0)
+        try guest.peer.setGuestExtendedAdvertising(extended)
+        try guest.peer.stop()
+    }
+
+    @Test func doctorSaysWhatIsMissingAtEachStageAndWhichScanPathItTakes() throws {
+        guard let guest = guest() else { return }
+        // No Bluetooth in the kernel: the module cannot be loaded (socket() would load it on demand).
+        let blocked = try guest.run(
+            "echo /bin/false > /proc/sys/kernel/modprobe; test -e /sys/class/bluetooth/hci0 || "
+                + shell("doctor --json"))
+        if try guest.run("lsmod | grep -q '^bluetooth '").status != 0 {
+            #expect(blocked.status == 69, "\(blocked.stdout)\(blocked.stderr)")
+            #expect(field(blocked, "kernel", "status") == "failed")
+            #expect(field(blocked, "kernel", "remedy").contains("modprobe bluetooth"))
+        }
+        _ = try guest.run("echo /sbin/modprobe > /proc/sys/kernel/modprobe; modprobe bluetooth")
+        if try guest.run("test -e /sys/class/bluetooth/hci0").status != 0 {
+            let noAdapter = try guest.run(shell("doctor --json"))
+            #expect(noAdapter.status == 69)
+            #expect(field(noAdapter, "kernel", "status") == "ok")
+            #expect(field(noAdapter, "adapter", "status") == "failed")
+        }
+        try ready(guest)
+        let down = try guest.run("hciconfig hci0 down && " + shell("doctor --json"))
+        #expect(down.status == 69)
+        #expect(field(down, "adapter", "detail").contains("hci0 is not up"))
+        #expect(field(down, "adapter", "remedy").contains("hciconfig hci0 up"))
+
+        try ready(guest, extended: true)
+        let extended = try guest.run(shell("doctor --json"))
+        #expect(extended.status == 0, "\(extended.stdout)\(extended.stderr)")
+        #expect(field(extended, "le-features", "detail").contains("extended commands"))
+
+        try ready(guest, extended: false)
+        let legacy = try guest.run(shell("doctor --json"))
+        #expect(legacy.status == 0)
+        #expect(field(legacy, "le-features", "detail").contains("legacy commands"))
+    }
+
+    @Test(arguments: [false, true])
+    func scanRangesTheBeaconWithTheCommandsItsFeaturesAllowAndSIGTERMEndsWithTheSummary(extended: Bool) throws {
+        guard let guest = guest() else { return }
+        try ready(guest, extended: extended)
+        try guest.peer.advertise(Self.iBeacon(major: 1, minor: 2), kind: .legacy, rssi: -59)
+        defer { try? guest.peer.stop() }
+        try guest.startInBackground("exec " + shell("scan --json --snapshot-interval 0.5"), name: "scan-term")
+        let scanning = try waitUntil(seconds: 30) { try guest.peer.guestControllerState().scanning }
+        #expect(scanning)
+        #expect(try guest.peer.guestControllerState().scanCommands == (extended ? "extended" : "legacy"))
+        try waitForLine(guest, "scan-term", containing: "\"range\"", seconds: 30)
+        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-term.pid)")
+        let scan = try guest.background("scan-term", timeout: 30)
+        let lines = scan.jsonLines
+        let entered = lines.contains { line in
+            line["event"] as? String == "enter" && (line["region"] as? String)?.contains(Self.matey) == true
+        }
+        #expect(entered)
+        let beacons = lines.filter { $0["event"] as? String == "range" }.flatMap { $0["beacons"] as? [[String: Any]] ?? [] }
+        let ranged = beacons.contains { beacon in
+            beacon["major"] as? Int == 1 && beacon["minor"] as? Int == 2 && beacon["rssi"] as? Double == -59
+        }
+        #expect(ranged)
+        #expect(lines.last?["event"] as? String == "summary", "\(scan.stdout.suffix(400))\(scan.stderr)")
+        // Left as found: the controller is not scanning any more.
+        #expect(try guest.peer.guestControllerState().scanning == false)
+    }
+
+    @Test func aBeaconThatGoesQuietBecomesUnknownAndItsRegionIsExitedWhileNothingIsHeard() throws {
+        guard let guest = guest() else { return }
+        try ready(guest)
+        try guest.peer.advertise(Self.iBeacon(major: 2, minor: 1), kind: .legacy)
+        defer { try? guest.peer.stop() }
+        try guest.startInBackground(
+            "exec " + shell("scan --json --snapshot-interval 0.5 --tracking-age 2 --exit-timeout 4"), name: "scan-quiet")
+        try waitForLine(guest, "scan-quiet", containing: "\"enter\"", seconds: 30)
+        try guest.peer.stop()
+        let exited = try waitForLine(guest, "scan-quiet", containing: "\"exit\"", seconds: 20)
+        _ = try guest.run("kill -INT $(cat \(guest.resultsPath)/scan-quiet.pid)")
+        let scan = try guest.background("scan-quiet", timeout: 30)
+        #expect(exited, "no exit while nothing was heard: \(scan.stdout.suffix(600))")
+        let proximities = scan.jsonLines.filter { $0["event"] as? String == "range" }
+            .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.compactMap { $0["proximity"] as? String }
+        #expect(proximities.last == "unknown", "\(proximities.suffix(5))")
+        #expect(scan.jsonLines.last?["event"] as? String == "summary")
+        #expect(try guest.peer.guestControllerState().scanning == false)
+    }
+
+    @Test(arguments: [false, true])
+    func beaconAdvertiseIsHeardByteExactByThePeer(extended: Bool) throws {
+        guard let guest = guest() else { return }
+        try ready(guest, extended: extended)
+        let since = try guest.peer.heard().next
+        let advertised = try guest.run(
+            shell("beacon advertise --uuid \(Self.matey) --major 1 --minor 2 --measured-power -61 --duration 2"),
+            timeout: 60)
+        #expect(advertised.status == 0, "\(advertised.stderr)")
+        let heard = try guest.peer.heard(since: since).pdus
+        let expected = Self.iBeacon(major: 1, minor: 2, power: -61)
+        #expect(!heard.isEmpty)
+        #expect(heard.allSatisfy { $0.data == expected }, "\(heard.prefix(3))")
+        #expect(Set(heard.map(\.kind)) == [extended ? "ADV_EXT_IND" : "ADV_NONCONN_IND"])
+        #expect(try guest.peer.guestControllerState().advertising == false)
+    }
+
+    @Test func beaconCalibrateMeasuresThePeersPowerAtOneMetre() throws {
+        guard let guest = guest() else { return }
+        try ready(guest)
+        try guest.peer.advertise(Self.iBeacon(major: 1, minor: 1, power: -59), rssi: -63)
+        defer { try? guest.peer.stop() }
+        let calibrated = try guest.run(
+            shell("beacon calibrate \(Self.matey):1:1 --seconds 3 --min-samples 5 --json"),
+            timeout: 60)
+        #expect(calibrated.status == 0, "\(calibrated.stdout)\(calibrated.stderr)")
+        let result = try #require(calibrated.jsonLines.first)
+        #expect(result["measured_power"] as? Int == -63, "\(result)")
+    }
+
+    // MARK: helpers
+
+    /// A field of the check named `name` in `doctor --json`'s answer; "" when missing.
+    private func field(_ result: GuestCommandResult, _ name: String, _ key: String) -> String {
+        let checks = result.jsonLines.first?["checks"] as? [[String: Any]] ?? []
+        return checks.first { $0["name"] as? String == name }?[key] as? String ?? ""
+    }
+
+    /// Polls `condition` every 0.2 s for up to `seconds`.
+    private func waitUntil(seconds: Double, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(200_000)
+        }
+        return false
+    }
+
+    /// Waits for a line containing `text` in a background command's output; whether it came.
+    @discardableResult
+    private func waitForLine(_ guest: GuestRadio, _ name: String, containing text: String, seconds: Double) throws -> Bool {
+        try waitUntil(seconds: seconds) {
+            ((try? String(contentsOfFile: "\(guest.resultsPath)/\(name).out", encoding: .utf8)) ?? "").contains(text)
+        }
+    }
+}
