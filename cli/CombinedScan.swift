@@ -80,7 +80,7 @@ struct CombinedScan {
                 fix = log?.next()
             }
         }
-        beacons.reportSummary(capture.statistics)
+        beacons.reportSummary(capture.statistics, live: false)
         if let log { stores?.summary(log.statistics) }
         if let damage {
             throw CommandFailure(
@@ -90,19 +90,25 @@ struct CombinedScan {
 }
 
 /// A live scan: the radio's events on the calling thread and, with --location, positions on a
-/// thread of their own. The lock makes the two take turns with the one session.
+/// thread of their own. The lock makes the two take turns with the one session. Between events the
+/// scanner ticks, so exits and tracking ages fall due in a quiet room too.
 final class LiveScan: @unchecked Sendable {
+    /// Seconds between ticks: how late an exit or an unknown proximity can come after it fell due.
+    static let tickInterval = 0.25
     private let lock = NSLock()
     // Guarded by `lock`.
     private var scan: CombinedScan
     private var failure: Error?
+    /// The time of the last event or tick: where the scan ends.
+    private var lastTime: Double?
+    private var statistics = CaptureStatistics()
 
     init(_ scan: CombinedScan) {
         self.scan = scan
         self.scan.beaconsRunning = true
     }
 
-    /// Runs until Ctrl-C, SIGTERM or a failure on either side.
+    /// Runs until Ctrl-C, SIGTERM or a failure on either side; then the last snapshot and the summary.
     func run(_ scanner: LEScanner, positions: LocationSource?) throws {
         ScanInterruption.install(scanner)
         if let positions {
@@ -117,25 +123,32 @@ final class LiveScan: @unchecked Sendable {
                 }
             }.start()
         }
-        var lastTime: Double? = nil
-        try scanner.run { packet in
-            let sightings = ScanSession.sightings(in: packet)
-            do {
-                try serially { scan in
-                    for sighting in sightings { try scan.observe(sighting) }
-                    try scan.advance(to: packet.time)
-                    // A reader at the other end of a pipe gets each event as it happens.
-                    fflush(nil)
-                }
-                lastTime = packet.time
-            } catch {
-                serially { _ in failure = error }
-                scanner.cancel()
-            }
-        }
+        try scanner.run(
+            tickInterval: Self.tickInterval, onTick: { time in step(scanner, at: time, sightings: []) },
+            { packet in
+                let sightings = serially { _ in ScanSession.sightings(in: packet, counting: &statistics) }
+                step(scanner, at: packet.time, sightings: sightings)
+            })
         try serially { scan in
             if let failure { throw failure }
             if let lastTime { try scan.finishBeacons(at: lastTime) }
+            scan.beacons.reportSummary(statistics, live: true)
+        }
+    }
+
+    /// What was heard at `time` and what fell due by then.
+    private func step(_ scanner: LEScanner, at time: Double, sightings: [BeaconSighting]) {
+        do {
+            try serially { scan in
+                for sighting in sightings { try scan.observe(sighting) }
+                try scan.advance(to: time)
+                lastTime = time
+                // A reader at the other end of a pipe gets each event as it happens.
+                fflush(nil)
+            }
+        } catch {
+            serially { _ in failure = error }
+            scanner.cancel()
         }
     }
 

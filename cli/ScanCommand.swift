@@ -197,14 +197,35 @@ struct ScanSession {
         }
     }
 
-    /// The beacon frames an HCI event from the radio carries.
-    static func sightings(in packet: HCIEventPacket) -> [BeaconSighting] {
+    /// The beacon frames an HCI event from the radio carries, counted into `statistics` as a capture's are.
+    static func sightings(in packet: HCIEventPacket, counting statistics: inout CaptureStatistics) -> [BeaconSighting] {
         var sightings: [BeaconSighting] = []
+        statistics.records += 1
+        statistics.events += 1
         packet.bytes.withUnsafeBytes { bytes in
-            guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
-            while let report = try? reports.next() {
-                try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-                    sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
+            let iterator: AdvertisingReportIterator
+            do { iterator = try AdvertisingReportIterator(event: bytes) } catch {
+                statistics.malformedEvents += 1
+                return
+            }
+            guard iterator.format != nil else { return }
+            var reports = iterator
+            statistics.advertisingEvents += 1
+            while true {
+                let report: AdvertisingReportView?
+                do { report = try reports.next() } catch {
+                    statistics.malformedEvents += 1
+                    return
+                }
+                guard let report else { return }
+                statistics.advertisingReports += 1
+                do {
+                    try AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
+                        statistics.beaconFrames += 1
+                        sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
+                    }
+                } catch {
+                    statistics.malformedAdvertisingData += 1
                 }
             }
         }
@@ -300,7 +321,8 @@ struct ScanSession {
         return screen
     }
 
-    func reportSummary(_ statistics: CaptureStatistics) {
+    /// The closing line of a replay or a live scan (`live`: records are the radio's events).
+    func reportSummary(_ statistics: CaptureStatistics, live: Bool) {
         switch output {
         case .jsonLines:
             printJSONLine([
@@ -310,7 +332,7 @@ struct ScanSession {
             ])
         case .table:
             printError(
-                "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
+                "\(live ? "heard" : "replayed") \(statistics.records) \(live ? "events" : "records"): \(statistics.advertisingReports) advertising reports, "
                     + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
         }
     }

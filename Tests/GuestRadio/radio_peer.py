@@ -7,7 +7,8 @@ ADV_NONCONN_IND or extended ADV_EXT_IND, several at once, switchable) and record
 PDU it hears. Both are corrected where Bumble 0.0.236's controller is not faithful (see
 ../shared/LIVE-RADIO.md): ADV_NONCONN_IND is sent and received, each advertisement is reported once
 with its real PDU type and the peer's RSSI, legacy scans get legacy reports, the duplicate filter
-and the event masks apply, the legacy interval is in 0.625 ms units, and Reset resets.
+and the event masks apply, the legacy interval is in 0.625 ms units, Reset resets, and a controller
+with LE Extended Advertising lists the extended commands among its supported commands.
 
 Control: one JSON object a line on stdin, one answer a line on stdout ({"ok": true, ...} or
 {"ok": false, "error": ...}). Operations:
@@ -16,11 +17,15 @@ Control: one JSON object a line on stdin, one answer a line on stdout ({"ok": tr
   {"op": "heard", "since": N}                   PDUs C1 heard from index N on, and the next index
   {"op": "features", "extended": true|false}    C0's LE Extended Advertising feature bit
   {"op": "state"}                               C0's scan and advertising state, for "left as found"
+  {"op": "guard", "pid": N}                     end process N (QEMU) when the peer ends
+The peer ends at the end of its input: when the test process dies, so do the peer and the guest.
 """
 
 import argparse
 import asyncio
 import json
+import os
+import signal
 import sys
 import time
 
@@ -36,6 +41,16 @@ LE_META_EVENT_BIT = 61
 ADV_TYPE_IND = hci.HCI_LE_Set_Advertising_Parameters_Command.AdvertisingType.ADV_IND
 EXTENDED = hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
 ExtendedType = hci.HCI_LE_Extended_Advertising_Report_Event.EventType
+# The commands that go with LE Extended Advertising. Bumble lists none of them as supported, so the kernel
+# (which decides from Read Local Supported Commands) neither scans extended nor unmasks extended reports.
+EXTENDED_COMMANDS = {
+    hci.HCI_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS_COMMAND, hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_DATA_COMMAND, hci.HCI_LE_SET_EXTENDED_SCAN_RESPONSE_DATA_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_ENABLE_COMMAND, hci.HCI_LE_READ_MAXIMUM_ADVERTISING_DATA_LENGTH_COMMAND,
+    hci.HCI_LE_READ_NUMBER_OF_SUPPORTED_ADVERTISING_SETS_COMMAND, hci.HCI_LE_REMOVE_ADVERTISING_SET_COMMAND,
+    hci.HCI_LE_CLEAR_ADVERTISING_SETS_COMMAND, hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND, hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
+}
 
 
 class FaithfulLegacyAdvertiser(LegacyAdvertiser):
@@ -61,10 +76,17 @@ class FaithfulController(Controller):
         self.le_legacy_advertiser = FaithfulLegacyAdvertiser(self)
         self.event_mask = DEFAULT_EVENT_MASK
         self.le_event_mask = DEFAULT_LE_EVENT_MASK
-        self.le_features = type(self).le_features
+        self.set_extended(True)
         # Which command set enabled the scan: it decides the report format, as on a real controller.
         self.scan_commands = None
         self.reported = set()
+
+    def set_extended(self, supported):
+        """LE Extended Advertising in the LE features, and its commands in the supported commands."""
+        features = type(self).le_features
+        self.le_features = features if supported else features & ~EXTENDED
+        commands = set(type(self).supported_commands)
+        self.supported_commands = commands | EXTENDED_COMMANDS if supported else commands - EXTENDED_COMMANDS
 
     def on_hci_reset_command(self, command):
         self.le_legacy_advertiser.stop()
@@ -161,6 +183,7 @@ class Peer:
         self.guest = guest
         self.peer = peer
         self.advertisements = {}
+        self.guarded = None
 
     def advertise(self, request):
         self.stop({'id': request.get('id', 'a')})
@@ -189,16 +212,30 @@ class Peer:
         return {'pdus': self.peer.heard[since:], 'next': len(self.peer.heard)}
 
     def features(self, request):
-        if request['extended']:
-            self.guest.le_features |= EXTENDED
-        else:
-            self.guest.le_features &= ~EXTENDED
+        self.guest.set_extended(bool(request['extended']))
         return {}
 
     def state(self, request):
         return {
             'scanning': self.guest.le_scan_enable, 'scan_commands': self.guest.scan_commands,
             'advertising': self.guest.is_advertising}
+
+    def guard(self, request):
+        self.guarded = int(request['pid'])
+        return {}
+
+    def end_guarded(self):
+        """A guest whose host side is gone would run forever: a virtio console does not hang up."""
+        if self.guarded is None:
+            return
+        try:
+            os.kill(self.guarded, signal.SIGTERM)
+            for _ in range(50):
+                time.sleep(0.1)
+                os.kill(self.guarded, 0)
+            os.kill(self.guarded, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def handle(self, line):
         try:
@@ -220,15 +257,18 @@ async def main():
     guest = FaithfulController(
         'C0', host_source=transport.source, host_sink=transport.sink, link=link, public_address='C0:C0:C0:C0:C0:C0')
     if arguments.legacy_only:
-        guest.le_features &= ~EXTENDED
+        guest.set_extended(False)
     peer = PeerController('C1', link=link, public_address='C1:C1:C1:C1:C1:C1')
     control = Peer(guest, peer)
 
     reader = asyncio.StreamReader()
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     print(json.dumps({'ok': True, 'ready': arguments.hci_socket}), flush=True)
-    while line := await reader.readline():
-        print(json.dumps(control.handle(line)), flush=True)
+    try:
+        while line := await reader.readline():
+            print(json.dumps(control.handle(line)), flush=True)
+    finally:
+        control.end_guarded()
     await transport.close()
 
 

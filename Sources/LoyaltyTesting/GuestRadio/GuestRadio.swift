@@ -40,7 +40,8 @@ public struct GuestCommandResult: Sendable {
 /// virtio console); on the same link the peer (C1) advertises iBeacons and records what it hears
 /// (`RadioPeer`). Commands go to the guest over a second console and run one at a time as root.
 ///
-/// Closing the control socket (this object's deinit, or the test process ending) powers the guest off.
+/// The guest powers off at this object's deinit; when the test process dies first, the peer (whose
+/// input then ends) stops QEMU.
 public final class GuestRadio: @unchecked Sendable {
     /// Seconds from starting QEMU to the guest's agent being ready.
     public let bootSeconds: Double
@@ -128,6 +129,7 @@ public final class GuestRadio: @unchecked Sendable {
         if let log = Self.logFile(runDirectory.appendingPathComponent("qemu.log")) { qemu.standardError = log }
         do { try qemu.run() } catch { throw .failed("cannot start QEMU: \(error)") }
         do throws(GuestRadioError) {
+            try peer.guardProcess(qemu.processIdentifier)
             control = try LineChannel.connect(unixSocket: controlSocket, timeout: 30)
             guard let ready = try control.readLine(timeout: bootTimeout, waitingFor: "the guest to boot"),
                 ready.hasPrefix("ready")

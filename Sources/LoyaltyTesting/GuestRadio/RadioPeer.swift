@@ -30,8 +30,8 @@ public final class RadioPeer: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: log.path)
         do { try process.run() } catch { throw .failed("cannot start the radio peer: \(error)") }
-        requests = LineChannel(descriptor: dup(input.fileHandleForWriting.fileDescriptor))
-        answers = LineChannel(descriptor: dup(output.fileHandleForReading.fileDescriptor))
+        requests = LineChannel(descriptor: fcntl(input.fileHandleForWriting.fileDescriptor, F_DUPFD_CLOEXEC, 0))
+        answers = LineChannel(descriptor: fcntl(output.fileHandleForReading.fileDescriptor, F_DUPFD_CLOEXEC, 0))
         try? input.fileHandleForWriting.close()
         try? output.fileHandleForReading.close()
         guard let ready = try answers.readLine(timeout: 60, waitingFor: "the radio peer to start"), ready.contains("ready")
@@ -73,6 +73,11 @@ public final class RadioPeer: @unchecked Sendable {
                 data: bytes(hex: pdu["data"] as? String ?? ""))
         }
         return (pdus, answer["next"] as? Int ?? since)
+    }
+
+    /// Makes the peer end process `pid` (QEMU) when it ends itself, which it does when this process dies.
+    func guardProcess(_ pid: Int32) throws(GuestRadioError) {
+        _ = try request(["op": "guard", "pid": Int(pid)])
     }
 
     /// Gives the guest's controller LE Extended Advertising, or takes it away.
