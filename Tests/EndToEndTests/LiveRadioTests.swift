@@ -158,6 +158,42 @@ import Testing
         #expect(result["measured_power"] as? Int == -63, "\(result)")
     }
 
+    /// The shopper's story live: a synced catalog, the beacon advertised, its offer shown once; with a
+    /// fixed position the geofences run beside the radio instead of replacing it.
+    @Test(arguments: [nil, "fixed:51.5007,-0.1246"])
+    func scanShowsTheAdvertisedBeaconsOfferOnce(location: String?) throws {
+        guard let guest = guest() else { return }
+        let server = try StoryServer.shared.get()
+        let uuid = UUID().uuidString
+        let store = try server.retailer("Live shop", uuid: uuid)
+        try store.setOffer(1, 1, "Not advertised", [])
+        try store.setOffer(1, 2, "Advertised here", [])
+        let shopper = try server.newAccount()
+        try shopper.ok(["sync"])
+        // The guest's /tmp is its own: the synced home goes over the results share.
+        let home = "\(guest.resultsPath)/home-\(UUID().uuidString)"
+        try FileManager.default.copyItem(atPath: shopper.home.path, toPath: home)
+        try ready(guest)
+        try guest.peer.advertise(Self.iBeacon(uuid, major: 1, minor: 2), rssi: -55)
+        defer { try? guest.peer.stop() }
+        let name = "story-\(location == nil ? "radio" : "fixed")"
+        let options = location.map { " --location \($0)" } ?? ""
+        try guest.startInBackground(
+            "cp -a \(home) /tmp/\(name) && exec env LOYALTY_HOME=/tmp/\(name) LOYALTY_SERVER=http://127.0.0.1:9 "
+                + "\(loyalty) scan --json --offline --snapshot-interval 0.5\(options)", name: name)
+        try waitForLine(guest, name, containing: "\"offer\"", seconds: 30)
+        // Heard for a while longer: the offer still shows only once.
+        sleep(3)
+        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/\(name).pid)")
+        let scan = try guest.background(name, timeout: 30)
+        let offers = scan.jsonLines.filter { $0["event"] as? String == "offer" }
+            .compactMap { ($0["offer"] as? [String: Any])?["title"] as? String }
+        #expect(offers == ["Advertised here"], "\(scan.stdout.suffix(800))\(scan.stderr)")
+        #expect(scan.jsonLines.contains { $0["event"] as? String == "range" })
+        #expect(!scan.stderr.contains("beacons are off"), "\(scan.stderr)")
+        #expect(scan.jsonLines.last?["event"] as? String == "summary")
+    }
+
     // MARK: helpers
 
     /// A field of the check named `name` in `doctor --json`'s answer; "" when missing.
