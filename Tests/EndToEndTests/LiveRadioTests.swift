@@ -10,6 +10,8 @@ import Testing
     static let booted: Result<GuestRadio, GuestRadioError> = Result { () throws(GuestRadioError) in try GuestRadio() }
     static let matey = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
     let loyalty = Binary("loyalty").url.path
+    /// `make check` runs the longer checks too.
+    static let full = ProcessInfo.processInfo.environment["LOYALTY_LIVE_RADIO"] == "full"
 
     /// The guest, or nil with the reason recorded. A machine that cannot run it at all fails under CI
     /// and is reported (not failed) elsewhere.
@@ -156,6 +158,40 @@ import Testing
         #expect(calibrated.status == 0, "\(calibrated.stdout)\(calibrated.stderr)")
         let result = try #require(calibrated.jsonLines.first)
         #expect(result["measured_power"] as? Int == -63, "\(result)")
+    }
+
+    /// Beside bluetoothd while it discovers (`bluetoothctl scan on`): our scan ranges the beacon, and
+    /// afterwards bluetoothd still hears new advertisers: its discovery was left alive.
+    @Test(.enabled(if: Self.full, "make check"))
+    func besideBluetoothdTheScanRangesAndBluetoothdKeepsDiscovering() throws {
+        guard let guest = guest() else { return }
+        try ready(guest)
+        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
+        try #require(daemon.status == 0, "\(daemon.stdout)")
+        try guest.startInBackground("exec bluetoothctl --timeout 90 scan on", name: "discovery")
+        defer { _ = try? guest.run("kill $(cat \(guest.resultsPath)/discovery.pid)") }
+        let discovering = try waitUntil(seconds: 20) {
+            try guest.run("bluetoothctl show | grep -q 'Discovering: yes'").status == 0
+        }
+        try #require(discovering)
+        try guest.peer.advertise(Self.iBeacon(major: 3, minor: 1))
+        defer { try? guest.peer.stop() }
+        try guest.startInBackground("exec " + shell("scan --json --snapshot-interval 0.5"), name: "scan-beside")
+        try waitForLine(guest, "scan-beside", containing: "\"range\"", seconds: 30)
+        sleep(2)
+        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-beside.pid)")
+        let scan = try guest.background("scan-beside", timeout: 30)
+        let ranged = scan.jsonLines.filter { $0["event"] as? String == "range" }
+            .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.contains { $0["major"] as? Int == 3 }
+        #expect(ranged, "\(scan.stdout.suffix(600))\(scan.stderr)")
+
+        // A new advertiser after our scan: bluetoothd must still be discovering to hear it.
+        try guest.peer.advertise([0x02, 0x01, 0x06, 0x05, 0xFF, 0xFF, 0xFF, 0x01, 0x02], id: "new", address: "D1:D1:D1:D1:D1:D1")
+        let heardAfter = try waitUntil(seconds: 15) {
+            try guest.run("bluetoothctl devices | grep -q D1:D1:D1:D1:D1:D1").status == 0
+        }
+        #expect(heardAfter, "bluetoothd's discovery died with our scan")
+        #expect(try guest.peer.guestControllerState().scanning)
     }
 
     /// The shopper's story live: a synced catalog, the beacon advertised, its offer shown once; with a

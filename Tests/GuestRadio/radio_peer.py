@@ -12,7 +12,8 @@ with LE Extended Advertising lists the extended commands among its supported com
 
 Control: one JSON object a line on stdin, one answer a line on stdout ({"ok": true, ...} or
 {"ok": false, "error": ...}). Operations:
-  {"op": "advertise", "id": "a", "kind": "legacy"|"extended", "data": HEX, "interval_ms": 100, "rssi": -59}
+  {"op": "advertise", "id": "a", "kind": "legacy"|"extended", "data": HEX, "interval_ms": 100, "rssi": -59,
+   "address": "C1:C1:C1:C1:C1:C1"}
   {"op": "stop", "id": "a"}                     (no id: every advertisement)
   {"op": "heard", "since": N}                   PDUs C1 heard from index N on, and the next index
   {"op": "features", "extended": true|false}    C0's LE Extended Advertising feature bit
@@ -188,7 +189,8 @@ class Peer:
     def advertise(self, request):
         self.stop({'id': request.get('id', 'a')})
         pdu_type = ll.AdvExtInd if request.get('kind', 'legacy') == 'extended' else ll.AdvNonConnInd
-        pdu = pdu_type(advertiser_address=self.peer.public_address, data=bytes.fromhex(request['data']))
+        address = hci.Address(request['address']) if 'address' in request else self.peer.public_address
+        pdu = pdu_type(advertiser_address=address, data=bytes.fromhex(request['data']))
         pdu.rssi = int(request.get('rssi', -59))
         interval = float(request.get('interval_ms', 100)) / 1000
 

@@ -48,13 +48,16 @@ public final class RadioPeer: @unchecked Sendable {
 
     /// Advertises `data` (the advertising data, AD structures) from the peer every `intervalMS`
     /// milliseconds until stopped; `id` names it, so several can run at once. `rssi` is what the guest's
-    /// controller reports for it.
+    /// controller reports for it; `address` the advertiser's (default the peer's, C1:C1:C1:C1:C1:C1).
     public func advertise(
-        _ data: [UInt8], kind: AdvertisingKind = .legacy, id: String = "a", intervalMS: Int = 100, rssi: Int = -59
+        _ data: [UInt8], kind: AdvertisingKind = .legacy, id: String = "a", intervalMS: Int = 100, rssi: Int = -59,
+        address: String? = nil
     ) throws(GuestRadioError) {
-        _ = try request([
+        var message: [String: Any] = [
             "op": "advertise", "id": id, "kind": kind.rawValue, "data": hex(data), "interval_ms": intervalMS, "rssi": rssi,
-        ])
+        ]
+        if let address { message["address"] = address }
+        _ = try request(message)
     }
 
     /// Stops the advertisement named `id`, or every one.
