@@ -15,9 +15,12 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
         // Wrappers: the only code that touches each C library.
-        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ"]),
+        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus"]),
+        // libdbus: the system bus, for BlueZ's API when bluetoothd manages the adapter.
+        .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),

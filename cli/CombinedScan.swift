@@ -109,7 +109,7 @@ final class LiveScan: @unchecked Sendable {
     }
 
     /// Runs until Ctrl-C, SIGTERM or a failure on either side; then the last snapshot and the summary.
-    func run(_ scanner: LEScanner, positions: LocationSource?) throws {
+    func run(_ scanner: any LiveScanner, positions: LocationSource?) throws {
         ScanInterruption.install(scanner)
         if let positions {
             Thread { [self] in
@@ -137,7 +137,7 @@ final class LiveScan: @unchecked Sendable {
     }
 
     /// What was heard at `time` and what fell due by then.
-    private func step(_ scanner: LEScanner, at time: Double, sightings: [BeaconSighting]) {
+    private func step(_ scanner: any LiveScanner, at time: Double, sightings: [BeaconSighting]) {
         do {
             try serially { scan in
                 for sighting in sightings { try scan.observe(sighting) }

@@ -190,8 +190,13 @@ struct ScanSession {
         if let snapshot = ranger.advance(to: time) { try report(snapshot) }
     }
 
-    static func openScanner(adapter: String?, options: LEScanOptions) throws -> LEScanner {
-        do { return try LEScanner(adapter: adapter, options: options) } catch {
+    /// The scanner for the adapter's state: bluetoothd's D-Bus API while bluetoothd discovers (a raw scan
+    /// would kill its discovery), else raw HCI (every advertisement; BlueZScanner says why).
+    static func openScanner(adapter: String?, options: LEScanOptions) throws -> any LiveScanner {
+        do {
+            if BlueZScanner.bluetoothdDiscovers(adapter: adapter) { return try BlueZScanner(adapter: adapter) }
+            return try LEScanner(adapter: adapter, options: options)
+        } catch {
             let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
             throw CommandFailure(error.description, exitCode: code)
         }
@@ -431,9 +436,9 @@ struct ReplayPacing {
 
 /// Ctrl-C and SIGTERM end a live scan cleanly: the scanner disables scanning before the command exits.
 enum ScanInterruption {
-    nonisolated(unsafe) private static var scanner: LEScanner?
+    nonisolated(unsafe) private static var scanner: (any LiveScanner)?
 
-    static func install(_ scanner: LEScanner) {
+    static func install(_ scanner: any LiveScanner) {
         self.scanner = scanner
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber) { _ in ScanInterruption.scanner?.cancel() }

@@ -74,6 +74,9 @@ import Testing
         try ready(guest, extended: true)
         let extended = try guest.run(shell("doctor --json"))
         #expect(extended.status == 0, "\(extended.stdout)\(extended.stderr)")
+        if try guest.run("bluetoothctl show >/dev/null 2>&1").status != 0 {
+            #expect(field(extended, "scan-path", "detail").contains("no bluetoothd on the system bus: a scan programs the controller over raw HCI"))
+        }
         #expect(field(extended, "le-features", "detail").contains("extended commands"))
 
         try ready(guest, extended: false)
@@ -174,6 +177,8 @@ import Testing
             try guest.run("bluetoothctl show | grep -q 'Discovering: yes'").status == 0
         }
         try #require(discovering)
+        let doctor = try guest.run(shell("doctor --json"))
+        #expect(field(doctor, "scan-path", "detail").contains("joins its discovery through D-Bus"))
         try guest.peer.advertise(Self.iBeacon(major: 3, minor: 1))
         defer { try? guest.peer.stop() }
         try guest.startInBackground("exec " + shell("scan --json --snapshot-interval 0.5"), name: "scan-beside")
@@ -192,6 +197,31 @@ import Testing
         }
         #expect(heardAfter, "bluetoothd's discovery died with our scan")
         #expect(try guest.peer.guestControllerState().scanning)
+    }
+
+    /// Beside an idle bluetoothd the scan takes raw HCI (through bluetoothd it would get one reading per
+    /// discovery) and keeps ranging a beacon that keeps advertising: it never turns unknown; bluetoothd is
+    /// not left discovering.
+    @Test(.enabled(if: Self.full, "make check"))
+    func besideAnIdleBluetoothdTheScanKeepsRanging() throws {
+        guard let guest = guest() else { return }
+        try ready(guest)
+        if try guest.run("bluetoothctl show 2>/dev/null | grep -q 'Powered: yes'").status != 0 {
+            let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
+            try #require(daemon.status == 0, "\(daemon.stdout)")
+        }
+        try guest.peer.advertise(Self.iBeacon(major: 3, minor: 2))
+        defer { try? guest.peer.stop() }
+        try guest.startInBackground(
+            "exec " + shell("scan --json --snapshot-interval 0.5 --tracking-age 2"), name: "scan-idle")
+        try waitForLine(guest, "scan-idle", containing: "\"range\"", seconds: 30)
+        sleep(6)
+        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-idle.pid)")
+        let scan = try guest.background("scan-idle", timeout: 30)
+        let proximities = scan.jsonLines.filter { $0["event"] as? String == "range" }
+            .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.compactMap { $0["proximity"] as? String }
+        #expect(proximities.count >= 8 && !proximities.contains("unknown"), "\(scan.stdout.suffix(600))")
+        #expect(try guest.run("bluetoothctl show | grep -q 'Discovering: no'").status == 0)
     }
 
     /// The shopper's story live: a synced catalog, the beacon advertised, its offer shown once; with a
