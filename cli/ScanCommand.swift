@@ -26,7 +26,9 @@ let scanCommand = CommandSpec(
         damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
-        what this machine lacks.
+        what this machine lacks. Live time is the monotonic clock and runs while nothing is heard; Ctrl-C
+        or SIGTERM ends the scan with the summary, scanning off. While bluetoothd is discovering, the
+        scan joins its discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
         position inside a store's radius, "exit" once the shopper has been more than --exit-margin
