@@ -106,8 +106,8 @@ private func samples(of identity: BeaconIdentity, replaying file: String, second
 }
 
 private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Double) throws -> HeardSamples {
-    let scanner: LEScanner
-    do { scanner = try LEScanner(adapter: adapter) } catch { throw radioFailure(error) }
+    // The same path as a scan: beside a discovering bluetoothd, through it.
+    let scanner = try ScanSession.openScanner(adapter: adapter, options: LEScanOptions())
     ScanInterruption.install(scanner)
     if standardOutputIsTerminal {
         printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
@@ -115,7 +115,7 @@ private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Dou
     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { scanner.cancel() }
     var heard = HeardSamples()
     do {
-        try scanner.run { packet in
+        try scanner.run(tickInterval: nil, onTick: { _ in }) { packet in
             packet.bytes.withUnsafeBytes { bytes in
                 guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
                 while let report = try? reports.next() {

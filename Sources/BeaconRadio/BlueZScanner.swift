@@ -138,15 +138,22 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         if devices[path] == nil, properties["Address"] == nil, let all = deviceProperties(path) { learn(all, of: path) }
         learn(properties, of: path)
         guard let device = devices[path], let manufacturer = properties["ManufacturerData"] else { return nil }
+        let entries = manufacturer.integerKeyedEntries.compactMap { entry in entry.value.bytes.map { (entry.key, $0) } }
+        return Self.advertisingReportEvent(
+            address: device.address, randomAddress: device.randomAddress, rssi: device.rssi, manufacturerData: entries)
+    }
+
+    /// A bare LE Advertising Report event (one ADV_NONCONN_IND report) carrying `manufacturerData` as AD
+    /// structures; nil when they do not fit a legacy advertisement's 31 bytes.
+    static func advertisingReportEvent(
+        address: [UInt8], randomAddress: Bool, rssi: Int8, manufacturerData: [(company: Int, payload: [UInt8])]
+    ) -> [UInt8]? {
         var data: [UInt8] = []
-        for (company, value) in manufacturer.integerKeyedEntries {
-            guard let payload = value.bytes, payload.count <= 26 else { continue }
-            data += [UInt8(payload.count + 3), 0xFF, UInt8(company & 0xFF), UInt8(company >> 8)] + payload
+        for (company, payload) in manufacturerData where payload.count <= 26 {
+            data += [UInt8(payload.count + 3), 0xFF, UInt8(company & 0xFF), UInt8((company >> 8) & 0xFF)] + payload
         }
-        guard !data.isEmpty, data.count <= 31 else { return nil }
-        // LE Meta, LE Advertising Report: one report, ADV_NONCONN_IND, address, data, RSSI.
-        let report = [0x02, 1, 0x03, device.randomAddress ? 1 : 0] + device.address + [UInt8(data.count)] + data
-            + [UInt8(bitPattern: device.rssi)]
+        guard !data.isEmpty, data.count <= 31, address.count == 6 else { return nil }
+        let report = [0x02, 1, 0x03, randomAddress ? 1 : 0] + address + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
         return [0x3E, UInt8(report.count)] + report
     }
 

@@ -7,7 +7,11 @@ import Testing
 /// listens. The checks here run in `make test`; `make check` sets LOYALTY_LIVE_RADIO=full for the rest.
 @Suite(.serialized) struct LiveRadioTests {
     /// One guest for the whole suite, booted by the first test that needs it; powered off at exit.
-    static let booted: Result<GuestRadio, GuestRadioError> = Result { () throws(GuestRadioError) in try GuestRadio() }
+    static let booted: Result<GuestRadio, GuestRadioError> = Result { () throws(GuestRadioError) in
+        let guest = try GuestRadio()
+        print("LiveRadioTests: the guest kernel booted in \(String(format: "%.1f", guest.bootSeconds)) s")
+        return guest
+    }
     static let matey = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
     let loyalty = Binary("loyalty").url.path
     /// `make check` runs the longer checks too.
@@ -222,6 +226,25 @@ import Testing
             .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.compactMap { $0["proximity"] as? String }
         #expect(proximities.count >= 8 && !proximities.contains("unknown"), "\(scan.stdout.suffix(600))")
         #expect(try guest.run("bluetoothctl show | grep -q 'Discovering: no'").status == 0)
+    }
+
+    /// `--region` live: only the monitored region's beacon enters, although another UUID is heard too.
+    @Test(.enabled(if: Self.full, "make check"))
+    func regionConstraintsHoldLive() throws {
+        guard let guest = guest() else { return }
+        try ready(guest)
+        let other = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        try guest.peer.advertise(Self.iBeacon(major: 4, minor: 1), id: "matey")
+        try guest.peer.advertise(Self.iBeacon(other, major: 4, minor: 1), id: "other", address: "D2:D2:D2:D2:D2:D2")
+        defer { try? guest.peer.stop() }
+        try guest.startInBackground(
+            "exec " + shell("scan --json --snapshot-interval 0.5 --region \(Self.matey):4"), name: "scan-region")
+        try waitForLine(guest, "scan-region", containing: "\"enter\"", seconds: 30)
+        sleep(2)
+        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-region.pid)")
+        let scan = try guest.background("scan-region", timeout: 30)
+        let regions = scan.jsonLines.filter { $0["event"] as? String == "enter" }.compactMap { $0["region"] as? String }
+        #expect(regions == ["\(Self.matey):4"], "\(scan.stdout.prefix(600))")
     }
 
     /// The shopper's story live: a synced catalog, the beacon advertised, its offer shown once; with a
