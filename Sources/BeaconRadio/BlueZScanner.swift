@@ -84,21 +84,20 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         } catch {
             throw .bluez(adapter, error.description)
         }
+        // What the running discovery heard before we joined: its duplicate filter may never report it again.
+        // A device has an RSSI only while the current discovery has seen it.
+        for event in devicesHeardSoFar() { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
         var failure: RadioError?
-        var nextTick = tickInterval.map { clock.now() + $0 }
+        var ticker = ScanTicker(interval: tickInterval, clock: clock)
         while true {
             do throws(DBusFailure) {
-                let wait = nextTick.map { Int32(max(0, min(($0 - clock.now()) * 1000, 60_000)).rounded(.up)) } ?? -1
+                let wait = ticker.waitMilliseconds(clock: clock)
                 let signal = try bus.nextSignal(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
                 if signal == nil, wakeup.isSignalled { break }
                 if let signal, let event = advertisingReport(from: signal) {
                     onEvent(HCIEventPacket(bytes: event, time: clock.now()))
                 }
-                if let due = nextTick, let tickInterval, clock.now() >= due {
-                    let now = clock.now()
-                    onTick(now)
-                    nextTick = max(due + tickInterval, now)
-                }
+                ticker.tickIfDue(clock: clock, onTick)
             } catch {
                 failure = .bluez(adapter, error.description)
                 break
@@ -133,6 +132,11 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         default:
             return nil
         }
+        return advertisingReport(of: path, properties)
+    }
+
+    /// The report for a device whose `properties` (all, or those that changed) name manufacturer data.
+    private func advertisingReport(of path: String, _ properties: DBusValue) -> [UInt8]? {
         guard path.hasPrefix(adapterPath + "/") else { return nil }
         // A device found before this scan began: its address is only in its properties.
         if devices[path] == nil, properties["Address"] == nil, let all = deviceProperties(path) { learn(all, of: path) }
@@ -164,6 +168,18 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         }
         if let rssi = properties["RSSI"]?.integer, let known = devices[path] {
             devices[path] = (known.address, known.randomAddress, Int8(clamping: rssi))
+        }
+    }
+
+    private func devicesHeardSoFar() -> [[UInt8]] {
+        let objects = try? bus.call(
+            destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+            method: "GetManagedObjects")
+        guard case .dictionary(let entries)? = objects?.first else { return [] }
+        return entries.compactMap { entry in
+            guard let path = entry.key.string, let device = entry.value["org.bluez.Device1"], device["RSSI"] != nil
+            else { return nil }
+            return advertisingReport(of: path, device)
         }
     }
 

@@ -57,20 +57,16 @@ public final class LEScanner: @unchecked Sendable {
         try socket.send(commands.parameters)
         try socket.send(commands.enable)
         var failure: RadioError?
-        var nextTick = tickInterval.map { clock.now() + $0 }
+        var ticker = ScanTicker(interval: tickInterval, clock: clock)
         while true {
             do {
-                let wait = nextTick.map { Int32(max(0, min(($0 - clock.now()) * 1000, 60_000)).rounded(.up)) } ?? -1
+                let wait = ticker.waitMilliseconds(clock: clock)
                 let event = try socket.readEvent(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
                 if event == nil, wakeup.isSignalled { break }
                 if let event, event[0] == UInt8(EVT_LE_META_EVENT) {
                     onEvent(HCIEventPacket(bytes: event, time: clock.now()))
                 }
-                if let due = nextTick, let tickInterval, clock.now() >= due {
-                    let now = clock.now()
-                    onTick(now)
-                    nextTick = max(due + tickInterval, now)
-                }
+                ticker.tickIfDue(clock: clock, onTick)
             } catch {
                 failure = error
                 break

@@ -107,8 +107,7 @@ import Testing
             line["event"] as? String == "enter" && (line["region"] as? String)?.contains(Self.matey) == true
         }
         #expect(entered)
-        let beacons = lines.filter { $0["event"] as? String == "range" }.flatMap { $0["beacons"] as? [[String: Any]] ?? [] }
-        let ranged = beacons.contains { beacon in
+        let ranged = rangedBeacons(scan).contains { beacon in
             beacon["major"] as? Int == 1 && beacon["minor"] as? Int == 2 && beacon["rssi"] as? Double == -59
         }
         #expect(ranged)
@@ -130,8 +129,7 @@ import Testing
         _ = try guest.run("kill -INT $(cat \(guest.resultsPath)/scan-quiet.pid)")
         let scan = try guest.background("scan-quiet", timeout: 30)
         #expect(exited, "no exit while nothing was heard: \(scan.stdout.suffix(600))")
-        let proximities = scan.jsonLines.filter { $0["event"] as? String == "range" }
-            .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.compactMap { $0["proximity"] as? String }
+        let proximities = rangedBeacons(scan).compactMap { $0["proximity"] as? String }
         #expect(proximities.last == "unknown", "\(proximities.suffix(5))")
         #expect(scan.jsonLines.last?["event"] as? String == "summary")
         #expect(try guest.peer.guestControllerState().scanning == false)
@@ -185,13 +183,8 @@ import Testing
         #expect(field(doctor, "scan-path", "detail").contains("joins its discovery through D-Bus"))
         try guest.peer.advertise(Self.iBeacon(major: 3, minor: 1))
         defer { try? guest.peer.stop() }
-        try guest.startInBackground("exec " + shell("scan --json --snapshot-interval 0.5"), name: "scan-beside")
-        try waitForLine(guest, "scan-beside", containing: "\"range\"", seconds: 30)
-        sleep(2)
-        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-beside.pid)")
-        let scan = try guest.background("scan-beside", timeout: 30)
-        let ranged = scan.jsonLines.filter { $0["event"] as? String == "range" }
-            .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.contains { $0["major"] as? Int == 3 }
+        let scan = try liveScan(guest, "scan-beside", "", until: "\"range\"", thenSeconds: 2)
+        let ranged = rangedBeacons(scan).contains { $0["major"] as? Int == 3 }
         #expect(ranged, "\(scan.stdout.suffix(600))\(scan.stderr)")
 
         // A new advertiser after our scan: bluetoothd must still be discovering to hear it.
@@ -216,14 +209,8 @@ import Testing
         }
         try guest.peer.advertise(Self.iBeacon(major: 3, minor: 2))
         defer { try? guest.peer.stop() }
-        try guest.startInBackground(
-            "exec " + shell("scan --json --snapshot-interval 0.5 --tracking-age 2"), name: "scan-idle")
-        try waitForLine(guest, "scan-idle", containing: "\"range\"", seconds: 30)
-        sleep(6)
-        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-idle.pid)")
-        let scan = try guest.background("scan-idle", timeout: 30)
-        let proximities = scan.jsonLines.filter { $0["event"] as? String == "range" }
-            .flatMap { $0["beacons"] as? [[String: Any]] ?? [] }.compactMap { $0["proximity"] as? String }
+        let scan = try liveScan(guest, "scan-idle", "--tracking-age 2", until: "\"range\"", thenSeconds: 6)
+        let proximities = rangedBeacons(scan).compactMap { $0["proximity"] as? String }
         #expect(proximities.count >= 8 && !proximities.contains("unknown"), "\(scan.stdout.suffix(600))")
         #expect(try guest.run("bluetoothctl show | grep -q 'Discovering: no'").status == 0)
     }
@@ -237,12 +224,7 @@ import Testing
         try guest.peer.advertise(Self.iBeacon(major: 4, minor: 1), id: "matey")
         try guest.peer.advertise(Self.iBeacon(other, major: 4, minor: 1), id: "other", address: "D2:D2:D2:D2:D2:D2")
         defer { try? guest.peer.stop() }
-        try guest.startInBackground(
-            "exec " + shell("scan --json --snapshot-interval 0.5 --region \(Self.matey):4"), name: "scan-region")
-        try waitForLine(guest, "scan-region", containing: "\"enter\"", seconds: 30)
-        sleep(2)
-        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-region.pid)")
-        let scan = try guest.background("scan-region", timeout: 30)
+        let scan = try liveScan(guest, "scan-region", "--region \(Self.matey):4", until: "\"enter\"", thenSeconds: 2)
         let regions = scan.jsonLines.filter { $0["event"] as? String == "enter" }.compactMap { $0["region"] as? String }
         #expect(regions == ["\(Self.matey):4"], "\(scan.stdout.prefix(600))")
     }
@@ -299,6 +281,24 @@ import Testing
             usleep(200_000)
         }
         return false
+    }
+
+    /// `loyalty scan ARGUMENTS` in the guest's background until it printed `text`, `seconds` more, then SIGTERM
+    /// (or `signal`); its output.
+    private func liveScan(
+        _ guest: GuestRadio, _ name: String, _ arguments: String, until text: String, thenSeconds seconds: UInt32,
+        signal: String = "TERM"
+    ) throws -> GuestCommandResult {
+        try guest.startInBackground("exec " + shell("scan --json --snapshot-interval 0.5 " + arguments), name: name)
+        try waitForLine(guest, name, containing: text, seconds: 30)
+        sleep(seconds)
+        _ = try guest.run("kill -\(signal) $(cat \(guest.resultsPath)/\(name).pid)")
+        return try guest.background(name, timeout: 30)
+    }
+
+    /// The `range` lines' beacons.
+    private func rangedBeacons(_ scan: GuestCommandResult) -> [[String: Any]] {
+        scan.jsonLines.filter { $0["event"] as? String == "range" }.flatMap { $0["beacons"] as? [[String: Any]] ?? [] }
     }
 
     /// Waits for a line containing `text` in a background command's output; whether it came.
