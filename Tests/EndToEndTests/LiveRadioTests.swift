@@ -6,9 +6,10 @@ import Testing
 /// suite, the built `loyalty` run in it against hci0, and a peer on the same link that advertises and
 /// listens. The checks here run in `make test`; `make check` sets LOYALTY_LIVE_RADIO=full for the rest.
 @Suite(.serialized) struct LiveRadioTests {
-    /// One guest for the whole suite, booted by the first test that needs it; powered off at exit.
+    /// One guest for the whole suite, booted by the first test that needs it; shut down at exit.
     static let booted: Result<GuestRadio, GuestRadioError> = Result { () throws(GuestRadioError) in
         let guest = try GuestRadio()
+        atexit { if case .success(let guest) = LiveRadioTests.booted { guest.shutdown() } }
         print("LiveRadioTests: the guest kernel booted in \(String(format: "%.1f", guest.bootSeconds)) s")
         return guest
     }
@@ -227,6 +228,25 @@ import Testing
         let scan = try liveScan(guest, "scan-region", "--region \(Self.matey):4", until: "\"enter\"", thenSeconds: 2)
         let regions = scan.jsonLines.filter { $0["event"] as? String == "enter" }.compactMap { $0["region"] as? String }
         #expect(regions == ["\(Self.matey):4"], "\(scan.stdout.prefix(600))")
+    }
+
+    /// A controller that refuses every LE command, or never answers: scan and advertise end at once with
+    /// exit 69 and the command named, never a crash or a hang.
+    @Test(.enabled(if: Self.full, "make check"), arguments: ["error", "silent"])
+    func aBrokenControllerIsAClearErrorNeverAHang(mode: String) throws {
+        guard let guest = guest() else { return }
+        try ready(guest)
+        try guest.peer.setGuestMisbehaviour(mode)
+        defer { try? guest.peer.setGuestMisbehaviour(nil) }
+        let expected =
+            mode == "error" ? "refused command 0x2003 with HCI error 0x0003" : "did not answer command 0x2003"
+        for command in ["scan --json", "beacon advertise --uuid \(Self.matey) --major 1 --minor 1 --duration 1"] {
+            let started = Date()
+            let result = try guest.run("timeout -s KILL 40 " + shell(command), timeout: 60)
+            #expect(result.status == 69, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains(expected), "\(command): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 30)
+        }
     }
 
     /// The shopper's story live: a synced catalog, the beacon advertised, its offer shown once; with a

@@ -19,6 +19,8 @@ Control: one JSON object a line on stdin, one answer a line on stdout ({"ok": tr
   {"op": "features", "extended": true|false}    C0's LE Extended Advertising feature bit
   {"op": "state"}                               C0's scan and advertising state, for "left as found"
   {"op": "guard", "pid": N}                     end process N (QEMU) when the peer ends
+  {"op": "misbehave", "mode": "error"|"silent"|"none"}  C0 answers LE commands with an error status, or
+                                                not at all (the kernel's own commands still work)
 The peer ends at the end of its input: when the test process dies, so do the peer and the guest.
 """
 
@@ -78,6 +80,8 @@ class FaithfulController(Controller):
         self.event_mask = DEFAULT_EVENT_MASK
         self.le_event_mask = DEFAULT_LE_EVENT_MASK
         self.set_extended(True)
+        # "error" or "silent" for LE commands (OGF 0x08): a broken controller, for the bad-input checks.
+        self.misbehaviour = None
         # Which command set enabled the scan: it decides the report format, as on a real controller.
         self.scan_commands = None
         self.reported = set()
@@ -88,6 +92,15 @@ class FaithfulController(Controller):
         self.le_features = features if supported else features & ~EXTENDED
         commands = set(type(self).supported_commands)
         self.supported_commands = commands | EXTENDED_COMMANDS if supported else commands - EXTENDED_COMMANDS
+
+    def on_hci_command_packet(self, command):
+        if self.misbehaviour and command.op_code >> 10 == 0x08:
+            if self.misbehaviour == 'error':
+                self.send_hci_packet(hci.HCI_Command_Complete_Event(
+                    num_hci_command_packets=1, command_opcode=command.op_code,
+                    return_parameters=hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.HARDWARE_FAILURE_ERROR)))
+            return
+        super().on_hci_command_packet(command)
 
     def on_hci_reset_command(self, command):
         self.le_legacy_advertiser.stop()
@@ -215,6 +228,10 @@ class Peer:
 
     def features(self, request):
         self.guest.set_extended(bool(request['extended']))
+        return {}
+
+    def misbehave(self, request):
+        self.guest.misbehaviour = None if request['mode'] == 'none' else request['mode']
         return {}
 
     def state(self, request):

@@ -40,8 +40,9 @@ public struct GuestCommandResult: Sendable {
 /// virtio console); on the same link the peer (C1) advertises iBeacons and records what it hears
 /// (`RadioPeer`). Commands go to the guest over a second console and run one at a time as root.
 ///
-/// The guest powers off at this object's deinit; when the test process dies first, the peer (whose
-/// input then ends) stops QEMU.
+/// `shutdown()` (or deinit) powers the guest off and removes its run directory (kept with
+/// LOYALTY_GUEST_KEEP set, for its logs); when the test process dies first, the peer (whose input then
+/// ends) stops QEMU.
 public final class GuestRadio: @unchecked Sendable {
     /// Seconds from starting QEMU to the guest's agent being ready.
     public let bootSeconds: Double
@@ -141,11 +142,18 @@ public final class GuestRadio: @unchecked Sendable {
         bootSeconds = Date().timeIntervalSince(started)
     }
 
-    deinit {
-        try? control.write(line: "poweroff now")
-        let deadline = Date().addingTimeInterval(20)
-        while qemu.isRunning, Date() < deadline { usleep(50_000) }
-        if qemu.isRunning { qemu.terminate() }
+    deinit { shutdown() }
+
+    /// Powers the guest off (QEMU is stopped after 20 s) and removes the run directory. Idempotent.
+    public func shutdown() {
+        lock.lock()
+        defer { lock.unlock() }
+        if qemu.isRunning {
+            try? control.write(line: "poweroff now")
+            let deadline = Date().addingTimeInterval(20)
+            while qemu.isRunning, Date() < deadline { usleep(50_000) }
+            if qemu.isRunning { qemu.terminate() }
+        }
         if ProcessInfo.processInfo.environment["LOYALTY_GUEST_KEEP"] == nil {
             try? FileManager.default.removeItem(at: runDirectory)
         }

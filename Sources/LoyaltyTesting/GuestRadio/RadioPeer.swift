@@ -88,6 +88,12 @@ public final class RadioPeer: @unchecked Sendable {
         _ = try request(["op": "features", "extended": supported])
     }
 
+    /// How the guest's controller answers LE commands: normally (nil), with an error status ("error"),
+    /// or never ("silent").
+    public func setGuestMisbehaviour(_ mode: String?) throws(GuestRadioError) {
+        _ = try request(["op": "misbehave", "mode": mode ?? "none"])
+    }
+
     /// The guest's controller as it is now: scanning (and with which command set), advertising.
     public func guestControllerState() throws(GuestRadioError) -> (scanning: Bool, scanCommands: String?, advertising: Bool) {
         let answer = try request(["op": "state"])
