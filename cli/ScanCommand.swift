@@ -27,7 +27,7 @@ let scanCommand = CommandSpec(
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks. Live time is the monotonic clock and runs while nothing is heard; Ctrl-C
-        or SIGTERM ends the scan with the summary, scanning off. While bluetoothd is discovering, the
+        or SIGTERM ends the scan with the summary and the controller as found. While bluetoothd is discovering, the
         scan joins its discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first

@@ -18,8 +18,8 @@ public struct HCIEventPacket: Hashable, Sendable {
 ///
 /// `init` opens the adapter and reads its LE features; `run` programs the scan (extended commands
 /// only when the controller supports LE Extended Advertising, else legacy), delivers every LE meta
-/// event and, between them, a tick every `tickInterval` seconds until `cancel()`, then disables
-/// scanning. The ticks let time advance in a quiet room: exits and tracking ages fall due although
+/// event and, between them, a tick every `tickInterval` seconds until `cancel()`, then leaves
+/// scanning as it found it. The ticks let time advance in a quiet room: exits and tracking ages fall due although
 /// nothing is heard. `run` must be called from one thread at a time;
 /// `cancel` may be called from any thread, hence `@unchecked Sendable`.
 public final class LEScanner: @unchecked Sendable {
@@ -52,9 +52,15 @@ public final class LEScanner: @unchecked Sendable {
     public func run(
         tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
     ) throws(RadioError) {
-        // Scanning left on (by another program or a crashed run) makes the parameters command fail.
-        _ = try? socket.send(commands.disable)
-        try socket.send(commands.parameters)
+        // A scan already on (another program's, the kernel's background scan, a crashed run) makes the
+        // parameters command fail with Command Disallowed: then it is paused for ours and resumed after,
+        // so the controller is left scanning as it was found (with our parameters: theirs cannot be read).
+        var foundScanning = false
+        do { try socket.send(commands.parameters) } catch .commandFailed(_, status: Self.commandDisallowed) {
+            foundScanning = true
+            _ = try? socket.send(commands.disable)
+            try socket.send(commands.parameters)
+        }
         try socket.send(commands.enable)
         var failure: RadioError?
         var ticker = ScanTicker(interval: tickInterval, clock: clock)
@@ -73,8 +79,12 @@ public final class LEScanner: @unchecked Sendable {
             }
         }
         _ = try? socket.send(commands.disable)
+        if foundScanning { _ = try? socket.send(commands.enable) }
         if let failure { throw failure }
     }
+
+    /// HCI error 0x0C.
+    static let commandDisallowed: UInt8 = 0x0C
 
     /// Stops `run` (from any thread); it returns after disabling scanning.
     public func cancel() { wakeup.signal() }

@@ -62,9 +62,9 @@ public struct RadioDiagnosis: Hashable, Sendable {
             if BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
                 "bluetoothd is discovering: a scan joins its discovery through D-Bus (SetDiscoveryFilter, StartDiscovery) and leaves it running; readings come as its discovery delivers them"
             } else if BlueZScanner.bluetoothdRuns() {
-                "bluetoothd runs but is not discovering: a scan programs the controller over raw HCI (every advertisement) and turns scanning off after"
+                "bluetoothd runs but is not discovering: a scan programs the controller over raw HCI (every advertisement) and leaves it as found"
             } else {
-                "no bluetoothd on the system bus: a scan programs the controller over raw HCI and turns scanning off after"
+                "no bluetoothd on the system bus: a scan programs the controller over raw HCI and leaves it as found"
             }
         return Check(name: "scan-path", status: .ok, detail: detail)
     }

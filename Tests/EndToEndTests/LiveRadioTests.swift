@@ -216,6 +216,30 @@ import Testing
         #expect(try guest.run("bluetoothctl show | grep -q 'Discovering: no'").status == 0)
     }
 
+    /// Another raw scanner was scanning (hcitool lescan): ours pauses it, and afterwards the controller is
+    /// scanning again and that program hears a new advertiser. hcitool speaks the legacy commands, which a
+    /// controller does not mix with the extended ones: the controller here is legacy-only.
+    @Test(.enabled(if: Self.full, "make check"))
+    func aScanAlreadyRunningIsResumedAfterOurs() throws {
+        guard let guest = guest() else { return }
+        try ready(guest, extended: false)
+        if try guest.run("bluetoothctl show >/dev/null 2>&1").status == 0 { return }  // bluetoothd's scan: another path
+        try guest.startInBackground("exec hcitool -i hci0 lescan --passive --duplicates", name: "lescan")
+        defer { _ = try? guest.run("kill -INT $(cat \(guest.resultsPath)/lescan.pid)") }
+        #expect(try waitUntil(seconds: 20) { try guest.peer.guestControllerState().scanning })
+        try guest.peer.advertise(Self.iBeacon(major: 5, minor: 1))
+        defer { try? guest.peer.stop() }
+        let scan = try liveScan(guest, "scan-resume", "", until: "\"range\"", thenSeconds: 1)
+        #expect(rangedBeacons(scan).contains { $0["major"] as? Int == 5 })
+        #expect(try guest.peer.guestControllerState().scanning)
+        try guest.peer.advertise([0x02, 0x01, 0x06], id: "new", address: "D5:D5:D5:D5:D5:D5")
+        let heard = try waitUntil(seconds: 15) {
+            ((try? String(contentsOfFile: "\(guest.resultsPath)/lescan.out", encoding: .utf8)) ?? "")
+                .contains("D5:D5:D5:D5:D5:D5")
+        }
+        #expect(heard, "the other program's scan stayed off after ours")
+    }
+
     /// `--region` live: only the monitored region's beacon enters, although another UUID is heard too.
     @Test(.enabled(if: Self.full, "make check"))
     func regionConstraintsHoldLive() throws {

@@ -7,7 +7,8 @@ ADV_NONCONN_IND or extended ADV_EXT_IND, several at once, switchable) and record
 PDU it hears. Both are corrected where Bumble 0.0.236's controller is not faithful (see
 ../shared/LIVE-RADIO.md): ADV_NONCONN_IND is sent and received, each advertisement is reported once
 with its real PDU type and the peer's RSSI, legacy scans get legacy reports, the duplicate filter
-and the event masks apply, the legacy interval is in 0.625 ms units, Reset resets, and a controller
+and the event masks apply, the legacy interval is in 0.625 ms units, Reset resets, extended scan
+parameters are refused while scanning as legacy ones are, and a controller
 with LE Extended Advertising lists the extended commands among its supported commands.
 
 Control: one JSON object a line on stdin, one answer a line on stdout ({"ok": true, ...} or
@@ -112,6 +113,11 @@ class FaithfulController(Controller):
         self.event_mask = DEFAULT_EVENT_MASK
         self.le_event_mask = DEFAULT_LE_EVENT_MASK
         return super().on_hci_reset_command(command)
+
+    def on_hci_le_set_extended_scan_parameters_command(self, command):
+        if self.le_scan_enable:  # as the legacy command already does (Vol 4 Part E 7.8.64)
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+        return super().on_hci_le_set_extended_scan_parameters_command(command)
 
     def on_hci_le_set_scan_enable_command(self, command):
         result = super().on_hci_le_set_scan_enable_command(command)
