@@ -166,8 +166,8 @@ import Testing
         #expect(result["measured_power"] as? Int == -63, "\(result)")
     }
 
-    /// Beside bluetoothd while it discovers (`bluetoothctl scan on`): our scan ranges the beacon, and
-    /// afterwards bluetoothd still hears new advertisers: its discovery was left alive.
+    /// Beside bluetoothd while it discovers (`bluetoothctl scan on`): our scan ranges the beacon, our
+    /// advertising is heard, and afterwards bluetoothd still hears new advertisers: its discovery was left alive.
     @Test(.enabled(if: Self.full, "make check"))
     func besideBluetoothdTheScanRangesAndBluetoothdKeepsDiscovering() throws {
         guard let guest = guest() else { return }
@@ -188,7 +188,14 @@ import Testing
         let ranged = rangedBeacons(scan).contains { $0["major"] as? Int == 3 }
         #expect(ranged, "\(scan.stdout.suffix(600))\(scan.stderr)")
 
-        // A new advertiser after our scan: bluetoothd must still be discovering to hear it.
+        // Advertising beside it (raw HCI: the controller's advertising is not what its discovery uses).
+        let since = try guest.peer.heard().next
+        let advertised = try guest.run(
+            shell("beacon advertise --uuid \(Self.matey) --major 3 --minor 9 --duration 2"), timeout: 60)
+        #expect(advertised.status == 0, "\(advertised.stderr)")
+        #expect(try guest.peer.heard(since: since).pdus.contains { $0.data == Self.iBeacon(major: 3, minor: 9) })
+
+        // A new advertiser after our scan and advertising: bluetoothd must still be discovering to hear it.
         try guest.peer.advertise([0x02, 0x01, 0x06, 0x05, 0xFF, 0xFF, 0xFF, 0x01, 0x02], id: "new", address: "D1:D1:D1:D1:D1:D1")
         let heardAfter = try waitUntil(seconds: 15) {
             try guest.run("bluetoothctl devices | grep -q D1:D1:D1:D1:D1:D1").status == 0
