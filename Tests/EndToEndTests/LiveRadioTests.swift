@@ -174,6 +174,7 @@ import Testing
         try ready(guest)
         let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
         try #require(daemon.status == 0, "\(daemon.stdout)")
+        defer { try? stopBluetoothd(guest) }
         try guest.startInBackground("exec bluetoothctl --timeout 90 scan on", name: "discovery")
         defer { _ = try? guest.run("kill $(cat \(guest.resultsPath)/discovery.pid)") }
         let discovering = try waitUntil(seconds: 20) {
@@ -211,10 +212,9 @@ import Testing
     func besideAnIdleBluetoothdTheScanKeepsRanging() throws {
         guard let guest = guest() else { return }
         try ready(guest)
-        if try guest.run("bluetoothctl show 2>/dev/null | grep -q 'Powered: yes'").status != 0 {
-            let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
-            try #require(daemon.status == 0, "\(daemon.stdout)")
-        }
+        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
+        try #require(daemon.status == 0, "\(daemon.stdout)")
+        defer { try? stopBluetoothd(guest) }
         try guest.peer.advertise(Self.iBeacon(major: 3, minor: 2))
         defer { try? guest.peer.stop() }
         let scan = try liveScan(guest, "scan-idle", "--tracking-age 2", until: "\"range\"", thenSeconds: 6)
@@ -230,7 +230,7 @@ import Testing
     func aScanAlreadyRunningIsResumedAfterOurs() throws {
         guard let guest = guest() else { return }
         try ready(guest, extended: false)
-        if try guest.run("bluetoothctl show >/dev/null 2>&1").status == 0 { return }  // bluetoothd's scan: another path
+        try stopBluetoothd(guest)
         try guest.startInBackground("exec hcitool -i hci0 lescan --passive --duplicates", name: "lescan")
         defer { _ = try? guest.run("kill -INT $(cat \(guest.resultsPath)/lescan.pid)") }
         #expect(try waitUntil(seconds: 20) { try guest.peer.guestControllerState().scanning })
@@ -322,6 +322,13 @@ import Testing
     private func field(_ result: GuestCommandResult, _ name: String, _ key: String) -> String {
         let checks = result.jsonLines.first?["checks"] as? [[String: Any]] ?? []
         return checks.first { $0["name"] as? String == name }?[key] as? String ?? ""
+    }
+
+    /// No bluetoothd in the guest (the other tests expect none).
+    private func stopBluetoothd(_ guest: GuestRadio) throws {
+        let stopped = try guest.run(
+            "pid=$(pidof bluetoothd) || exit 0; kill $pid; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done; exit 1")
+        try #require(stopped.status == 0, "bluetoothd did not stop")
     }
 
     /// Polls `condition` every 0.2 s for up to `seconds`.
