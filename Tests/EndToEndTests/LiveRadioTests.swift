@@ -171,9 +171,7 @@ import Testing
     @Test(.enabled(if: Self.full, "make check"))
     func besideBluetoothdTheScanRangesAndBluetoothdKeepsDiscovering() throws {
         guard let guest = guest() else { return }
-        try ready(guest)
-        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
-        try #require(daemon.status == 0, "\(daemon.stdout)")
+        try startBluetoothd(guest)
         defer { try? stopBluetoothd(guest) }
         try guest.startInBackground("exec bluetoothctl --timeout 90 scan on", name: "discovery")
         defer { _ = try? guest.run("kill $(cat \(guest.resultsPath)/discovery.pid)") }
@@ -211,9 +209,7 @@ import Testing
     @Test(.enabled(if: Self.full, "make check"))
     func besideAnIdleBluetoothdTheScanKeepsRanging() throws {
         guard let guest = guest() else { return }
-        try ready(guest)
-        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
-        try #require(daemon.status == 0, "\(daemon.stdout)")
+        try startBluetoothd(guest)
         defer { try? stopBluetoothd(guest) }
         try guest.peer.advertise(Self.iBeacon(major: 3, minor: 2))
         defer { try? guest.peer.stop() }
@@ -322,6 +318,13 @@ import Testing
     private func field(_ result: GuestCommandResult, _ name: String, _ key: String) -> String {
         let checks = result.jsonLines.first?["checks"] as? [[String: Any]] ?? []
         return checks.first { $0["name"] as? String == name }?[key] as? String ?? ""
+    }
+
+    /// hci0 ready, with the system bus and bluetoothd managing it.
+    private func startBluetoothd(_ guest: GuestRadio) throws {
+        try ready(guest)
+        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
+        try #require(daemon.status == 0, "\(daemon.stdout)")
     }
 
     /// No bluetoothd in the guest (the other tests expect none).
