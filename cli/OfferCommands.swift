@@ -16,16 +16,7 @@ let offersCommand = Command(
         let cache = try context.openCache()
         try warnIfCatalogPartial(cache, json: context.json)
         if context.json {
-            var out = ""
-            try cache.forEachOfferJSON(retailerName: context.arguments.value(retailerName)) { line in
-                out += line
-                out += "\n"
-                if out.utf8.count > 1 << 16 {
-                    printOut(out)
-                    out = ""
-                }
-            }
-            return out.isEmpty ? () : printOut(out)
+            return try cache.forEachOfferJSONChunk(retailerName: context.arguments.value(retailerName)) { printOut($0) }
         }
         let offers = try cache.offers(retailerName: context.arguments.value(retailerName))
         let seen = try cache.seen()

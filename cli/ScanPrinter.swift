@@ -95,8 +95,7 @@ final class ScanPrinter: ScanOutput {
 
     func summary(_ statistics: NMEAStream.Statistics) {
         if json { return printOut(lines.line(statistics)) }
-        printError(
-            "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped")
+        printError(ClientText.summary(statistics))
     }
 
     /// d dismisses the offer on screen, r redeems it, q ends the scan.

@@ -1,5 +1,6 @@
 import Beacons
 import Foundation
+import Geofencing
 import LoyaltyAPI
 
 /// `2026-01-31T09:00:00Z`, or `-` for none.
@@ -192,6 +193,11 @@ public enum ClientText {
         "\(live ? "heard" : "replayed") \(statistics.records) \(live ? "events" : "records"): "
             + "\(statistics.advertisingReports) advertising reports, "
             + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped"
+    }
+
+    /// The closing line of a NMEA log's replay.
+    public static func summary(_ statistics: NMEAStream.Statistics) -> String {
+        "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped"
     }
 
     /// The live "hot and cold" table of a scan, with the offer on screen under it.

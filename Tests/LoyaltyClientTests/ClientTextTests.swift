@@ -1,4 +1,5 @@
 import Foundation
+import Geofencing
 import LoyaltyAPI
 import Testing
 
@@ -99,5 +100,25 @@ import Testing
         #expect(
             ClientText.ranging(RangingSnapshot(time: 10, beacons: []), offerNotice: "OFFER")
                 == header + "(no beacons in range)\n\nOFFER\n")
+    }
+
+    @Test func scanLinesSayWhatHappened() {
+        let region = BeaconIdentityConstraint(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1)
+        #expect(
+            ClientText.regionEvent(RegionEvent(kind: .exit, region: region, time: 1))
+                == "left beacon region 8F0C1DDC-11E5-4A07-8910-425941B072F9:1")
+        var statistics = CaptureStatistics()
+        statistics.records = 9
+        statistics.advertisingReports = 7
+        statistics.beaconFrames = 5
+        statistics.malformed = 1
+        #expect(
+            ClientText.summary(statistics, live: true)
+                == "heard 9 events: 7 advertising reports, 5 beacon frames, 1 malformed events skipped")
+        #expect(ClientText.summary(statistics, live: false).hasPrefix("replayed 9 records: "))
+        #expect(
+            ClientText.syncFailed(.network("down"), syncing: .area)
+                == "warning: \(ClientError.network("down").description); stores come from the cache")
+        #expect(ClientText.progress(.pushingSeen(sent: 3)) == "sending seen offers: 3")
     }
 }
