@@ -108,13 +108,11 @@ import Testing
             ClientText.regionEvent(RegionEvent(kind: .exit, region: region, time: 1))
                 == "left beacon region 8F0C1DDC-11E5-4A07-8910-425941B072F9:1")
         var statistics = CaptureStatistics()
-        statistics.records = 9
-        statistics.advertisingReports = 7
-        statistics.beaconFrames = 5
-        statistics.malformed = 1
+        (statistics.records, statistics.advertisingReports, statistics.beaconFrames) = (9, 7, 5)
+        (statistics.malformedEvents, statistics.malformedAdvertisingData) = (1, 2)
         #expect(
             ClientText.summary(statistics, live: true)
-                == "heard 9 events: 7 advertising reports, 5 beacon frames, 1 malformed events skipped")
+                == "heard 9 events: 7 advertising reports, 5 beacon frames, 3 malformed events skipped")
         #expect(ClientText.summary(statistics, live: false).hasPrefix("replayed 9 records: "))
         #expect(
             ClientText.syncFailed(.network("down"), syncing: .area)
