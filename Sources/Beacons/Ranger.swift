@@ -41,6 +41,10 @@ public struct RangingSnapshot: Hashable, Sendable {
 /// and it has been unheard for `dropAfter`, it is forgotten. Every beacon heard therefore appears in
 /// some snapshot as long as the caller takes a last `snapshot(at:)` at the end.
 ///
+/// A beacon's proximity is its stable class (`ProximityClassifier`, updated with every reading), so it
+/// may differ from the bucket of the distance shown beside it: 3.1 m stays `.near` until the evidence
+/// says far. Everything downstream, the offer gate (`--min-proximity`) included, sees this class.
+///
 /// `observe` is O(1) and does not allocate once a beacon is known: the pipeline's budget is about
 /// 500 ns per sighting.
 public struct Ranger: Sendable {
@@ -53,21 +57,34 @@ public struct Ranger: Sendable {
         public var dropAfter: Double
         public var filter: RSSIFilter.Method
         public var distanceModel: DistanceModel
+        /// `.evidence` needs the Kalman filter's variance; with a running average the rule is `.threshold`.
+        public var proximityRule: ProximityRule
 
         public init(
             snapshotInterval: Double = 1, maxTrackingAge: Double = 5, dropAfter: Double = 10,
-            filter: RSSIFilter.Method = .standard, distanceModel: DistanceModel = DistanceModel()
+            filter: RSSIFilter.Method = .standard, distanceModel: DistanceModel = DistanceModel(),
+            proximityRule: ProximityRule = .evidence
         ) {
             self.snapshotInterval = snapshotInterval
             self.maxTrackingAge = maxTrackingAge
             self.dropAfter = dropAfter
             self.filter = filter
             self.distanceModel = distanceModel
+            self.proximityRule = proximityRule
+        }
+
+        /// The variance of one reading when the stable class is kept, nil when the rule is `.threshold`.
+        var evidenceNoise: Double? {
+            guard proximityRule == .evidence, case .kalman(_, let measurementNoise) = filter else { return nil }
+            return measurementNoise
         }
     }
 
     private struct Track: Sendable {
         var filter: RSSIFilter
+        var classifier = ProximityClassifier()
+        /// The RSSI boundaries for `measuredPower`, computed when it changes.
+        var boundaries: ProximityBoundaries?
         var kind: BeaconKind
         var lastRSSI: Int8
         var measuredPower: Int8
@@ -76,27 +93,48 @@ public struct Ranger: Sendable {
         /// A snapshot has shown this beacon as `.unknown` since it was last heard.
         var reportedLost = false
 
-        init(_ sighting: BeaconSighting, filter method: RSSIFilter.Method, maxTrackingAge: Double) {
-            filter = RSSIFilter(method)
+        init(_ sighting: BeaconSighting, configuration: Configuration) {
+            filter = RSSIFilter(configuration.filter)
             kind = sighting.frame.kind
             lastRSSI = sighting.rssi
             measuredPower = sighting.frame.measuredPower
+            boundaries = ProximityBoundaries(model: configuration.distanceModel, measuredPower: measuredPower)
             address = sighting.address
             lastSeen = sighting.time
-            record(sighting, maxTrackingAge: maxTrackingAge)
+            record(sighting, configuration: configuration)
         }
 
-        mutating func record(_ sighting: BeaconSighting, maxTrackingAge: Double) {
+        mutating func record(_ sighting: BeaconSighting, configuration: Configuration) {
             // A beacon heard again after being lost starts afresh: its old level and trend are stale.
-            if sighting.time - lastSeen >= maxTrackingAge { filter.reset() }
+            if sighting.time - lastSeen >= configuration.maxTrackingAge {
+                filter.reset()
+                classifier.reset()
+            }
             kind = sighting.frame.kind
             lastRSSI = sighting.rssi
-            measuredPower = sighting.frame.measuredPower
+            if sighting.frame.measuredPower != measuredPower {
+                measuredPower = sighting.frame.measuredPower
+                boundaries = ProximityBoundaries(model: configuration.distanceModel, measuredPower: measuredPower)
+                classifier.reset()
+            }
             address = sighting.address
             lastSeen = max(lastSeen, sighting.time)
             reportedLost = false
             // 127 is HCI's "RSSI not available": the beacon was heard, but carries no level.
-            if sighting.rssi != 127 { filter.update(rssi: Double(sighting.rssi), at: sighting.time) }
+            guard sighting.rssi != 127 else { return }
+            let rssi = Double(sighting.rssi)
+            filter.update(rssi: rssi, at: sighting.time)
+            if let noise = configuration.evidenceNoise, let boundaries {
+                classifier.update(rssi: rssi, filter: filter, measurementNoise: noise, boundaries: boundaries)
+            }
+        }
+
+        /// The class a snapshot shows while the beacon is not lost.
+        func proximity(distance: Double?, configuration: Configuration) -> Proximity {
+            guard distance != nil, configuration.evidenceNoise != nil, classifier.proximity != .unknown else {
+                return configuration.distanceModel.proximity(distance: distance)
+            }
+            return classifier.proximity
         }
     }
 
@@ -135,10 +173,8 @@ public struct Ranger: Sendable {
     public mutating func observe(_ sighting: BeaconSighting) -> RangingSnapshot? {
         guard sighting.time.isFinite else { return nil }
         let due = advance(to: sighting.time)
-        let maxTrackingAge = configuration.maxTrackingAge
-        if tracks[sighting.frame.identity]?.record(sighting, maxTrackingAge: maxTrackingAge) == nil {
-            tracks[sighting.frame.identity] = Track(
-                sighting, filter: configuration.filter, maxTrackingAge: maxTrackingAge)
+        if tracks[sighting.frame.identity]?.record(sighting, configuration: configuration) == nil {
+            tracks[sighting.frame.identity] = Track(sighting, configuration: configuration)
         }
         return due
     }
@@ -182,7 +218,8 @@ public struct Ranger: Sendable {
                 }
             beacons.append(
                 RangedBeacon(
-                    identity: identity, kind: track.kind, proximity: model.proximity(distance: distance),
+                    identity: identity, kind: track.kind,
+                    proximity: track.proximity(distance: distance, configuration: configuration),
                     distance: distance, rssi: track.filter.value, lastRSSI: track.lastRSSI,
                     measuredPower: track.measuredPower, address: track.address, lastSeen: track.lastSeen))
             if isLost && !track.reportedLost { lost.append(identity) }
