@@ -33,7 +33,7 @@ demo: deps
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (beacons, server, client, geo).
+# BENCH="beacons client" runs only those sections (proximity, beacons, server, pgbouncer, client, geo).
 bench: deps
 	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
 	@missing=$$(for p in wrk time; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

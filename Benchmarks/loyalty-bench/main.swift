@@ -85,16 +85,20 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, server, pgbouncer, client, geo (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
-let million = try capture(reports: 1_000_000)
-print("1M capture: \(million.statistics.advertisingReports) reports, \(million.statistics.beaconFrames) beacon frames")
-if wants("beacons") { try benchBeacons(million) }
+if wants("proximity") { benchProximity() }
+// The 1M capture is generated once and kept; only the sections that replay it need it.
+let million = wants("beacons") || wants("client") ? try capture(reports: 1_000_000) : nil
+if let million {
+    print("1M capture: \(million.statistics.advertisingReports) reports, \(million.statistics.beaconFrames) beacon frames")
+}
+if let million, wants("beacons") { try benchBeacons(million) }
 if wants("server") { try benchServer() }
 if wants("pgbouncer") { try benchPgBouncer() }
-if wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
+if let million, wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
 
 if wants("geo") { try geoBench() }
 
