@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import LoyaltyClient
+
 /// A JSON value written with its keys in the order given, so lines read well (`"event"` first).
 enum JSONValue {
     case string(String)
@@ -9,57 +14,60 @@ enum JSONValue {
     case object([(String, JSONValue)])
 
     var text: String {
-        var out = ""
+        var out = JSONLineBuffer()
         write(to: &out)
-        return out
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
-    private func write(to out: inout String) {
+    func write(to out: inout JSONLineBuffer) {
         switch self {
-        case .string(let s): JSONValue.writeString(s, to: &out)
-        case .int(let i): out += String(i)
-        case .double(let d): out += d.isFinite ? String(d) : "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .null: out += "null"
+        case .string(let s): out.string(s)
+        case .int(let i): out.integer(i)
+        case .double(let d):
+            if d.isFinite { out.rawText(String(d)) } else { out.raw("null") }
+        case .bool(let b): out.raw(b ? "true" : "false")
+        case .null: out.raw("null")
         case .array(let items):
-            out += "["
+            out.byte("[")
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.byte(",") }
                 item.write(to: &out)
             }
-            out += "]"
+            out.byte("]")
         case .object(let fields):
-            out += "{"
+            out.byte("{")
             for (i, (key, value)) in fields.enumerated() {
-                if i > 0 { out += "," }
-                JSONValue.writeString(key, to: &out)
-                out += ":"
+                if i > 0 { out.byte(",") }
+                out.string(key)
+                out.byte(":")
                 value.write(to: &out)
             }
-            out += "}"
+            out.byte("}")
         }
-    }
-
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
 
 /// Prints one JSON object per line.
 func printJSONLine(_ fields: [(String, JSONValue)]) {
-    printOut(JSONValue.object(fields).text)
+    var line = JSONLineBuffer()
+    JSONValue.object(fields).write(to: &line)
+    line.byte("\n")
+    writeOut(line)
+}
+
+/// Writes a buffer's bytes to standard output. What `print` left in stdio's buffer goes first, so lines
+/// keep their order.
+func writeOut(_ buffer: JSONLineBuffer) {
+    fflush(nil)  // every output stream; stdout itself is not concurrency-safe to name
+    buffer.bytes.withUnsafeBytes { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
 }

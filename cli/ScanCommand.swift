@@ -132,7 +132,8 @@ struct ScanSession {
     let table: LiveTable?
     private var lastSnapshot: RangingSnapshot?
     private var offerNotice: String?
-    private var uuidTexts: [UUID: String] = [:]
+    /// The `range` line, rewritten in place for every snapshot: at replay speed it is most of the output.
+    private var rangeLine = JSONLineBuffer(capacity: 1 << 16)
 
     init(
         ranger: Ranger, monitor: RegionMonitor, output: Output, offers: OfferSession, syncWarned: Bool,
@@ -229,42 +230,15 @@ struct ScanSession {
         }
     }
 
-    /// A `range` line, written directly: at replay speed it is most of the output.
-    private mutating func rangeLine(_ snapshot: RangingSnapshot) -> String {
-        var line = "{\"event\":\"range\",\"t\":"
-        line.appendFixed(snapshot.time, decimals: 3)
-        line += ",\"beacons\":["
-        for (index, beacon) in snapshot.beacons.enumerated() {
-            if index > 0 { line += "," }
-            line += "{\"uuid\":\""
-            line += uuidText(beacon.identity.uuid)
-            line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
-            if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
-            line += ",\"distance_m\":"
-            if let distance = beacon.distance { line.appendFixed(distance, decimals: 2) } else { line += "null" }
-            line += ",\"proximity\":\""
-            line += beacon.proximity.rawValue
-            line += "\"}"
-        }
-        line += "]}"
-        return line
-    }
-
-    /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
-    private mutating func uuidText(_ uuid: UUID) -> String {
-        if let text = uuidTexts[uuid] { return text }
-        let text = uuid.uuidString
-        uuidTexts[uuid] = text
-        return text
-    }
-
     private mutating func report(_ snapshot: RangingSnapshot) throws {
         if let keys { try handle(key: keys.poll()) }
         syncOffersIfDue(offers, warned: &syncWarned, table: table)
         let shown = try offers.update(snapshot)
         switch output {
         case .jsonLines:
-            printOut(rangeLine(snapshot))
+            rangeLine.clear()
+            rangeLine.rangeLine(snapshot)
+            writeOut(rangeLine)
             if let shown {
                 // The offer is already recorded as seen: its line must leave the process now, not sit in a
                 // pipe's buffer that a kill would discard (the shopper would never be shown it).
@@ -319,22 +293,9 @@ struct ScanSession {
 extension String {
     /// One decimal place.
     init(format1 value: Double) {
-        self = ""
-        appendFixed(value, decimals: 1)
-    }
-
-    /// `value` with a fixed number of decimals, without Foundation's formatter.
-    mutating func appendFixed(_ value: Double, decimals: Int) {
-        guard value.isFinite else { return self += "null" }
-        var scale = 1
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int((abs(value) * Double(scale)).rounded())
-        if value < 0, scaled != 0 { self += "-" }
-        self += String(scaled / scale)
-        guard decimals > 0 else { return }
-        self += "."
-        let fraction = String(scaled % scale)
-        self += String(repeating: "0", count: decimals - fraction.count) + fraction
+        var text = JSONLineBuffer(capacity: 24)
+        text.fixed(value, decimals: 1)
+        self.init(decoding: text.bytes, as: UTF8.self)
     }
 }
 

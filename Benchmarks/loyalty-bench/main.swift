@@ -85,7 +85,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, server, pgbouncer, client, geo (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, pgbouncer, client, geo (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -96,6 +96,7 @@ if let million {
     print("1M capture: \(million.statistics.advertisingReports) reports, \(million.statistics.beaconFrames) beacon frames")
 }
 if let million, wants("beacons") { try benchBeacons(million) }
+if wants("replay") { try benchStoreReplay() }
 if wants("server") { try benchServer() }
 if wants("pgbouncer") { try benchPgBouncer() }
 if let million, wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }

@@ -1,0 +1,187 @@
+import Beacons
+import Foundation
+
+/// JSON lines written straight into bytes: a scan's output at replay speed is tens of megabytes, and
+/// building each line as Swift strings (or a tree of values first) cost more than decoding the capture.
+///
+/// Keys come in the order written. Strings are escaped as `loyalty` has always escaped them (`\"`, `\\`,
+/// `\n`, `\r`, `\t`, other control characters as `\u00xx`), numbers with a fixed number of decimals are
+/// written without Foundation's formatter, and a number JSON cannot hold is `null`. `clear()` keeps the
+/// storage, so a buffer reused line after line does not allocate.
+public struct JSONLineBuffer: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 1 << 14) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Empties the buffer, keeping its storage.
+    public mutating func clear() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Text that needs no escaping: punctuation, keys and literals.
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Text already valid where it goes (a number's description), copied as it is.
+    public mutating func rawText(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    public mutating func byte(_ ascii: Unicode.Scalar) {
+        bytes.append(UInt8(ascii: ascii))
+    }
+
+    /// `text` as a JSON string literal.
+    public mutating func string(_ text: String) {
+        byte("\"")
+        for unit in text.utf8 {
+            switch unit {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case ..<0x20:
+                raw("\\u00")
+                bytes.append(ByteCursor.lowerHex[Int(unit >> 4)])
+                bytes.append(ByteCursor.lowerHex[Int(unit & 0xF)])
+            default: bytes.append(unit)
+            }
+        }
+        byte("\"")
+    }
+
+    public mutating func integer(_ value: Int) {
+        write(maxCount: 20) { $0.integer(value) }
+    }
+
+    /// `value` rounded to `decimals` (at most 6) places and written with exactly that many (`-` only when
+    /// the rounded value is not zero); `null` when it is not finite or beyond 10^18 once scaled.
+    public mutating func fixed(_ value: Double, decimals: Int) {
+        write(maxCount: 27) { $0.fixed(value, decimals: decimals) }
+    }
+
+    /// A UUID in quotes, upper-case as `UUID.uuidString` writes it.
+    public mutating func uuid(_ uuid: UUID) {
+        write(maxCount: 38) { $0.uuid(uuid) }
+    }
+
+    /// Runs `body` on scratch space of `maxCount` bytes and appends what it wrote: one copy, instead of a
+    /// capacity check per byte.
+    mutating func write(maxCount: Int, _ body: (inout ByteCursor) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxCount) { scratch in
+            var cursor = ByteCursor(scratch.baseAddress!)
+            body(&cursor)
+            assert(cursor.count <= maxCount)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: cursor.count))
+        }
+    }
+
+}
+
+/// Writes into scratch space the caller sized: no bounds or capacity checks.
+struct ByteCursor {
+    private let base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+
+    init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+    mutating func byte(_ value: UInt8) {
+        base[count] = value
+        count += 1
+    }
+
+    mutating func raw(_ text: StaticString) {
+        let length = text.utf8CodeUnitCount
+        (base + count).update(from: text.utf8Start, count: length)
+        count += length
+    }
+
+    mutating func integer(_ value: Int) {
+        if value < 0 { byte(UInt8(ascii: "-")) }
+        digits(value.magnitude, width: 1)
+    }
+
+    mutating func fixed(_ value: Double, decimals: Int) {
+        var scale: UInt = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let magnitude = (abs(value) * Double(scale)).rounded()
+        guard magnitude < 1e18 else { return raw("null") }  // NaN fails the test too
+        let scaled = UInt(magnitude)
+        if value < 0, scaled != 0 { byte(UInt8(ascii: "-")) }
+        digits(scaled / scale, width: 1)
+        guard decimals > 0 else { return }
+        byte(UInt8(ascii: "."))
+        digits(scaled % scale, width: decimals)
+    }
+
+    /// At least `width` digits, zero-padded.
+    mutating func digits(_ value: UInt, width: Int) {
+        var length = 1
+        var bound: UInt = 10
+        while length < 20, value >= bound {
+            length += 1
+            bound = bound &* 10
+        }
+        length = max(length, width)
+        var rest = value
+        for index in stride(from: count + length - 1, through: count, by: -1) {
+            base[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
+        count += length
+    }
+
+    mutating func uuid(_ uuid: UUID) {
+        byte(UInt8(ascii: "\""))
+        withUnsafeBytes(of: uuid.uuid) { octets in
+            Self.upperHex.withUnsafeBufferPointer { hex in
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { byte(UInt8(ascii: "-")) }
+                    byte(hex[Int(octets[index] >> 4)])
+                    byte(hex[Int(octets[index] & 0xF)])
+                }
+            }
+        }
+        byte(UInt8(ascii: "\""))
+    }
+
+    static let lowerHex = Array("0123456789abcdef".utf8)
+    static let upperHex = Array("0123456789ABCDEF".utf8)
+}
+
+extension JSONLineBuffer {
+    /// A scan's `range` line for `snapshot`, newline included:
+    /// `{"event":"range","t":..,"beacons":[{"uuid":..,"major":..,"minor":..,"rssi":..,"distance_m":..,"proximity":..}]}`
+    /// with `t` to the millisecond, `rssi` to 0.1 dB and `distance_m` to the centimetre (null when unknown).
+    public mutating func rangeLine(_ snapshot: RangingSnapshot) {
+        raw("{\"event\":\"range\",\"t\":")
+        fixed(snapshot.time, decimals: 3)
+        raw(",\"beacons\":[")
+        for (index, beacon) in snapshot.beacons.enumerated() {
+            // At most 170 bytes: every field at its longest.
+            write(maxCount: 192) { line in
+                line.raw(index == 0 ? "{\"uuid\":" : ",{\"uuid\":")
+                line.uuid(beacon.identity.uuid)
+                line.raw(",\"major\":")
+                line.digits(UInt(beacon.identity.major), width: 1)
+                line.raw(",\"minor\":")
+                line.digits(UInt(beacon.identity.minor), width: 1)
+                line.raw(",\"rssi\":")
+                if let rssi = beacon.rssi { line.fixed(rssi, decimals: 1) } else { line.raw("null") }
+                line.raw(",\"distance_m\":")
+                if let distance = beacon.distance { line.fixed(distance, decimals: 2) } else { line.raw("null") }
+                switch beacon.proximity {
+                case .immediate: line.raw(",\"proximity\":\"immediate\"}")
+                case .near: line.raw(",\"proximity\":\"near\"}")
+                case .far: line.raw(",\"proximity\":\"far\"}")
+                case .unknown: line.raw(",\"proximity\":\"unknown\"}")
+                }
+            }
+        }
+        raw("]}\n")
+    }
+}

@@ -1,0 +1,40 @@
+"""Reference rate: Home Assistant's bluetooth-data-tools (Cython) parsing the same advertising payloads as
+`loyalty-bench`.
+
+Its public entry points keep an LRU cache of parsed payloads, which a store's few dozen beacons would hit
+almost every time; the rate here is of its uncached parser, `gap._uncached_parse_advertisement_bytes`,
+the work the cache saves. Input: length-prefixed payloads as for beacontools_rate.py. Prints one line:
+`bluetooth-data-tools <payloads> <seconds> <rate>/s <ibeacons>`.
+"""
+import sys
+import time
+
+from bluetooth_data_tools import gap
+
+
+def main(path, limit):
+    payloads = []
+    with open(path, "rb") as f:
+        data = f.read()
+    i = 0
+    while i < len(data) and len(payloads) < limit:
+        n = data[i]
+        payloads.append(data[i + 1 : i + 1 + n])
+        i += 1 + n
+    parse = gap._uncached_parse_advertisement_bytes
+    best = None
+    beacons = 0
+    for _ in range(3):
+        beacons = 0
+        start = time.perf_counter()
+        for p in payloads:
+            apple = parse(p)[3].get(76)
+            if apple is not None and len(apple) == 23 and apple[0] == 2 and apple[1] == 0x15:
+                beacons += 1
+        seconds = time.perf_counter() - start
+        best = seconds if best is None else min(best, seconds)
+    print(f"bluetooth-data-tools {len(payloads)} {best:.3f} {len(payloads) / best:.0f} {beacons}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200_000)
