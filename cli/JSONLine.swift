@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import LoyaltyClient
+import LoyaltyAPI
 
 /// A JSON value written with its keys in the order given, so lines read well (`"event"` first).
 enum JSONValue {

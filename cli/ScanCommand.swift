@@ -4,6 +4,7 @@
 import BeaconRadio
 import Beacons
 import Foundation
+import LoyaltyAPI
 import LoyaltyClient
 
 let scanCommand = CommandSpec(

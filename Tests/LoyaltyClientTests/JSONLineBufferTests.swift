@@ -1,8 +1,8 @@
 import Beacons
 import Foundation
+import LoyaltyAPI
+import LoyaltyClient
 import Testing
-
-@testable import LoyaltyClient
 
 @Suite struct JSONLineBufferTests {
     func text(_ body: (inout JSONLineBuffer) -> Void) -> String {

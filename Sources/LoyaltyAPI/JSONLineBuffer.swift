@@ -1,4 +1,3 @@
-import Beacons
 import Foundation
 
 /// JSON lines written straight into bytes: a scan's output at replay speed is tens of megabytes, and
@@ -71,7 +70,7 @@ public struct JSONLineBuffer: Sendable {
 
     /// Runs `body` on scratch space of `maxCount` bytes and appends what it wrote: one copy, instead of a
     /// capacity check per byte.
-    mutating func write(maxCount: Int, _ body: (inout ByteCursor) -> Void) {
+    public mutating func write(maxCount: Int, _ body: (inout ByteCursor) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxCount) { scratch in
             var cursor = ByteCursor(scratch.baseAddress!)
             body(&cursor)
@@ -82,30 +81,31 @@ public struct JSONLineBuffer: Sendable {
 
 }
 
-/// Writes into scratch space the caller sized: no bounds or capacity checks.
-struct ByteCursor {
+/// Writes into scratch space the caller sized (`JSONLineBuffer.write(maxCount:_:)`): no bounds or capacity
+/// checks.
+public struct ByteCursor {
     private let base: UnsafeMutablePointer<UInt8>
-    private(set) var count = 0
+    public private(set) var count = 0
 
     init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
 
-    mutating func byte(_ value: UInt8) {
+    public mutating func byte(_ value: UInt8) {
         base[count] = value
         count += 1
     }
 
-    mutating func raw(_ text: StaticString) {
+    public mutating func raw(_ text: StaticString) {
         let length = text.utf8CodeUnitCount
         (base + count).update(from: text.utf8Start, count: length)
         count += length
     }
 
-    mutating func integer(_ value: Int) {
+    public mutating func integer(_ value: Int) {
         if value < 0 { byte(UInt8(ascii: "-")) }
         digits(value.magnitude, width: 1)
     }
 
-    mutating func fixed(_ value: Double, decimals: Int) {
+    public mutating func fixed(_ value: Double, decimals: Int) {
         var scale: UInt = 1
         for _ in 0..<decimals { scale *= 10 }
         let magnitude = (abs(value) * Double(scale)).rounded()
@@ -119,7 +119,7 @@ struct ByteCursor {
     }
 
     /// At least `width` digits, zero-padded.
-    mutating func digits(_ value: UInt, width: Int) {
+    public mutating func digits(_ value: UInt, width: Int) {
         var length = 1
         var bound: UInt = 10
         while length < 20, value >= bound {
@@ -135,7 +135,7 @@ struct ByteCursor {
         count += length
     }
 
-    mutating func uuid(_ uuid: UUID) {
+    public mutating func uuid(_ uuid: UUID) {
         byte(UInt8(ascii: "\""))
         withUnsafeBytes(of: uuid.uuid) { octets in
             Self.upperHex.withUnsafeBufferPointer { hex in
@@ -151,37 +151,4 @@ struct ByteCursor {
 
     static let lowerHex = Array("0123456789abcdef".utf8)
     static let upperHex = Array("0123456789ABCDEF".utf8)
-}
-
-extension JSONLineBuffer {
-    /// A scan's `range` line for `snapshot`, newline included:
-    /// `{"event":"range","t":..,"beacons":[{"uuid":..,"major":..,"minor":..,"rssi":..,"distance_m":..,"proximity":..}]}`
-    /// with `t` to the millisecond, `rssi` to 0.1 dB and `distance_m` to the centimetre (null when unknown).
-    public mutating func rangeLine(_ snapshot: RangingSnapshot) {
-        raw("{\"event\":\"range\",\"t\":")
-        fixed(snapshot.time, decimals: 3)
-        raw(",\"beacons\":[")
-        for (index, beacon) in snapshot.beacons.enumerated() {
-            // At most 170 bytes: every field at its longest.
-            write(maxCount: 192) { line in
-                line.raw(index == 0 ? "{\"uuid\":" : ",{\"uuid\":")
-                line.uuid(beacon.identity.uuid)
-                line.raw(",\"major\":")
-                line.digits(UInt(beacon.identity.major), width: 1)
-                line.raw(",\"minor\":")
-                line.digits(UInt(beacon.identity.minor), width: 1)
-                line.raw(",\"rssi\":")
-                if let rssi = beacon.rssi { line.fixed(rssi, decimals: 1) } else { line.raw("null") }
-                line.raw(",\"distance_m\":")
-                if let distance = beacon.distance { line.fixed(distance, decimals: 2) } else { line.raw("null") }
-                switch beacon.proximity {
-                case .immediate: line.raw(",\"proximity\":\"immediate\"}")
-                case .near: line.raw(",\"proximity\":\"near\"}")
-                case .far: line.raw(",\"proximity\":\"far\"}")
-                case .unknown: line.raw(",\"proximity\":\"unknown\"}")
-                }
-            }
-        }
-        raw("]}\n")
-    }
 }
