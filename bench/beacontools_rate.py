@@ -9,16 +9,11 @@ import time
 from beacontools import parse_packet
 from beacontools.packet_types import IBeaconAdvertisement
 
+from payloads import read_payloads
+
 
 def main(path, limit):
-    payloads = []
-    with open(path, "rb") as f:
-        data = f.read()
-    i = 0
-    while i < len(data) and len(payloads) < limit:
-        n = data[i]
-        payloads.append(data[i + 1 : i + 1 + n])
-        i += 1 + n
+    payloads = read_payloads(path, limit)
     start = time.perf_counter()
     beacons = 0
     for p in payloads:

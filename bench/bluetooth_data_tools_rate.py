@@ -11,16 +11,11 @@ import time
 
 from bluetooth_data_tools import gap
 
+from payloads import read_payloads
+
 
 def main(path, limit):
-    payloads = []
-    with open(path, "rb") as f:
-        data = f.read()
-    i = 0
-    while i < len(data) and len(payloads) < limit:
-        n = data[i]
-        payloads.append(data[i + 1 : i + 1 + n])
-        i += 1 + n
+    payloads = read_payloads(path, limit)
     parse = gap._uncached_parse_advertisement_bytes
     best = None
     beacons = 0
