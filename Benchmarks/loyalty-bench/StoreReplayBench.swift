@@ -27,10 +27,16 @@ import Foundation
     let runs = try (0..<3).map { _ in try runMeasured("loyalty", arguments, environment: offline) }
     let best = runs.min { $0.seconds < $1.seconds }!
     let replayRate = Double(reports) / best.seconds
+    let cpuSeconds = runs.map(\.cpuSeconds).min()!
     print("command: /usr/bin/time -v \(buildDirectory.appendingPathComponent("loyalty").path) \(arguments.joined(separator: " ")) > /dev/null")
+    // Wall time counts the waits for a core on a busy machine; CPU time (user + system, from GNU time) is
+    // what the process itself needed: the rate it reaches with a core to itself.
     record(
-        "store replay, whole process with JSON output", rate(reports, best.seconds), target: ">= 2 M reports/s",
-        met: replayRate >= 2e6 && runs.allSatisfy { $0.status == 0 })
+        "store replay, whole process with JSON output, by wall time", rate(reports, best.seconds),
+        target: ">= 2 M reports/s", met: replayRate >= 2e6 && runs.allSatisfy { $0.status == 0 })
+    record(
+        "store replay, whole process with JSON output, by CPU time", rate(reports, cpuSeconds),
+        target: ">= 2 M reports/s", met: Double(reports) / cpuSeconds >= 2e6)
     let peak = runs.map(\.peakMB).max()!
     record("store replay, peak RSS (GNU time)", String(format: "%.1f MiB", peak), target: "< 30 MiB", met: peak < 30)
 
@@ -47,13 +53,14 @@ import Foundation
     try payloads.write(to: payloadFile)
     for (name, script) in [("beacontools", "bench/beacontools_rate.py"), ("bluetooth-data-tools", "bench/bluetooth_data_tools_rate.py")] {
         let line = python(script, payloadFile.path)
-        guard let reference = line.split(separator: " ").dropFirst(3).first.flatMap({ Double($0) }) else {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 6, let wall = Double(fields[3]), let cpu = Double(fields[5]) else {
             record("store replay vs \(name)", "not run: \(line)", target: "pip install \(name)", met: false)
             continue
         }
-        print("reference: \(name) parses \(Int(reference)) payloads/s (parse only, one core)")
+        print("reference: \(name) parses \(Int(wall)) payloads/s by wall time, \(Int(cpu)) by CPU time (parse only, one core)")
         record(
-            "store replay vs \(name) parse-only", String(format: "%.1fx", replayRate / reference),
+            "store replay vs \(name) parse-only", String(format: "%.2fx by wall time, %.2fx by CPU time", replayRate / wall, Double(reports) / cpuSeconds / cpu),
             target: "ratio, measured in this run", met: true)
     }
 }
