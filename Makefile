@@ -33,7 +33,7 @@ demo: deps
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo).
+# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json).
 bench: deps
 	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
 	@python3 -c 'import bluetooth_data_tools' 2>/dev/null || python3 -m pip install -q bluetooth-data-tools
