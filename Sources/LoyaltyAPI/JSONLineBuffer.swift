@@ -3,10 +3,9 @@ import Foundation
 /// JSON lines written straight into bytes: a scan's output at replay speed is tens of megabytes, and
 /// building each line as Swift strings (or a tree of values first) cost more than decoding the capture.
 ///
-/// Keys come in the order written. Strings are escaped as `loyalty` has always escaped them (`\"`, `\\`,
-/// `\n`, `\r`, `\t`, other control characters as `\u00xx`), numbers with a fixed number of decimals are
-/// written without Foundation's formatter, and a number JSON cannot hold is `null`. `clear()` keeps the
-/// storage, so a buffer reused line after line does not allocate.
+/// Keys come in the order written. Strings are escaped as `JSONEncoder` escapes them, numbers with a fixed
+/// number of decimals are written without Foundation's formatter, and a number JSON cannot hold is `null`.
+/// `clear()` keeps the storage, so a buffer reused line after line does not allocate.
 public struct JSONLineBuffer: Sendable {
     public private(set) var bytes: [UInt8] = []
 
@@ -35,22 +34,35 @@ public struct JSONLineBuffer: Sendable {
 
     /// `text` as a JSON string literal.
     public mutating func string(_ text: String) {
-        byte("\"")
+        Self.appendString(text, to: &bytes)
+    }
+
+    /// `text` as a JSON string literal, escaped as `JSONEncoder` escapes it (`\"`, `\\`, `\n`, `\r`, `\t`,
+    /// `\b`, `\f`, other control characters as `\u00xx`): the one escaper of this module's writers.
+    static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        func escaped(_ letter: Unicode.Scalar) {
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: letter))
+        }
+        bytes.append(UInt8(ascii: "\""))
         for unit in text.utf8 {
             switch unit {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0x09: raw("\\t")
+            case UInt8(ascii: "\""): escaped("\"")
+            case UInt8(ascii: "\\"): escaped("\\")
+            case 0x0A: escaped("n")
+            case 0x0D: escaped("r")
+            case 0x09: escaped("t")
+            case 0x08: escaped("b")
+            case 0x0C: escaped("f")
             case ..<0x20:
-                raw("\\u00")
+                escaped("u")
+                bytes.append(contentsOf: [UInt8(ascii: "0"), UInt8(ascii: "0")])
                 bytes.append(ByteCursor.lowerHex[Int(unit >> 4)])
                 bytes.append(ByteCursor.lowerHex[Int(unit & 0xF)])
             default: bytes.append(unit)
             }
         }
-        byte("\"")
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func integer(_ value: Int) {

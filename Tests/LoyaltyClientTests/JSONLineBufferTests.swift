@@ -36,13 +36,16 @@ import Testing
         }
     }
 
-    @Test func integersUUIDsAndStrings() {
+    @Test func integersUUIDsAndStrings() throws {
         #expect(text { $0.integer(Int.min) } == String(Int.min))
         #expect(text { $0.integer(0) } == "0")
         #expect(text { $0.integer(65535) } == "65535")
         let uuid = UUID()
         #expect(text { $0.uuid(uuid) } == "\"\(uuid.uuidString)\"")
         #expect(text { $0.string("a\"b\\c\n\r\t\u{1}é") } == "\"a\\\"b\\\\c\\n\\r\\t\\u0001é\"")
+        // As JSONEncoder writes them.
+        let encoded = try JSONEncoder().encode(["\u{8}\u{C}\u{1F}"])
+        #expect("[" + text { $0.string("\u{8}\u{C}\u{1F}") } + "]" == String(decoding: encoded, as: UTF8.self))
     }
 
     @Test func aRangeLineIsJSONWithItsFieldsInOrder() throws {
