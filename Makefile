@@ -1,12 +1,12 @@
 # loyalty: a new user runs `make demo` and `make test`; everything else is for developers.
 SHELL := /bin/bash
-APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-dev libsqlite3-dev \
+APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-dev libsqlite3-dev libqrencode-dev \
                 postgresql pkg-config tshark gpsd gpsd-clients pgbouncer \
                 systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: deps build release test demo bench check fuzz clean install uninstall
+.PHONY: deps browser-deps build release test demo bench check fuzz clean install uninstall
 
 # Install only the Debian packages that are missing.
 deps:
@@ -16,13 +16,22 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
+# The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
+browser-deps:
+	@missing=$$(for p in chromium chromium-driver; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@python3 -c 'import selenium, axe_selenium_python' 2>/dev/null || python3 -m pip install -q selenium axe-selenium-python
+
 build: deps
 	swift build $(SWIFT_FLAGS)
 
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
-test: deps
+test: deps browser-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 
@@ -33,7 +42,7 @@ demo: deps
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json).
+# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer).
 bench: deps
 	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
 	@python3 -c 'import bluetooth_data_tools' 2>/dev/null || python3 -m pip install -q bluetooth-data-tools

@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Wrappers: the only code that touches each C library.
         .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ"]),
@@ -22,6 +23,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "SQLite", dependencies: ["CSQLite3"]),
+        .target(name: "QRCode", dependencies: ["CQREncode"]),
 
         // Pure Swift: day counts of the Gregorian calendar, for hand-written timestamp coding.
         .target(name: "CivilCalendar"),
@@ -42,12 +44,17 @@ let package = Package(
             resources: [
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
                 .embedInCode("Resources/0003-feed-row-by-key.sql"),
+                .embedInCode("Resources/0004-till-and-console.sql"),
                 .embedInCode("Resources/openapi.yaml"),
+                // The retailer's web console (ConsoleFiles.swift).
+                .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
+                .embedInCode("Resources/console.css"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
         .executableTarget(
-            name: "loyalty", dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient"],
+            name: "loyalty",
+            dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode"],
             path: "cli"),
 
         // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
@@ -71,6 +78,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(
             name: "LoyaltyServerTests",
             dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
