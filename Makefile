@@ -1,12 +1,13 @@
 # loyalty: a new user runs `make demo` and `make test`; everything else is for developers.
 SHELL := /bin/bash
-APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-dev libsqlite3-dev libqrencode-dev \
+APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libdbus-1-dev libmicrohttpd-dev libsqlite3-dev \
+                libqrencode-dev \
                 postgresql pkg-config tshark gpsd gpsd-clients pgbouncer \
                 systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: deps browser-deps build release test demo bench check fuzz clean install uninstall
+.PHONY: deps test-deps browser-deps build release test demo bench check fuzz clean install uninstall
 
 # Install only the Debian packages that are missing.
 deps:
@@ -15,6 +16,19 @@ deps:
 	  echo "installing: $$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+
+# The live radio's guest (Tests/GuestRadio, LiveRadioTests): QEMU, the Debian kernel, static busybox, BlueZ's
+# tools and daemon, and Bumble (pinned: the peer corrects its controller emulation of this version).
+GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
+BUMBLE_VERSION := 0.0.236
+test-deps:
+	@missing=$$(for p in $(GUEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
+	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:
@@ -31,7 +45,7 @@ build: deps
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
-test: deps browser-deps
+test: deps test-deps browser-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 

@@ -15,10 +15,13 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Wrappers: the only code that touches each C library.
-        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ"]),
+        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus"]),
+        // libdbus: the system bus, for BlueZ's API when bluetoothd manages the adapter.
+        .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
@@ -57,8 +60,8 @@ let package = Package(
             dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode"],
             path: "cli"),
 
-        // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
-        // of `loyalty` or `loyalty-server`.
+        // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer, the guest-kernel
+        // radio harness (GuestRadio/). Never a dependency of `loyalty` or `loyalty-server`.
         .target(
             name: "LoyaltyTesting",
             dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
