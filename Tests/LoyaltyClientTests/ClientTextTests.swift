@@ -119,4 +119,11 @@ import Testing
                 == "warning: \(ClientError.network("down").description); stores come from the cache")
         #expect(ClientText.progress(.pushingSeen(sent: 3)) == "sending seen offers: 3")
     }
+
+    @Test func aMalformedDecodeArgumentIsNamedAndEscaped() {
+        let failure = BeaconJSONLines.decodeFailure("0201061aff4c000215\"8f0c1ddc11e5", argument: 3, of: 4, "not hex")
+        #expect(failure.error == #"error: argument 3 of 4 ("0201061aff4c000215\"8f0c1..."): not hex"#)
+        #expect(failure.line == #"{"kind":"error","argument":3,"input":"0201061aff4c000215\"8f0c1...","error":"not hex"}"#)
+        #expect(BeaconJSONLines.decodeFailure("zz", argument: 1, of: 1, "not hex").error == #"error: argument 1 of 1 ("zz"): not hex"#)
+    }
 }
