@@ -8,7 +8,7 @@ _loyalty_server() {
         --listen)
             COMPREPLY=() ;;
         *)
-            local words='--listen --data-dir --version --help'
+            local words='--listen --data-dir --no-rate-limits --version --help'
             ((COMP_CWORD == 1)) && words="migrate $words"
             COMPREPLY=($(compgen -W "$words" -- "$cur")) ;;
     esac

@@ -43,7 +43,7 @@ final class BenchServer {
         process = Process()
         process.executableURL = buildDirectory.appendingPathComponent("loyalty-server")
         process.arguments = [
-            "--listen", "127.0.0.1:0", "--data-dir", work.appendingPathComponent("server").path,
+            "--listen", "127.0.0.1:0", "--data-dir", work.appendingPathComponent("server").path, "--no-rate-limits",
         ]
         process.environment = ProcessInfo.processInfo.environment.merging([
             "LOYALTY_ADMIN_TOKEN": operatorToken

@@ -17,6 +17,10 @@ public struct RetailerRegistration: RequestBody, Equatable {
 
     public func validate() throws(ValidationError) {
         try Validation.text(name, field: "name", length: Validation.nameLength)
+        // The all-zero UUID is what unset or broken beacons broadcast: no retailer's region.
+        if uuid == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
+            throw ValidationError(field: "uuid", message: "must not be the all-zero UUID; omit uuid to be assigned one")
+        }
     }
 }
 

@@ -57,7 +57,7 @@ public final class LoyaltyAPIClient {
     // MARK: shoppers
 
     public func createAccount(deviceName: String?) throws(ClientError) -> DeviceCredentials {
-        try call("POST", "/v1/accounts", body: DeviceRegistration(name: deviceName))
+        try call("POST", "/v1/accounts", body: AccountRegistration(name: deviceName))
     }
 
     public func createLinkCode(_ credential: Credential) throws(ClientError) -> LinkCode {

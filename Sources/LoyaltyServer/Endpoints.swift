@@ -18,6 +18,7 @@ struct Endpoints: Sendable {
     let operatorTokenDigest: [UInt8]
     let openAPIDocument: [UInt8]
     let metrics: Metrics
+    let rateLimiter: RateLimiter
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -69,7 +70,7 @@ struct Endpoints: Sendable {
                     pool: store.connectionPoolUsage, poolSize: store.connectionPoolSize,
                     // A database that does not answer leaves these out; the rest still helps to see why.
                     catalog: try? store.catalogSize()
-                ).utf8))
+                ).utf8) + Array(rateLimiter.exposition().utf8))
     }
 
     // MARK: Retailers
@@ -141,17 +142,15 @@ struct Endpoints: Sendable {
     // MARK: Accounts and devices
 
     func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
-        let registration = try request.decodeBody(DeviceRegistration.self, emptyIsObject: true)
-        if registration.code != nil {
-            throw APIFailure.invalid(
-                ValidationError(
-                    field: "code", message: "is not used here; add a device with POST /v1/devices"))
-        }
+        try limit(.accountCreation, request.remoteAddress, taking: true)
+        let registration = try request.decodeBody(AccountRegistration.self, emptyIsObject: true)
         return .json(201, try store.createAccount(deviceName: registration.name))
     }
 
     func createLinkCode(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(201, try store.createLinkCode(accountID: try requireDevice(request).accountID))
+        let accountID = try requireDevice(request).accountID
+        try limit(.linkCodeCreation, accountID.uuidString, taking: true)
+        return .json(201, try store.createLinkCode(accountID: accountID))
     }
 
     func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -160,7 +159,13 @@ struct Endpoints: Sendable {
             throw APIFailure.invalid(
                 ValidationError(field: "code", message: "is required: create one with POST /v1/link-codes"))
         }
-        return .json(201, try store.linkDevice(code: code, name: registration.name))
+        try limit(.linkCodeAttempts, request.remoteAddress, taking: false)
+        do {
+            return .json(201, try store.linkDevice(code: code, name: registration.name))
+        } catch StoreError.linkCodeInvalid {
+            rateLimiter.take(.linkCodeAttempts, request.remoteAddress)
+            throw StoreError.linkCodeInvalid
+        }
     }
 
     func listDevices(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -294,18 +299,33 @@ struct Endpoints: Sendable {
 
     private func principal(_ request: HTTPRequest) throws -> Principal {
         guard let token = request.bearerToken else { throw APIFailure.unauthorized }
-        if token.hasPrefix(retailerKeyPrefix) {
-            guard let retailer = try store.retailer(apiKey: token) else { throw APIFailure.unauthorized }
-            return .retailer(retailer)
+        return try authenticating(token, from: request) { () throws -> Principal? in
+            if token.hasPrefix(retailerKeyPrefix) { return try store.retailer(apiKey: token).map(Principal.retailer) }
+            if token.hasPrefix(deviceTokenPrefix) { return try store.device(token: token).map(Principal.device) }
+            return Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) ? .operator : nil
         }
-        if token.hasPrefix(deviceTokenPrefix) {
-            guard let session = try store.device(token: token) else { throw APIFailure.unauthorized }
-            return .device(session)
-        }
-        guard Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) else {
+    }
+
+    /// Runs a token's lookup unless its address (or the account a device token names) has failed too often;
+    /// a lookup that finds nothing counts as a failure.
+    private func authenticating<Found>(
+        _ token: String, from request: HTTPRequest, lookUp: () throws -> Found?
+    ) throws -> Found {
+        let account = DeviceToken.accountID(in: token)?.uuidString
+        try limit(.failedAuthenticationByAddress, request.remoteAddress, taking: false)
+        if let account { try limit(.failedAuthenticationByAccount, account, taking: false) }
+        guard let found = try lookUp() else {
+            rateLimiter.take(.failedAuthenticationByAddress, request.remoteAddress)
+            if let account { rateLimiter.take(.failedAuthenticationByAccount, account) }
             throw APIFailure.unauthorized
         }
-        return .operator
+        return found
+    }
+
+    /// 429 when `client`'s bucket for `limit` is empty; takes a token from it when `taking`.
+    private func limit(_ limit: RateLimit, _ client: String, taking: Bool) throws(APIFailure) {
+        let wait = taking ? rateLimiter.take(limit, client) : rateLimiter.check(limit, client)
+        if let wait { throw APIFailure.rateLimited(retryAfter: wait) }
     }
 
     private func requireOperator(_ request: HTTPRequest) throws {
@@ -326,8 +346,7 @@ struct Endpoints: Sendable {
             _ = try requireDevice(request)
             throw forbidden("a device token")
         }
-        guard let head = try store.catalogHead(deviceToken: token) else { throw APIFailure.unauthorized }
-        return head
+        return try authenticating(token, from: request) { try store.catalogHead(deviceToken: token) }
     }
 
     private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {

@@ -16,9 +16,11 @@ public struct ServerOptions: Equatable, Sendable {
     public var migrateOnly = false
     /// `--version`: print the release and exit.
     public var versionRequested = false
+    /// `--no-rate-limits`: for load tests, whose clients all share one address.
+    public var rateLimited = true
 
     public static let usage = """
-        usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR]
+        usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR] [--no-rate-limits]
                loyalty-server migrate [--data-dir DIR]
 
           migrate             apply the pending schema migrations (migrations/) in one transaction, print
@@ -27,6 +29,8 @@ public struct ServerOptions: Equatable, Sendable {
           --listen HOST:PORT  address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one)
           --data-dir DIR      state directory (default ~/.local/share/loyalty-server): the embedded
                               PostgreSQL cluster in DIR/pg and the generated operator token in DIR/admin-token
+          --no-rate-limits    do not slow down account creation, link codes and failed authentications
+                              per client address and account (for load tests from one address)
           --version           print the version
           --help              show this text
 
@@ -66,6 +70,8 @@ public struct ServerOptions: Equatable, Sendable {
                 return nil
             case "--version":
                 options.versionRequested = true
+            case "--no-rate-limits":
+                options.rateLimited = false
             case "--listen":
                 (options.host, options.port) = try address(remaining.popFirst() ?? "", from: "--listen")
             case "--data-dir":
@@ -121,7 +127,9 @@ public enum ServerCommand {
         }
         try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: LoyaltyService.standardErrorLog)
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
-        let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
+        let service = LoyaltyService(
+            store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument,
+            rateLimits: options.rateLimited ? .standard : .unlimited)
 
         // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
         for signalNumber in [SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }

@@ -21,7 +21,7 @@ final class LiveServer {
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: 4)) { Date().addingTimeInterval(clockSkew) }
         _ = try store.migrate(to: Documents.schema)
         let service = LoyaltyService(
-            store: store, operatorToken: Self.operatorToken, openAPIDocument: [], log: { _ in })
+            store: store, operatorToken: Self.operatorToken, openAPIDocument: [], rateLimits: .unlimited, log: { _ in })
         http = try HTTPServer(
             host: "127.0.0.1", port: 0, reject: service.reject, handler: service.handle, diagnostics: { _ in })
         url = URL(string: "http://127.0.0.1:\(http.port)")!

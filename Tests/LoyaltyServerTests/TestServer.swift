@@ -65,6 +65,7 @@ final class TestServer: @unchecked Sendable {
     init(
         cluster: EmbeddedPostgres? = nil,
         throughPgBouncer: Bool = ProcessInfo.processInfo.environment["LOYALTY_TEST_PGBOUNCER"] == "1",
+        rateLimits: RateLimits = .unlimited,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
         let database = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
@@ -77,7 +78,8 @@ final class TestServer: @unchecked Sendable {
         schemaChange = try store.migrate(to: Documents.schema)
         let log = log
         let service = LoyaltyService(
-            store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, log: log.record)
+            store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,
+            log: log.record)
         server = try HTTPServer(
             host: "127.0.0.1", port: 0, reject: service.reject, handler: service.handle)
     }
