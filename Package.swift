@@ -38,7 +38,7 @@ let package = Package(
             // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
             resources: [
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
-                .embedInCode("Resources/0003-feed-row-by-key.sql"),
+                .embedInCode("Resources/0003-feed-row-by-key.sql"), .embedInCode("Resources/0004-key-rotation-grace.sql"),
                 .embedInCode("Resources/openapi.yaml"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),

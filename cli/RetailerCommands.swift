@@ -309,7 +309,7 @@ private let retailerStats = CommandSpec(
     })
 
 private let retailerRotateKey = CommandSpec(
-    name: "rotate-key", summary: "Replace the API key; the old one stops working at once.",
+    name: "rotate-key", summary: "Replace the API key; the old one works until the new one's first use (24 h at most).",
     discussion: clientDiscussion, options: clientOptions,
     run: clientCommand { context in
         let key = try context.api.rotateKey(try context.retailerCredential())

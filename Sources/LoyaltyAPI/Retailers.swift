@@ -64,7 +64,8 @@ public struct Retailer: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/retailer/key`: the new key; the old one stops working at once.
+/// `POST /v1/retailer/key`: the new key; the old one keeps working until the new one is first used, for 24 h
+/// at most.
 public struct APIKey: Codable, Sendable, Equatable {
     public var apiKey: String
 

@@ -11,6 +11,9 @@ public enum Documents {
                 SchemaMigration(
                     version: 3, name: "feed-row-by-key",
                     sql: String(decoding: PackageResources._003_feed_row_by_key_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 4, name: "key-rotation-grace",
+                    sql: String(decoding: PackageResources._004_key_rotation_grace_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

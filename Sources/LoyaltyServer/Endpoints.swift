@@ -86,7 +86,8 @@ struct Endpoints: Sendable {
     }
 
     func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.rotateKey(retailerID: try requireRetailer(request).id))
+        let retailer = try requireRetailer(request)
+        return .json(200, try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken ?? ""))
     }
 
     func listOffers(_ request: HTTPRequest) throws -> HTTPResponse {
