@@ -1,0 +1,63 @@
+import Foundation
+import LoyaltyAPI
+import Testing
+
+@testable import LoyaltyClient
+
+/// A secret the server shows once is never lost to a state folder that cannot be written (issue 13, item 7).
+@Suite struct ShownOnceSecretTests {
+    @Test func aReadOnlyStateFolderIsFoundBeforeTheServerIsAsked() throws {
+        let folder = try ReadOnlyFolder()
+        let home = ClientHome(configDirectory: folder.url, dataDirectory: folder.url)
+        #expect(throws: ClientError.self) { try home.checkWritable() }
+        do {
+            try home.checkWritable()
+        } catch {
+            #expect(error.description.contains(folder.url.path) && error.description.contains("nothing was asked"))
+        }
+        // A folder that does not exist yet is made.
+        let fresh = try temporaryDirectory().appendingPathComponent("a/b")
+        try ClientHome(configDirectory: fresh, dataDirectory: fresh.appendingPathComponent("data")).checkWritable()
+        #expect(FileManager.default.fileExists(atPath: fresh.appendingPathComponent("data").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fresh.path) == ["data"], "the probe is gone")
+    }
+
+    @Test func anUnsavedRetailerKeyIsShownWithWhatToDo() throws {
+        let folder = try ReadOnlyFolder()
+        let home = ClientHome(configDirectory: folder.url, dataDirectory: folder.url)
+        let credentials = RetailerCredentials(id: UUID(), name: "Matey's", uuid: UUID(), apiKey: "lk_secret123")
+        do {
+            try home.saveNewRetailerKey(ClientConfig(retailer: credentials), oldKeyStillWorks: true)
+            Issue.record("saving into a read-only folder succeeded")
+        } catch {
+            #expect(error.description.contains("LOYALTY_RETAILER_KEY=lk_secret123"), "\(error)")
+            #expect(error.description.contains("old key keeps working"), "\(error)")
+        }
+    }
+
+    @Test func unsavedDeviceCredentialsAreShownWithWhereToPutThem() throws {
+        let folder = try ReadOnlyFolder()
+        let home = ClientHome(configDirectory: folder.url, dataDirectory: folder.url)
+        let device = DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "ld_token456")
+        do {
+            try home.saveNewDevice(device)
+            Issue.record("saving into a read-only folder succeeded")
+        } catch {
+            #expect(error.description.contains("\"device_token\":\"ld_token456\""), "\(error)")
+            #expect(error.description.contains(home.deviceFile.path), "\(error)")
+        }
+    }
+
+    /// A write replaces the file whole or not at all: no temporary file is left, and the old content stays
+    /// when the new cannot be written.
+    @Test func stateFilesAreReplacedWhole() throws {
+        let directory = try temporaryDirectory()
+        let home = ClientHome(configDirectory: directory, dataDirectory: directory)
+        try home.saveConfig(ClientConfig(server: "http://one.example"))
+        try home.saveConfig(ClientConfig(server: "http://two.example"))
+        #expect(try home.loadConfig().server == "http://two.example")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["config.json"])
+        let mode = try FileManager.default.attributesOfItem(atPath: home.configFile.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}
