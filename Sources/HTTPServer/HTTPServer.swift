@@ -101,6 +101,28 @@ public final class HTTPServer: @unchecked Sendable {
         if listenSocket >= 0 { close(listenSocket) }
     }
 
+    /// Fails as `init` would when `host:port` cannot be bound (taken by another process, not this machine's,
+    /// privileged): for a caller with slow work to do before it starts serving.
+    public static func checkAvailable(host: String, port: UInt16) throws(HTTPServerError) {
+        var address = try socketAddress(host: host, port: port)
+        let descriptor = socket(Int32(address.ss_family), Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw .couldNotStart(host: host, port: port, detail: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        // As MHD binds: a port left in TIME_WAIT by a previous run is free.
+        var on: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        let length = socklen_t(
+            address.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else {
+            throw .couldNotStart(host: host, port: port, detail: String(cString: strerror(errno)))
+        }
+    }
+
     private static func socketAddress(host: String, port: UInt16) throws(HTTPServerError)
         -> sockaddr_storage
     {

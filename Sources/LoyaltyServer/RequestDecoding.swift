@@ -161,6 +161,7 @@ extension HTTPRequest {
         switch type {
         case is String.Type, is UUID.Type, is Date.Type: "a string"
         case is Int.Type, is UInt16.Type: "an integer"
+        case is Double.Type: "a number"
         case is Bool.Type: "a boolean"
         default: "a \(type)"
         }

@@ -98,6 +98,8 @@ public struct ServerOptions: Equatable, Sendable {
 /// stops the embedded cluster and returns.
 public enum ServerCommand {
     public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {
+        // Before the embedded cluster's initdb and start, which take seconds and would end in a bind error.
+        if !options.migrateOnly { try HTTPServer.checkAvailable(host: options.host, port: options.port) }
         try FileManager.default.createDirectory(at: options.dataDirectory, withIntermediateDirectories: true)
         var embedded: EmbeddedPostgres?
         let conninfo: String
