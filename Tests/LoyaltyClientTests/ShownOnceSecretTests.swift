@@ -4,16 +4,24 @@ import Testing
 
 @testable import LoyaltyClient
 
-/// A secret the server shows once is never lost to a state folder that cannot be written (issue 13, item 7).
+/// A secret the server shows once is never lost to a state folder that cannot be written (issue 13, item 7;
+/// EndToEndTests' SecretSavingTests do the same through `loyalty` with a read-only folder).
 @Suite struct ShownOnceSecretTests {
+    /// A state folder that cannot be made, whoever runs the test: its parent is a file.
+    private func unwritableHome() throws -> ClientHome {
+        let file = try temporaryDirectory().appendingPathComponent("a-file")
+        try Data().write(to: file)
+        let folder = file.appendingPathComponent("loyalty")
+        return ClientHome(configDirectory: folder, dataDirectory: folder)
+    }
+
     @Test func aReadOnlyStateFolderIsFoundBeforeTheServerIsAsked() throws {
-        let folder = try ReadOnlyFolder()
-        let home = ClientHome(configDirectory: folder.url, dataDirectory: folder.url)
-        #expect(throws: ClientError.self) { try home.checkWritable() }
+        let home = try unwritableHome()
         do {
             try home.checkWritable()
+            Issue.record("an unwritable folder passed the check")
         } catch {
-            #expect(error.description.contains(folder.url.path) && error.description.contains("nothing was asked"))
+            #expect(error.description.contains(home.configDirectory.path) && error.description.contains("nothing was asked"))
         }
         // A folder that does not exist yet is made.
         let fresh = try temporaryDirectory().appendingPathComponent("a/b")
@@ -23,8 +31,7 @@ import Testing
     }
 
     @Test func anUnsavedRetailerKeyIsShownWithWhatToDo() throws {
-        let folder = try ReadOnlyFolder()
-        let home = ClientHome(configDirectory: folder.url, dataDirectory: folder.url)
+        let home = try unwritableHome()
         let credentials = RetailerCredentials(id: UUID(), name: "Matey's", uuid: UUID(), apiKey: "lk_secret123")
         do {
             try home.saveNewRetailerKey(ClientConfig(retailer: credentials), oldKeyStillWorks: true)
@@ -36,8 +43,7 @@ import Testing
     }
 
     @Test func unsavedDeviceCredentialsAreShownWithWhereToPutThem() throws {
-        let folder = try ReadOnlyFolder()
-        let home = ClientHome(configDirectory: folder.url, dataDirectory: folder.url)
+        let home = try unwritableHome()
         let device = DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "ld_token456")
         do {
             try home.saveNewDevice(device)
