@@ -45,24 +45,34 @@ let package = Package(
         .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer", "LoyaltyAPI"]),
         .executableTarget(
             name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
+
+        // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
+        // of `loyalty` or `loyalty-server`.
+        .target(
+            name: "LoyaltyTesting",
+            dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
         .executableTarget(
             name: "loyalty-bench",
-            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyServer", "Postgres"],
+            dependencies: [
+                "Beacons", "Geofencing", "HTTPServer", "LoyaltyServer", "LoyaltyTesting", "Postgres",
+            ],
             path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(
-            name: "LoyaltyServerTests", dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
+            name: "LoyaltyServerTests",
+            dependencies: ["LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
         .testTarget(
             name: "LoyaltyClientTests",
-            dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyServer", "Postgres", "HTTPServer"]),
+            dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "Postgres"]),
+            name: "EndToEndTests",
+            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
     ]
 )

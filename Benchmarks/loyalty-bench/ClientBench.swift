@@ -6,7 +6,7 @@ private let catalogSize = 100_000
 
 @MainActor func benchClient(replaying capture: URL, reports: Int) throws {
     print("\n== client (issue 4): loyalty against loyalty-server with \(catalogSize) offers")
-    let server = try BenchServer()
+    let server = try BenchSite()
     defer { server.stop() }
     try server.seedCatalog(offers: catalogSize)
     let home = server.work.appendingPathComponent("device")

@@ -13,8 +13,8 @@ private let catalogSize = 100_000
 
 @MainActor func benchServer() throws {
     print(
-        "\n== server (issue 3): loyalty-server on its embedded PostgreSQL, \(connections) connections")
-    let server = try BenchServer()
+        "\n== server (issue 3): loyalty-server's service over loopback, its own PostgreSQL, \(connections) connections")
+    let server = try BenchSite()
     defer { server.stop() }
     try server.seedCatalog(offers: catalogSize)
     let tokens = try (0..<connections).map { _ in try server.createDevice() }
@@ -64,7 +64,7 @@ private let catalogSize = 100_000
         INSERT INTO seen (account_id, offer_id, seen_at, version)
         SELECT :acct, item.offer_id, item.seen_at, bump.seen_version
         FROM bump, jsonb_to_recordset((
-            SELECT jsonb_agg(jsonb_build_object('offer_id', \(BenchServer.offerIDSQL("n")), 'seen_at', '2025-06-01T12:00:00Z'))
+            SELECT jsonb_agg(jsonb_build_object('offer_id', \(BenchSite.offerIDSQL("n")), 'seen_at', '2025-06-01T12:00:00Z'))
             FROM generate_series(:b, :b + 9) AS n)) AS item (offer_id uuid, seen_at timestamptz)
         WHERE EXISTS (SELECT 1 FROM offers WHERE offers.id = item.offer_id)
         ON CONFLICT DO NOTHING;
@@ -86,7 +86,7 @@ private let catalogSize = 100_000
                 string.format('{"offer_id":"00000000-0000-4000-8000-%012x"}', math.random(1, \(catalogSize))))
         end
         """)
-    let offer = BenchServer.offerIDSQL(":o")
+    let offer = BenchSite.offerIDSQL(":o")
     let redemptionReference = try load.pgbench(
         "redemptions",
         """
@@ -144,10 +144,10 @@ private let catalogSize = 100_000
 /// The same server on the same kind of cluster, straight and through PgBouncer in transaction pooling mode:
 /// the price of the extra hop on the cheapest read (a 304) and on a write (POST /v1/seen).
 @MainActor func benchPgBouncer() throws {
-    print("\n== pgbouncer: loyalty-server straight to PostgreSQL and through PgBouncer, \(connections) connections")
+    print("\n== pgbouncer: the server straight to PostgreSQL and through PgBouncer, \(connections) connections")
     var rates: [String: [Load.Result]] = [:]
     for variant in ["direct", "pgbouncer"] {
-        let server = try BenchServer(throughPgBouncer: variant == "pgbouncer")
+        let server = try BenchSite(throughPgBouncer: variant == "pgbouncer")
         defer { server.stop() }
         try server.seedCatalog(offers: 1_000)
         let load = Load(server: server, tokens: try (0..<connections).map { _ in try server.createDevice() })
@@ -195,14 +195,14 @@ private func seenScript(offers: Int) -> String {
 
 /// Every page of the catalog from the start, in turn, following `Link: rel="next"` (only the last
 /// page is parsed, so the time is the server's): the cursor and ETag of the last, and the bytes received.
-private func wholeCatalog(_ server: BenchServer, token: String) throws -> (cursor: String, etag: String, bytes: Int) {
+private func wholeCatalog(_ site: BenchSite, token: String) throws -> (cursor: String, etag: String, bytes: Int) {
     var path = "/v1/catalog"
     var bytes = 0
     while true {
-        let response = try server.send("GET", path, token: token)
+        let response = try site.server.request("GET", path, token: token)
         guard response.status == 200 else { throw BenchFailure("GET \(path) answered \(response.status)") }
         bytes += response.body.count
-        if let link = response.header("link"), let open = link.firstIndex(of: "<"),
+        if let link = response.headers["link"], let open = link.firstIndex(of: "<"),
             let close = link.firstIndex(of: ">")
         {
             path = String(link[link.index(after: open)..<close])
@@ -211,7 +211,7 @@ private func wholeCatalog(_ server: BenchServer, token: String) throws -> (curso
         guard let page = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
             let cursor = page["cursor"] as? String, page["more"] as? Bool == false
         else { throw BenchFailure("GET \(path): the last page has no cursor") }
-        return (cursor, response.header("etag") ?? "", bytes)
+        return (cursor, response.headers["etag"] ?? "", bytes)
     }
 }
 
@@ -229,7 +229,7 @@ private func wholeCatalog(_ server: BenchServer, token: String) throws -> (curso
 
 /// wrk against the server and pgbench against its database, `connections` each.
 private struct Load {
-    let server: BenchServer
+    let server: BenchSite
     let tokens: [String]
 
     struct Result {

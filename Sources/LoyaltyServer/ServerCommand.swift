@@ -112,11 +112,7 @@ public enum ServerCommand {
         }
         defer { embedded?.stop() }
 
-        var limits = HTTPServerLimits()
-        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
-        // or two, the database sees too few commits at once to group them, and requests queue behind
-        // round trips while the CPUs idle.
-        limits.threads = max(limits.threads, 16)
+        let limits = Self.limits
         let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
         let change = try store.migrate(to: schema)
         if options.migrateOnly {
@@ -154,6 +150,16 @@ public enum ServerCommand {
         server.shutdown()
         purge.stop()
         sources.forEach { $0.cancel() }
+    }
+
+    /// The HTTP server's limits; the database pool has a connection per handler thread.
+    public static var limits: HTTPServerLimits {
+        var limits = HTTPServerLimits()
+        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
+        // or two, the database sees too few commits at once to group them, and requests queue behind
+        // round trips while the CPUs idle.
+        limits.threads = max(limits.threads, 16)
+        return limits
     }
 
     /// Unbuffered, so whoever waits for the line (tests, the demo) sees it at once.

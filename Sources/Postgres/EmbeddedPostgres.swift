@@ -46,7 +46,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     }
 
     /// `durable: false` trades crash safety for speed (no fsync): only for throwaway test clusters.
-    init(directory: URL, durable: Bool, log: @escaping @Sendable (String) -> Void) {
+    package init(directory: URL, durable: Bool, log: @escaping @Sendable (String) -> Void) {
         self.directory = directory.standardizedFileURL
         self.durable = durable
         self.log = log
@@ -84,7 +84,9 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
 
     /// The socket directory and port of the running cluster, and the user it runs as (nil: this process's),
     /// for a pooler in front of it. Starts the cluster first if needed.
-    func socket() throws(PostgresError) -> (directory: URL, port: Int, serverUser: String?, clusterDirectory: URL) {
+    package func socket() throws(PostgresError)
+        -> (directory: URL, port: Int, serverUser: String?, clusterDirectory: URL)
+    {
         let cluster = try startedCluster()
         return (cluster.socketDirectory, Self.port, cluster.serverUser, cluster.directory)
     }
@@ -114,44 +116,6 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         _ = try? run(
             cluster, "pg_ctl",
             ["stop", "-w", "-t", "60", "-m", durable ? "fast" : "immediate", "-D", cluster.data.path])
-    }
-
-    // MARK: - The cluster shared by a test process
-
-    private static let sharedCluster: Result<EmbeddedPostgres, PostgresError> = {
-        do throws(PostgresError) {
-            let directory = try temporaryDirectory()
-            let cluster = EmbeddedPostgres(directory: directory, durable: false, log: { _ in })
-            _ = try cluster.start()
-            atexit { EmbeddedPostgres.removeSharedCluster() }
-            return .success(cluster)
-        } catch {
-            return .failure(error)
-        }
-    }()
-
-    /// A throwaway cluster in a temporary directory, started once per process and shared by all its tests,
-    /// stopped and deleted at exit. Tests take an isolated database each with `createDatabase(_:)`.
-    public static func shared() throws(PostgresError) -> EmbeddedPostgres {
-        try sharedCluster.get()
-    }
-
-    private static func removeSharedCluster() {
-        guard case .success(let cluster) = sharedCluster else { return }
-        cluster.stop()
-        try? FileManager.default.removeItem(at: cluster.directory)
-        if let socketDirectory = cluster.cluster?.socketDirectory {
-            try? FileManager.default.removeItem(at: socketDirectory)
-        }
-    }
-
-    private static func temporaryDirectory() throws(PostgresError) -> URL {
-        var template = Array(
-            FileManager.default.temporaryDirectory.appendingPathComponent("embedded-postgres-XXXXXX").path.utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw PostgresError(kind: .launcher, message: "cannot create a temporary directory: \(errorText())")
-        }
-        return URL(fileURLWithPath: String(cString: path), isDirectory: true)
     }
 
     // MARK: - Creating and starting
@@ -271,7 +235,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     /// With `user`, it runs as that user through runuser(1), in `directory` (the caller's may be unreachable for
     /// that user, such as /root). posix_spawn and waitpid, not Foundation's Process, whose reaping of children
     /// hangs inside test runners.
-    static func spawn(
+    package static func spawn(
         _ command: [String], as user: String?, in directory: URL, output: Int32?
     ) throws(PostgresError) -> Int32 {
         let argv =
@@ -353,7 +317,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         }
     }
 
-    static func own(_ file: URL, by owner: (uid_t, gid_t)) throws(PostgresError) {
+    package static func own(_ file: URL, by owner: (uid_t, gid_t)) throws(PostgresError) {
         guard chown(file.path, owner.0, owner.1) == 0 else {
             throw PostgresError(kind: .launcher, message: "cannot hand \(file.path) to the server: \(errorText())")
         }
@@ -384,7 +348,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     }
 
     /// A value quoted for a libpq (or PgBouncer) connection string.
-    static func conninfoQuoted(_ value: String) -> String {
+    package static func conninfoQuoted(_ value: String) -> String {
         "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 
@@ -402,13 +366,13 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     }
 
     /// The last lines of a log, for an error message.
-    static func tail(of file: URL) -> String {
+    package static func tail(of file: URL) -> String {
         let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
         let lines = text.split(separator: "\n").suffix(5).joined(separator: " | ")
         return lines.isEmpty ? "see \(file.path)" : "\(lines) (log: \(file.path))"
     }
 }
 
-func errorText() -> String {
+package func errorText() -> String {
     String(cString: strerror(errno))
 }

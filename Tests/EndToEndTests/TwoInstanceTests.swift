@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import LoyaltyTesting
 import Postgres
 import Synchronization
 import Testing

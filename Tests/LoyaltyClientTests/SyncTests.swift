@@ -1,6 +1,7 @@
 import Beacons
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyClient
@@ -12,7 +13,7 @@ import Testing
 private let mateysUUID = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
 
 /// Matey's with its three offers on a fresh server.
-private func mateys(_ server: LiveServer) throws -> Credential {
+private func mateys(_ server: TestServer) throws -> Credential {
     let (_, key) = try server.retailer("Matey's \(UUID().uuidString.prefix(4))", uuid: UUID())
     for (major, minor, title) in [
         (1, 1, "30% off sushi at The Japanese Kitchen"), (1, 2, "Buy one get one free at Tucci's Pizza"),
@@ -25,7 +26,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
 
 @Suite(.serialized) struct SyncTests {
     @Test func catalogAndSeenSetTravelBetweenDevices() throws {
-        let server = try LiveServer(clockSkew: 3600)
+        let server = try TestServer(.socket, clock: .machine(aheadBy: 3600))
         _ = try mateys(server)
         let first = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
         let code = try server.api.createLinkCode(first.credential)
@@ -62,7 +63,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func pushingTwiceIsHarmless() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         _ = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(server).sync()
@@ -77,7 +78,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func removedOffersLeaveTheCache() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         let key = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(server).sync()
@@ -89,7 +90,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func fullSyncRebuildsFromNothing() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         _ = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(server).sync()
@@ -99,7 +100,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func cursorsAnotherServerMadeTurnIntoAFullSync() throws {
-        let first = try LiveServer()
+        let first = try TestServer(.socket, clock: .machine())
         _ = try mateys(first)
         let device = try ShopperDevice(try first.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(first).sync()
@@ -108,7 +109,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
         #expect(try device.cache.seenCursor != nil)
 
         // The same cache against another database: both cursors answer 410 there.
-        let second = try LiveServer()
+        let second = try TestServer(.socket, clock: .machine())
         _ = try mateys(second)
         let elsewhere = try second.api.createAccount(deviceName: nil)
         let engine = SyncEngine(
@@ -121,7 +122,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     /// The cached offers as the server's whole catalog has them now.
-    private func expectCacheMatchesServer(_ device: ShopperDevice, _ server: LiveServer) throws {
+    private func expectCacheMatchesServer(_ device: ShopperDevice, _ server: TestServer) throws {
         guard case .page(let whole, _) = try server.api.catalog(since: nil, etag: nil, device.credential) else {
             Issue.record("no catalog page")
             return
@@ -134,7 +135,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func aSyncOverSeveralPages() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         let key = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         var engine = device.syncEngine(server)
@@ -166,7 +167,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     /// A full sync stopped after its first page: the cache holds that page and nothing of the copy
     /// before, says it is partial, and the next sync goes on from there instead of starting over.
     @Test func anInterruptedFullSyncResumes() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         let key = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(server).sync()
@@ -207,7 +208,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func aSessionSyncsAtStartThenEveryInterval() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         _ = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         let clock = ManualClock(Date())
@@ -224,7 +225,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
     }
 
     @Test func aRevokedDeviceIsToldToLinkAgain() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         let first = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         let second = try ShopperDevice(
             try server.api.linkDevice(code: try server.api.createLinkCode(first.credential).code, deviceName: nil))
@@ -255,7 +256,7 @@ private func mateys(_ server: LiveServer) throws -> Credential {
 
 @Suite(.serialized) struct RedemptionTests {
     @Test func aRetriedRedeemReusesItsKey() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         _ = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(server).sync()
@@ -306,7 +307,7 @@ final class ManualClock: @unchecked Sendable {
 
 @Suite struct ServerAnswerTests {
     @Test func anErrorBodyBecomesOneLineWithItsCode() throws {
-        let server = try LiveServer()
+        let server = try TestServer(.socket, clock: .machine())
         let (_, key) = try server.retailer("Tidy \(UUID().uuidString.prefix(4))")
         // The client validates first; sent anyway, the server's own answer comes back typed.
         #expect {

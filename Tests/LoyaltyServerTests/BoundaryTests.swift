@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Postgres
 import Testing
 
@@ -7,8 +8,9 @@ import Testing
 
 /// Bad input, other tenants, and the operational endpoints.
 @Suite struct BoundaryTests {
-    @Test func oneRetailerCannotReachAnothersOffersOrStats() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases)
+    func oneRetailerCannotReachAnothersOffersOrStats(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let alice = try server.registerRetailer("Alice")
         let bob = try server.registerRetailer("Bob")
         let alicesOffer = try server.putOffer(alice, major: 1, minor: 1, OfferDraft(title: "Alice's"))
@@ -49,8 +51,9 @@ import Testing
         #expect(bobsDevices.devices.map(\.id) == [bob.deviceID])
     }
 
-    @Test func badInputGetsTheJSONErrorWithTheRightStatus() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases)
+    func badInputGetsTheJSONErrorWithTheRightStatus(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let shopper = try server.createAccount()
         let key = retailer.apiKey
@@ -101,8 +104,8 @@ import Testing
         #expect(longKey.status == 400 && longKey.errorField == "Idempotency-Key")
     }
 
-    @Test func operationalEndpointsAndLogs() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases) func operationalEndpointsAndLogs(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let shopper = try server.createAccount()
         #expect(try server.catalog(shopper).status == 200)

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Postgres
 import Synchronization
 import Testing
@@ -7,8 +8,8 @@ import Testing
 @testable import LoyaltyServer
 
 @Suite struct CatalogTests {
-    @Test func fullThenDeltaWithTombstonesAndETag() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases) func fullThenDeltaWithTombstonesAndETag(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let device = try server.createAccount()
         let sushi = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "30% off sushi"))
@@ -171,8 +172,9 @@ import Testing
     /// Small pages of a catalog that changes between them: each page holds at most `limit` rows and
     /// names the next in its Link header, and the pages applied in order give exactly the catalog
     /// of the last one, with the ETag of an up-to-date client.
-    @Test func pagesConcatenateToTheWholeCatalogWhileItChanges() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases)
+    func pagesConcatenateToTheWholeCatalogWhileItChanges(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let matey = try server.registerRetailer()
         let tucci = try server.registerRetailer("Tucci's")
         let device = try server.createAccount()

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -84,7 +85,7 @@ import Testing
     /// Over a plain socket: libmicrohttpd framed these before the service saw them; the access callback
     /// refuses them.
     @Test func ambiguousFramingAndANULInAHeaderAre400() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let retailer = try server.registerRetailer()
         let bothLengths = try server.raw(
             "PUT", "/v1/retailer/offers/1/1", token: retailer.apiKey,

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -9,7 +10,7 @@ import Testing
     @Test func coordinateMessagesNameTheFieldOnce() throws {
         let server = try TestServer()
         let retailer = try server.registerRetailer()
-        func put(_ body: String) throws -> Reply {
+        func put(_ body: String) throws -> TestResponse {
             try server.request("PUT", "/v1/retailer/stores/carnaby", token: retailer.apiKey, rawJSON: body)
         }
         let north = try put(#"{"name":"Carnaby","latitude":95,"longitude":0,"radius_m":80}"#)

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Postgres
 import Testing
 
@@ -130,7 +131,7 @@ import Testing
         var before: [String: String] = [:]
         var countersBefore: [String] = []
         var generation = UUID()
-        let server = try TestServer { pool in
+        let server = try TestServer(setUp: { pool in
             try pool.withConnection { connection in
                 try connection.execute(script: try Self.firstReleaseSchema())
                 try connection.query(
@@ -194,7 +195,7 @@ import Testing
                 generation = try connection.query("SELECT generation FROM catalog_feed")[0].decode("generation")
             }
             before = try Self.firstReleaseRows(pool)
-        }
+        })
         #expect(server.schemaChange == .migrated(from: 1, applied: Documents.schema.migrations))
         #expect(before.values.allSatisfy { $0 != "[]" })
         #expect(try Self.firstReleaseRows(server.pool) == before)

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Postgres
 import Testing
 
@@ -10,8 +11,8 @@ import Testing
 @Suite struct PgBouncerServerTests {
     /// Register, put offers, sync (full, 304, delta), push seen, redeem (with a replay and a limit): every kind of
     /// statement the service sends (single statements, REPEATABLE READ snapshots, row locks) works through it.
-    @Test func aShopperStoryWorksThroughPgBouncer() throws {
-        let server = try TestServer(throughPgBouncer: true)
+    @Test(arguments: Transport.allCases) func aShopperStoryWorksThroughPgBouncer(_ transport: Transport) throws {
+        let server = try TestServer(transport, bouncer: try PgBouncer.shared())
         #expect(server.conninfo.contains("port=\(try PgBouncer.shared().port) "))
         #expect(try server.request("GET", "/readyz").status == 200)
         let retailer = try server.registerRetailer()

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -13,7 +14,7 @@ import Testing
         return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
     }
 
-    private func expectLimited(_ reply: Reply, _ context: String) {
+    private func expectLimited(_ reply: TestResponse, _ context: String) {
         #expect(reply.status == 429 && reply.errorCode == .rateLimited, "\(context): \(reply.status) \(reply.text)")
         #expect(Int(reply.headers["retry-after"] ?? "").map { $0 >= 1 } == true, "\(context): \(reply.headers)")
     }
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func inventedMethodsAddNoMetricLabels() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         for index in 0..<150 {
             _ = try server.raw("M\(index)THOD", "/v1/nowhere\(index)")
             _ = try server.raw("X\(index)", "/healthz")

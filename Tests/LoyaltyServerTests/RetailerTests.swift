@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -68,8 +69,8 @@ import Testing
         #expect(try server.request("GET", "/v1/retailer", token: third.apiKey).status == 200)
     }
 
-    @Test func offerCreateReplaceListDelete() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases) func offerCreateReplaceListDelete(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let path = "/v1/retailer/offers/1/1"
         let created = try server.request(

@@ -1,13 +1,15 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Synchronization
 import Testing
 
 @testable import LoyaltyServer
 
 @Suite struct ShopperTests {
-    @Test func seenIsAUnionAcrossDevicesAndRepushingChangesNothing() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases)
+    func seenIsAUnionAcrossDevicesAndRepushingChangesNothing(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let sushi = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "sushi"))
         let pizza = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "pizza"))
@@ -194,8 +196,9 @@ import Testing
         #expect(stats.offers.first?.redemptions == 10 && stats.offers.first?.remaining == 0)
     }
 
-    @Test func thePerShopperLimitHoldsUnderFiftyParallelRedemptions() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases)
+    func thePerShopperLimitHoldsUnderFiftyParallelRedemptions(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let retailer = try server.registerRetailer()
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "once", perShopperLimit: 1))
         let shopper = try server.createAccount()

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 @testable import LoyaltyServer
@@ -32,8 +33,8 @@ private let taveuni = StoreDraft(
     name: "Taveuni", latitude: -16.5, longitude: -179.99, radiusMetres: 100)
 
 @Suite struct StoreTests {
-    @Test func createReplaceListAndRemove() throws {
-        let server = try TestServer()
+    @Test(arguments: Transport.allCases) func createReplaceListAndRemove(_ transport: Transport) throws {
+        let server = try TestServer(transport)
         let matey = try server.registerRetailer()
         let created = try server.request(
             "PUT", "/v1/retailer/stores/carnaby", token: matey.apiKey, json: carnaby)
@@ -167,7 +168,7 @@ private let taveuni = StoreDraft(
         let taveuniStore = try server.putStore(fijian, "taveuni", taveuni)
         let device = try server.createAccount()
 
-        func near(_ query: String, etag: String? = nil) throws -> Reply {
+        func near(_ query: String, etag: String? = nil) throws -> TestResponse {
             try server.request(
                 "GET", "/v1/catalog?\(query)", token: device.deviceToken,
                 headers: etag.map { ["If-None-Match": $0] } ?? [:])

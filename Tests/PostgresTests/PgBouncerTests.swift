@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Postgres
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Postgres
 
 /// A database of its own in the process's shared cluster.

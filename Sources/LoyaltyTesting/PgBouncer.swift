@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// PgBouncer (the machine's `pgbouncer`; Debian ships 1.18) in transaction pooling mode in front of an
 /// `EmbeddedPostgres` cluster, on a free loopback TCP port: what a deployment puts between many server threads

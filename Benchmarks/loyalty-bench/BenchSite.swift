@@ -1,0 +1,142 @@
+// The server the server and client figures measure: loyalty-server's service with its HTTP limits and pool,
+// served over loopback by LoyaltyTesting's harness, on a durable PostgreSQL cluster of its own (as the embedded
+// one of loyalty-server), seeded with a catalog of generated offers.
+import Beacons
+import Foundation
+import LoyaltyServer
+import LoyaltyTesting
+import Postgres
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A temporary directory with the cluster, the server's log and the bench's scripts, and the server.
+final class BenchSite {
+    let server: TestServer
+    var url: String { server.baseURL }
+    /// The server's database, straight to PostgreSQL: for seeding and for pgbench.
+    var conninfo: String { server.directConninfo }
+    let work: URL
+    private let cluster: EmbeddedPostgres
+    private let bouncer: PgBouncer?
+
+    /// With `throughPgBouncer`, the server's pool reaches the cluster through PgBouncer (transaction pooling,
+    /// one server connection per server thread).
+    init(throughPgBouncer: Bool = false) throws {
+        var template = Array(
+            FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bench-XXXXXX")
+                .path.utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw BenchFailure("cannot create a temporary directory")
+        }
+        work = URL(fileURLWithPath: String(cString: path), isDirectory: true)
+        // As root PostgreSQL runs as `postgres`, which must be able to traverse this directory.
+        chmod(work.path, 0o711)
+        cluster = EmbeddedPostgres(directory: work.appendingPathComponent("pg"))
+        let limits = ServerCommand.limits
+        bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: limits.threads) : nil
+        // One log line per request: kept in a file, out of the way of the figures.
+        let logFile = work.appendingPathComponent("server.log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        server = try TestServer(
+            .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), limits: limits, poolSize: limits.threads,
+            logLines: { log.write(Data(($0 + "\n").utf8)) })
+    }
+
+    func stop() {
+        bouncer?.stop()
+        cluster.stop()
+        try? FileManager.default.removeItem(at: work)
+    }
+
+    func connect() throws -> PostgresConnection { try PostgresConnection(conninfo: conninfo) }
+
+    /// The bench's offer number `n` has this id, so wrk scripts and pgbench can name offers without a list.
+    static func offerID(_ n: Int) -> String {
+        String(format: "00000000-0000-4000-8000-%012x", n)
+    }
+    /// `offerID` in SQL, of an integer expression.
+    static func offerIDSQL(_ n: String) -> String {
+        "('00000000-0000-4000-8000-' || lpad(to_hex((\(n))::int), 12, '0'))::uuid"
+    }
+
+    /// Retailers for the bulk capture's proximity UUIDs and `count` offers: first one at each beacon of
+    /// the capture (so a replay resolves offers), then fillers at beacons the capture does not use.
+    /// Offers carry no redemption limit that a bench could reach.
+    func seedCatalog(offers count: Int) throws {
+        let beacons = BulkCapture().beaconFrames().map(\.identity)
+        let uuids = Array(Set(beacons.map(\.uuid))).sorted { $0.uuidString < $1.uuidString }
+        for (index, uuid) in uuids.enumerated() {
+            _ = try server.registerRetailer("Bench store \(index + 1)", uuid: uuid)
+        }
+        var rows: [String] = []
+        rows.reserveCapacity(count)
+        for identity in beacons.prefix(count) {
+            rows.append(
+                "{\"n\":\(rows.count + 1),\"uuid\":\"\(identity.uuid)\",\"major\":\(identity.major),\"minor\":\(identity.minor)}"
+            )
+        }
+        var filler = 0
+        while rows.count < count {
+            // Majors from 1000 up are free: the capture's run from 1 to 20.
+            let uuid = uuids[filler % uuids.count]
+            let slot = filler / uuids.count
+            rows.append(
+                "{\"n\":\(rows.count + 1),\"uuid\":\"\(uuid)\",\"major\":\(1000 + slot / 1000),\"minor\":\(slot % 1000)}"
+            )
+            filler += 1
+        }
+        let json = "[" + rows.joined(separator: ",") + "]"
+        let connection = try connect()
+        try connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO offers (id, retailer_id, major, minor, title, description, category,
+                        per_shopper_limit, updated_at)
+                    SELECT \(Self.offerIDSQL("b.n")), r.id, b.major, b.minor,
+                        'Offer ' || b.n || ': ' || (b.n % 50 + 5) || '% off at counter ' || b.major,
+                        'Show this at the till before paying.', CASE WHEN b.n % 2 = 0 THEN 'food' ELSE 'clothing' END,
+                        2147483647, now()
+                    FROM jsonb_to_recordset($1::jsonb) AS b (n int, uuid uuid, major int, minor int)
+                    JOIN retailers r ON r.uuid = b.uuid
+                    """, parameters: [json]))
+        // The load starts from a settled database: the bulk insert's dead tuples, statistics and dirty pages
+        // are dealt with now, not by autovacuum and the checkpointer during a measurement.
+        try connection.execute(script: "VACUUM ANALYZE")
+        try connection.execute(script: "CHECKPOINT")
+    }
+
+    /// A new shopper account; returns its device token.
+    func createDevice() throws -> String {
+        try server.createAccount(name: "bench").deviceToken
+    }
+
+    /// Changes one offer's title: one catalog change.
+    func touchOffer(_ n: Int) throws {
+        try connect().query(
+            "UPDATE offers SET title = title || '.' WHERE id = \(UUID(uuidString: Self.offerID(n))!)")
+    }
+
+    /// The body of a 2xx answer to `method` `target`.
+    @discardableResult
+    func request(_ method: String, _ target: String, token: String? = nil) throws -> [UInt8] {
+        let response = try server.request(method, target, token: token)
+        guard (200..<300).contains(response.status) else {
+            throw BenchFailure("\(method) \(target) answered \(response.status)")
+        }
+        return response.body
+    }
+}
+
+/// The median of a few wall-clock measurements, in seconds.
+func median(_ samples: [Double]) -> Double {
+    let sorted = samples.sorted()
+    return sorted[sorted.count / 2]
+}

@@ -1,0 +1,230 @@
+import Foundation
+import LoyaltyAPI
+import LoyaltyTesting
+import Postgres
+import Testing
+
+@testable import LoyaltyServer
+
+// MARK: Operations
+
+/// The credential an operation needs, named as openapi.yaml's security schemes.
+enum Credential: String, CaseIterable {
+    case operatorToken, retailerKey, deviceToken
+}
+
+/// An operation of openapi.yaml, such as "PUT /v1/retailer/offers/{major}/{minor}".
+struct Operation: CustomStringConvertible {
+    var method: String
+    var pattern: String
+    /// nil when the operation is public.
+    var credential: Credential?
+    var takesBody = false
+
+    var description: String { "\(method) \(pattern)" }
+    var rotatesKey: Bool { method == "POST" && pattern == "/v1/retailer/key" }
+
+    /// Every operation the document lists (ContractTests proves they are exactly the routes served).
+    static let documented: [Operation] = {
+        var operations: [Operation] = []
+        var path: String?
+        for line in String(decoding: Documents.openAPI, as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if line.hasPrefix("components:") {
+                path = nil
+            } else if let path,
+                let method = ["get", "put", "post", "delete"].first(where: { line == "    \($0):" })
+            {
+                operations.append(Operation(method: method.uppercased(), pattern: path))
+            } else if path != nil, !operations.isEmpty, line.hasPrefix("      security:") {
+                operations[operations.count - 1].credential = Credential.allCases.first {
+                    line.contains("{ \($0.rawValue): [] }")
+                }
+            } else if path != nil, !operations.isEmpty, line.hasPrefix("      requestBody:") {
+                operations[operations.count - 1].takesBody = true
+            }
+        }
+        return operations
+    }()
+}
+
+/// A request, sent with whatever credential the test chooses.
+struct Call {
+    var method: String
+    var path: String
+    var body: [UInt8]? = nil
+    var headers: [String: String] = [:]
+
+    func send(to server: TestServer, authorization: String?) throws -> TestResponse {
+        var headers = headers
+        if let authorization { headers["Authorization"] = authorization }
+        return try server.request(method, path, body: body, headers: headers)
+    }
+
+    /// The same JSON object with spaces before its closing brace, `size` bytes in all.
+    func padded(to size: Int) throws -> Call {
+        var call = self
+        let body = try #require(body)
+        try #require(body.last == UInt8(ascii: "}") && body.count <= size)
+        call.body =
+            body.dropLast() + [UInt8](repeating: UInt8(ascii: " "), count: size - body.count) + [
+                UInt8(ascii: "}")
+            ]
+        return call
+    }
+}
+
+// MARK: Tenants
+
+/// Two retailers and two shopper accounts, each with something to lose, and a dead credential of each kind:
+/// Carol's rotated-out key and Ann's revoked laptop.
+struct Tenants {
+    let server: TestServer
+    let alice: RetailerCredentials
+    let bob: RetailerCredentials
+    let retiredKey: String
+    let sushi: Offer
+    let pizza: Offer
+    let ann: DeviceCredentials
+    let annTablet: DeviceCredentials
+    let revokedToken: String
+    let annRedemption: Redemption
+    let annLinkCode: String
+    let ben: DeviceCredentials
+
+    init(_ transport: Transport = .inProcess) throws {
+        server = try TestServer(transport)
+        alice = try server.registerRetailer("Alice")
+        bob = try server.registerRetailer("Bob")
+        let carol = try server.registerRetailer("Carol")
+        let carolsNewKey: APIKey = try server.request("POST", "/v1/retailer/key", token: carol.apiKey).decode()
+        // The new key's first use retires the old one (until then it works, for 24 h at most).
+        try #require(try server.request("GET", "/v1/retailer", token: carolsNewKey.apiKey).status == 200)
+        retiredKey = carol.apiKey
+        sushi = try server.putOffer(
+            alice, major: 1, minor: 1, OfferDraft(title: "Alice's sushi", perShopperLimit: 5))
+        pizza = try server.putOffer(alice, major: 2, minor: 2, OfferDraft(title: "Alice's pizza"))
+        try server.putStore(
+            alice, "carnaby",
+            StoreDraft(name: "Carnaby", latitude: 51.5136, longitude: -0.1365, radiusMetres: 80))
+        try server.putStore(
+            alice, "rivoli",
+            StoreDraft(name: "Rivoli", latitude: 48.8606, longitude: 2.3376, radiusMetres: 120))
+
+        ann = try server.createAccount()
+        annTablet = try server.linkDevice(to: ann, name: "tablet")
+        let laptop = try server.linkDevice(to: ann, name: "laptop")
+        try #require(
+            try server.request("DELETE", "/v1/devices/\(laptop.deviceID)", token: ann.deviceToken).status
+                == 204)
+        revokedToken = laptop.deviceToken
+        let seen = SeenPush(items: [SeenItem(offerID: sushi.id, seenAt: server.clock.read())])
+        try #require(
+            try server.request("POST", "/v1/seen", token: ann.deviceToken, json: seen).status == 200)
+        annRedemption = try server.redeem(ann, sushi.id, key: "ann-key").decode()
+        annLinkCode = try server.request("POST", "/v1/link-codes", token: ann.deviceToken).decode(
+            LinkCode.self
+        ).code
+        ben = try server.createAccount()
+    }
+
+    /// The first tenant's credential of each kind.
+    func token(_ credential: Credential) -> String {
+        switch credential {
+        case .operatorToken: server.operatorToken
+        case .retailerKey: alice.apiKey
+        case .deviceToken: ann.deviceToken
+        }
+    }
+
+    /// A request each operation answers with 2xx for the first tenant (the operator, Alice, Ann), aimed at
+    /// that tenant's own resources; nil for an operation this table does not know yet.
+    func call(_ operation: Operation) -> Call? {
+        func json(_ value: some Encodable) -> [UInt8] {
+            Array(try! LoyaltyJSON.encoder().encode(value))
+        }
+        switch operation.description {
+        case "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.yaml", "GET /v1/retailer",
+            "POST /v1/retailer/key", "GET /v1/retailer/offers", "GET /v1/retailer/stats",
+            "GET /v1/retailer/stores",
+            "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
+            "GET /v1/redemptions":
+            return Call(method: operation.method, path: operation.pattern)
+        case "POST /v1/retailers":
+            return Call(
+                method: "POST", path: "/v1/retailers", body: json(RetailerRegistration(name: "Dora")))
+        case "PUT /v1/retailer/offers/{major}/{minor}":
+            return Call(
+                method: "PUT", path: "/v1/retailer/offers/1/1",
+                body: json(OfferDraft(title: "Alice's sushi", perShopperLimit: 5)))
+        case "DELETE /v1/retailer/offers/{major}/{minor}":
+            return Call(method: "DELETE", path: "/v1/retailer/offers/2/2")
+        case "PUT /v1/retailer/stores/{store_id}":
+            return Call(
+                method: "PUT", path: "/v1/retailer/stores/carnaby",
+                body: json(
+                    StoreDraft(name: "Carnaby", latitude: 51.5136, longitude: -0.1365, radiusMetres: 90)))
+        case "DELETE /v1/retailer/stores/{store_id}":
+            return Call(method: "DELETE", path: "/v1/retailer/stores/rivoli")
+        case "POST /v1/accounts":
+            return Call(
+                method: "POST", path: "/v1/accounts", body: json(DeviceRegistration(name: "watch")))
+        case "POST /v1/devices":
+            return Call(
+                method: "POST", path: "/v1/devices", body: json(DeviceRegistration(code: annLinkCode)))
+        case "DELETE /v1/devices/{id}":
+            return Call(method: "DELETE", path: "/v1/devices/\(annTablet.deviceID)")
+        case "POST /v1/seen":
+            return Call(
+                method: "POST", path: "/v1/seen",
+                body: json(SeenPush(items: [SeenItem(offerID: sushi.id, seenAt: server.clock.read())])))
+        case "POST /v1/redemptions":
+            return Call(
+                method: "POST", path: "/v1/redemptions", body: json(RedemptionRequest(offerID: sushi.id)),
+                headers: ["Idempotency-Key": "ann-key"])
+        default:
+            return nil
+        }
+    }
+
+    struct Attempt {
+        var name: String
+        var authorization: String?
+        var status: Int
+    }
+
+    /// Ten ways to hold the wrong credential for an operation that needs `required`.
+    func wrongCredentials(for required: Credential) -> [Attempt] {
+        let valid = token(required)
+        let forged =
+            switch required {
+            case .operatorToken: String(valid.reversed())
+            case .retailerKey: Secrets.token(prefix: retailerKeyPrefix)
+            case .deviceToken: Secrets.token(prefix: deviceTokenPrefix)
+            }
+        var attempts = [
+            Attempt(name: "no Authorization header", authorization: nil, status: 401),
+            Attempt(name: "an empty bearer token", authorization: "Bearer ", status: 401),
+            Attempt(
+                name: "the right token under another scheme", authorization: "Basic \(valid)", status: 401),
+            Attempt(
+                name: "the right token and one character more", authorization: "Bearer \(valid)x",
+                status: 401),
+            Attempt(
+                name: "the right token less its last character",
+                authorization: "Bearer \(valid.dropLast())", status: 401),
+            Attempt(
+                name: "a forged token of the right kind", authorization: "Bearer \(forged)", status: 401),
+            Attempt(name: "a revoked device token", authorization: "Bearer \(revokedToken)", status: 401),
+            Attempt(
+                name: "a rotated-out retailer key", authorization: "Bearer \(retiredKey)", status: 401),
+        ]
+        for other in Credential.allCases where other != required {
+            attempts.append(
+                Attempt(
+                    name: "a valid \(other.rawValue)", authorization: "Bearer \(token(other))", status: 403))
+        }
+        return attempts
+    }
+}
