@@ -47,7 +47,7 @@ demo: deps
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (beacons, server, client, geo).
+# BENCH="beacons client" runs only those sections (beacons, server, pgbouncer, client, geo, json).
 bench: deps
 	$(call apt_install,$(BENCH_PACKAGES))
 	$(call pip_install,beacontools,beacontools)

@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(
             name: "loyalty-bench",
             dependencies: [
-                "Beacons", "Geofencing", "HTTPServer", "LoyaltyServer", "LoyaltyTesting", "Postgres",
+                "Beacons", "Geofencing", "HTTPServer", "LoyaltyAPI", "LoyaltyServer", "LoyaltyTesting", "Postgres",
             ],
             path: "Benchmarks/loyalty-bench"),
 
@@ -65,6 +65,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
         .testTarget(
             name: "LoyaltyServerTests",
             dependencies: ["LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),

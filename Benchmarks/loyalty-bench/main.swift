@@ -85,7 +85,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo, json (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -97,5 +97,6 @@ if wants("pgbouncer") { try benchPgBouncer() }
 if wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
 
 if wants("geo") { try geoBench() }
+if wants("json") { try benchJSON() }
 
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")

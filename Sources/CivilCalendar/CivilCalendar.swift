@@ -61,15 +61,20 @@ public enum CivilCalendar {
 
     /// Appends a non-negative `value` in decimal, zero-padded to at least `width` digits.
     public static func appendDigits(_ value: Int64, width: Int, to text: inout [UInt8]) {
-        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-        var rest = value
-        var index = width - 1
-        while index >= 0 {
-            digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+        // In place, from the last digit back: no array per call (a catalog page writes a million of them).
+        var count = 1
+        var rest = value / 10
+        while rest > 0 {
+            count += 1
+            rest /= 10
+        }
+        text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(count, width)))
+        rest = value
+        var index = text.count - 1
+        while rest > 0 {
+            text[index] = UInt8(ascii: "0") + UInt8(rest % 10)
             rest /= 10
             index -= 1
         }
-        if rest > 0 { text += Array(String(rest).utf8) }
-        text += digits
     }
 }

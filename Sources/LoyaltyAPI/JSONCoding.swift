@@ -35,13 +35,22 @@ public enum LoyaltyJSON {
     /// as .259 and drift by a millisecond on every round trip. Written by hand (a full catalog holds
     /// hundreds of thousands of dates) in the proleptic Gregorian calendar `parseTimestamp` reads.
     public static func formatTimestamp(_ date: Date) -> String {
+        var text = [UInt8]()
+        text.reserveCapacity(24)
+        appendTimestamp(date, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `formatTimestamp`'s text appended to `text`: the catalog page's writer puts it straight into the page.
+    static func appendTimestamp(_ date: Date, to text: inout [UInt8]) {
         let scaled = (date.timeIntervalSince1970 * 1000).rounded()
-        guard formattableMilliseconds.contains(scaled) else { return date.formatted(plainStyle) }
+        guard formattableMilliseconds.contains(scaled) else {
+            text.append(contentsOf: date.formatted(plainStyle).utf8)
+            return
+        }
         let milliseconds = Int64(scaled)
         let (days, millisecondOfDay) = CivilCalendar.floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = CivilCalendar.date(days: days)
-        var text = [UInt8]()
-        text.reserveCapacity(24)
         CivilCalendar.appendDateTime(
             year: year, month: month, day: day, secondOfDay: millisecondOfDay / 1000, to: &text)
         if millisecondOfDay % 1000 != 0 {
@@ -49,7 +58,6 @@ public enum LoyaltyJSON {
             CivilCalendar.appendDigits(millisecondOfDay % 1000, width: 3, to: &text)
         }
         text.append(UInt8(ascii: "Z"))
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// Reads an RFC 3339 date-time (`2026-01-31T09:00:00Z`, with an optional fraction, `Z` or a `+hh:mm`/`-hh:mm`

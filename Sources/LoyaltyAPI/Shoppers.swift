@@ -32,7 +32,8 @@ public struct DeviceRegistration: RequestBody, Equatable {
 
     public func validate() throws(ValidationError) {
         try Validation.optionalText(name, field: "name", maxLength: Validation.deviceNameMaxLength)
-        try Validation.optionalText(code, field: "code", maxLength: 32)
+        // Typed or pasted by the shopper and never shown: spaces and a line break around it are ignored.
+        try Validation.optionalText(code, field: "code", maxLength: 32, allowingLineBreaks: true)
     }
 }
 

@@ -24,8 +24,9 @@ public enum Validation {
         return UInt16(value)
     }
 
+    /// `allowingLineBreaks`: tabs, CR and LF pass (input that is typed, never shown); NUL never does.
     public static func text(
-        _ value: String, field: String, length: ClosedRange<Int>
+        _ value: String, field: String, length: ClosedRange<Int>, allowingLineBreaks: Bool = false
     ) throws(ValidationError) {
         // Code points, as the schema's maxLength counts them: counted as grapheme clusters, one
         // "character" of thousands of combining marks would pass a 200-character limit.
@@ -33,7 +34,10 @@ public enum Validation {
             throw ValidationError(
                 field: field, message: "must be \(length.lowerBound) to \(length.upperBound) characters")
         }
-        if let (offset, scalar) = value.unicodeScalars.enumerated().first(where: { isRefusedInText($0.element) }) {
+        let lineBreaks: Set<Unicode.Scalar> = allowingLineBreaks ? ["\t", "\r", "\n"] : []
+        if let (offset, scalar) = value.unicodeScalars.enumerated().first(where: {
+            isRefusedInText($0.element) && !lineBreaks.contains($0.element)
+        }) {
             let code = String(scalar.value, radix: 16, uppercase: true)
             throw ValidationError(
                 field: field,
@@ -53,8 +57,10 @@ public enum Validation {
         }
     }
 
-    public static func optionalText(_ value: String?, field: String, maxLength: Int) throws(ValidationError) {
-        if let value { try text(value, field: field, length: 0...maxLength) }
+    public static func optionalText(
+        _ value: String?, field: String, maxLength: Int, allowingLineBreaks: Bool = false
+    ) throws(ValidationError) {
+        if let value { try text(value, field: field, length: 0...maxLength, allowingLineBreaks: allowingLineBreaks) }
     }
 
     public static func imageURL(_ value: String?, field: String) throws(ValidationError) {

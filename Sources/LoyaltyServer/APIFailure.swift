@@ -47,7 +47,7 @@ struct APIFailure: Error {
             return (.invalid(error), nil)
         case let error as PostgresError where error.kind == .unavailable:
             return (.databaseUnavailable, nil)
-        case let error as PostgresError where error.sqlState?.hasPrefix("22") == true:
+        case let error as PostgresError where error.isDataException:
             // Data exception (a value PostgreSQL cannot store): validation should have caught it first.
             return (APIFailure(422, .validationFailed, "a value is out of the range the server can store"), "\(error)")
         default:

@@ -9,10 +9,10 @@ public final class LoyaltyService: Sendable {
     private let metrics: Metrics
     private let log: @Sendable (String) -> Void
 
-    /// `log` receives one JSON line per request; it never contains a token.
+    /// `log` receives one `ServerLog` line per request; it never contains a token.
     public init(
         store: Store, operatorToken: String, openAPIDocument: [UInt8], rateLimits: RateLimits = .standard,
-        log: @escaping @Sendable (String) -> Void = LoyaltyService.standardErrorLog
+        log: @escaping @Sendable (String) -> Void = ServerLog.standardError
     ) {
         let metrics = Metrics()
         let endpoints = Endpoints(
@@ -62,10 +62,6 @@ public final class LoyaltyService: Sendable {
         }
     }
 
-    public static let standardErrorLog: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
-
     /// Runs a handler, turns what it throws into the JSON error answer, and records the request.
     private static func answer(
         _ request: HTTPRequest, route: String, metrics: Metrics, log: @Sendable (String) -> Void,
@@ -88,12 +84,15 @@ public final class LoyaltyService: Sendable {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.record(route: route, method: request.method, status: response.status, seconds: seconds)
-        // Written by hand: an encoder per request cost more than the 304 it logs.
-        var line = "{\"request_id\":\(LoyaltyJSON.quoted(requestID)),\"method\":\(LoyaltyJSON.quoted(request.method))"
-        line += ",\"route\":\(LoyaltyJSON.quoted(route)),\"status\":\(response.status)"
-        line += ",\"duration_ms\":\((seconds * 1e6).rounded() / 1e3)"
-        if let internalDetail { line += ",\"error\":\(LoyaltyJSON.quoted(internalDetail))" }
-        log(line + "}")
+        let level: ServerLog.Level = response.status >= 500 ? .error : internalDetail != nil ? .warning : .info
+        log(
+            ServerLog.line(
+                level, "request",
+                [
+                    "request_id": .string(requestID), "method": .string(request.method), "route": .string(route),
+                    "status": .int(response.status), "duration_ms": .double((seconds * 1e6).rounded() / 1e3),
+                    "error": internalDetail.map { .string($0) },
+                ]))
         return response
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import LoyaltyAPI
 import Postgres
 
 /// `loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR] [--version] [--help]`: configuration from
@@ -106,7 +107,9 @@ public enum ServerCommand {
         if let databaseURL = options.databaseURL {
             conninfo = databaseURL
         } else {
-            let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg"))
+            let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg")) { notice in
+                ServerLog.standardError(ServerLog.line(.warning, "embedded_postgres", ["message": .string(notice)]))
+            }
             conninfo = try cluster.start()
             embedded = cluster
         }
@@ -119,11 +122,11 @@ public enum ServerCommand {
             announce(change.description)
             return
         }
-        // On stderr: stdout's first line is the address, which scripts and tests wait for.
+        // On stderr, in the log: stdout's first line is the address, which scripts and tests wait for.
         if change != .current(version: schema.version) {
-            FileHandle.standardError.write(Data("loyalty-server: \(change)\n".utf8))
+            ServerLog.standardError(ServerLog.line(.info, "schema_migrated", ["change": .string(change.description)]))
         }
-        try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: LoyaltyService.standardErrorLog)
+        try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: ServerLog.standardError)
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
         let service = LoyaltyService(
             store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument,
@@ -140,13 +143,20 @@ public enum ServerCommand {
         }
 
         let server = try HTTPServer(
-            host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle)
+            host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle,
+            diagnostics: { message in
+                ServerLog.standardError(ServerLog.line(.warning, "libmicrohttpd", ["message": .string(message)]))
+            })
         let shownHost = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
-        announce("loyalty-server listening on http://\(shownHost):\(server.port)")
+        let url = "http://\(shownHost):\(server.port)"
+        announce("loyalty-server listening on \(url)")
+        ServerLog.standardError(
+            ServerLog.line(.info, "started", ["url": .string(url), "version": .string(Release.version)]))
         let purge = TombstonePurge(
             store: store, retention: tombstoneRetention, interval: tombstonePurgeInterval,
-            log: LoyaltyService.standardErrorLog)
+            log: ServerLog.standardError)
         stop.wait()
+        ServerLog.standardError(ServerLog.line(.info, "stopping"))
         server.shutdown()
         purge.stop()
         sources.forEach { $0.cancel() }

@@ -18,7 +18,7 @@ final class TombstonePurge {
                 try Self.purge(store: store, retention: retention, log: log)
             } catch {
                 // The next run tries again; the tombstones wait.
-                log("{\"event\":\"tombstone_purge_failed\",\"error\":\(LoyaltyJSON.quoted("\(error)"))}")
+                log(ServerLog.line(.error, "tombstone_purge_failed", ["error": .string("\(error)")]))
             }
         }
         // Leeway lets the kernel batch wake-ups: 1% of the interval, at most a minute.
@@ -35,13 +35,14 @@ final class TombstonePurge {
 
     deinit { timer.cancel() }
 
-    /// One purge now, logged (one JSON line, like the request log's) when it deleted something.
+    /// One purge now, logged (a `ServerLog` line) when it deleted something.
     static func purge(store: Store, retention: TimeInterval, log: @Sendable (String) -> Void) throws {
         let cutoff = store.clock().addingTimeInterval(-retention)
         let removed = try store.purgeTombstones(deletedBefore: cutoff)
         guard removed > 0 else { return }
         log(
-            "{\"event\":\"tombstones_purged\",\"removed\":\(removed)"
-                + ",\"deleted_before\":\(LoyaltyJSON.quoted(LoyaltyJSON.formatTimestamp(cutoff)))}")
+            ServerLog.line(
+                .info, "tombstones_purged",
+                ["removed": .int(removed), "deleted_before": .string(LoyaltyJSON.formatTimestamp(cutoff))]))
     }
 }

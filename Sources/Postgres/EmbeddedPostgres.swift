@@ -76,7 +76,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         let quotedName = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         do {
             try administration.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quotedName)"))
-        } catch where error.sqlState == "42P04" {
+        } catch where error.sqlState == PostgresError.SQLState.duplicateDatabase {
             // duplicate_database: keep it
         }
         return Self.conninfo(cluster, database: name)

@@ -57,7 +57,9 @@ public final class PostgresConnection {
     @discardableResult
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresResult {
         if query.sql.utf8.contains(0) || query.parameters.contains(where: { $0?.utf8.contains(0) ?? false }) {
-            throw PostgresError(kind: .sql, sqlState: "22021", message: "PostgreSQL text cannot contain a NUL byte")
+            throw PostgresError(
+                kind: .sql, sqlState: PostgresError.SQLState.characterNotInRepertoire,
+                message: "PostgreSQL text cannot contain a NUL byte")
         }
         let result = withCStringArray(query.parameters) { values in
             PQexecParams(handle, query.sql, Int32(query.parameters.count), nil, values, nil, nil, 0)
@@ -68,7 +70,9 @@ public final class PostgresConnection {
     /// Runs a trusted script of several statements (PQexec), such as the schema. Never pass it user data.
     public func execute(script: String) throws(PostgresError) {
         guard !script.utf8.contains(0) else {
-            throw PostgresError(kind: .sql, sqlState: "22021", message: "PostgreSQL text cannot contain a NUL byte")
+            throw PostgresError(
+                kind: .sql, sqlState: PostgresError.SQLState.characterNotInRepertoire,
+                message: "PostgreSQL text cannot contain a NUL byte")
         }
         PQclear(try checked(PQexec(handle, script)))
     }
@@ -86,7 +90,7 @@ public final class PostgresConnection {
         // COMMIT of a transaction in which a statement failed (and `body` swallowed the error) rolls back instead.
         if try query("COMMIT").commandTag == "ROLLBACK" {
             throw PostgresError(
-                kind: .sql, sqlState: "25P02",
+                kind: .sql, sqlState: PostgresError.SQLState.inFailedSQLTransaction,
                 message: "the transaction was rolled back because a statement in it failed")
         }
         return value
@@ -136,7 +140,9 @@ public final class PostgresConnection {
 
     /// Class 08 (connection exception) and the shutdown/startup states of class 57 mean "try again later".
     private static func meansUnavailable(_ sqlState: String) -> Bool {
-        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+        typealias Code = PostgresError.SQLState
+        return sqlState.hasPrefix(Code.connectionExceptionClass)
+            || [Code.adminShutdown, Code.crashShutdown, Code.cannotConnectNow].contains(sqlState)
     }
 
     private static func trimmed(_ message: String) -> String {

@@ -15,7 +15,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public var kind: Kind
-    /// The five-character SQLSTATE, e.g. "23505" for a unique violation.
+    /// The five-character SQLSTATE, e.g. `SQLState.uniqueViolation`.
     public var sqlState: String?
     public var message: String
     /// The constraint a violation names (PG_DIAG_CONSTRAINT_NAME), to tell apart which unique key was hit.
@@ -28,7 +28,26 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         self.constraintName = constraintName
     }
 
-    public var isUniqueViolation: Bool { sqlState == "23505" }
+    public var isUniqueViolation: Bool { sqlState == SQLState.uniqueViolation }
+    public var isForeignKeyViolation: Bool { sqlState == SQLState.foreignKeyViolation }
+    /// Class 22, data exception: a value the statement cannot take (out of range, bad text, NUL byte).
+    public var isDataException: Bool { sqlState?.hasPrefix(SQLState.dataExceptionClass) == true }
+
+    /// The SQLSTATE codes this package tells apart, named as in PostgreSQL's errcodes.txt.
+    public enum SQLState {
+        public static let uniqueViolation = "23505"
+        public static let foreignKeyViolation = "23503"
+        public static let characterNotInRepertoire = "22021"
+        public static let inFailedSQLTransaction = "25P02"
+        public static let duplicateDatabase = "42P04"
+        public static let syntaxError = "42601"
+        public static let adminShutdown = "57P01"
+        public static let crashShutdown = "57P02"
+        public static let cannotConnectNow = "57P03"
+        /// The first two characters of a code are its class.
+        public static let dataExceptionClass = "22"
+        public static let connectionExceptionClass = "08"
+    }
 
     public var description: String {
         switch kind {

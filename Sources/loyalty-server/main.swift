@@ -17,6 +17,6 @@ do {
     FileHandle.standardError.write(Data("loyalty-server: \(error)\n\n\(ServerOptions.usage)\n".utf8))
     exit(64)
 } catch {
-    FileHandle.standardError.write(Data("loyalty-server: \(error)\n".utf8))
+    ServerLog.standardError(ServerLog.line(.error, "failed", ["error": .string("\(error)")]))
     exit(1)
 }

@@ -64,6 +64,8 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         var quoted = offer(1, 2, "say \"hi\"\n\\ café")
         quoted.startsAt = Date(timeIntervalSince1970: 1_800_000_000.25)
         quoted.description = nil
+        // Rounded to the millisecond as the API rounds it: the next second, not "00.999".
+        quoted.endsAt = Date(timeIntervalSince1970: 1_800_000_000.9996)
         let plain = offer(1, 1, "plain")
         try cache.apply(
             CatalogPage(
@@ -80,6 +82,7 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         #expect(lines[1]["seen"] as? Bool == false)
         #expect(lines[0]["ends_at"] as? String == "2027-01-16T08:00:00Z")
         #expect(lines[1]["starts_at"] as? String == "2027-01-15T08:00:00.250Z")
+        #expect(lines[1]["ends_at"] as? String == "2027-01-15T08:00:01Z")
         #expect(lines[1]["description"] is NSNull)
         #expect(lines[1]["retailer"] as? String == "Matey's")
         #expect(lines[1]["major"] as? Int == 1)

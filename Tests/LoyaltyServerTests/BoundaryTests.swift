@@ -123,6 +123,11 @@ import Testing
         #expect(lines.count >= 6)
         for line in lines {
             let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            // The server's one log line shape: time, level and event first.
+            #expect(
+                line.range(
+                    of: #"^\{"time":"[-0-9T:.]+Z","level":"info","event":"request","request_id":"#,
+                    options: .regularExpression) != nil, "\(line)")
             #expect(fields["request_id"] is String && fields["route"] is String && fields["status"] is Int)
             #expect(fields["duration_ms"] is Double && fields["method"] is String)
             for secret in [retailer.apiKey, shopper.deviceToken, server.operatorToken] {

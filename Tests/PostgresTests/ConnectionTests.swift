@@ -12,7 +12,7 @@ import Testing
             try connection.query("INSERT INTO accounts VALUES (\("a@example.com"))")
         }
         #expect(error?.kind == .sql)
-        #expect(error?.sqlState == "23505")
+        #expect(error?.sqlState == PostgresError.SQLState.uniqueViolation)
         #expect(error?.isUniqueViolation == true)
         #expect(error?.constraintName == "accounts_email_key")
         #expect(connection.isHealthy)
@@ -21,7 +21,7 @@ import Testing
     @Test func syntaxErrorsAndNULBytesAreTypedErrors() throws {
         let connection = try freshDatabase()
         let syntax = #expect(throws: PostgresError.self) { try connection.query("SELEKT 1") }
-        #expect(syntax?.sqlState == "42601")
+        #expect(syntax?.sqlState == PostgresError.SQLState.syntaxError)
         #expect(syntax?.kind == .sql)
         let nul = #expect(throws: PostgresError.self) { try connection.query("SELECT \("a\u{0}b")::text") }
         #expect(nul?.kind == .sql)
@@ -58,7 +58,7 @@ import Testing
                 _ = try? connection.query("SELECT 1 / \(0)")
             }
         }
-        #expect(swallowed?.sqlState == "25P02")
+        #expect(swallowed?.sqlState == PostgresError.SQLState.inFailedSQLTransaction)
         #expect(try connection.query("SELECT n FROM t").map { try $0.decode("n", as: Int.self) } == [2])
     }
 

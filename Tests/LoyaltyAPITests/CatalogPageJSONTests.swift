@@ -166,6 +166,24 @@ import Testing
         #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: bytes) }
     }
 
+    /// The table says which fields must be there: the error names the first one missing and its object.
+    @Test(arguments: [
+        ("\"title\":\"T\",", "the offer has no \"title\""),
+        ("\"updated_at\":\"2026-01-31T09:00:00Z\"}", "the offer has no \"updated_at\""),
+        ("\"removed_stores\":[],", "the page has no \"removed_stores\""),
+    ])
+    func namesTheMissingField(piece: String, message: String) throws {
+        let json = Self.valid(piece, piece.hasSuffix("}") ? "\"x\":0}" : "")
+        #expect(json != Self.valid)
+        #expect(throws: (any Error).self) { try LoyaltyJSON.decoder().decode(CatalogPage.self, from: Data(json.utf8)) }
+        do {
+            _ = try CatalogPage(json: Array(json.utf8))
+            Issue.record("read a page without a required field")
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
     @Test func refusesDeepNestingWithoutExhaustingTheStack() {
         let json = Self.valid.replacingOccurrences(
             of: "\"cursor\":\"c\"", with: "\"x\":" + String(repeating: "[", count: 100_000))

@@ -1,0 +1,140 @@
+import Foundation
+
+// The byte-level half of the catalog page's JSON writer: literals, numbers, UUIDs, dates and escaped
+// strings, written as `LoyaltyJSON.encoder()` writes them. `JSONTable` drives it field by field for the
+// catalog page; `OrderedJSON` (below) for lines such as the server log's.
+
+struct JSONWriter {
+    var bytes: [UInt8] = []
+
+    mutating func array<Element, Failure: Error>(
+        _ elements: [Element], _ element: (inout JSONWriter, Element) throws(Failure) -> Void
+    ) throws(Failure) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            try element(&self, value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// `"key":`, after a comma when `separated`.
+    mutating func key(_ key: StaticString, separated: Bool) {
+        if separated { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        raw(key)
+        raw("\":")
+    }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func date(_ date: Date) {
+        bytes.append(UInt8(ascii: "\""))
+        LoyaltyJSON.appendTimestamp(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func integer(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
+    }
+
+    /// As Foundation writes a Double: its shortest round-tripping description, without a trailing ".0".
+    mutating func double(_ value: Double) throws(CatalogPageJSONError) {
+        guard value.isFinite else {
+            throw CatalogPageJSONError(offset: 0, message: "\(value) is not a JSON number")
+        }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    mutating func uuid(_ uuid: UUID) {
+        let hexits: StaticString = "0123456789ABCDEF"
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: uuid.uuid) { octets in
+            hexits.withUTF8Buffer { hexits in
+                for (index, octet) in octets.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(hexits[Int(octet >> 4)])
+                    bytes.append(hexits[Int(octet & 0xF)])
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            case ..<0x20:
+                let hexits: StaticString = "0123456789abcdef"
+                raw("\\u00")
+                hexits.withUTF8Buffer {
+                    bytes.append($0[Int(byte >> 4)])
+                    bytes.append($0[Int(byte & 0xF)])
+                }
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A JSON value whose objects keep their keys in the order given, for lines people read first and programs
+/// parse second, such as the server's log lines (`time`, `level`, `event` first). Strings are escaped as
+/// `JSONEncoder` escapes them; a number JSON cannot hold (infinity, NaN) is written as null.
+public enum OrderedJSON: Sendable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case null
+    case array([OrderedJSON])
+    case object([(String, OrderedJSON)])
+
+    public var text: String {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    private func write(to writer: inout JSONWriter) {
+        switch self {
+        case .string(let text): writer.string(text)
+        case .int(let number): writer.integer(number)
+        case .double(let number):
+            // Swift's shortest round-tripping text, "1.0" included, which JSON reads as written.
+            if number.isFinite { writer.bytes.append(contentsOf: number.description.utf8) } else { writer.raw("null") }
+        case .bool(let value): writer.raw(value ? "true" : "false")
+        case .null: writer.raw("null")
+        case .array(let elements):
+            writer.array(elements) { writer, element in element.write(to: &writer) }
+        case .object(let fields):
+            writer.bytes.append(UInt8(ascii: "{"))
+            for (index, (key, value)) in fields.enumerated() {
+                if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+                writer.string(key)
+                writer.bytes.append(UInt8(ascii: ":"))
+                value.write(to: &writer)
+            }
+            writer.bytes.append(UInt8(ascii: "}"))
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import LoyaltyAPI
+import SQLite
+
+// The account's seen set and the outbox of seen items the server has not acknowledged yet.
+
+extension OfferCache {
+    // MARK: seen set and outbox
+
+    /// The latest known seen time of each offer the account has seen.
+    public func seen() throws(ClientError) -> [UUID: Date] {
+        try read { db in
+            var seen: [UUID: Date] = [:]
+            for row in try db.query("SELECT offer_id, seen_at FROM seen") {
+                seen[try row.uuid(0)] = Date(timeIntervalSince1970: try row.real(1))
+            }
+            return seen
+        }
+    }
+
+    /// Records offers this device showed: the seen set and the outbox change together.
+    public func recordShown(_ items: [SeenItem]) throws(ClientError) {
+        try write { db in
+            for item in items {
+                try Self.mergeSeen(db, item)
+                try db.run(
+                    "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)",
+                    [.text(item.offerID.uuidString), .real(item.seenAt.timeIntervalSince1970)])
+            }
+        }
+    }
+
+    /// Claims an offer for showing at `shownAt` (the scan's server time), as one transaction: false when the
+    /// seen set (written by any process on this device, or synced) has it and `reshowAfter` seconds have not
+    /// passed since; otherwise records `shownAt` in the seen set and `reportedAt` in the outbox, and returns
+    /// true. So scans running at once on one device show each offer once. The two times differ for a replay,
+    /// whose timeline runs ahead of the clock: the server is told the real moment.
+    public func claimShown(
+        _ offerID: UUID, shownAt: Date, reportedAt: Date, reshowAfter: Int?
+    ) throws(ClientError) -> Bool {
+        try write { db in
+            if let row = try db.query("SELECT seen_at FROM seen WHERE offer_id = ?", [.text(offerID.uuidString)]).first {
+                let seenAt = Date(timeIntervalSince1970: try row.real(0))
+                guard let reshowAfter, shownAt.timeIntervalSince(seenAt) >= Double(reshowAfter) else { return false }
+            }
+            try Self.mergeSeen(db, SeenItem(offerID: offerID, seenAt: shownAt))
+            try db.run(
+                "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)",
+                [.text(offerID.uuidString), .real(reportedAt.timeIntervalSince1970)])
+            return true
+        }
+    }
+
+    private static func mergeSeen(_ db: SQLiteDatabase, _ item: SeenItem) throws {
+        try db.run(
+            """
+            INSERT INTO seen (offer_id, seen_at) VALUES (?, ?)
+            ON CONFLICT (offer_id) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)
+            """,
+            [.text(item.offerID.uuidString), .real(item.seenAt.timeIntervalSince1970)])
+    }
+
+    /// The oldest unsent seen items, with the outbox position to acknowledge them by.
+    public func outbox(limit: Int) throws(ClientError) -> (items: [SeenItem], through: Int64) {
+        try read { db in
+            var items: [SeenItem] = []
+            var through: Int64 = 0
+            for row in try db.query(
+                "SELECT id, offer_id, seen_at FROM outbox ORDER BY id LIMIT ?", [.integer(Int64(limit))])
+            {
+                through = try row.integer(0)
+                items.append(
+                    SeenItem(offerID: try row.uuid(1), seenAt: Date(timeIntervalSince1970: try row.real(2))))
+            }
+            return (items, through)
+        }
+    }
+
+    public var outboxCount: Int {
+        get throws(ClientError) {
+            try read { db in Int(try db.query("SELECT count(*) FROM outbox").first?.integer(0) ?? 0) }
+        }
+    }
+
+    /// The server acknowledged every outbox item up to `id`.
+    public func acknowledgeOutbox(through id: Int64) throws(ClientError) {
+        try write { db in try db.run("DELETE FROM outbox WHERE id <= ?", [.integer(id)]) }
+    }
+
+    /// Merges a page of the account's seen set and moves the seen cursor, in one transaction.
+    public func apply(_ page: SeenPage) throws(ClientError) {
+        try write { db in
+            for item in page.items { try Self.mergeSeen(db, item) }
+            try Self.setState(db, .seenCursor, page.cursor)
+        }
+    }
+}

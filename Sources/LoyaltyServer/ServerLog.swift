@@ -1,0 +1,29 @@
+import Foundation
+import LoyaltyAPI
+
+/// The one shape of the server's log lines: a JSON object on one line, `time`, `level` and `event` first,
+/// then the event's own fields in the order given, so a line can be grepped by its start and parsed whole.
+/// Not an encoder: one per request cost more than the 304 it logs.
+public enum ServerLog {
+    public enum Level: String, Sendable {
+        case info, warning, error
+    }
+
+    /// The line for `event` at `time`, without its newline; fields whose value is nil are left out.
+    public static func line(
+        _ level: Level, _ event: String, _ fields: KeyValuePairs<String, OrderedJSON?> = [:], time: Date = Date()
+    ) -> String {
+        var object: [(String, OrderedJSON)] = [
+            ("time", .string(LoyaltyJSON.formatTimestamp(time))), ("level", .string(level.rawValue)),
+            ("event", .string(event)),
+        ]
+        for case (let key, let value?) in fields { object.append((key, value)) }
+        return OrderedJSON.object(object).text
+    }
+
+    /// Writes each line, with its newline, to standard error in one write, so lines of concurrent requests
+    /// never interleave.
+    public static let standardError: @Sendable (String) -> Void = { line in
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

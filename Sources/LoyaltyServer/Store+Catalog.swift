@@ -1,0 +1,204 @@
+import Foundation
+import Geofencing
+import LoyaltyAPI
+import Postgres
+
+// The catalog feed every shopper syncs: pages of changes, and the part around a point.
+
+extension Store {
+    // MARK: Catalog
+
+    /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot, up to
+    /// `limit` rows (retailers, offers, stores and tombstones together). A page ends at a version
+    /// boundary: the rows it holds are every change in (since, cursor], so the next page, asked with
+    /// the page's cursor, starts where it stopped, and rows changed in between come in a later page at
+    /// their new version (a page after the first of a full sync is a delta). With `area`, the whole
+    /// live catalog around a point instead, never cut (`since` is not used: see `nearPage`).
+    /// `through` is where the page brings the client: its ETag.
+    func catalog(since: FeedCursor?, limit: Int = catalogPageLimit, area: CatalogArea? = nil) throws -> (
+        page: CatalogPage, through: FeedCursor
+    ) {
+        let now = clock()
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                let feed = try connection.query(
+                    "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton")[0]
+                let head = FeedCursor(
+                    generation: try feed.decode("generation"), version: try feed.decode("version"),
+                    near: area != nil)
+                if let area {
+                    return (try nearPage(connection, area: area, head: head, now: now), head)
+                }
+                let after: Int64
+                if let since {
+                    let purgedThrough: Int64 = try feed.decode("purged_through")
+                    guard since.generation == head.generation, since.version >= purgedThrough,
+                        since.version <= head.version
+                    else { throw StoreError.cursorExpired }
+                    after = since.version
+                } else {
+                    after = 0
+                }
+                // A full page needs no tombstones: it replaces the client's copy.
+                let delta = since != nil
+                var through = head
+                if after < head.version,
+                    let next = try connection.query(
+                        """
+                        SELECT version FROM (
+                            (SELECT version FROM retailers WHERE version > \(after) AND version <= \(head.version)
+                                ORDER BY version LIMIT \(limit + 1))
+                            UNION ALL
+                            (SELECT version FROM offers WHERE version > \(after) AND version <= \(head.version)
+                                AND (deleted_at IS NULL OR \(delta)) ORDER BY version LIMIT \(limit + 1))
+                            UNION ALL
+                            (SELECT version FROM stores WHERE version > \(after) AND version <= \(head.version)
+                                AND (deleted_at IS NULL OR \(delta)) ORDER BY version LIMIT \(limit + 1))
+                        ) AS changes
+                        ORDER BY version OFFSET \(limit) LIMIT 1
+                        """
+                    ).first
+                {
+                    // The first change that does not fit (each branch reads no more than a page's worth of
+                    // its version index); every write takes a version of its own, so the
+                    // page ends just before it (were one version ever shared, it would stay whole).
+                    let version: Int64 = try next.decode("version")
+                    through.version = version - 1 > after ? version - 1 : version
+                }
+                var page = CatalogPage(
+                    cursor: through.encoded(), full: !delta, more: through.version < head.version,
+                    serverTime: now, retailers: [], offers: [], removed: [])
+                guard after < through.version else { return (page, through) }
+                page.retailers = try connection.query(
+                    """
+                    SELECT id, name, uuid FROM retailers
+                    WHERE version > \(after) AND version <= \(through.version) ORDER BY version
+                    """
+                ).map(CatalogRetailer.init(row:))
+                let offers = try connection.query(
+                    """
+                    SELECT * FROM offers
+                    WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
+                    ORDER BY version
+                    """
+                )
+                for row in offers {
+                    if try row.decode("deleted_at", as: Date?.self) == nil {
+                        page.offers.append(try Offer(row: row))
+                    } else {
+                        page.removed.append(try CatalogTombstone(row: row))
+                    }
+                }
+                let stores = try connection.query(
+                    """
+                    SELECT * FROM stores
+                    WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
+                    ORDER BY version
+                    """
+                )
+                for row in stores {
+                    if try row.decode("deleted_at", as: Date?.self) == nil {
+                        page.stores.append(try RetailStore(row: row))
+                    } else {
+                        page.removedStores.append(try CatalogTombstone(row: row))
+                    }
+                }
+                return (page, through)
+            }
+        }
+    }
+
+    /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
+    /// `stores_location`, then the exact great-circle distance), their retailers, and every live
+    /// offer of those retailers.
+    ///
+    /// The page is always full. A delta cannot be computed for an area: a retailer enters it when a
+    /// store is added or moved into it, and then the client needs that retailer's older, unchanged
+    /// offers too; it leaves it when its last store there moves away, which no tombstone records. The
+    /// area's part of the catalog is small, and the ETag (the feed version plus the area) still
+    /// answers 304 while nothing changed. The `n1` cursor keeps the client from asking for a delta
+    /// of the whole feed on top of an area's copy.
+    private func nearPage(
+        _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, now: Date
+    ) throws
+        -> CatalogPage
+    {
+        let center = GeoCoordinate(latitude: area.latitude, longitude: area.longitude)
+        let radius = area.radiusKilometres * 1000
+        let box = BoundingBox(center: center, radius: radius)
+        let stores = try connection.query(
+            """
+            SELECT * FROM stores
+            WHERE deleted_at IS NULL AND version <= \(head.version)
+                AND latitude BETWEEN \(box.minLatitude)::float8 AND \(box.maxLatitude)::float8
+                AND (longitude BETWEEN \(box.minLongitude)::float8 AND \(box.maxLongitude)::float8
+                    OR (\(box.wrapsLongitude)::boolean
+                        AND (longitude >= \(box.minLongitude)::float8 OR longitude <= \(box.maxLongitude)::float8)))
+                AND great_circle_m(\(area.latitude)::float8, \(area.longitude)::float8, latitude, longitude)
+                    <= \(radius)::float8
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try RetailStore(row: row) }
+        let retailerIDs = uuidArray(Set(stores.map(\.retailerID)).sorted { $0.uuidString < $1.uuidString })
+        let retailers = try connection.query(
+            "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
+        ).map(CatalogRetailer.init(row:))
+        let offers = try connection.query(
+            """
+            SELECT * FROM offers
+            WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try Offer(row: row) }
+        return CatalogPage(
+            cursor: head.encoded(), full: true, more: false, serverTime: now, retailers: retailers, offers: offers,
+            removed: [],
+            stores: stores, removedStores: [])
+    }
+}
+
+/// The most rows a catalog page holds, and the size of a page asked without `limit`: a 100,000-offer
+/// catalog comes in ten pages, so the server builds one while the client stores the one before.
+let catalogPageLimit = 10_000
+
+extension Offer {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            major: try row.decode("major"),
+            minor: try row.decode("minor"), title: try row.decode("title"),
+            description: try row.decode("description", as: String?.self),
+            category: try row.decode("category", as: String?.self),
+            imageURL: try row.decode("image_url", as: String?.self),
+            startsAt: try row.decode("starts_at", as: Date?.self),
+            endsAt: try row.decode("ends_at", as: Date?.self),
+            perShopperLimit: try row.decode("per_shopper_limit"),
+            totalLimit: try row.decode("total_limit", as: Int?.self),
+            reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
+            updatedAt: try row.decode("updated_at"))
+    }
+}
+
+extension CatalogRetailer {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
+    }
+}
+
+extension CatalogTombstone {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), retailerID: try row.decode("retailer_id"))
+    }
+}
+
+extension RetailStore {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            storeID: try row.decode("store_id"),
+            name: try row.decode("name"), latitude: try row.decode("latitude"),
+            longitude: try row.decode("longitude"), radiusMetres: try row.decode("radius_m"),
+            updatedAt: try row.decode("updated_at"))
+    }
+}

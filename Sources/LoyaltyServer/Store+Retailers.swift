@@ -1,0 +1,166 @@
+import Foundation
+import LoyaltyAPI
+import Postgres
+
+// A retailer's account and API key, its offers and their statistics.
+
+extension Store {
+    // MARK: Retailers
+
+    func registerRetailer(_ registration: RetailerRegistration) throws -> RetailerCredentials {
+        let apiKey = Secrets.token(prefix: retailerKeyPrefix)
+        let proximityUUID = registration.uuid ?? UUID()
+        do {
+            let row = try pool.withConnection { connection in
+                try connection.query(
+                    """
+                    INSERT INTO retailers (name, uuid, api_key_hash, created_at)
+                    VALUES (\(registration.name), \(proximityUUID), \(Secrets.digest(of: apiKey)), \(clock()))
+                    RETURNING id, name, uuid
+                    """
+                )[0]
+            }
+            return RetailerCredentials(
+                id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
+                apiKey: apiKey)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw StoreError.uuidTaken
+        }
+    }
+
+    /// The retailer whose API key this is, looked up by the key's digest: its current key, or the one before
+    /// while that is in its grace period (see `rotateKey`). The new key's first use ends the grace period.
+    func retailer(apiKey: String) throws -> Retailer? {
+        let digest = Secrets.digest(of: apiKey)
+        let now = clock()
+        return try pool.withConnection { connection in
+            let rows = try connection.query(
+                """
+                SELECT id, name, uuid, created_at, api_key_hash, previous_api_key_hash FROM retailers
+                WHERE api_key_hash = \(digest) OR (previous_api_key_hash = \(digest) AND previous_key_expires_at > \(now))
+                """
+            )
+            guard let row = rows.first else { return nil }
+            let current = try row.decode("api_key_hash", as: [UInt8].self)
+            let previous = try row.decode("previous_api_key_hash", as: [UInt8]?.self)
+            if Secrets.constantTimeEqual(current, digest) {
+                if previous != nil {
+                    try connection.query(
+                        """
+                        UPDATE retailers SET previous_api_key_hash = NULL, previous_key_expires_at = NULL
+                        WHERE id = \(try row.decode("id", as: UUID.self)) AND api_key_hash = \(digest)
+                        """)
+                }
+            } else if !Secrets.constantTimeEqual(previous ?? [], digest) {
+                return nil
+            }
+            return Retailer(
+                id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
+                createdAt: try row.decode("created_at"))
+        }
+    }
+
+    /// A new key. The key that asked for it (`replacing`) keeps working for `keyRotationGrace` or until the new
+    /// key is first used, whichever comes first: a client that could not save the new key keeps working while
+    /// its user puts the printed key in place, and can rotate again with the same key. Any other stops at once.
+    func rotateKey(retailerID: UUID, replacing oldKey: String) throws -> APIKey {
+        let apiKey = Secrets.token(prefix: retailerKeyPrefix)
+        let expires = clock().addingTimeInterval(keyRotationGrace)
+        _ = try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE retailers SET previous_api_key_hash = \(Secrets.digest(of: oldKey)),
+                    previous_key_expires_at = \(expires), api_key_hash = \(Secrets.digest(of: apiKey))
+                WHERE id = \(retailerID)
+                """
+            )
+        }
+        return APIKey(apiKey: apiKey)
+    }
+
+    // MARK: Offers
+
+    /// Creates or replaces the live offer at (major, minor) of this retailer; `created` tells which.
+    func putOffer(retailerID: UUID, major: UInt16, minor: UInt16, draft: OfferDraft) throws -> (
+        offer: Offer, created: Bool
+    ) {
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO offers (retailer_id, major, minor, title, description, category, image_url,
+                    starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at)
+                VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(draft.title), \(draft.description),
+                    \(draft.category), \(draft.imageURL), \(draft.startsAt), \(draft.endsAt),
+                    \(draft.perShopperLimit ?? 1), \(draft.totalLimit), \(draft.reshowAfterSeconds), \(clock()))
+                ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
+                    title = excluded.title, description = excluded.description, category = excluded.category,
+                    image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
+                    per_shopper_limit = excluded.per_shopper_limit, total_limit = excluded.total_limit,
+                    reshow_after_s = excluded.reshow_after_s, updated_at = excluded.updated_at
+                RETURNING *, (xmax = 0) AS created
+                """
+            )[0]
+        }
+        return (try Offer(row: row), try row.decode("created"))
+    }
+
+    /// Turns the live offer at (major, minor) into a tombstone; false when there is none.
+    func deleteOffer(retailerID: UUID, major: UInt16, minor: UInt16) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE offers SET deleted_at = \(clock()), updated_at = \(clock())
+                WHERE retailer_id = \(retailerID) AND major = \(Int(major)) AND minor = \(Int(minor))
+                    AND deleted_at IS NULL
+                """
+            ).rowsAffected > 0
+        }
+    }
+
+    func offers(retailerID: UUID) throws -> [Offer] {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT * FROM offers WHERE retailer_id = \(retailerID) AND deleted_at IS NULL
+                ORDER BY major, minor
+                """
+            ).map { row throws(PostgresError) in try Offer(row: row) }
+        }
+    }
+
+
+    func statistics(retailerID: UUID) throws -> RetailerStatistics {
+        let rows = try pool.withConnection { connection in
+            // The counters and the seen set are shopper-side (distributed) tables: each is read for the
+            // retailer's offers on its own, then joined to the offers (a reference table).
+            try connection.query(
+                """
+                WITH live AS (
+                    SELECT id, major, minor, title, total_limit FROM offers
+                    WHERE retailer_id = \(retailerID) AND deleted_at IS NULL),
+                redeemed AS (
+                    SELECT offer_id, redeemed_count FROM redemption_totals WHERE offer_id IN (SELECT id FROM live)),
+                seen_by AS (
+                    SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
+                    GROUP BY offer_id)
+                SELECT live.*, coalesce(redeemed.redeemed_count, 0) AS redeemed_count,
+                    coalesce(seen_by.seen_by, 0) AS seen_by
+                FROM live LEFT JOIN redeemed ON redeemed.offer_id = live.id
+                    LEFT JOIN seen_by ON seen_by.offer_id = live.id
+                ORDER BY live.major, live.minor
+                """
+            )
+        }
+        return RetailerStatistics(
+            offers: try rows.map { row throws(PostgresError) in
+                let redeemed: Int = try row.decode("redeemed_count")
+                return OfferStatistics(
+                    offerID: try row.decode("id"), major: try row.decode("major"),
+                    minor: try row.decode("minor"),
+                    title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
+                    remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
+            })
+    }
+}
+
+let retailerKeyPrefix = "lk_"

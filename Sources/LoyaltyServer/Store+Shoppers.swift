@@ -1,0 +1,213 @@
+import Foundation
+import LoyaltyAPI
+import Postgres
+
+// Shoppers' accounts, their devices and link codes, and their seen sets.
+
+extension Store {
+    // MARK: Accounts and devices
+
+    func createAccount(deviceName: String?) throws -> DeviceCredentials {
+        // The id is drawn here, not by the database: the token names it.
+        let accountID = UUID()
+        let token = DeviceToken.issue(accountID: accountID)
+        let now = clock()
+        let row = try pool.withConnection { connection in
+            try connection.query(
+                """
+                WITH account AS (INSERT INTO accounts (id, created_at) VALUES (\(accountID), \(now)))
+                INSERT INTO devices (account_id, name, token_hash, created_at)
+                VALUES (\(accountID), \(deviceName), \(Secrets.digest(of: token)), \(now))
+                RETURNING id, account_id
+                """
+            )[0]
+        }
+        return DeviceCredentials(
+            accountID: try row.decode("account_id"), deviceID: try row.decode("id"), deviceToken: token)
+    }
+
+    /// The live (not revoked) device whose token this is, looked up by the token's digest within the
+    /// account the token names (by the digest alone for a token from before tokens named it).
+    func device(token: String) throws -> DeviceSession? {
+        try pool.withConnection { connection in try Self.liveDevice(token, withFeedHead: false, in: connection)?.session }
+    }
+
+    /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup and the
+    /// feed's head in one statement, all that a catalog request answered 304 costs.
+    func catalogHead(deviceToken token: String) throws -> FeedCursor? {
+        try pool.withConnection { connection in
+            guard let row = try Self.liveDevice(token, withFeedHead: true, in: connection)?.row else { return nil }
+            return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+        }
+    }
+
+    /// The live device `token` belongs to, and its row (with the feed's head when `withFeedHead`). A token that
+    /// names its account is looked up within that account (one shard, docs/SCALING.md), an older one by its
+    /// digest alone.
+    private static func liveDevice(
+        _ token: String, withFeedHead: Bool, in connection: PostgresConnection
+    ) throws -> (session: DeviceSession, row: PostgresRow)? {
+        let digest = Secrets.digest(of: token)
+        var query = PostgresQuery(
+            unsafeSQL: withFeedHead
+                ? """
+                SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
+                FROM devices d JOIN catalog_feed f ON f.singleton
+                WHERE d.token_hash = $1 AND d.revoked_at IS NULL
+                """
+                : "SELECT d.id, d.account_id, d.token_hash FROM devices d WHERE d.token_hash = $1 AND d.revoked_at IS NULL",
+            parameters: [digest.postgresText])
+        if let accountID = DeviceToken.accountID(in: token) {
+            query.sql += " AND d.account_id = $2"
+            query.parameters.append(accountID.postgresText)
+        }
+        guard let row = try connection.query(query).first,
+            Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest)
+        else { return nil }
+        return (DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id")), row)
+    }
+
+    func createLinkCode(accountID: UUID) throws -> LinkCode {
+        let expiresAt = clock().addingTimeInterval(linkCodeLifetime)
+        while true {
+            let code = LinkCode.random()
+            do {
+                _ = try pool.withConnection { connection in
+                    try connection.query(
+                        """
+                        INSERT INTO link_codes (code_hash, account_id, expires_at)
+                        VALUES (\(LinkCode.digest(of: code)), \(accountID), \(expiresAt))
+                        """
+                    )
+                }
+                return LinkCode(code: code, expiresAt: expiresAt)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                continue  // The same 59-bit code was drawn before: draw again.
+            }
+        }
+    }
+
+    /// Spends a link code (once, before it expires) on a new device of the code's account.
+    func linkDevice(code: String, name: String?) throws -> DeviceCredentials {
+        let now = clock()
+        // Two statements: the token names the account, which only the spent code tells.
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                guard
+                    let spent = try connection.query(
+                        """
+                        UPDATE link_codes SET used_at = \(now)
+                        WHERE code_hash = \(LinkCode.digest(of: code)) AND used_at IS NULL AND expires_at > \(now)
+                        RETURNING account_id
+                        """
+                    ).first
+                else { throw StoreError.linkCodeInvalid }
+                let accountID: UUID = try spent.decode("account_id")
+                let token = DeviceToken.issue(accountID: accountID)
+                let device = try connection.query(
+                    """
+                    INSERT INTO devices (account_id, name, token_hash, created_at)
+                    VALUES (\(accountID), \(name), \(Secrets.digest(of: token)), \(now))
+                    RETURNING id
+                    """
+                )[0]
+                return DeviceCredentials(accountID: accountID, deviceID: try device.decode("id"), deviceToken: token)
+            }
+        }
+    }
+
+    func devices(of session: DeviceSession) throws -> DeviceList {
+        let rows = try pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT id, name, created_at, revoked_at FROM devices
+                WHERE account_id = \(session.accountID) ORDER BY created_at, id
+                """
+            )
+        }
+        return DeviceList(
+            devices: try rows.map { row throws(PostgresError) in
+                let id: UUID = try row.decode("id")
+                return Device(
+                    id: id, name: try row.decode("name", as: String?.self),
+                    createdAt: try row.decode("created_at"),
+                    revokedAt: try row.decode("revoked_at", as: Date?.self), current: id == session.deviceID)
+            })
+    }
+
+    /// Revokes one of the account's devices (idempotent); false when the account has no such device.
+    func revokeDevice(_ deviceID: UUID, of accountID: UUID) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE devices SET revoked_at = coalesce(revoked_at, \(clock()))
+                WHERE id = \(deviceID) AND account_id = \(accountID)
+                """
+            ).rowsAffected > 0
+        }
+    }
+
+    // MARK: Seen
+
+    /// Adds items to the account's seen set; returns how many were new. The account row's
+    /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql). A time
+    /// after the server's clock is taken as now, and an item outside its offer's window is skipped: no
+    /// device can report a sighting that has not happened yet or of an offer it could not have been shown.
+    func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
+        let now = clock()
+        let json = String(decoding: try LoyaltyJSON.encoder().encode(items), as: UTF8.self)
+        return try pool.withConnection { connection in
+            try connection.query(
+                """
+                WITH bump AS (
+                    UPDATE accounts SET seen_version = seen_version + 1 WHERE id = \(accountID)
+                    RETURNING seen_version)
+                INSERT INTO seen (account_id, offer_id, seen_at, version)
+                SELECT \(accountID), item.offer_id, least(item.seen_at, \(now)), bump.seen_version
+                FROM bump, jsonb_to_recordset(\(json)::jsonb) AS item (offer_id uuid, seen_at timestamptz)
+                WHERE EXISTS (
+                    SELECT 1 FROM offers WHERE offers.id = item.offer_id
+                        AND (starts_at IS NULL OR starts_at <= least(item.seen_at, \(now)))
+                        AND (ends_at IS NULL OR least(item.seen_at, \(now)) < ends_at))
+                ON CONFLICT DO NOTHING
+                """
+            ).rowsAffected
+        }
+    }
+
+    /// The items added to the account's set after `since` (all when nil), in one snapshot.
+    func seen(accountID: UUID, since: FeedCursor?) throws -> SeenPage {
+        if let since, since.generation != accountID { throw StoreError.cursorExpired }
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                let head: Int64 = try connection.query(
+                    "SELECT seen_version FROM accounts WHERE id = \(accountID)")[0].decode("seen_version")
+                let after = since?.version ?? 0
+                guard after <= head else { throw StoreError.cursorExpired }
+                let items = try connection.query(
+                    """
+                    SELECT offer_id, seen_at FROM seen
+                    WHERE account_id = \(accountID) AND version > \(after) AND version <= \(head)
+                    ORDER BY version, offer_id
+                    """
+                ).map { row throws(PostgresError) in
+                    SeenItem(offerID: try row.decode("offer_id"), seenAt: try row.decode("seen_at"))
+                }
+                return SeenPage(
+                    cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items)
+            }
+        }
+    }
+}
+
+/// Who a device token belongs to.
+struct DeviceSession: Equatable {
+    var deviceID: UUID
+    var accountID: UUID
+}
+
+let deviceTokenPrefix = "ld_"
+let linkCodeLifetime: TimeInterval = 10 * 60
+/// How long a rotated-out retailer key keeps working if the new one is not used first.
+let keyRotationGrace: TimeInterval = 24 * 60 * 60
