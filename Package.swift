@@ -26,6 +26,9 @@ let package = Package(
         // Pure Swift: day counts of the Gregorian calendar, for hand-written timestamp coding.
         .target(name: "CivilCalendar"),
 
+        // Pure Swift: both executables' commands, options and positionals, parsed from their declarations.
+        .target(name: "Arguments"),
+
         // Pure Swift: bytes in, beacon events out.
         .target(name: "Beacons"),
         // Pure Swift: great-circle geometry, NMEA 0183, geographic region monitoring.
@@ -34,17 +37,18 @@ let package = Package(
         // The product.
         .target(name: "LoyaltyAPI", dependencies: ["CivilCalendar"]),
         .target(
-            name: "LoyaltyServer", dependencies: ["LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
+            name: "LoyaltyServer", dependencies: ["Arguments", "LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
             // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
             resources: [
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
                 .embedInCode("Resources/0003-feed-row-by-key.sql"), .embedInCode("Resources/0004-key-rotation-grace.sql"),
                 .embedInCode("Resources/openapi.yaml"),
             ]),
-        .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "HTTPClient", "SQLite"]),
-        .executableTarget(name: "loyalty-server", dependencies: ["LoyaltyServer", "LoyaltyAPI"]),
+        .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
+        .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
         .executableTarget(
-            name: "loyalty", dependencies: ["Beacons", "BeaconRadio", "Geofencing", "LoyaltyClient"], path: "cli"),
+            name: "loyalty", dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient"],
+            path: "cli"),
 
         // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
         // of `loyalty` or `loyalty-server`.
@@ -58,6 +62,7 @@ let package = Package(
             ],
             path: "Benchmarks/loyalty-bench"),
 
+        .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons"]),
@@ -68,7 +73,7 @@ let package = Package(
         .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
         .testTarget(
             name: "LoyaltyServerTests",
-            dependencies: ["LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
+            dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),

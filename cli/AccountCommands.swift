@@ -1,45 +1,40 @@
+import Arguments
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-let accountCommand = CommandSpec(
+private enum Account {
+    static let name = Option<String>("name", value: "NAME", help: "A name for this device, shown by `loyalty devices`.")
+    static let linkName = Option<String>("name", value: "NAME", help: "A name for this device (with CODE).")
+    /// A code typed in groups with spaces arrives as several words; the server ignores the spaces.
+    static let code = Positional("CODE", .zeroOrMore)
+    static let device = Positional("ID")
+}
+
+let accountCommand = Command(
     name: "account",
     summary: "Create this device's shopper account, show it, or link another device to it.",
     subcommands: [accountCreate, accountShow, accountLink])
 
-private let accountCreate = CommandSpec(
+private let accountCreate = Command(
     name: "create", summary: "Create an anonymous shopper account with this device in it.",
     synopsis: "[--name NAME]", discussion: clientDiscussion,
-    options: [.value("name", "NAME", "A name for this device, shown by `loyalty devices`.")] + clientOptions,
+    options: [Account.name] + ClientOptions.all,
     run: clientCommand { context in
-        if let existing = try context.home.loadDevice() {
-            throw ClientError.configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`"
-            )
-        }
-        let device = try context.api.createAccount(deviceName: context.arguments.value("name"))
-        try context.home.saveDevice(device)
-        try context.openCache().forgetCursors()
+        let device = try context.home.createAccount(context.api, deviceName: context.arguments.value(Account.name))
         printDevice(device, context: context, event: "account_created")
     }
 )
 
-private let accountShow = CommandSpec(
+private let accountShow = Command(
     name: "show", summary: "Show this device's account and cache (works offline).",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let device = try context.home.requireDevice()
         let cache = try context.openCache()
-        let fields: [(String, JSONValue)] = [
-            ("account_id", .string(device.accountID.uuidString.lowercased())),
-            ("device_id", .string(device.deviceID.uuidString.lowercased())),
-            ("server", .string(context.api.server.absoluteString)),
-            ("cached_offers", .int(try cache.offerCount)),
-            ("unsent_seen", .int(try cache.outboxCount)),
-            ("last_sync", jsonTimestamp(try cache.lastSync)),
-            ("catalog_partial", .bool(try cache.catalogIsPartial)),
-        ]
-        if context.json { return printJSONLine(fields) }
+        if context.json {
+            return printOut(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
+        }
         try warnIfCatalogPartial(cache, json: false)
         printOut(
             """
@@ -51,10 +46,10 @@ private let accountShow = CommandSpec(
     }
 )
 
-private let accountLink = CommandSpec(
+private let accountLink = Command(
     name: "link",
     summary: "Without CODE: print a code for another device. With CODE: join the account that made it.",
-    synopsis: "[CODE] [--name NAME]",
+    synopsis: "[--name NAME]",
     discussion: """
         On the device that has the account, `loyalty account link` prints a single-use code such as
         K7M2-Q9XP-4HTD (valid 10 minutes). On the new device, `loyalty account link CODE` joins that
@@ -63,39 +58,24 @@ private let accountLink = CommandSpec(
 
         \(clientDiscussion)
         """,
-    options: [.value("name", "NAME", "A name for this device (with CODE).")] + clientOptions,
+    options: [Account.linkName] + ClientOptions.all, positionals: [Account.code],
     run: clientCommand { context in
-        // A code typed in groups with spaces arrives as several arguments; the server ignores the spaces.
-        let typed = context.arguments.positionals
+        let typed = context.arguments.words(Account.code)
         guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
-            if context.json {
-                return printJSONLine([("code", .string(link.code)), ("expires_at", jsonTimestamp(link.expiresAt))])
-            }
+            if context.json { return printOut(ClientJSONLines.linkCode(link)) }
             return printOut(
                 "link code: \(link.code)\non the other device run: loyalty account link \(link.code)\n(expires \(timestamp(link.expiresAt)))"
             )
         }
-        if let existing = try context.home.loadDevice() {
-            throw ClientError.configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(context.home.deviceFile.path) first"
-            )
-        }
-        let device = try context.api.linkDevice(
-            code: typed.joined(separator: " "), deviceName: context.arguments.value("name"))
-        try context.home.saveDevice(device)
-        try context.openCache().forgetCursors()
+        let device = try context.home.linkDevice(
+            context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName))
         printDevice(device, context: context, event: "device_linked")
     }
 )
 
 private func printDevice(_ device: DeviceCredentials, context: ClientContext, event: String) {
-    if context.json {
-        return printJSONLine([
-            ("event", .string(event)), ("account_id", .string(device.accountID.uuidString.lowercased())),
-            ("device_id", .string(device.deviceID.uuidString.lowercased())),
-        ])
-    }
+    if context.json { return printOut(ClientJSONLines.joined(device, event: event)) }
     printOut(
         """
         account \(device.accountID.uuidString.lowercased()), device \(device.deviceID.uuidString.lowercased())
@@ -103,39 +83,13 @@ private func printDevice(_ device: DeviceCredentials, context: ClientContext, ev
         """)
 }
 
-let devicesCommand = CommandSpec(
+let devicesCommand = Command(
     name: "devices", summary: "List the devices of this account; `devices revoke ID` signs one out.",
-    synopsis: "[revoke ID]", discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all, subcommands: [devicesRevoke],
     run: clientCommand { context in
         let credential = try context.deviceCredential().1
-        let positionals = context.arguments.positionals
-        if let verb = positionals.first {
-            guard verb == "revoke", positionals.count == 2 else {
-                throw UsageError(
-                    "expected `devices` or `devices revoke ID`", commandPath: context.arguments.commandPath)
-            }
-            guard let id = UUID(uuidString: positionals[1]) else {
-                throw UsageError("'\(positionals[1])' is not a device id", commandPath: context.arguments.commandPath)
-            }
-            try context.api.revokeDevice(id, credential)
-            if context.json {
-                return printJSONLine([
-                    ("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased())),
-                ])
-            }
-            return printOut("device \(id.uuidString.lowercased()) revoked: its token no longer works")
-        }
         let devices = try context.api.devices(credential).devices
-        if context.json {
-            for device in devices {
-                printJSONLine([
-                    ("id", .string(device.id.uuidString.lowercased())), ("name", jsonOptional(device.name)),
-                    ("created_at", jsonTimestamp(device.createdAt)), ("revoked_at", jsonTimestamp(device.revokedAt)),
-                    ("current", .bool(device.current)),
-                ])
-            }
-            return
-        }
+        if context.json { return devices.forEach { printOut(ClientJSONLines.device($0)) } }
         printTable(
             ["DEVICE", "NAME", "CREATED", "STATUS"],
             devices.map { device in
@@ -144,5 +98,24 @@ let devicesCommand = CommandSpec(
                     device.revokedAt.map { "revoked \(timestamp($0))" } ?? (device.current ? "this device" : "active"),
                 ]
             })
+    }
+)
+
+private let devicesRevoke = Command(
+    name: "revoke", summary: "Sign a device of this account out: its token stops working.",
+    discussion: clientDiscussion, options: ClientOptions.all, positionals: [Account.device],
+    run: clientCommand { context in
+        let credential = try context.deviceCredential().1
+        let text = context.arguments.word(Account.device) ?? ""
+        guard let id = UUID(uuidString: text) else {
+            throw context.arguments.usageError("'\(text)' is not a device id")
+        }
+        try context.api.revokeDevice(id, credential)
+        if context.json {
+            return printJSONLine([
+                ("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased())),
+            ])
+        }
+        printOut("device \(id.uuidString.lowercased()) revoked: its token no longer works")
     }
 )

@@ -1,12 +1,35 @@
+import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
+import LoyaltyAPI
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-let advertiseCommand = CommandSpec(
+/// Read as text: each has its own message for a value it refuses.
+private enum Advertise {
+    static let uuid = Option<String>("uuid", value: "UUID", help: "The proximity UUID (the retailer's).")
+    static let major = Option<String>("major", value: "M", help: "Major, 0...65535 (a department).")
+    static let minor = Option<String>("minor", value: "N", help: "Minor, 0...65535 (the beacon in it).")
+    static let measuredPower = Option<String>(
+        "measured-power", value: "DBM", help: "RSSI at 1 m to advertise, -100...0 (default -59; see `beacon calibrate`).")
+    static let interval = Option<String>(
+        "interval-ms", value: "MS", help: "Advertising interval, 20...10240 ms in 0.625 ms steps (default 100).")
+    static let adapter = Option<String>(
+        "adapter", value: "NAME", help: "The adapter to advertise with (default: the first one).")
+    static let duration = Option<String>(
+        "duration", value: "SECONDS", help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
+    static let dryRun = Flag("dry-run", help: "Print the HCI commands instead of sending them.")
+    static let write = Option<String>(
+        "write", value: "FILE", help: "Write the HCI commands and the report a scanner receives to a BTSnoop file.")
+    static let extended = Flag(
+        "extended", help: "With --dry-run or --write: the extended advertising commands instead of the legacy ones.")
+    static let json = Flag("json", help: "JSON lines.")
+}
+
+let advertiseCommand = Command(
     name: "advertise",
     summary: "Make this machine an iBeacon: advertise a UUID, major and minor with a measured power.",
     synopsis:
@@ -34,58 +57,51 @@ let advertiseCommand = CommandSpec(
         EXIT CODES: 0 done, 64 wrong arguments, 69 no radio, 74 FILE not written, 77 missing capabilities.
         """,
     options: [
-        .value("uuid", "UUID", "The proximity UUID (the retailer's)."),
-        .value("major", "M", "Major, 0...65535 (a department)."),
-        .value("minor", "N", "Minor, 0...65535 (the beacon in it)."),
-        .value("measured-power", "DBM", "RSSI at 1 m to advertise, -100...0 (default -59; see `beacon calibrate`)."),
-        .value("interval-ms", "MS", "Advertising interval, 20...10240 ms in 0.625 ms steps (default 100)."),
-        .value("adapter", "NAME", "The adapter to advertise with (default: the first one)."),
-        .value("duration", "SECONDS", "Stop after this many seconds (default: until Ctrl-C or SIGTERM)."),
-        .flag("dry-run", "Print the HCI commands instead of sending them."),
-        .value("write", "FILE", "Write the HCI commands and the report a scanner receives to a BTSnoop file."),
-        .flag("extended", "With --dry-run or --write: the extended advertising commands instead of the legacy ones."),
-        .flag("json", "JSON lines."),
+        Advertise.uuid, Advertise.major, Advertise.minor, Advertise.measuredPower, Advertise.interval, Advertise.adapter,
+        Advertise.duration, Advertise.dryRun, Advertise.write, Advertise.extended, Advertise.json,
     ],
     run: runAdvertise
 )
 
 private func runAdvertise(_ arguments: ParsedArguments) throws {
-    let path = arguments.commandPath
     let advertisement = try parseAdvertisement(arguments)
-    let adapter = arguments.value("adapter")
+    let adapter = try arguments.value(Advertise.adapter)
     if let adapter, !adapter.hasPrefix("hci") || adapter.count == 3 || !adapter.dropFirst(3).allSatisfy(\.isWholeNumber)
     {
-        throw UsageError("--adapter takes an adapter name like hci0, got '\(adapter)'", commandPath: path)
+        throw arguments.usageError("--adapter takes an adapter name like hci0, got '\(adapter)'")
     }
     var duration: Double? = nil
-    if let text = arguments.value("duration") {
+    if let text = try arguments.value(Advertise.duration) {
         guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-            throw UsageError("--duration must be a number of seconds greater than 0, got '\(text)'", commandPath: path)
+            throw arguments.usageError("--duration must be a number of seconds greater than 0, got '\(text)'")
         }
         duration = seconds
     }
-    let dryRun = arguments.flag("dry-run")
-    let file = arguments.value("write")
-    let json = arguments.flag("json")
+    let dryRun = arguments.flag(Advertise.dryRun)
+    let file = try arguments.value(Advertise.write)
+    let json = arguments.flag(Advertise.json)
     guard dryRun || file != nil else {
-        if arguments.flag("extended") {
-            throw UsageError(
-                "--extended applies to --dry-run and --write; live advertising chooses from the controller's LE features",
-                commandPath: path)
+        if arguments.flag(Advertise.extended) {
+            throw arguments.usageError(
+                "--extended applies to --dry-run and --write; live advertising chooses from the controller's LE features")
         }
         return try advertiseLive(advertisement, adapter: adapter, duration: duration, json: json)
     }
     let commands: LEAdvertisingCommands
     do {
-        commands = try LEAdvertisingCommands(extended: arguments.flag("extended"), advertisement: advertisement)
+        commands = try LEAdvertisingCommands(extended: arguments.flag(Advertise.extended), advertisement: advertisement)
     } catch {
-        throw UsageError(error.description, commandPath: path)
+        throw arguments.usageError(error.description)
     }
     if dryRun {
         for command in commands.start + [commands.disable] { printCommand(command, json: json) }
     }
     if let file {
-        try writeCapture(commands, advertisement: advertisement, duration: duration, to: file)
+        do {
+            try commands.writeCapture(of: advertisement, duration: duration, to: file, at: SystemBeaconClock().now())
+        } catch {
+            throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
+        }
         let count = commands.start.count + 1
         if json {
             printJSONLine([("file", .string(file)), ("commands", .int(count)), ("advertising_reports", .int(1))])
@@ -97,96 +113,61 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
 
 /// The beacon from `--uuid`, `--major`, `--minor`, `--measured-power` and `--interval-ms`, or a usage error.
 private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAdvertisement {
-    let path = arguments.commandPath
-    guard let uuidText = arguments.value("uuid") else {
-        throw UsageError("--uuid UUID is required (the retailer's proximity UUID)", commandPath: path)
+    guard let uuidText = try arguments.value(Advertise.uuid) else {
+        throw arguments.usageError("--uuid UUID is required (the retailer's proximity UUID)")
     }
     guard let uuid = UUID(uuidString: uuidText) else {
-        throw UsageError(
+        throw arguments.usageError(
             "'\(uuidText)' is not a UUID: use 32 hex digits in 8-4-4-4-12 groups, "
-                + "like 8F0C1DDC-11E5-4A07-8910-425941B072F9", commandPath: path)
+                + "like 8F0C1DDC-11E5-4A07-8910-425941B072F9")
     }
-    func number(_ name: String) throws -> UInt16 {
-        guard let text = arguments.value(name) else {
-            throw UsageError("--\(name) is required (0...65535)", commandPath: path)
+    func number(_ option: Option<String>) throws -> UInt16 {
+        let name = option.declaration.name
+        guard let text = try arguments.value(option) else {
+            throw arguments.usageError("--\(name) is required (0...65535)")
         }
         guard let value = UInt16(text) else {
-            throw UsageError("--\(name) must be a whole number 0...65535, got '\(text)'", commandPath: path)
+            throw arguments.usageError("--\(name) must be a whole number 0...65535, got '\(text)'")
         }
         return value
     }
-    let major = try number("major")
-    let minor = try number("minor")
-    let powerText = arguments.value("measured-power") ?? "-59"
+    let major = try number(Advertise.major)
+    let minor = try number(Advertise.minor)
+    let powerText = try arguments.value(Advertise.measuredPower) ?? "-59"
     guard let power = Int8(powerText), (-100...0).contains(power) else {
-        throw UsageError(
-            "--measured-power must be a whole number of dBm, -100...0, got '\(powerText)'", commandPath: path)
+        throw arguments.usageError(
+            "--measured-power must be a whole number of dBm, -100...0, got '\(powerText)'")
     }
-    let intervalText = arguments.value("interval-ms") ?? "100"
+    let intervalText = try arguments.value(Advertise.interval) ?? "100"
     guard let interval = Double(intervalText) else {
-        throw UsageError("--interval-ms must be a number of milliseconds, got '\(intervalText)'", commandPath: path)
+        throw arguments.usageError("--interval-ms must be a number of milliseconds, got '\(intervalText)'")
     }
     let frame = BeaconFrame(
         kind: .iBeacon, identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power)
     do {
         return try BeaconAdvertisement(frame: frame, intervalMilliseconds: interval)
     } catch {
-        throw UsageError("--interval-ms: \(error.description)", commandPath: path)
+        throw arguments.usageError("--interval-ms: \(error.description)")
     }
 }
 
 private func printCommand(_ command: HCICommand, json: Bool) {
-    let opcode = "0x" + hexDigits([UInt8(command.opcode >> 8), UInt8(command.opcode & 0xFF)], separator: "")
+    let opcode = "0x" + [UInt8(command.opcode >> 8), UInt8(command.opcode & 0xFF)].hexText()
     let name = command.name ?? "HCI command"
     if json {
         printJSONLine([
             ("command", .string(name)), ("opcode", .string(opcode)),
-            ("packet", .string(hexDigits(command.packet, separator: ""))),
+            ("packet", .string(command.packet.hexText())),
         ])
     } else {
-        printOut("\(opcode) \(name)\n  \(hexDigits(command.packet, separator: " "))")
-    }
-}
-
-private func hexDigits(_ bytes: [UInt8], separator: String) -> String {
-    bytes.map { byte in
-        let digits = String(byte, radix: 16, uppercase: true)
-        return digits.count == 1 ? "0" + digits : digits
-    }.joined(separator: separator)
-}
-
-/// Host to controller: the three start commands 1 ms apart. Controller to host: the report a scanner 1 m away
-/// receives one interval after enabling. Then the stop command, at the end of `duration` (or right after).
-private func writeCapture(
-    _ commands: LEAdvertisingCommands, advertisement: BeaconAdvertisement, duration: Double?, to file: String
-) throws {
-    let start = SystemBeaconClock().now()
-    let enabled = start + 0.002
-    let heard = enabled + advertisement.intervalMilliseconds / 1000
-    let stopped = max(enabled + (duration ?? 0), heard + 0.001)
-    let anyAddress = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
-    do {
-        let writer = try BTSnoopWriter(path: file, datalink: .h4)
-        for (index, command) in commands.start.enumerated() {
-            try writer.write(.command, command.packet, at: BTSnoopTimestamp(unixSeconds: start + 0.001 * Double(index)))
-        }
-        // Cannot throw: one report of 30 bytes fits an LE Advertising Report event.
-        let event = try! HCIEvent.advertisingReportEvent([advertisement.report(from: anyAddress)], format: .legacy)
-        try writer.write(.event, event, at: BTSnoopTimestamp(unixSeconds: heard))
-        try writer.write(.command, commands.disable.packet, at: BTSnoopTimestamp(unixSeconds: stopped))
-        try writer.close()
-    } catch {
-        throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
+        printOut("\(opcode) \(name)\n  \(command.packet.hexText(separator: " "))")
     }
 }
 
 private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String?, duration: Double?, json: Bool) throws
 {
-    let advertiser: BeaconAdvertiser
-    do { advertiser = try BeaconAdvertiser(adapter: adapter, advertisement: advertisement) } catch {
-        throw radioFailure(error)
-    }
-    AdvertisingInterruption.install(advertiser)
+    let advertiser = try BeaconAdvertiser(adapter: adapter, advertisement: advertisement)
+    Interruption.cancels(advertiser.cancel)
     let identity = advertisement.frame.identity
     let mode = advertiser.commands.usesExtendedAdvertising ? "extended" : "legacy"
     if json {
@@ -203,7 +184,7 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String
                 + "\(String(format1: advertisement.intervalMilliseconds)) ms on \(advertiser.adapter) "
                 + "(\(mode) commands) \(until)")
     }
-    do { try advertiser.run(duration: duration) } catch { throw radioFailure(error) }
+    try advertiser.run(duration: duration)
     if json {
         printJSONLine([("event", .string("stopped")), ("adapter", .string(advertiser.adapter))])
     } else {
@@ -212,19 +193,6 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String
 }
 
 /// Missing capabilities exit 77, every other radio problem 69.
-func radioFailure(_ error: RadioError) -> CommandFailure {
-    let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
-    return CommandFailure(error.description, exitCode: code)
-}
-
-/// Ctrl-C and SIGTERM end advertising cleanly: the advertiser disables advertising before the command exits.
-private enum AdvertisingInterruption {
-    nonisolated(unsafe) private static var advertiser: BeaconAdvertiser?
-
-    static func install(_ advertiser: BeaconAdvertiser) {
-        self.advertiser = advertiser
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber) { _ in AdvertisingInterruption.advertiser?.cancel() }
-        }
-    }
+extension RadioError: CommandError {
+    public var exitCode: Int32 { if case .missingCapabilities = self { ExitCode.noPermission } else { ExitCode.unavailable } }
 }

@@ -1,12 +1,33 @@
+import Arguments
 import Beacons
+import LoyaltyAPI
 
-let beaconCommand = CommandSpec(
+let beaconCommand = Command(
     name: "beacon",
     summary: "Work with beacons themselves: advertise one, calibrate its measured power, simulate a walk.",
     subcommands: [advertiseCommand, calibrateCommand, simulateCommand]
 )
 
-private let simulateCommand = CommandSpec(
+private enum Simulate {
+    static let walk = Option<String>(
+        "walk", value: "SPEC", help: "A beacon and its distance over time (repeatable, at least one).", repeatable: true)
+    static let write = Option<String>(
+        "write", value: "FILE", help: "The BTSnoop file to write (datalink 1002, as Android writes).")
+    static let measuredPower = Option<Int8>(
+        "measured-power", value: "DBM", help: "RSSI at 1 m the beacons advertise, -100...0 (default -59)."
+    ) { Int8($0).flatMap { (-100...0).contains($0) ? $0 : nil } }
+    static let interval = Option<Double>(
+        "interval-ms", value: "MS", help: "Advertising interval of each beacon (default 100)."
+    ) { Double($0).flatMap { $0 >= 20 && $0 <= 10_000 ? $0 : nil } }
+    static let noise = Option<Double>(
+        "noise-db", value: "DB", help: "Standard deviation of the RSSI noise (default 4)."
+    ) { Double($0).flatMap { $0 >= 0 && $0 <= 30 ? $0 : nil } }
+    static let seed = Option<UInt64>("seed", value: "N", help: "Seed of the noise (default 1).") { UInt64($0) }
+    static let extended = Flag("extended", help: "Write LE Extended Advertising Reports instead of legacy ones.")
+    static let json = Flag("json", help: "Print what was written as JSON.")
+}
+
+private let simulateCommand = Command(
     name: "simulate",
     summary: "Write a BTSnoop capture of beacons heard along a scripted walk.",
     synopsis: "--walk UUID:MAJOR:MINOR@T=D,T=D... [--walk ...] --write FILE",
@@ -20,74 +41,42 @@ private let simulateCommand = CommandSpec(
           loyalty beacon simulate --walk 8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1@0=12,10=1,20=12 --write walk.btsnoop
         """,
     options: [
-        .value("walk", "SPEC", "A beacon and its distance over time (repeatable, at least one).", repeatable: true),
-        .value("write", "FILE", "The BTSnoop file to write (datalink 1002, as Android writes)."),
-        .value("measured-power", "DBM", "RSSI at 1 m the beacons advertise, -100...0 (default -59)."),
-        .value("interval-ms", "MS", "Advertising interval of each beacon (default 100)."),
-        .value("noise-db", "DB", "Standard deviation of the RSSI noise (default 4)."),
-        .value("seed", "N", "Seed of the noise (default 1)."),
-        .flag("extended", "Write LE Extended Advertising Reports instead of legacy ones."),
-        .flag("json", "Print what was written as JSON."),
+        Simulate.walk, Simulate.write, Simulate.measuredPower, Simulate.interval, Simulate.noise, Simulate.seed,
+        Simulate.extended, Simulate.json,
     ],
     run: runSimulate
 )
 
 private func runSimulate(_ arguments: ParsedArguments) throws {
-    let path = arguments.commandPath
-    guard let file = arguments.value("write") else { throw UsageError("--write FILE is required", commandPath: path) }
-    let specs = arguments.allValues("walk")
-    guard !specs.isEmpty else { throw UsageError("give at least one --walk", commandPath: path) }
-    let power = try arguments.value("measured-power", default: Int8(-59)) { Int8($0).flatMap { (-100...0).contains($0) ? $0 : nil } }
-    let interval = try arguments.value("interval-ms", default: 100.0) { Double($0).flatMap { $0 >= 20 && $0 <= 10_000 ? $0 : nil } }
-    let noise = try arguments.value("noise-db", default: 4.0) { Double($0).flatMap { $0 >= 0 && $0 <= 30 ? $0 : nil } }
-    let seed = try arguments.value("seed", default: UInt64(1)) { UInt64($0) }
+    guard let file = try arguments.value(Simulate.write) else { throw arguments.usageError("--write FILE is required") }
+    let specs = try arguments.values(Simulate.walk)
+    guard !specs.isEmpty else { throw arguments.usageError("give at least one --walk") }
+    let power = try arguments.value(Simulate.measuredPower) ?? -59
+    let interval = try arguments.value(Simulate.interval) ?? 100
+    let noise = try arguments.value(Simulate.noise) ?? 4
+    let seed = try arguments.value(Simulate.seed) ?? 1
 
     var beacons: [BeaconWalk.Beacon] = []
     for (index, spec) in specs.enumerated() {
-        guard let beacon = parseWalk(spec, measuredPower: power, index: index) else {
-            throw UsageError(
-                "'\(spec)' is not a walk: use UUID:MAJOR:MINOR@SECONDS=METRES,... with times increasing and distances > 0",
-                commandPath: path)
+        guard let beacon = BeaconWalk.Beacon(parsing: spec, measuredPower: power, index: index) else {
+            throw arguments.usageError(
+                "'\(spec)' is not a walk: use UUID:MAJOR:MINOR@SECONDS=METRES,... with times increasing and distances > 0")
         }
         beacons.append(beacon)
     }
     let walk = BeaconWalk(beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed)
     do {
         let writer = try BTSnoopWriter(path: file)
-        try walk.write(to: writer, format: arguments.flag("extended") ? .extended : .legacy)
+        try walk.write(to: writer, format: arguments.flag(Simulate.extended) ? .extended : .legacy)
         try writer.close()
     } catch {
         throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
     }
-    if arguments.flag("json") {
+    if arguments.flag(Simulate.json) {
         printJSONLine([
             ("file", .string(file)), ("beacons", .int(beacons.count)), ("seconds", .double(walk.duration)),
         ])
     } else {
         printOut("wrote \(file): \(beacons.count) beacon(s) over \(String(format1: walk.duration)) s")
     }
-}
-
-/// `UUID:MAJOR:MINOR@T=D,T=D,...`; each beacon gets its own static random address.
-private func parseWalk(_ spec: String, measuredPower: Int8, index: Int) -> BeaconWalk.Beacon? {
-    let halves = spec.split(separator: "@", maxSplits: 1)
-    guard halves.count == 2,
-        let constraint = try? BeaconIdentityConstraint(parsing: String(halves[0])),
-        let major = constraint.major, let minor = constraint.minor
-    else { return nil }
-    var path: [BeaconWalk.Waypoint] = []
-    for point in halves[1].split(separator: ",") {
-        let pair = point.split(separator: "=")
-        guard pair.count == 2, let time = Double(pair[0]), let distance = Double(pair[1]),
-            time >= 0, distance > 0, distance.isFinite, time > (path.last?.time ?? -1)
-        else { return nil }
-        path.append(BeaconWalk.Waypoint(time: time, distance: distance))
-    }
-    guard !path.isEmpty else { return nil }
-    let identity = BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)
-    let low = UInt8(truncatingIfNeeded: index)
-    return BeaconWalk.Beacon(
-        frame: BeaconFrame(kind: .iBeacon, identity: identity, measuredPower: measuredPower),
-        address: BluetoothAddress(wire: (low, UInt8(truncatingIfNeeded: index >> 8), 0x4C, 0x59, 0x4F, 0xC0)),
-        path: path)
 }

@@ -1,15 +1,22 @@
+import Arguments
 import Beacons
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
 /// Options every command that talks to the server or reads the cache accepts.
-let clientOptions: [OptionSpec] = [
-    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
-    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
-    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
-    .flag("json", "Print JSON lines instead of text."),
-]
+enum ClientOptions {
+    static let server = Option<String>(
+        "server", value: "URL", help: "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080).")
+    static let connectTimeout = Option<Double>(
+        "connect-timeout", value: "SECONDS", help: "Give up connecting after this long (default 5).",
+        parse: positiveSeconds)
+    static let timeout = Option<Double>(
+        "timeout", value: "SECONDS", help: "Give up on a request after this long (default 30).", parse: positiveSeconds)
+    static let json = Flag("json", help: "Print JSON lines instead of text.")
+
+    static let all: [any DeclaredOption] = [server, connectTimeout, timeout, json]
+}
 
 let clientDiscussion = """
     State lives in $LOYALTY_HOME, else ~/.config/loyalty (config, device token) and
@@ -25,19 +32,18 @@ struct ClientContext {
     let home: ClientHome
     let config: ClientConfig
     let api: LoyaltyAPIClient
-    var json: Bool { arguments.flag("json") }
+    var json: Bool { arguments.flag(ClientOptions.json) }
 
     init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.arguments = arguments
         self.environment = environment
         home = try ClientHome(environment: environment)
         config = try home.loadConfig()
-        let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
         let timeouts = Timeouts(
-            connect: try arguments.value("connect-timeout", default: config.connectTimeoutSeconds ?? 5, positive),
-            total: try arguments.value("timeout", default: config.totalTimeoutSeconds ?? 30, positive))
+            connect: try arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
+            total: try arguments.value(ClientOptions.timeout) ?? config.totalTimeoutSeconds ?? 30)
         api = LoyaltyAPIClient(
-            server: try config.serverURL(flag: arguments.value("server"), environment: environment),
+            server: try config.serverURL(flag: arguments.value(ClientOptions.server), environment: environment),
             timeouts: timeouts)
     }
 
@@ -56,21 +62,15 @@ struct ClientContext {
     }
 }
 
-/// Runs a client command, turning its `ClientError` into one line and a sysexits code.
+/// Runs a client command in its context.
 func clientCommand(_ body: @escaping @Sendable (ClientContext) throws -> Void)
     -> @Sendable (ParsedArguments) throws -> Void
 {
-    { arguments in
-        do {
-            try body(try ClientContext(arguments))
-        } catch let error as ClientError {
-            throw CommandFailure(error.description, exitCode: error.exitCode)
-        }
-    }
+    { arguments in try body(try ClientContext(arguments)) }
 }
 
-extension ClientError {
-    var exitCode: Int32 {
+extension ClientError: CommandError {
+    public var exitCode: Int32 {
         switch self {
         case .network: ExitCode.tempFailure
         case .unauthorized: ExitCode.noPermission
@@ -85,18 +85,6 @@ extension ClientError {
 /// `2026-01-31T09:00:00Z`, or `-` for none.
 func timestamp(_ date: Date?) -> String {
     date.map(LoyaltyJSON.formatTimestamp) ?? "-"
-}
-
-func jsonTimestamp(_ date: Date?) -> JSONValue {
-    date.map { .string(LoyaltyJSON.formatTimestamp($0)) } ?? .null
-}
-
-func jsonOptional(_ text: String?) -> JSONValue {
-    text.map { .string($0) } ?? .null
-}
-
-func jsonOptional(_ number: Int?) -> JSONValue {
-    number.map { .int($0) } ?? .null
 }
 
 /// Rows of text columns, padded to line up.
@@ -117,95 +105,41 @@ func printTable(_ header: [String], _ rows: [[String]]) {
 // MARK: offers during `loyalty scan`
 
 /// The options `loyalty scan` adds for offers (it has its own --json).
-let offerScanOptions: [OptionSpec] = [
-    .value(
-        "min-proximity", "PROXIMITY",
-        "Show an offer when its beacon is this near or nearer: immediate, near (default), far."),
-    .value(
-        "dwell", "SECONDS", "With --json: seconds of capture time an offer stays shown before the next (default 5)."),
-    .flag("offline", "Do not contact the server; seen offers wait in the outbox for the next sync."),
-    .value("server", "URL", "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080)."),
-    .value("connect-timeout", "SECONDS", "Give up connecting after this long (default 5)."),
-    .value("timeout", "SECONDS", "Give up on a request after this long (default 30)."),
-]
+enum OfferScanOptions {
+    static let minimumProximity = Option<Proximity>(
+        "min-proximity", value: "PROXIMITY",
+        help: "Show an offer when its beacon is this near or nearer: immediate, near (default), far."
+    ) { Proximity(rawValue: $0).flatMap { $0 == .unknown ? nil : $0 } }
+    static let dwell = Option<Double>(
+        "dwell", value: "SECONDS",
+        help: "With --json: seconds of capture time an offer stays shown before the next (default 5)."
+    ) { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+    static let offline = Flag(
+        "offline", help: "Do not contact the server; seen offers wait in the outbox for the next sync.")
+
+    static let all: [any DeclaredOption] = [
+        minimumProximity, dwell, offline, ClientOptions.server, ClientOptions.connectTimeout, ClientOptions.timeout,
+    ]
+}
 
 /// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
 /// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
 /// until dismissed; otherwise for --dwell seconds.
 func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws -> OfferSession {
-    do {
-        let context = try ClientContext(arguments)
-        let minimum = try arguments.value("min-proximity", default: Proximity.near) { text in
-            Proximity(rawValue: text).flatMap { $0 == .unknown ? nil : $0 }
-        }
-        let dwell = try arguments.value("dwell", default: 5) {
-            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
-        }
-        let cache = try context.openCache()
-        let hasAccount = try context.home.loadDevice() != nil
-        let online = !arguments.flag("offline") && hasAccount
-        return try OfferSession(
-            cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
-            sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
-    } catch let error as ClientError {
-        throw CommandFailure(error.description, exitCode: error.exitCode)
-    }
+    let context = try ClientContext(arguments)
+    let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
+    let dwell = try arguments.value(OfferScanOptions.dwell) ?? 5
+    let cache = try context.openCache()
+    let hasAccount = try context.home.loadDevice() != nil
+    let online = !arguments.flag(OfferScanOptions.offline) && hasAccount
+    return try OfferSession(
+        cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
+        sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
 }
 
-/// Syncs when due; a failure is a warning (printed once, above the scan's `table` if it has one) and the
-/// scan goes on from the cache.
-func syncOffersIfDue(_ session: OfferSession, warned: inout Bool, table: LiveTable? = nil) {
-    do {
-        _ = try session.syncIfDue()
-        warned = false
-    } catch {
-        if !warned {
-            printWarning(
-                "warning: \(error.description); offers come from the cache, seen offers wait in the outbox",
-                above: table)
-        }
-        warned = true
-    }
-}
-
-/// The shopper's warning while the cache holds only the first pages of a full catalog: the offers of the
-/// pages not fetched yet are missing, so their beacons show nothing.
-let partialCatalogWarning = "the offer catalog is incomplete: a sync stopped midway; run `loyalty sync`"
-
-/// Says that the cached catalog is partial, if it is: on standard error, or with `json` as the line
-/// `{"event":"warning","code":"catalog_partial","message":..}`.
+/// Says that the cached catalog is partial, if it is: on standard error, or with `json` as a JSON line.
 func warnIfCatalogPartial(_ cache: OfferCache, json: Bool) throws(ClientError) {
     guard try cache.catalogIsPartial else { return }
-    if json {
-        printJSONLine([
-            ("event", .string("warning")), ("code", .string("catalog_partial")),
-            ("message", .string(partialCatalogWarning)),
-        ])
-    } else {
-        printError("warning: \(partialCatalogWarning)")
-    }
-}
-
-/// A scan's `warnIfCatalogPartial`, once at its start (after its first sync, which may complete the catalog).
-func warnIfCatalogPartial(_ offers: OfferSession, json: Bool) throws {
-    do { try warnIfCatalogPartial(offers.cache, json: json) } catch {
-        throw CommandFailure(error.description, exitCode: error.exitCode)
-    }
-}
-
-/// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..}}`
-func offerEventFields(_ presentation: OfferPresentation) -> [(String, JSONValue)] {
-    let offer = presentation.offer.offer
-    return [
-        ("event", .string("offer")), ("t", .double(presentation.time)),
-        (
-            "offer",
-            .object([
-                ("id", .string(offer.id.uuidString.lowercased())),
-                ("retailer", .string(presentation.offer.retailer.name)),
-                ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
-                ("category", jsonOptional(offer.category)),
-            ])
-        ),
-    ]
+    if json { return printOut(ClientJSONLines.catalogPartial) }
+    printError("warning: \(ClientJSONLines.partialCatalogWarning)")
 }

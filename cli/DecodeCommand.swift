@@ -1,9 +1,14 @@
+import Arguments
 import Beacons
+import LoyaltyClient
 
-let decodeCommand = CommandSpec(
+private let hciEvents = Flag("hci", help: "Each HEX is an HCI event (H4 framing optional), not advertising data.")
+private let hexWords = Positional("HEX", .oneOrMore)
+
+let decodeCommand = Command(
     name: "decode",
     summary: "Decode advertising data or HCI events given as hex, one JSON line per advertisement.",
-    synopsis: "[--hci] HEX...",
+    synopsis: "[--hci]",
     discussion: """
         Without --hci each HEX is advertising data (AD structures, as in a scan record). With --hci each
         HEX is a complete HCI event (LE Advertising Report or LE Extended Advertising Report), with or
@@ -14,45 +19,27 @@ let decodeCommand = CommandSpec(
         EXAMPLE:
           loyalty decode 0201061aff4c0002158f0c1ddc11e54a078910425941b072f900010001c5
         """,
-    options: [.flag("hci", "Each HEX is an HCI event (H4 framing optional), not advertising data.")],
+    options: [hciEvents], positionals: [hexWords],
     run: runDecode
 )
 
 private func runDecode(_ arguments: ParsedArguments) throws {
-    guard !arguments.positionals.isEmpty else {
-        throw UsageError("give at least one HEX string", commandPath: arguments.commandPath)
-    }
     var failures = 0
-    for text in arguments.positionals {
-        guard let bytes = parseHex(text) else {
+    for text in arguments.words(hexWords) {
+        guard let bytes = [UInt8](pastedHex: text) else {
             printError("error: '\(text.prefix(40))' is not hex: use pairs of 0-9a-f digits")
             failures += 1
             continue
         }
         do {
-            let lines = arguments.flag("hci") ? try decodeEvent(bytes) : try decodeAdvertisingData(bytes)
-            for line in lines { printJSONLine(line) }
+            let lines =
+                arguments.flag(hciEvents)
+                ? try BeaconJSONLines.decoded(event: bytes) : try BeaconJSONLines.decoded(advertisingData: bytes)
+            for line in lines { printOut(line) }
         } catch {
             printError("error: malformed packet: \(error)")
             failures += 1
         }
     }
     if failures > 0 { throw SilentExit(code: ExitCode.dataError) }
-}
-
-private func decodeAdvertisingData(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String, JSONValue)]] {
-    let frames = try AdvertisingData.beaconFrames(in: bytes).map(frameFields)
-    return frames.isEmpty ? [[("kind", .string("none"))]] : frames
-}
-
-private func decodeEvent(_ bytes: [UInt8]) throws(MalformedPacket) -> [[(String, JSONValue)]] {
-    var lines: [[(String, JSONValue)]] = []
-    for report in try HCIEvent.advertisingReports(inPacket: bytes) {
-        let sender: [(String, JSONValue)] = [
-            ("address", .string(report.address.description)), ("rssi", .int(Int(report.rssi))),
-        ]
-        let frames = try AdvertisingData.beaconFrames(in: report.data)
-        lines += frames.isEmpty ? [[("kind", .string("none"))] + sender] : frames.map { frameFields($0) + sender }
-    }
-    return lines.isEmpty ? [[("kind", .string("none"))]] : lines
 }

@@ -1,6 +1,14 @@
+import Arguments
 import BeaconRadio
+import LoyaltyAPI
 
-let doctorCommand = CommandSpec(
+private enum Doctor {
+    static let adapter = Option<String>(
+        "adapter", value: "NAME", help: "The adapter to check (default: every adapter; a scan uses hci0).")
+    static let json = Flag("json", help: "Print one JSON object instead of text.")
+}
+
+let doctorCommand = Command(
     name: "doctor",
     summary: "Say what this machine supports for beacon scanning, and what to do about what is missing.",
     discussion: """
@@ -8,16 +16,13 @@ let doctorCommand = CommandSpec(
         (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features. Exits 0 when monitoring and
         ranging are available, 69 when they are not (`loyalty scan --replay FILE` works regardless).
         """,
-    options: [
-        .value("adapter", "NAME", "The adapter to check (default: every adapter; a scan uses hci0)."),
-        .flag("json", "Print one JSON object instead of text."),
-    ],
+    options: [Doctor.adapter, Doctor.json],
     run: runDoctor
 )
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
-    let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
-    if arguments.flag("json") {
+    let diagnosis = RadioDiagnosis.examine(adapter: try arguments.value(Doctor.adapter))
+    if arguments.flag(Doctor.json) {
         let checks = diagnosis.checks.map { check -> JSONValue in
             .object([
                 ("name", .string(check.name)),

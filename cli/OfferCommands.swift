@@ -1,17 +1,22 @@
+import Arguments
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-let offersCommand = CommandSpec(
+private let retailerName = Option<String>("retailer", value: "NAME", help: "Only this retailer's offers.")
+/// An offer id or the beacon's UUID:MAJOR:MINOR.
+private let offerToRedeem = Positional("OFFER")
+
+let offersCommand = Command(
     name: "offers", summary: "List the cached offers (works offline; `loyalty sync` refreshes them).",
     synopsis: "[--retailer NAME]", discussion: clientDiscussion,
-    options: [.value("retailer", "NAME", "Only this retailer's offers.")] + clientOptions,
+    options: [retailerName] + ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
         try warnIfCatalogPartial(cache, json: context.json)
         if context.json {
             var out = ""
-            try cache.forEachOfferJSON(retailerName: context.arguments.value("retailer")) { line in
+            try cache.forEachOfferJSON(retailerName: context.arguments.value(retailerName)) { line in
                 out += line
                 out += "\n"
                 if out.utf8.count > 1 << 16 {
@@ -21,7 +26,7 @@ let offersCommand = CommandSpec(
             }
             return out.isEmpty ? () : printOut(out)
         }
-        let offers = try cache.offers(retailerName: context.arguments.value("retailer"))
+        let offers = try cache.offers(retailerName: context.arguments.value(retailerName))
         let seen = try cache.seen()
         if offers.isEmpty {
             return printOut("no offers cached: run `loyalty sync`")
@@ -37,9 +42,9 @@ let offersCommand = CommandSpec(
             })
     })
 
-let historyCommand = CommandSpec(
+let historyCommand = Command(
     name: "history", summary: "The offers this account has seen and this device redeemed (works offline).",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
         let title = { (id: UUID) throws(ClientError) -> (String, String) in
@@ -50,23 +55,13 @@ let historyCommand = CommandSpec(
         for (id, seenAt) in try cache.seen().sorted(by: { $0.value < $1.value }) {
             let (name, retailer) = try title(id)
             if context.json {
-                printJSONLine([
-                    ("event", .string("seen")), ("offer", .string(id.uuidString.lowercased())),
-                    ("retailer", .string(retailer)), ("title", .string(name)), ("at", jsonTimestamp(seenAt)),
-                ])
+                printOut(ClientJSONLines.seen(id, retailer: retailer, title: name, at: seenAt))
             }
             rows.append([timestamp(seenAt), "seen", retailer, name, ""])
         }
         for record in try cache.redemptions().reversed() {
             let (name, retailer) = try title(record.offerID)
-            if context.json {
-                printJSONLine([
-                    ("event", .string(record.redemption == nil ? "redeem_pending" : "redeemed")),
-                    ("offer", .string(record.offerID.uuidString.lowercased())), ("retailer", .string(retailer)),
-                    ("title", .string(name)), ("code", jsonOptional(record.redemption?.code)),
-                    ("at", jsonTimestamp(record.redemption?.redeemedAt ?? record.requestedAt)),
-                ])
-            }
+            if context.json { printOut(ClientJSONLines.redemption(record, retailer: retailer, title: name)) }
             rows.append([
                 timestamp(record.redemption?.redeemedAt ?? record.requestedAt),
                 record.redemption == nil ? "redeem pending" : "redeemed", retailer, name,
@@ -78,9 +73,8 @@ let historyCommand = CommandSpec(
         printTable(["WHEN", "WHAT", "RETAILER", "OFFER", "CODE"], rows)
     })
 
-let redeemCommand = CommandSpec(
+let redeemCommand = Command(
     name: "redeem", summary: "Redeem an offer and print the code to show at the till.",
-    synopsis: "OFFER",
     discussion: """
         OFFER is an offer id (see `loyalty offers`) or the beacon's UUID:MAJOR:MINOR. If the answer is
         lost (network, timeout), run the same command again: it resends the same request, so the offer
@@ -88,41 +82,16 @@ let redeemCommand = CommandSpec(
 
         \(clientDiscussion)
         """,
-    options: clientOptions,
+    options: ClientOptions.all, positionals: [offerToRedeem],
     run: clientCommand { context in
-        guard context.arguments.positionals.count == 1 else {
-            throw UsageError(
-                "expected one OFFER (an id or UUID:MAJOR:MINOR)", commandPath: context.arguments.commandPath)
-        }
         let cache = try context.openCache()
-        let offer = try OfferReference(parsing: context.arguments.positionals[0]).resolve(in: cache)
+        let offer = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "").resolve(in: cache)
         let redeemer = Redeemer(
             cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption
-        do {
-            redemption = try redeemer.redeem(offer)
-        } catch ClientError.server(409, .limitReached, _) {
-            throw ClientError.server(
-                status: 409, code: .limitReached,
-                message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
-        } catch ClientError.network(let message) {
-            throw ClientError.network(
-                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice"
-            )
-        } catch ClientError.server(410, _, _) {
-            throw ClientError.server(
-                status: 410, code: .offerUnavailable,
-                message:
-                    "\"\(offer.offer.title)\" is no longer available (removed or outside its dates): run `loyalty sync`"
-            )
+        do throws(ClientError) { redemption = try redeemer.redeem(offer) } catch {
+            throw error.explainingRedemption(of: offer)
         }
-        if context.json {
-            return printJSONLine([
-                ("event", .string("redeemed")), ("offer", .string(offer.offer.id.uuidString.lowercased())),
-                ("title", .string(offer.offer.title)), ("code", .string(redemption.code)),
-                ("redemption_id", .string(redemption.id.uuidString.lowercased())),
-                ("redeemed_at", jsonTimestamp(redemption.redeemedAt)),
-            ])
-        }
+        if context.json { return printOut(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
         printOut("redeemed \"\(offer.offer.title)\" at \(offer.retailer.name): show code \(redemption.code)")
     })

@@ -1,8 +1,9 @@
+import Arguments
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-let retailerCommand = CommandSpec(
+let retailerCommand = Command(
     name: "retailer",
     summary: "For retailers: register, manage the offers on your beacons, see how they do.",
     discussion: """
@@ -15,48 +16,30 @@ let retailerCommand = CommandSpec(
     ])
 
 extension ClientContext {
-    /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
     func retailerCredential() throws(ClientError) -> Credential {
-        if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty { return .retailer(key) }
-        guard let retailer = config.retailer else {
-            throw .notRegistered(
-                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY"
-            )
-        }
-        return .retailer(retailer.apiKey)
+        try config.retailerCredential(environment: environment)
     }
 }
 
-private let retailerRegister = CommandSpec(
+private enum Register {
+    static let name = Option<String>("name", value: "NAME", help: "The retailer's name, as shoppers see it.")
+    static let uuid = Option<UUID>(
+        "uuid", value: "UUID", help: "Claim the proximity UUID your beacons already broadcast.") { UUID(uuidString: $0) }
+}
+
+private let retailerRegister = Command(
     name: "register",
     summary: "Register a retailer and get the proximity UUID to program into its beacons.",
     synopsis: "--name NAME [--uuid UUID]", discussion: clientDiscussion,
-    options: [
-        .value("name", "NAME", "The retailer's name, as shoppers see it."),
-        .value("uuid", "UUID", "Claim the proximity UUID your beacons already broadcast."),
-    ] + clientOptions,
+    options: [Register.name, Register.uuid] + ClientOptions.all,
     run: clientCommand { context in
-        let path = context.arguments.commandPath
-        guard let name = context.arguments.value("name") else {
-            throw UsageError("--name is required", commandPath: path)
+        guard let name = try context.arguments.value(Register.name) else {
+            throw context.arguments.usageError("--name is required")
         }
-        let uuid = try context.arguments.value("uuid", default: nil as UUID?) { UUID(uuidString: $0) }
-        if let existing = context.config.retailer {
-            // Registering again would overwrite the only copy of that retailer's key.
-            throw ClientError.configuration(
-                "\(context.home.configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME"
-            )
-        }
-        guard let token = context.environment["LOYALTY_ADMIN_TOKEN"], !token.isEmpty else {
-            throw ClientError.notRegistered(
-                "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)"
-            )
-        }
-        let credentials = try context.api.registerRetailer(
-            RetailerRegistration(name: name, uuid: uuid), .operator(token))
-        var config = context.config
-        config.retailer = credentials
-        try context.home.saveConfig(config)
+        let uuid = try context.arguments.value(Register.uuid)
+        let credentials = try context.home.registerRetailer(
+            context.api, RetailerRegistration(name: name, uuid: uuid),
+            operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
         if context.json {
             return printJSONLine([
                 ("event", .string("retailer_registered")),
@@ -72,78 +55,96 @@ private let retailerRegister = CommandSpec(
             """)
     })
 
-private func beaconNumbers(_ context: ClientContext) throws -> (UInt16, UInt16) {
-    let positionals = context.arguments.positionals
-    let path = context.arguments.commandPath
-    guard positionals.count == 2 else { throw UsageError("expected MAJOR MINOR", commandPath: path) }
-    do {
-        return (
-            try Validation.beaconNumber(positionals[0], field: "major"),
-            try Validation.beaconNumber(positionals[1], field: "minor")
-        )
-    } catch {
-        throw UsageError(error.description, commandPath: path)
+/// A beacon's MAJOR and MINOR, the words of `retailer offer set` and `rm`.
+private enum BeaconNumbers {
+    static let major = Positional("MAJOR")
+    static let minor = Positional("MINOR")
+
+    static func read(_ context: ClientContext) throws -> (UInt16, UInt16) {
+        let arguments = context.arguments
+        do {
+            return (
+                try Validation.beaconNumber(arguments.word(major) ?? "", field: "major"),
+                try Validation.beaconNumber(arguments.word(minor) ?? "", field: "minor")
+            )
+        } catch {
+            throw arguments.usageError(error.description)
+        }
     }
 }
 
-private let retailerOffer = CommandSpec(
+private let retailerOffer = Command(
     name: "offer", summary: "Set or remove the offer at one beacon (MAJOR MINOR).",
     subcommands: [retailerOfferSet, retailerOfferRemove])
 
-private let retailerOfferSet = CommandSpec(
+private enum OfferFields {
+    static let title = Option<String>("title", value: "TEXT", help: "What the shopper reads (1 to 200 characters).")
+    static let description = Option<String>("description", value: "TEXT", help: "More detail.")
+    static let category = Option<String>(
+        "category", value: "NAME", help: "A label such as food or clothing; clients colour offers by it.")
+    static let imageURL = Option<String>("image-url", value: "URL", help: "A picture of the offer.")
+    static let starts = Option<Date>("starts", value: "ISO", help: "Not shown before this time.") {
+        LoyaltyJSON.parseTimestamp($0)
+    }
+    static let ends = Option<Date>("ends", value: "ISO", help: "Not shown or redeemable from this time on.") {
+        LoyaltyJSON.parseTimestamp($0)
+    }
+    static let perShopperLimit = Option<Int>(
+        "per-shopper-limit", value: "N", help: "Redemptions per shopper account (default 1).") { Int($0) }
+    static let totalLimit = Option<Int>(
+        "total-limit", value: "N", help: "Redemptions across all shoppers (default unlimited).") { Int($0) }
+    static let reshowAfter = Option<Int>(
+        "reshow-after", value: "SECONDS", help: "Show again to a shopper this long after they saw it.") { Int($0) }
+
+    static let all: [any DeclaredOption] = [
+        title, description, category, imageURL, starts, ends, perShopperLimit, totalLimit, reshowAfter,
+    ]
+}
+
+private let retailerOfferSet = Command(
     name: "set", summary: "Create or replace the offer at beacon MAJOR MINOR.",
-    synopsis: "MAJOR MINOR --title T [options]",
+    synopsis: "--title T [options]",
     discussion: """
         Fields not given are cleared: the command states the whole offer. Dates are ISO 8601, e.g.
         2026-12-01T09:00:00Z.
 
         \(clientDiscussion)
         """,
-    options: [
-        .value("title", "TEXT", "What the shopper reads (1 to 200 characters)."),
-        .value("description", "TEXT", "More detail."),
-        .value("category", "NAME", "A label such as food or clothing; clients colour offers by it."),
-        .value("image-url", "URL", "A picture of the offer."),
-        .value("starts", "ISO", "Not shown before this time."),
-        .value("ends", "ISO", "Not shown or redeemable from this time on."),
-        .value("per-shopper-limit", "N", "Redemptions per shopper account (default 1)."),
-        .value("total-limit", "N", "Redemptions across all shoppers (default unlimited)."),
-        .value("reshow-after", "SECONDS", "Show again to a shopper this long after they saw it."),
-    ] + clientOptions,
+    options: OfferFields.all + ClientOptions.all, positionals: [BeaconNumbers.major, BeaconNumbers.minor],
     run: clientCommand { context in
-        let (major, minor) = try beaconNumbers(context)
+        let (major, minor) = try BeaconNumbers.read(context)
         let arguments = context.arguments
-        guard let title = arguments.value("title") else {
-            throw UsageError("--title is required", commandPath: arguments.commandPath)
+        guard let title = try arguments.value(OfferFields.title) else {
+            throw arguments.usageError("--title is required")
         }
-        let date = { (text: String) in LoyaltyJSON.parseTimestamp(text) }
         let draft = OfferDraft(
-            title: title, description: arguments.value("description"),
-            category: arguments.value("category"),
-            imageURL: arguments.value("image-url"),
-            startsAt: try arguments.value("starts", default: nil, date),
-            endsAt: try arguments.value("ends", default: nil, date),
-            perShopperLimit: try arguments.value("per-shopper-limit", default: nil) { Int($0) },
-            totalLimit: try arguments.value("total-limit", default: nil) { Int($0) },
-            reshowAfterSeconds: try arguments.value("reshow-after", default: nil) { Int($0) })
+            title: title, description: try arguments.value(OfferFields.description),
+            category: try arguments.value(OfferFields.category),
+            imageURL: try arguments.value(OfferFields.imageURL),
+            startsAt: try arguments.value(OfferFields.starts),
+            endsAt: try arguments.value(OfferFields.ends),
+            perShopperLimit: try arguments.value(OfferFields.perShopperLimit),
+            totalLimit: try arguments.value(OfferFields.totalLimit),
+            reshowAfterSeconds: try arguments.value(OfferFields.reshowAfter))
         do throws(ValidationError) {
             try draft.validate()
         } catch {
-            throw UsageError(error.description, commandPath: arguments.commandPath)
+            throw arguments.usageError(error.description)
         }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())
-        if context.json { return printJSONLine(offerFields(offer)) }
+        if context.json { return printOut(ClientJSONLines.offer(offer)) }
         printOut(
             "offer at \(major):\(minor) set: \"\(offer.title)\" (id \(offer.id.uuidString.lowercased()))")
     })
 
-private let retailerOfferRemove = CommandSpec(
+private let retailerOfferRemove = Command(
     name: "rm",
     summary: "Remove the offer at beacon MAJOR MINOR (shoppers drop it at their next sync).",
-    synopsis: "MAJOR MINOR", discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
+    positionals: [BeaconNumbers.major, BeaconNumbers.minor],
     run: clientCommand { context in
-        let (major, minor) = try beaconNumbers(context)
+        let (major, minor) = try BeaconNumbers.read(context)
         try context.api.deleteOffer(major: major, minor: minor, try context.retailerCredential())
         if context.json {
             return printJSONLine([
@@ -154,24 +155,12 @@ private let retailerOfferRemove = CommandSpec(
         printOut("offer at \(major):\(minor) removed")
     })
 
-private func offerFields(_ offer: Offer) -> [(String, JSONValue)] {
-    [
-        ("id", .string(offer.id.uuidString.lowercased())), ("major", .int(Int(offer.major))),
-        ("minor", .int(Int(offer.minor))), ("title", .string(offer.title)),
-        ("description", jsonOptional(offer.description)), ("category", jsonOptional(offer.category)),
-        ("image_url", jsonOptional(offer.imageURL)), ("starts_at", jsonTimestamp(offer.startsAt)),
-        ("ends_at", jsonTimestamp(offer.endsAt)), ("per_shopper_limit", .int(offer.perShopperLimit)),
-        ("total_limit", jsonOptional(offer.totalLimit)),
-        ("reshow_after_s", jsonOptional(offer.reshowAfterSeconds)),
-    ]
-}
-
-private let retailerOffers = CommandSpec(
+private let retailerOffers = Command(
     name: "offers", summary: "List your offers as the server has them.",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let offers = try context.api.retailerOffers(try context.retailerCredential()).offers
-        if context.json { return offers.forEach { printJSONLine(offerFields($0)) } }
+        if context.json { return offers.forEach { printOut(ClientJSONLines.offer($0)) } }
         if offers.isEmpty {
             return printOut("no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`")
         }
@@ -186,64 +175,70 @@ private let retailerOffers = CommandSpec(
             })
     })
 
-private let retailerStore = CommandSpec(
+private let retailerStore = Command(
     name: "store", summary: "Set, remove or list your stores and their geofences.",
     subcommands: [retailerStoreSet, retailerStoreRemove, retailerStoreList])
 
+private let storeIDWord = Positional("STORE_ID")
+
 private func storeID(_ context: ClientContext) throws -> String {
-    let path = context.arguments.commandPath
-    guard context.arguments.positionals.count == 1 else {
-        throw UsageError("expected STORE_ID", commandPath: path)
-    }
     do {
-        return try Validation.storeID(context.arguments.positionals[0])
+        return try Validation.storeID(context.arguments.word(storeIDWord) ?? "")
     } catch {
-        throw UsageError(error.description, commandPath: path)
+        throw context.arguments.usageError(error.description)
     }
 }
 
-private let retailerStoreSet = CommandSpec(
+private enum StoreFields {
+    static let name = Option<String>("name", value: "TEXT", help: "The store's name, as shoppers see it.")
+    static let latitude = Option<Double>("lat", value: "LAT", help: "Latitude in decimal degrees (-90 to 90).") {
+        Double($0)
+    }
+    static let longitude = Option<Double>(
+        "lon", value: "LON", help: "Longitude in decimal degrees (-180 to 180).") { Double($0) }
+    static let radius = Option<Int>("radius-m", value: "METRES", help: "The geofence radius (10 to 10,000).") {
+        Int($0)
+    }
+
+    static let all: [any DeclaredOption] = [name, latitude, longitude, radius]
+}
+
+private let retailerStoreSet = Command(
     name: "set", summary: "Create or replace store STORE_ID and its geofence.",
-    synopsis: "STORE_ID --name N --lat LAT --lon LON --radius-m R",
+    synopsis: "--name N --lat LAT --lon LON --radius-m R",
     discussion: """
         Shoppers' devices say they are at the store within --radius-m metres (10 to 10,000) of the
         point, and sync the catalog of the retailers with a store near them.
 
         \(clientDiscussion)
         """,
-    options: [
-        .value("name", "TEXT", "The store's name, as shoppers see it."),
-        .value("lat", "LAT", "Latitude in decimal degrees (-90 to 90)."),
-        .value("lon", "LON", "Longitude in decimal degrees (-180 to 180)."),
-        .value("radius-m", "METRES", "The geofence radius (10 to 10,000)."),
-    ] + clientOptions,
+    options: StoreFields.all + ClientOptions.all, positionals: [storeIDWord],
     run: clientCommand { context in
         let id = try storeID(context)
         let arguments = context.arguments
-        let path = arguments.commandPath
-        for required in ["name", "lat", "lon", "radius-m"] where arguments.value(required) == nil {
-            throw UsageError("--\(required) is required", commandPath: path)
+        for required in StoreFields.all where !arguments.isGiven(required) {
+            throw arguments.usageError("--\(required.declaration.name) is required")
         }
         let draft = StoreDraft(
-            name: arguments.value("name") ?? "",
-            latitude: try arguments.value("lat", default: 0) { Double($0) },
-            longitude: try arguments.value("lon", default: 0) { Double($0) },
-            radiusMetres: try arguments.value("radius-m", default: 0) { Int($0) })
+            name: try arguments.value(StoreFields.name) ?? "",
+            latitude: try arguments.value(StoreFields.latitude) ?? 0,
+            longitude: try arguments.value(StoreFields.longitude) ?? 0,
+            radiusMetres: try arguments.value(StoreFields.radius) ?? 0)
         do throws(ValidationError) {
             try draft.validate()
         } catch {
-            throw UsageError(error.description, commandPath: path)
+            throw arguments.usageError(error.description)
         }
         let store = try context.api.putStore(id, draft, try context.retailerCredential())
-        if context.json { return printJSONLine(storeFields(store)) }
+        if context.json { return printOut(ClientJSONLines.store(store)) }
         printOut(
             "store \(store.storeID) set: \(store.name) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
         )
     })
 
-private let retailerStoreRemove = CommandSpec(
+private let retailerStoreRemove = Command(
     name: "rm", summary: "Remove store STORE_ID (shoppers drop it at their next sync).",
-    synopsis: "STORE_ID", discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all, positionals: [storeIDWord],
     run: clientCommand { context in
         let id = try storeID(context)
         try context.api.deleteStore(id, try context.retailerCredential())
@@ -253,12 +248,12 @@ private let retailerStoreRemove = CommandSpec(
         printOut("store \(id) removed")
     })
 
-private let retailerStoreList = CommandSpec(
+private let retailerStoreList = Command(
     name: "list", summary: "List your stores as the server has them.",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let stores = try context.api.retailerStores(try context.retailerCredential()).stores
-        if context.json { return stores.forEach { printJSONLine(storeFields($0)) } }
+        if context.json { return stores.forEach { printOut(ClientJSONLines.store($0)) } }
         if stores.isEmpty {
             return printOut(
                 "no stores yet: `loyalty retailer store set STORE_ID --name N --lat LAT --lon LON --radius-m R`"
@@ -271,32 +266,12 @@ private let retailerStoreList = CommandSpec(
             })
     })
 
-private func storeFields(_ store: RetailStore) -> [(String, JSONValue)] {
-    [
-        ("id", .string(store.id.uuidString.lowercased())), ("store_id", .string(store.storeID)),
-        ("name", .string(store.name)), ("latitude", .double(store.latitude)),
-        ("longitude", .double(store.longitude)),
-        ("radius_m", .int(store.radiusMetres)),
-    ]
-}
-
-private let retailerStats = CommandSpec(
+private let retailerStats = Command(
     name: "stats", summary: "Per offer: shoppers who saw it, redemptions, what remains.",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let statistics = try context.api.statistics(try context.retailerCredential()).offers
-        if context.json {
-            for entry in statistics {
-                printJSONLine([
-                    ("offer_id", .string(entry.offerID.uuidString.lowercased())),
-                    ("major", .int(Int(entry.major))),
-                    ("minor", .int(Int(entry.minor))), ("title", .string(entry.title)),
-                    ("seen_by", .int(entry.seenBy)),
-                    ("redemptions", .int(entry.redemptions)), ("remaining", jsonOptional(entry.remaining)),
-                ])
-            }
-            return
-        }
+        if context.json { return statistics.forEach { printOut(ClientJSONLines.statistics($0)) } }
         printTable(
             ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "REMAINING"],
             statistics.map { entry in
@@ -308,25 +283,15 @@ private let retailerStats = CommandSpec(
             })
     })
 
-private let retailerRotateKey = CommandSpec(
+private let retailerRotateKey = Command(
     name: "rotate-key", summary: "Replace the API key; the old one works until the new one's first use (24 h at most).",
-    discussion: clientDiscussion, options: clientOptions,
+    discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
-        let key = try context.api.rotateKey(try context.retailerCredential())
-        var config = context.config
-        if config.retailer != nil {
-            config.retailer?.apiKey = key.apiKey
-            try context.home.saveConfig(config)
-        }
-        if context.json {
-            return printJSONLine([
-                ("event", .string("key_rotated")), ("saved", .bool(config.retailer != nil)),
-            ])
-        }
-        if config.retailer != nil {
-            printOut("API key rotated; the new key is saved in \(context.home.configFile.path)")
-        } else {
-            // The key came from LOYALTY_RETAILER_KEY: the only place to put the new one is the screen.
-            printOut("API key rotated; new key (shown once): \(key.apiKey)")
-        }
+        let (key, saved) = try context.home.rotateRetailerKey(context.api, environment: context.environment)
+        if context.json { return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(saved))]) }
+        // A key from LOYALTY_RETAILER_KEY is not saved: the only place to put the new one is the screen.
+        printOut(
+            saved
+                ? "API key rotated; the new key is saved in \(context.home.configFile.path)"
+                : "API key rotated; new key (shown once): \(key)")
     })

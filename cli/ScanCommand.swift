@@ -1,12 +1,38 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
 import LoyaltyClient
 
-let scanCommand = CommandSpec(
+enum ScanOptions {
+    static let replay = Option<String>(
+        "replay", value: "FILE", help: "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning.")
+    static let json = Flag("json", help: "JSON lines, also on a terminal.")
+    static let region = Option<String>(
+        "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true)
+    static let exitTimeout = Option<Double>(
+        "exit-timeout", value: "SECONDS", help: "Silence before a region is exited (default 10).", parse: positiveSeconds)
+    static let trackingAge = Option<Double>(
+        "tracking-age", value: "SECONDS", help: "Silence before a beacon's proximity is unknown (default 5).",
+        parse: positiveSeconds)
+    static let snapshotInterval = Option<Double>(
+        "snapshot-interval", value: "SECONDS", help: "Seconds between ranging snapshots (default 1).",
+        parse: positiveSeconds)
+    static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
+    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default hci0).")
+    static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
+    static let filterDuplicates = Flag(
+        "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
+
+    static let all: [any DeclaredOption] = [
+        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, active, filterDuplicates,
+    ]
+}
+
+let scanCommand = Command(
     name: "scan",
     summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
     synopsis: "[--replay FILE] [--location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
@@ -40,24 +66,21 @@ let scanCommand = CommandSpec(
         With --replay, nmea:FILE is merged with the capture by their UTC timestamps and fixed:LAT,LON
         is one fix at the capture's first time: every line comes in "t" order, the same on every run.
         """,
-    options: [
-        .value("replay", "FILE", "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning."),
-        .flag("json", "JSON lines, also on a terminal."),
-        .value("region", "REGION", "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true),
-        .value("exit-timeout", "SECONDS", "Silence before a region is exited (default 10)."),
-        .value("tracking-age", "SECONDS", "Silence before a beacon's proximity is unknown (default 5)."),
-        .value("snapshot-interval", "SECONDS", "Seconds between ranging snapshots (default 1)."),
-        .flag("realtime", "Pace a replay by its timestamps instead of as fast as possible."),
-        .value("adapter", "NAME", "The adapter to scan with (default hci0)."),
-        .flag("active", "Active scanning: ask advertisers for scan responses (default passive)."),
-        .flag("filter-duplicates", "Let the controller drop duplicate adverts (fewer RSSI samples)."),
-    ] + offerScanOptions + locationScanOptions,
+    options: ScanOptions.all + OfferScanOptions.all + LocationOptions.all,
     run: runScan
 )
 
+extension PositionSourceError: CommandError {
+    public var exitCode: Int32 { if case .unreadableLog = self { ExitCode.ioError } else { ExitCode.unavailable } }
+}
+
+extension CombinedScan.ReplayError: CommandError {
+    public var exitCode: Int32 { ExitCode.dataError }
+}
+
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
-    let replay = arguments.value("replay")
+    let replay = try arguments.value(ScanOptions.replay)
     if let location, replay == nil {
         // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
         if case .nmea = location {
@@ -65,356 +88,67 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 arguments, location,
                 radioProblem: "a NMEA log runs on its own clock; add --replay CAPTURE to merge beacons into it")
         }
-        let diagnosis = RadioDiagnosis.examine(adapter: arguments.value("adapter"))
+        let diagnosis = RadioDiagnosis.examine(adapter: try arguments.value(ScanOptions.adapter))
         if let problem = diagnosis.checks.first(where: { $0.status != .ok }) {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
     }
-    let path = arguments.commandPath
-    let positive: (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-    let regions = try arguments.allValues("region").map { text throws(UsageError) in
+    let regions = try arguments.values(ScanOptions.region).map { text throws(UsageError) in
         do throws(BeaconIdentityConstraint.ParseError) {
             return try BeaconIdentityConstraint(parsing: text)
         } catch {
-            throw UsageError(error.description, commandPath: path)
+            throw arguments.usageError(error.description)
         }
     }
-    let ranger = try Ranger(
-        configuration: .init(
-            snapshotInterval: arguments.value("snapshot-interval", default: 1, positive),
-            maxTrackingAge: arguments.value("tracking-age", default: 5, positive)))
-    let output: ScanSession.Output = arguments.flag("json") || !standardOutputIsTerminal ? .jsonLines : .table
-    let offers = try openOfferSession(arguments, interactive: output == .table)
+    let ranging = Ranger.Configuration(
+        snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,
+        maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
+    let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
+    let offers = try openOfferSession(arguments, interactive: !json)
+    let printer = ScanPrinter(arguments, json: json, interactive: !json, offers: offers)
+    defer { printer.keys?.restore() }
     var syncWarned = false
-    syncOffersIfDue(offers, warned: &syncWarned)
-    try warnIfCatalogPartial(offers, json: output == .jsonLines)
-    let monitored = regions.isEmpty ? offers.regions : regions
-    var monitor = try RegionMonitor(
-        configuration: .init(
-            exitTimeout: arguments.value("exit-timeout", default: 10, positive),
-            monitorsEveryUUIDHeard: monitored.isEmpty))
-    for region in monitored { monitor.add(BeaconRegion(region)) }
-
-    let session = ScanSession(
-        ranger: ranger, monitor: monitor, output: output, offers: offers, syncWarned: syncWarned,
-        redeem: { offer in try redeemDuringScan(offer, arguments) })
-    let keys = session.keys
-    defer { keys?.restore() }
+    offers.syncIfDue(warned: &syncWarned, output: printer)
+    try warnIfCatalogPartial(offers.cache, json: json)
+    let exitTimeout = try arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
-        beacons: session,
-        stores: try location.map { _ in
-            try geofenceSession(arguments, offers: offers, json: output == .jsonLines, table: session.table)
-        })
+        beacons: try BeaconScanSession(
+            offers: offers, regions: regions, ranging: ranging, exitTimeout: exitTimeout, output: printer,
+            syncWarned: syncWarned),
+        stores: try location.map { _ in try geofenceSession(arguments, offers: offers, output: printer) })
     if let replay {
-        try scan.replay(replay, realtime: arguments.flag("realtime"), positions: location)
+        var pacing = ReplayPacing()
+        try scan.replay(
+            replay, positions: location,
+            pace: arguments.flag(ScanOptions.realtime) ? { time in
+                guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
+                // What was printed before the pause reaches a reader at the other end of a pipe now.
+                fflush(nil)
+                usleep(useconds_t(delay * 1_000_000))
+            } : nil,
+            summary: { statistics in
+                printer.summary(statistics.capture)
+                if let log = statistics.log { printer.summary(log) }
+            })
     } else {
-        let scanner = try ScanSession.openScanner(
-            adapter: arguments.value("adapter"),
-            options: LEScanOptions(active: arguments.flag("active"), filterDuplicates: arguments.flag("filter-duplicates")))
+        let options = LEScanOptions(
+            active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
+        let adapter = try arguments.value(ScanOptions.adapter)
+        let scanner = try LEScanner(adapter: adapter, options: options)
+        Interruption.cancels(scanner.cancel)
         try LiveScan(scan).run(scanner, positions: location)
     }
 }
 
-/// Ranging and monitoring fed by sightings from a capture or the radio, printing as it goes.
-struct ScanSession {
-    enum Output { case jsonLines, table }
+/// Ctrl-C and SIGTERM end a live scan or advertising cleanly: `cancel` makes the scanner or advertiser
+/// disable the radio before the command exits.
+enum Interruption {
+    nonisolated(unsafe) private static var cancel: (() -> Void)?
 
-    var ranger: Ranger
-    var monitor: RegionMonitor
-    let output: Output
-    let offers: OfferSession
-    var syncWarned: Bool
-    /// Redeems the offer on screen (the `r` key) and returns the line to show.
-    let redeem: (ResolvedOffer) throws -> String
-    /// The shopper's keys, when offers are shown on a terminal.
-    private(set) var keys: TerminalKeys?
-    /// The live table on a terminal; region events and redemptions are printed above it and stay.
-    let table: LiveTable?
-    private var lastSnapshot: RangingSnapshot?
-    private var offerNotice: String?
-    private var uuidTexts: [UUID: String] = [:]
-
-    init(
-        ranger: Ranger, monitor: RegionMonitor, output: Output, offers: OfferSession, syncWarned: Bool,
-        redeem: @escaping (ResolvedOffer) throws -> String
-    ) {
-        self.ranger = ranger
-        self.monitor = monitor
-        self.output = output
-        self.offers = offers
-        self.syncWarned = syncWarned
-        self.redeem = redeem
-        keys = output == .table ? TerminalKeys() : nil
-        table = output == .table ? LiveTable() : nil
-    }
-
-    mutating func observe(_ sighting: BeaconSighting) throws {
-        for event in monitor.observe(sighting) { report(event) }
-        if let snapshot = ranger.observe(sighting) { try report(snapshot) }
-    }
-
-    /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan. On a
-    /// terminal an offer still on screen waits for the shopper.
-    mutating func finish(at time: Double) throws {
-        for event in monitor.advance(to: time) { report(event) }
-        try report(ranger.snapshot(at: time))
-        while offers.current != nil, let keys, keys.isInteractive {
-            try handle(key: keys.waitForKey())
-        }
-    }
-
-    /// d dismisses the offer on screen, r redeems it, q ends the scan.
-    private mutating func handle(key: UInt8?) throws {
-        guard let key, let shown = offers.current else { return }
-        switch key {
-        case UInt8(ascii: "d"):
-            offers.dismiss()
-            offerNotice = nil
-            redrawTable()
-        case UInt8(ascii: "r"):
-            let outcome = try redeem(shown.offer)
-            offers.dismiss()
-            offerNotice = nil
-            // Above the table, so the code to show at the till stays on screen.
-            redrawTable(after: outcome)
-        case UInt8(ascii: "q"):
-            throw SilentExit(code: ExitCode.success)
-        default:
-            return
-        }
-    }
-
-    /// What fell due by `time`: region exits and the ranging tick.
-    mutating func advance(to time: Double) throws {
-        for event in monitor.advance(to: time) { report(event) }
-        if let snapshot = ranger.advance(to: time) { try report(snapshot) }
-    }
-
-    static func openScanner(adapter: String?, options: LEScanOptions) throws -> LEScanner {
-        do { return try LEScanner(adapter: adapter, options: options) } catch {
-            let code = if case .missingCapabilities = error { ExitCode.noPermission } else { ExitCode.unavailable }
-            throw CommandFailure(error.description, exitCode: code)
-        }
-    }
-
-    /// The beacon frames an HCI event from the radio carries.
-    static func sightings(in packet: HCIEventPacket) -> [BeaconSighting] {
-        var sightings: [BeaconSighting] = []
-        packet.bytes.withUnsafeBytes { bytes in
-            guard var reports = try? AdvertisingReportIterator(event: bytes) else { return }
-            while let report = try? reports.next() {
-                try? AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-                    sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: packet.time))
-                }
-            }
-        }
-        return sightings
-    }
-
-    private mutating func report(_ event: RegionEvent) {
-        // The JSON event's name, and the words of the terminal's line.
-        let (name, verb) =
-            switch event.kind {
-            case .enter: ("enter", "entered")
-            case .exit: ("exit", "left")
-            case .state(let state): (state.rawValue, state.rawValue)
-            }
-        switch output {
-        case .jsonLines:
-            printJSONLine([
-                ("event", .string(name)), ("t", roundedSeconds(event.time)), ("region", .string(event.region.description)),
-            ])
-        case .table:
-            redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
-        }
-    }
-
-    /// A `range` line, written directly: at replay speed it is most of the output.
-    private mutating func rangeLine(_ snapshot: RangingSnapshot) -> String {
-        var line = "{\"event\":\"range\",\"t\":"
-        line.appendFixed(snapshot.time, decimals: 3)
-        line += ",\"beacons\":["
-        for (index, beacon) in snapshot.beacons.enumerated() {
-            if index > 0 { line += "," }
-            line += "{\"uuid\":\""
-            line += uuidText(beacon.identity.uuid)
-            line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
-            if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
-            line += ",\"distance_m\":"
-            if let distance = beacon.distance { line.appendFixed(distance, decimals: 2) } else { line += "null" }
-            line += ",\"proximity\":\""
-            line += beacon.proximity.rawValue
-            line += "\"}"
-        }
-        line += "]}"
-        return line
-    }
-
-    /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
-    private mutating func uuidText(_ uuid: UUID) -> String {
-        if let text = uuidTexts[uuid] { return text }
-        let text = uuid.uuidString
-        uuidTexts[uuid] = text
-        return text
-    }
-
-    private mutating func report(_ snapshot: RangingSnapshot) throws {
-        if let keys { try handle(key: keys.poll()) }
-        syncOffersIfDue(offers, warned: &syncWarned, table: table)
-        let shown = try offers.update(snapshot)
-        switch output {
-        case .jsonLines:
-            printOut(rangeLine(snapshot))
-            if let shown {
-                // The offer is already recorded as seen: its line must leave the process now, not sit in a
-                // pipe's buffer that a kill would discard (the shopper would never be shown it).
-                printJSONLine(offerEventFields(shown))
-                fflush(nil)  // every output stream; stdout itself is not concurrency-safe to name
-            }
-        case .table:
-            if let current = offers.current {
-                let offer = current.offer
-                offerNotice = "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
-            }
-            lastSnapshot = snapshot
-            redrawTable()
-        }
-    }
-
-    /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good.
-    private func redrawTable(after line: String? = nil) {
-        table?.draw(lastSnapshot.map(tableText) ?? "", after: line)
-    }
-
-    private func tableText(_ snapshot: RangingSnapshot) -> String {
-        var screen = "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
-        for beacon in snapshot.beacons {
-            let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
-            let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
-            let age = String(format1: snapshot.time - beacon.lastSeen) + " s ago"
-            screen += beacon.identity.description.padding(46) + beacon.proximity.rawValue.padding(11)
-                + distance.padding(10) + rssi.padding(6) + age + "\n"
-        }
-        if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
-        if let offerNotice { screen += "\n\(offerNotice)\n" }
-        return screen
-    }
-
-    func reportSummary(_ statistics: CaptureStatistics) {
-        switch output {
-        case .jsonLines:
-            printJSONLine([
-                ("event", .string("summary")), ("records", .int(statistics.records)),
-                ("advertising_reports", .int(statistics.advertisingReports)),
-                ("beacon_frames", .int(statistics.beaconFrames)), ("malformed_skipped", .int(statistics.malformed)),
-            ])
-        case .table:
-            printError(
-                "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
-                    + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
-        }
-    }
-}
-
-extension String {
-    /// One decimal place.
-    init(format1 value: Double) {
-        self = ""
-        appendFixed(value, decimals: 1)
-    }
-
-    /// `value` with a fixed number of decimals, without Foundation's formatter.
-    mutating func appendFixed(_ value: Double, decimals: Int) {
-        guard value.isFinite else { return self += "null" }
-        var scale = 1
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int((abs(value) * Double(scale)).rounded())
-        if value < 0, scaled != 0 { self += "-" }
-        self += String(scaled / scale)
-        guard decimals > 0 else { return }
-        self += "."
-        let fraction = String(scaled % scale)
-        self += String(repeating: "0", count: decimals - fraction.count) + fraction
-    }
-}
-
-/// Redeems during a scan, as `loyalty redeem` would: the idempotency key is kept until the answer.
-private func redeemDuringScan(_ offer: ResolvedOffer, _ arguments: ParsedArguments) throws -> String {
-    do {
-        let context = try ClientContext(arguments)
-        let redeemer = Redeemer(
-            cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1, now: Date.init)
-        let redemption = try redeemer.redeem(offer)
-        return "redeemed \"\(offer.offer.title)\": show code \(redemption.code) at the till"
-    } catch let error as ClientError {
-        return "could not redeem \"\(offer.offer.title)\": \(error.description)"
-    }
-}
-
-/// Single keys from the terminal, without echo or Enter, restored on exit.
-final class TerminalKeys {
-    private var original = termios()
-    let isInteractive: Bool
-
-    init() {
-        isInteractive = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &original) == 0
-        guard isInteractive else { return }
-        var raw = original
-        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-            cc[Int(VMIN)] = 0
-            cc[Int(VTIME)] = 0
-        }
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
-    }
-
-    /// A key pressed since the last call, if any.
-    func poll() -> UInt8? {
-        guard isInteractive else { return nil }
-        var byte: UInt8 = 0
-        return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
-    }
-
-    /// Blocks until a key is pressed.
-    func waitForKey() -> UInt8? {
-        while isInteractive {
-            if let key = poll() { return key }
-            usleep(50_000)
-        }
-        return nil
-    }
-
-    func restore() {
-        if isInteractive { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
-    }
-}
-
-/// Sleeps so a replay runs at the pace its timestamps were recorded.
-struct ReplayPacing {
-    private var origin: (capture: Double, wall: Double)? = nil
-
-    mutating func wait(until captureTime: Double) {
-        let now = SystemBeaconClock().now()
-        guard let origin else {
-            self.origin = (captureTime, now)
-            return
-        }
-        let delay = (captureTime - origin.capture) - (now - origin.wall)
-        guard delay > 0 else { return }
-        // What was printed before the pause reaches a reader at the other end of a pipe now, not a buffer later.
-        fflush(nil)
-        usleep(useconds_t(min(delay, 60) * 1_000_000))
-    }
-}
-
-/// Ctrl-C and SIGTERM end a live scan cleanly: the scanner disables scanning before the command exits.
-enum ScanInterruption {
-    nonisolated(unsafe) private static var scanner: LEScanner?
-
-    static func install(_ scanner: LEScanner) {
-        self.scanner = scanner
+    static func cancels(_ cancel: @escaping () -> Void) {
+        self.cancel = cancel
         for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber) { _ in ScanInterruption.scanner?.cancel() }
+            signal(signalNumber) { _ in Interruption.cancel?() }
         }
     }
 }

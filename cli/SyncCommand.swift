@@ -1,3 +1,4 @@
+import Arguments
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
@@ -6,7 +7,13 @@ import LoyaltyClient
     import Glibc
 #endif
 
-let syncCommand = CommandSpec(
+private enum Sync {
+    static let full = Flag("full", help: "Fetch the whole catalog and seen set; rebuild the cache if it is damaged.")
+    static let near = Option<String>("near", value: "LAT,LON", help: "Only the catalog around this point (decimal degrees).")
+    static let radius = Option<String>("radius-km", value: "KM", help: "With --near: the radius of the area (default 10).")
+}
+
+let syncCommand = Command(
     name: "sync",
     summary:
         "Send the offers seen here, fetch the catalog's changes and what the account's other devices saw.",
@@ -22,13 +29,9 @@ let syncCommand = CommandSpec(
 
         \(clientDiscussion)
         """,
-    options: [
-        .flag("full", "Fetch the whole catalog and seen set; rebuild the cache if it is damaged."),
-        .value("near", "LAT,LON", "Only the catalog around this point (decimal degrees)."),
-        .value("radius-km", "KM", "With --near: the radius of the area (default 10)."),
-    ] + clientOptions,
+    options: [Sync.full, Sync.near, Sync.radius] + ClientOptions.all,
     run: clientCommand { context in
-        let full = context.arguments.flag("full")
+        let full = context.arguments.flag(Sync.full)
         let area = try catalogArea(context.arguments)
         let cache: OfferCache
         do {
@@ -41,16 +44,7 @@ let syncCommand = CommandSpec(
         let progress = SyncProgressLine(enabled: isatty(STDERR_FILENO) == 1)
         let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
         progress.finish()
-        if context.json {
-            return printJSONLine([
-                ("event", .string("synced")), ("pushed", .int(report.pushed)),
-                ("full", .bool(report.fullCatalog)),
-                ("catalog_changed", .bool(report.catalogChanged)),
-                ("offers_received", .int(report.offersReceived)),
-                ("offers_removed", .int(report.offersRemoved)), ("seen_pulled", .int(report.seenPulled)),
-                ("cached_offers", .int(report.cachedOffers)),
-            ])
-        }
+        if context.json { return printOut(ClientJSONLines.synced(report)) }
         let catalog =
             if !report.catalogChanged {
                 "catalog unchanged"
@@ -66,17 +60,16 @@ let syncCommand = CommandSpec(
 
 /// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
 private func catalogArea(_ arguments: ParsedArguments) throws -> CatalogArea? {
-    guard let near = arguments.value("near") else {
-        if arguments.value("radius-km") != nil {
-            throw UsageError("--radius-km needs --near LAT,LON", commandPath: arguments.commandPath)
-        }
+    guard let near = try arguments.value(Sync.near) else {
+        if arguments.isGiven(Sync.radius) { throw arguments.usageError("--radius-km needs --near LAT,LON") }
         return nil
     }
+    let radius = try arguments.value(Sync.radius)
     do throws(ValidationError) {
-        return try CatalogArea(near: near, radiusKilometres: arguments.value("radius-km"))
+        return try CatalogArea(near: near, radiusKilometres: radius)
     } catch {
         let option = error.field == "near" ? "--near" : "--radius-km"
-        throw UsageError("\(option) \(error.message)", commandPath: arguments.commandPath)
+        throw arguments.usageError("\(option) \(error.message)")
     }
 }
 

@@ -26,11 +26,11 @@ manifest() {
 644 $share/man/man1/loyalty.1 $source_root/man/loyalty.1
 644 $share/man/man8/loyalty-server.8 $source_root/man/loyalty-server.8
 644 $share/bash-completion/completions/loyalty $generated/loyalty.bash
-644 $share/bash-completion/completions/loyalty-server $source_root/completions/loyalty-server.bash
+644 $share/bash-completion/completions/loyalty-server $generated/loyalty-server.bash
 644 $share/zsh/site-functions/_loyalty $generated/_loyalty
-644 $share/zsh/site-functions/_loyalty-server $source_root/completions/_loyalty-server
+644 $share/zsh/site-functions/_loyalty-server $generated/_loyalty-server
 644 $share/fish/vendor_completions.d/loyalty.fish $generated/loyalty.fish
-644 $share/fish/vendor_completions.d/loyalty-server.fish $source_root/completions/loyalty-server.fish
+644 $share/fish/vendor_completions.d/loyalty-server.fish $generated/loyalty-server.fish
 644 $unitdir/loyalty-server.service $generated/loyalty-server.service
 644 $sysconfdir/loyalty/loyalty-server.env.example $source_root/systemd/loyalty-server.env.example
 EOF
@@ -43,10 +43,12 @@ install_all() {
   done
   generated=$(mktemp -d)
   trap 'rm -rf "$generated"' EXIT
-  # loyalty's completions come from its own command tree, so they offer exactly what it parses.
-  "$built/loyalty" --generate-completion-script bash >"$generated/loyalty.bash"
-  "$built/loyalty" --generate-completion-script zsh >"$generated/_loyalty"
-  "$built/loyalty" --generate-completion-script fish >"$generated/loyalty.fish"
+  # The completions come from each program's own command tree, so they offer exactly what it parses.
+  for program in loyalty loyalty-server; do
+    "$built/$program" --generate-completion-script bash >"$generated/$program.bash"
+    "$built/$program" --generate-completion-script zsh >"$generated/_$program"
+    "$built/$program" --generate-completion-script fish >"$generated/$program.fish"
+  done
   sed "s|@bindir@|$bindir|g" "$source_root/systemd/loyalty-server.service.in" >"$generated/loyalty-server.service"
 
   echo "installing${destdir:+ under $destdir}:"

@@ -70,3 +70,24 @@ public struct Redeemer {
         }
     }
 }
+
+extension ClientError {
+    /// A failed redemption of `offer` as the shopper at the till needs it: what happened and what to do.
+    public func explainingRedemption(of offer: ResolvedOffer) -> ClientError {
+        switch self {
+        case .server(409, .limitReached, _):
+            .server(
+                status: 409, code: .limitReached,
+                message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
+        case .network(let message):
+            .network(
+                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice")
+        case .server(410, _, _):
+            .server(
+                status: 410, code: .offerUnavailable,
+                message:
+                    "\"\(offer.offer.title)\" is no longer available (removed or outside its dates): run `loyalty sync`")
+        default: self
+        }
+    }
+}

@@ -1,11 +1,12 @@
+import Arguments
 import Dispatch
 import Foundation
 import HTTPServer
 import LoyaltyAPI
 import Postgres
 
-/// `loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR] [--version] [--help]`: configuration from
-/// arguments and the environment (DATABASE_URL, LOYALTY_LISTEN, LOYALTY_ADMIN_TOKEN); an argument wins.
+/// The server's settings: the environment's (DATABASE_URL, LOYALTY_LISTEN, LOYALTY_ADMIN_TOKEN), under
+/// the arguments' (`loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR]`).
 public struct ServerOptions: Equatable, Sendable {
     public var host = "127.0.0.1"
     public var port: UInt16 = 8080
@@ -15,82 +16,47 @@ public struct ServerOptions: Equatable, Sendable {
     public var operatorToken: String?
     /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
     public var migrateOnly = false
-    /// `--version`: print the release and exit.
-    public var versionRequested = false
-    /// `--no-rate-limits`: for load tests, whose clients all share one address.
+    /// False with `--no-rate-limits`: for load tests, whose clients all share one address.
     public var rateLimited = true
 
-    public static let usage = """
-        usage: loyalty-server [--listen HOST:PORT] [--data-dir DIR] [--no-rate-limits]
-               loyalty-server migrate [--data-dir DIR]
-
-          migrate             apply the pending schema migrations (migrations/) in one transaction, print
-                              what was done and exit; the server also does this at every start, and
-                              refuses to start on a schema newer than it knows
-          --listen HOST:PORT  address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one)
-          --data-dir DIR      state directory (default ~/.local/share/loyalty-server): the embedded
-                              PostgreSQL cluster in DIR/pg and the generated operator token in DIR/admin-token
-          --no-rate-limits    do not slow down account creation, link codes and failed authentications
-                              per client address and account (for load tests from one address)
-          --version           print the version
-          --help              show this text
-
-        environment:
-          DATABASE_URL         use this PostgreSQL instead of the embedded cluster
-          LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
-          LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
-        """
-
-    public struct UsageError: Error, CustomStringConvertible {
-        public var description: String
-    }
-
-    /// nil for `--help`.
+    /// The settings `arguments` ask for: nil when they ask for help, the version or a completion script.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
     {
+        guard case .run(let command, let parsed) = try ServerCommand.command(environment: environment).parse(arguments)
+        else { return nil }
+        return try ServerOptions(parsed, migrateOnly: command.name == "migrate", environment: environment)
+    }
+
+    init(_ arguments: ParsedArguments, migrateOnly: Bool, environment: [String: String]) throws(UsageError) {
         let home =
             environment["HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser
         let dataHome =
             environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
             ?? home.appendingPathComponent(".local/share")
-        var options = ServerOptions(dataDirectory: dataHome.appendingPathComponent("loyalty-server"))
-        options.databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        options.operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        dataDirectory = dataHome.appendingPathComponent("loyalty-server")
+        self.migrateOnly = migrateOnly
+        databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         if let listen = environment["LOYALTY_LISTEN"], !listen.isEmpty {
-            (options.host, options.port) = try address(listen, from: "LOYALTY_LISTEN")
+            (host, port) = try Self.address(listen, from: "LOYALTY_LISTEN", arguments)
         }
-        var remaining = arguments[...]
-        if remaining.first == "migrate" {
-            remaining.removeFirst()
-            options.migrateOnly = true
+        if !migrateOnly, let listen = try arguments.value(ServerCommand.listen) {
+            (host, port) = try Self.address(listen, from: "--listen", arguments)
         }
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--help", "-h":
-                return nil
-            case "--version":
-                options.versionRequested = true
-            case "--no-rate-limits":
-                options.rateLimited = false
-            case "--listen":
-                (options.host, options.port) = try address(remaining.popFirst() ?? "", from: "--listen")
-            case "--data-dir":
-                guard let value = remaining.popFirst(), !value.isEmpty else {
-                    throw UsageError(description: "--data-dir needs a directory")
-                }
-                options.dataDirectory = URL(fileURLWithPath: value)
-            default:
-                throw UsageError(description: "unknown argument '\(argument)'")
-            }
+        rateLimited = !arguments.flag(ServerCommand.noRateLimits)
+        if let directory = try arguments.value(ServerCommand.dataDirectory) {
+            guard !directory.isEmpty else { throw arguments.usageError("--data-dir needs a directory") }
+            dataDirectory = URL(fileURLWithPath: directory)
         }
-        return options
     }
 
-    private static func address(_ value: String, from source: String) throws(UsageError) -> (String, UInt16) {
+    private static func address(_ value: String, from source: String, _ arguments: ParsedArguments)
+        throws(UsageError) -> (String, UInt16)
+    {
         guard let colon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: colon)...]),
             colon != value.startIndex
-        else { throw UsageError(description: "\(source) needs HOST:PORT, e.g. 127.0.0.1:8080") }
+        else { throw arguments.usageError("\(source) needs HOST:PORT, e.g. 127.0.0.1:8080") }
         return (String(value[..<colon]), port)
     }
 }
@@ -98,6 +64,61 @@ public struct ServerOptions: Equatable, Sendable {
 /// Runs the server until SIGTERM or SIGINT: then it stops accepting, answers the requests in flight,
 /// stops the embedded cluster and returns.
 public enum ServerCommand {
+    static let listen = Option<String>(
+        "listen", value: "HOST:PORT",
+        help: "Address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one).")
+    static let dataDirectory = Option<String>(
+        "data-dir", value: "DIR",
+        help: "State directory (default ~/.local/share/loyalty-server): the embedded PostgreSQL cluster in "
+            + "DIR/pg and the generated operator token in DIR/admin-token.")
+
+    static let noRateLimits = Flag(
+        "no-rate-limits",
+        help: "Do not slow down account creation, link codes and failed authentications per client address and "
+            + "account (for load tests, whose clients all come from one address).")
+
+    /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
+    public static func command(environment: [String: String]) -> Command {
+        let migrate = Command(
+            name: "migrate",
+            summary: "Apply the pending schema migrations, print what was done and exit.",
+            synopsis: "[--data-dir DIR]",
+            discussion: """
+                The migrations (migrations/) are applied in one transaction. The server also does this at every
+                start, and refuses to start on a schema newer than it knows.
+                """,
+            options: [dataDirectory],
+            run: { arguments in
+                let options = try ServerOptions(arguments, migrateOnly: true, environment: environment)
+                try logFailure { try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema) }
+            })
+        return Command(
+            name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
+            synopsis: "[--listen HOST:PORT] [--data-dir DIR] [--no-rate-limits]",
+            discussion: """
+                ENVIRONMENT:
+                  DATABASE_URL         use this PostgreSQL instead of the embedded cluster
+                  LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
+                  LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
+                """,
+            options: [listen, dataDirectory, noRateLimits], globalOptions: [dataDirectory], subcommands: [migrate],
+            version: Release.version,
+            run: { arguments in
+                let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
+                try logFailure { try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema) }
+            })
+    }
+
+    /// A failure to start or serve is the log's last line, in its shape, and exit code 1.
+    private static func logFailure(_ body: () throws -> Void) throws(SilentExit) {
+        do {
+            try body()
+        } catch {
+            ServerLog.standardError(ServerLog.line(.error, "failed", ["error": .string("\(error)")]))
+            throw SilentExit(code: ExitCode.failure)
+        }
+    }
+
     public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {
         // Before the embedded cluster's initdb and start, which take seconds and would end in a bind error.
         if !options.migrateOnly { try HTTPServer.checkAvailable(host: options.host, port: options.port) }

@@ -155,7 +155,7 @@ import Testing
         #expect(missing.isEmpty, "loyalty.1 does not mention \(missing)")
         let serverPage = try page("man8/loyalty-server.8")
         let serverWords = try server.run(["--help"]).stdout.split(whereSeparator: \.isWhitespace)
-            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]'")) }
             .filter { $0.hasPrefix("--") || $0.hasPrefix("LOYALTY_") || $0 == "DATABASE_URL" }
         #expect(serverWords.count >= 7 && serverWords.allSatisfy(serverPage.contains), "\(serverWords)")
     }

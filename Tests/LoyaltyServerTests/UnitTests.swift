@@ -1,4 +1,6 @@
+import Arguments
 import Foundation
+import LoyaltyAPI
 import Postgres
 import Testing
 
@@ -62,12 +64,25 @@ import Testing
             try ServerOptions.parse(["--listen", "[::1]:0", "--data-dir", "/srv/loyalty"], environment: environment))
         #expect(custom.host == "[::1]" && custom.port == 0 && custom.dataDirectory.path == "/srv/loyalty")
         #expect(try ServerOptions.parse(["--help"], environment: environment) == nil)
-        #expect(throws: ServerOptions.UsageError.self) {
+        #expect(throws: UsageError.self) {
             try ServerOptions.parse(["--listen", "8080"], environment: [:])
         }
-        #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--bogus"], environment: [:]) }
-        #expect(try ServerOptions.parse(["--version"], environment: environment)?.versionRequested == true)
-        #expect(defaults.versionRequested == false)
+        #expect(throws: UsageError.self) { try ServerOptions.parse(["--bogus"], environment: [:]) }
+        #expect(throws: UsageError.self) { try ServerOptions.parse(["extra-word"], environment: [:]) }
+        #expect(throws: UsageError.self) { try ServerOptions.parse(["migrate", "--listen", ":1"], environment: [:]) }
+        guard case .print(let version) = try ServerCommand.command(environment: environment).parse(["--version"]) else {
+            Issue.record("--version does not print the version")
+            return
+        }
+        #expect(version == "loyalty-server \(Release.version)")
+        #expect(try ServerOptions.parse(["--version"], environment: environment) == nil)
+
+        // --data-dir is global: before or after `migrate`.
+        for arguments in [["migrate", "--data-dir", "/srv/x"], ["--data-dir", "/srv/x", "migrate"]] {
+            let migrate = try #require(try ServerOptions.parse(arguments, environment: environment))
+            #expect(migrate.migrateOnly && migrate.dataDirectory.path == "/srv/x", "\(arguments)")
+        }
+        #expect(defaults.migrateOnly == false)
     }
 
     @Test func listenAddressComesFromTheEnvironmentUnlessGiven() throws {
@@ -77,7 +92,7 @@ import Testing
         let fromArgument = try #require(
             try ServerOptions.parse(["--listen", "127.0.0.1:8081"], environment: environment))
         #expect(fromArgument.host == "127.0.0.1" && fromArgument.port == 8081)
-        #expect(throws: ServerOptions.UsageError.self) {
+        #expect(throws: UsageError.self) {
             try ServerOptions.parse([], environment: ["HOME": "/", "LOYALTY_LISTEN": "9000"])
         }
     }

@@ -1,5 +1,5 @@
 /// A JSON value written with its keys in the order given, so lines read well (`"event"` first).
-enum JSONValue {
+public enum JSONValue {
     case string(String)
     case int(Int)
     case double(Double)
@@ -8,7 +8,7 @@ enum JSONValue {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    var text: String {
+    public var text: String {
         var out = ""
         write(to: &out)
         return out
@@ -57,9 +57,4 @@ enum JSONValue {
         }
         out += "\""
     }
-}
-
-/// Prints one JSON object per line.
-func printJSONLine(_ fields: [(String, JSONValue)]) {
-    printOut(JSONValue.object(fields).text)
 }

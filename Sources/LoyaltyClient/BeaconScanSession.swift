@@ -1,0 +1,58 @@
+import Beacons
+
+/// Ranging, monitoring and offers, fed beacon sightings and clock ticks from a capture or a radio alike;
+/// what happens goes to the output.
+public struct BeaconScanSession {
+    public var ranger: Ranger
+    public var monitor: RegionMonitor
+    public let offers: OfferSession
+    public let output: ScanOutput
+    private var syncWarned: Bool
+
+    /// `syncWarned`: a sync before the scan already failed and said so.
+    public init(ranger: Ranger, monitor: RegionMonitor, offers: OfferSession, output: ScanOutput, syncWarned: Bool) {
+        self.ranger = ranger
+        self.monitor = monitor
+        self.offers = offers
+        self.output = output
+        self.syncWarned = syncWarned
+    }
+
+    /// Monitors `regions`, or without any the retailers the cache knows, or without those every UUID heard.
+    public init(
+        offers: OfferSession, regions: [BeaconIdentityConstraint], ranging: Ranger.Configuration, exitTimeout: Double,
+        output: ScanOutput, syncWarned: Bool
+    ) throws(InvalidBeaconConfiguration) {
+        let monitored = regions.isEmpty ? offers.regions : regions
+        var monitor = try RegionMonitor(
+            configuration: .init(exitTimeout: exitTimeout, monitorsEveryUUIDHeard: monitored.isEmpty))
+        for region in monitored { monitor.add(BeaconRegion(region)) }
+        self.init(
+            ranger: try Ranger(configuration: ranging), monitor: monitor, offers: offers, output: output,
+            syncWarned: syncWarned)
+    }
+
+    public mutating func observe(_ sighting: BeaconSighting) throws {
+        for event in monitor.observe(sighting) { output.report(event) }
+        if let snapshot = ranger.observe(sighting) { try report(snapshot) }
+    }
+
+    /// The clock tick: what fell due by `time`, region exits and the ranging snapshot.
+    public mutating func advance(to time: Double) throws {
+        for event in monitor.advance(to: time) { output.report(event) }
+        if let snapshot = ranger.advance(to: time) { try report(snapshot) }
+    }
+
+    /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan.
+    public mutating func finish(at time: Double) throws {
+        for event in monitor.advance(to: time) { output.report(event) }
+        try report(ranger.snapshot(at: time))
+        try output.beaconsFinished()
+    }
+
+    private mutating func report(_ snapshot: RangingSnapshot) throws {
+        try output.snapshotDue()
+        offers.syncIfDue(warned: &syncWarned, output: output)
+        try output.report(snapshot, shown: try offers.update(snapshot))
+    }
+}

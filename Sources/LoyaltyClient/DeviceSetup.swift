@@ -1,0 +1,79 @@
+import Foundation
+import LoyaltyAPI
+
+extension ClientHome {
+    /// `loyalty account create`: an anonymous account with this device in it, its token saved here. A device
+    /// that already has an account keeps it.
+    public func createAccount(_ api: LoyaltyAPIClient, deviceName: String?) throws(ClientError) -> DeviceCredentials {
+        if let existing = try loadDevice() {
+            throw .configuration(
+                "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`"
+            )
+        }
+        return try joined(try api.createAccount(deviceName: deviceName))
+    }
+
+    /// `loyalty account link CODE`: this device joins the account that made the code.
+    public func linkDevice(_ api: LoyaltyAPIClient, code: String, deviceName: String?) throws(ClientError)
+        -> DeviceCredentials
+    {
+        if let existing = try loadDevice() {
+            throw .configuration(
+                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(deviceFile.path) first"
+            )
+        }
+        return try joined(try api.linkDevice(code: code, deviceName: deviceName))
+    }
+
+    /// Saves the new device's token; the catalog cursors of any earlier account are forgotten.
+    private func joined(_ device: DeviceCredentials) throws(ClientError) -> DeviceCredentials {
+        try saveDevice(device)
+        try OfferCache(file: cacheFile).forgetCursors()
+        return device
+    }
+
+    /// `loyalty retailer register`: registers with the operator's token and keeps the retailer's key in the
+    /// config file. Registering again would overwrite the only copy of a key, so a config holding one refuses.
+    public func registerRetailer(
+        _ api: LoyaltyAPIClient, _ registration: RetailerRegistration, operatorToken: String?
+    ) throws(ClientError) -> RetailerCredentials {
+        var config = try loadConfig()
+        if let existing = config.retailer {
+            throw .configuration(
+                "\(configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME")
+        }
+        guard let token = operatorToken, !token.isEmpty else {
+            throw .notRegistered(
+                "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)")
+        }
+        let credentials = try api.registerRetailer(registration, .operator(token))
+        config.retailer = credentials
+        try saveConfig(config)
+        return credentials
+    }
+
+    /// `loyalty retailer rotate-key`: the new key, and whether it was saved in the config file (it is not
+    /// when the key came from LOYALTY_RETAILER_KEY: then the new one is shown once).
+    public func rotateRetailerKey(_ api: LoyaltyAPIClient, environment: [String: String]) throws(ClientError)
+        -> (key: String, saved: Bool)
+    {
+        var config = try loadConfig()
+        let key = try api.rotateKey(try config.retailerCredential(environment: environment))
+        guard config.retailer != nil else { return (key.apiKey, false) }
+        config.retailer?.apiKey = key.apiKey
+        try saveConfig(config)
+        return (key.apiKey, true)
+    }
+}
+
+extension ClientConfig {
+    /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
+    public func retailerCredential(environment: [String: String]) throws(ClientError) -> Credential {
+        if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty { return .retailer(key) }
+        guard let retailer else {
+            throw .notRegistered(
+                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY")
+        }
+        return .retailer(retailer.apiKey)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import LoyaltyAPI
+import LoyaltyTesting
+import Testing
+
+@testable import LoyaltyClient
+
+/// Joining an account and keeping a retailer's key, against a real server.
+@Suite(.serialized) struct DeviceSetupTests {
+    func home() throws -> ClientHome {
+        let directory = try temporaryDirectory()
+        return ClientHome(configDirectory: directory, dataDirectory: directory)
+    }
+
+    @Test func aDeviceJoinsOneAccountOnly() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let phone = try home()
+        let created = try phone.createAccount(server.api, deviceName: "phone")
+        #expect(try phone.loadDevice() == created)
+        #expect {
+            _ = try phone.createAccount(server.api, deviceName: "again")
+        } throws: { error in
+            guard case .configuration(let message)? = error as? ClientError else { return false }
+            return message.contains("already belongs to account \(created.accountID.uuidString.lowercased())")
+        }
+
+        let tablet = try home()
+        let code = try server.api.createLinkCode(.device(created.deviceToken)).code
+        let linked = try tablet.linkDevice(server.api, code: code, deviceName: "tablet")
+        #expect(linked.accountID == created.accountID && linked.deviceID != created.deviceID)
+        #expect(try tablet.loadDevice() == linked)
+        #expect(throws: ClientError.self) { try tablet.linkDevice(server.api, code: code, deviceName: nil) }
+    }
+
+    @Test func aRetailerKeyIsKeptOnceAndRotatedInPlace() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let shop = try home()
+        let registration = RetailerRegistration(name: "Matey's \(UUID().uuidString.prefix(4))", uuid: nil)
+        #expect {
+            _ = try shop.registerRetailer(server.api, registration, operatorToken: nil)
+        } throws: { error in
+            guard case .notRegistered? = error as? ClientError else { return false }
+            return true
+        }
+        let credentials = try shop.registerRetailer(server.api, registration, operatorToken: server.operatorToken)
+        #expect(try shop.loadConfig().retailer == credentials)
+        // Registering again would lose the only copy of the key.
+        #expect(throws: ClientError.self) {
+            try shop.registerRetailer(server.api, registration, operatorToken: server.operatorToken)
+        }
+
+        let (key, saved) = try shop.rotateRetailerKey(server.api, environment: [:])
+        let savedKey = try shop.loadConfig().retailer?.apiKey
+        #expect(saved && key != credentials.apiKey && savedKey == key)
+        // A key from the environment wins, and its successor is not saved anywhere.
+        let elsewhere = try home()
+        let (next, savedElsewhere) = try elsewhere.rotateRetailerKey(
+            server.api, environment: ["LOYALTY_RETAILER_KEY": key])
+        let elsewhereConfig = try elsewhere.loadConfig()
+        #expect(!savedElsewhere && next != key && elsewhereConfig.retailer == nil)
+        #expect(throws: ClientError.self) { try elsewhere.loadConfig().retailerCredential(environment: [:]) }
+    }
+
+    @Test func aFailedRedemptionSaysWhatToDo() {
+        let offer = ResolvedOffer(
+            offer: Offer(id: UUID(), retailerID: UUID(), major: 1, minor: 1, title: "sushi", updatedAt: Date()),
+            retailer: CatalogRetailer(id: UUID(), name: "Matey's", uuid: UUID()))
+        let limit = ClientError.server(status: 409, code: .limitReached, message: "limit").explainingRedemption(of: offer)
+        #expect(limit.description.contains("\"sushi\" cannot be redeemed again"))
+        let lost = ClientError.network("timed out").explainingRedemption(of: offer)
+        #expect(lost.description.contains("timed out; run the same `loyalty redeem` again"))
+        let gone = ClientError.server(status: 410, code: nil, message: "gone").explainingRedemption(of: offer)
+        #expect(gone.description.contains("\"sushi\" is no longer available"))
+        let other = ClientError.notFound("no such offer")
+        #expect(other.explainingRedemption(of: offer).description == other.description)
+    }
+}
