@@ -37,7 +37,7 @@ private func runDecode(_ arguments: ParsedArguments) throws {
                 ? try BeaconJSONLines.decoded(event: bytes) : try BeaconJSONLines.decoded(advertisingData: bytes)
             for line in lines { printOut(line) }
         } catch {
-            printError("error: malformed packet: \(error)")
+            printError("error: \(error)")
             failures += 1
         }
     }

@@ -37,8 +37,10 @@ private let retailerRegister = Command(
             throw context.arguments.usageError("--name is required")
         }
         let uuid = try context.arguments.value(Register.uuid)
+        let registration = RetailerRegistration(name: name, uuid: uuid)
+        do { try registration.validate() } catch { throw context.arguments.usageError("--\(error)") }
         let credentials = try context.home.registerRetailer(
-            context.api, RetailerRegistration(name: name, uuid: uuid),
+            context.api, registration,
             operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
         if context.json {
             return printJSONLine([

@@ -18,7 +18,7 @@ import Testing
             (["sync", "--server", "notaurl"], [:], 64),
             (["redeem", "garbage"], [:], 64),
             (["retailer", "register", "--name", ""], ["LOYALTY_ADMIN_TOKEN": server.operatorToken, "LOYALTY_SERVER": server.url], 64),
-            (["retailer", "offers"], ["LOYALTY_RETAILER_KEY": "lk_abc\ndef", "LOYALTY_SERVER": server.url], 64),
+            (["retailer", "offers"], ["LOYALTY_RETAILER_KEY": "lk_abc\ndef", "LOYALTY_SERVER": server.url], 77),
         ]
         for (arguments, environment, status) in cases {
             let result = try loyalty(arguments, environment)
