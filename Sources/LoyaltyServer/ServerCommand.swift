@@ -44,7 +44,8 @@ public struct ServerOptions: Equatable, Sendable {
         if !migrateOnly, let listen = try arguments.value(ServerCommand.listen) {
             (host, port) = try Self.address(listen, from: "--listen", arguments)
         }
-        rateLimited = !arguments.flag(ServerCommand.noRateLimits)
+        // `migrate` serves nothing and has no such flag.
+        rateLimited = migrateOnly || !arguments.flag(ServerCommand.noRateLimits)
         if let directory = try arguments.value(ServerCommand.dataDirectory) {
             guard !directory.isEmpty else { throw arguments.usageError("--data-dir needs a directory") }
             dataDirectory = URL(fileURLWithPath: directory)
