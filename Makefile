@@ -1,6 +1,7 @@
 # loyalty: a new user runs `make demo` and `make test`; everything else is for developers.
 SHELL := /bin/bash
-APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libmicrohttpd-dev libsqlite3-dev \
+APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libdbus-1-dev libmicrohttpd-dev libsqlite3-dev \
+                libqrencode-dev \
                 postgresql pkg-config tshark gpsd gpsd-clients pgbouncer \
                 systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -23,11 +24,33 @@ apt_install = @missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo 
 pip_install = @python3 -c 'import $(2)' 2>/dev/null || python3 -m pip install -q $(1) 2>/dev/null \
 	|| python3 -m pip install -q --break-system-packages $(1)
 
-.PHONY: deps build release test demo bench check fuzz clean install uninstall
+.PHONY: deps test-deps browser-deps build release test demo bench check fuzz clean install uninstall
 
 # Install only the Debian packages that are missing.
 deps:
 	$(call apt_install,$(APT_PACKAGES))
+
+# The live radio's guest (Tests/GuestRadio, LiveRadioTests): QEMU, the Debian kernel, static busybox, BlueZ's
+# tools and daemon, and Bumble (pinned: the peer corrects its controller emulation of this version).
+GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
+BUMBLE_VERSION := 0.0.236
+test-deps:
+	@missing=$$(for p in $(GUEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
+	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
+
+# The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
+browser-deps:
+	@missing=$$(for p in chromium chromium-driver; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@python3 -c 'import selenium, axe_selenium_python' 2>/dev/null || python3 -m pip install -q selenium axe-selenium-python
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -35,7 +58,7 @@ build: deps
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
-test: deps
+test: deps test-deps browser-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 
@@ -47,7 +70,7 @@ demo: deps
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (beacons, server, pgbouncer, client, geo, json).
+# BENCH="beacons client" runs only those sections (beacons, server, pgbouncer, client, geo, json, retailer).
 bench: deps
 	$(call apt_install,$(BENCH_PACKAGES))
 	$(call pip_install,beacontools,beacontools)

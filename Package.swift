@@ -15,13 +15,18 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Wrappers: the only code that touches each C library.
-        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ"]),
+        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus"]),
+        // libdbus: the system bus, for BlueZ's API when bluetoothd manages the adapter.
+        .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "SQLite", dependencies: ["CSQLite3"]),
+        .target(name: "QRCode", dependencies: ["CQREncode"]),
 
         // Pure Swift: day counts of the Gregorian calendar, for hand-written timestamp coding.
         .target(name: "CivilCalendar"),
@@ -41,17 +46,23 @@ let package = Package(
             // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
             resources: [
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
-                .embedInCode("Resources/0003-feed-row-by-key.sql"), .embedInCode("Resources/0004-key-rotation-grace.sql"),
+                .embedInCode("Resources/0003-feed-row-by-key.sql"),
+                .embedInCode("Resources/0004-till-and-console.sql"),
+                .embedInCode("Resources/0005-key-rotation-grace.sql"),
                 .embedInCode("Resources/openapi.yaml"),
+                // The retailer's web console (ConsoleFiles.swift).
+                .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
+                .embedInCode("Resources/console.css"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
         .executableTarget(
-            name: "loyalty", dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient"],
+            name: "loyalty",
+            dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode"],
             path: "cli"),
 
-        // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer. Never a dependency
-        // of `loyalty` or `loyalty-server`.
+        // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer, the guest-kernel
+        // radio harness (GuestRadio/). Never a dependency of `loyalty` or `loyalty-server`.
         .target(
             name: "LoyaltyTesting",
             dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
@@ -71,6 +82,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(
             name: "LoyaltyServerTests",
             dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),

@@ -19,8 +19,15 @@ CREATE TABLE catalog_feed (
 );
 INSERT INTO catalog_feed DEFAULT VALUES;
 
+-- A write that assigned its rows' versions itself (a bulk import takes a block of versions with one UPDATE of
+-- this row, under the same lock) keeps them: one UPDATE of the row per changed row would make a write of N
+-- rows walk N dead versions of it each time.
 CREATE FUNCTION catalog_feed_next_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF (TG_OP = 'INSERT' AND NEW.version IS NOT NULL)
+        OR (TG_OP = 'UPDATE' AND NEW.version IS DISTINCT FROM OLD.version) THEN
+        RETURN NEW;
+    END IF;
     UPDATE catalog_feed SET version = version + 1 WHERE singleton RETURNING version INTO NEW.version;
     RETURN NEW;
 END
@@ -145,7 +152,31 @@ CREATE TABLE seen (
 );
 CREATE INDEX seen_account_version ON seen (account_id, version);
 CREATE INDEX seen_offer ON seen (offer_id);
+CREATE INDEX seen_offer_seen_at ON seen (offer_id, seen_at);
 
+-- A till key (`lt_...`) checks and accepts its retailer's redemption codes and does nothing else. Shown once,
+-- stored as its SHA-256; a revoked key stays, so an acceptance still names it.
+CREATE TABLE till_keys (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    name text NOT NULL,
+    key_hash bytea NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    revoked_at timestamptz
+);
+CREATE INDEX till_keys_retailer ON till_keys (retailer_id, created_at);
+
+-- A signed-in console: the cookie's SHA-256, whose retailer it is and until when. Signing out deletes the row.
+CREATE TABLE console_sessions (
+    token_hash bytea PRIMARY KEY,
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX console_sessions_retailer ON console_sessions (retailer_id);
+
+-- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key
+-- when a till key did it, not the console). Accepting is one conditional UPDATE, so it succeeds once.
 CREATE TABLE redemptions (
     id uuid NOT NULL DEFAULT gen_random_uuid(),
     account_id uuid NOT NULL REFERENCES accounts (id),
@@ -153,11 +184,16 @@ CREATE TABLE redemptions (
     code text NOT NULL,
     idempotency_key text,
     created_at timestamptz NOT NULL,
+    accepted_at timestamptz,
+    accepted_by uuid REFERENCES till_keys (id),
+    accepted_till text,
     PRIMARY KEY (account_id, id),
     UNIQUE (account_id, idempotency_key)
 );
 CREATE INDEX redemptions_account_offer ON redemptions (account_id, offer_id);
 CREATE INDEX redemptions_offer ON redemptions (offer_id);
+CREATE INDEX redemptions_code ON redemptions (code);
+CREATE INDEX redemptions_offer_accepted ON redemptions (offer_id, accepted_at) WHERE accepted_at IS NOT NULL;
 
 -- How often each offer was redeemed, the total limit's counter: its row lock serialises the offer's
 -- redemptions (Store.redeem). Created by the first redemption; kept out of `offers`, a catalog table.

@@ -84,14 +84,15 @@ private func samples(of identity: BeaconIdentity, replaying file: String, second
 }
 
 private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Double) throws -> CalibrationSamples {
-    let scanner = try LEScanner(adapter: adapter)
+    // The same path as a scan: beside a discovering bluetoothd, through it.
+    let scanner = try openScanner(adapter: adapter, options: LEScanOptions())
     Interruption.cancels(scanner.cancel)
     if standardOutputIsTerminal {
         printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
     }
     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { scanner.cancel() }
     var heard = CalibrationSamples(of: identity)
-    try scanner.run { packet in
+    try scanner.run(tickInterval: nil, onTick: { _ in }) { packet in
         for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time) { heard.add(sighting) }
     }
     return heard

@@ -13,7 +13,8 @@ let doctorCommand = Command(
     summary: "Say what this machine supports for beacon scanning, and what to do about what is missing.",
     discussion: """
         Checks kernel Bluetooth support (AF_BLUETOOTH), adapters, the capabilities a live scan needs
-        (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features. Exits 0 when monitoring and
+        (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features, and says which path a scan takes:
+        raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers. Exits 0 when monitoring and
         ranging are available, 69 when they are not (`loyalty scan --replay FILE` works regardless).
         """,
     options: [Doctor.adapter, Doctor.json],

@@ -2,6 +2,7 @@ import Arguments
 import Foundation
 import LoyaltyAPI
 import LoyaltyClient
+import QRCode
 
 private let retailerName = Option<String>("retailer", value: "NAME", help: "Only this retailer's offers.")
 /// An offer id or the beacon's UUID:MAJOR:MINOR.
@@ -53,9 +54,27 @@ let offersCommand = Command(
             })
     })
 
+/// `redeem` and `history` draw the code as a QR code beside the text on a terminal, or with --qr.
+private let qrFlag = Flag("qr", help: "Draw the code as a QR code beside the text (the default on a terminal).")
+
+/// The code as a QR code with `text` beside it, when stdout is a terminal or --qr asks; else the text.
+private func printCode(_ code: String, beside text: [String], _ context: ClientContext) {
+    guard standardOutputIsTerminal || context.arguments.flag(qrFlag), let symbol = try? QRCode(code) else {
+        return printOut(text.joined(separator: "\n"))
+    }
+    // The text from the second line of the symbol, past its quiet zone.
+    printOut(symbol.terminalLines(beside: [""] + text).joined(separator: "\n"))
+}
+
 let historyCommand = Command(
     name: "history", summary: "The offers this account has seen and this device redeemed (works offline).",
-    discussion: clientDiscussion, options: ClientOptions.all,
+    discussion: """
+        A redemption a till accepted shows as used at the till after the next `loyalty sync`. On a terminal
+        (or with --qr) the newest code not yet used is drawn as a QR code for the till to scan.
+
+        \(clientDiscussion)
+        """,
+    options: [qrFlag] + ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
         let title = { (id: UUID) throws(ClientError) -> (String, String) in
@@ -70,6 +89,7 @@ let historyCommand = Command(
             }
             rows.append([timestamp(seenAt), "seen", retailer, name, ""])
         }
+        var open: (code: String, title: String)?
         for record in try cache.redemptions().reversed() {
             let (name, retailer) = try title(record.offerID)
             if context.json { printOut(ClientJSONLines.redemption(record, retailer: retailer, title: name)) }
@@ -78,10 +98,21 @@ let historyCommand = Command(
                 record.redemption == nil ? "redeem pending" : "redeemed", retailer, name,
                 record.redemption?.code ?? "retry `loyalty redeem \(record.offerID.uuidString.lowercased())`",
             ])
+            if let redemption = record.redemption {
+                if let acceptedAt = redemption.acceptedAt {
+                    rows.append([timestamp(acceptedAt), "used at the till", retailer, name, redemption.code])
+                } else {
+                    open = (redemption.code, name)
+                }
+            }
         }
         guard !context.json else { return }
         if rows.isEmpty { return printOut("nothing seen or redeemed yet") }
-        printTable(["WHEN", "WHAT", "RETAILER", "OFFER", "CODE"], rows)
+        printTable(["WHEN", "WHAT", "RETAILER", "OFFER", "CODE"], rows.sorted { $0[0] < $1[0] })
+        if let open {
+            printOut("")
+            printCode(open.code, beside: ["show code \(open.code) at the till", "for \"\(open.title)\""], context)
+        }
     })
 
 let redeemCommand = Command(
@@ -93,7 +124,7 @@ let redeemCommand = Command(
 
         \(clientDiscussion)
         """,
-    options: ClientOptions.all, positionals: [offerToRedeem],
+    options: [qrFlag] + ClientOptions.all, positionals: [offerToRedeem],
     run: clientCommand { context in
         let cache = try context.openCache()
         // Text that names no offer at all is a usage error; a well-formed one missing from the cache is not.
@@ -109,5 +140,10 @@ let redeemCommand = Command(
             throw error.explainingRedemption(of: offer)
         }
         if context.json { return printOut(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
-        printOut("redeemed \"\(offer.offer.title)\" at \(offer.retailer.name): show code \(redemption.code)")
+        printCode(
+            redemption.code,
+            beside: [
+                "redeemed \"\(offer.offer.title)\" at \(offer.retailer.name)",
+                "show code \(redemption.code) at the till",
+            ], context)
     })

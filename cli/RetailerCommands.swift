@@ -12,7 +12,7 @@ let retailerCommand = Command(
         """,
     subcommands: [
         retailerRegister, retailerOffer, retailerOffers, retailerStore, retailerStats,
-        retailerRotateKey,
+        retailerRotateKey, retailerTillKey,
     ])
 
 extension ClientContext {
@@ -158,8 +158,9 @@ private let retailerOfferRemove = Command(
     })
 
 private let retailerOffers = Command(
-    name: "offers", summary: "List your offers as the server has them.",
+    name: "offers", summary: "List your offers as the server has them; import or export them as CSV.",
     discussion: clientDiscussion, options: ClientOptions.all,
+    subcommands: [retailerOffersImport, retailerOffersExport],
     run: clientCommand { context in
         let offers = try context.api.retailerOffers(try context.retailerCredential()).offers
         if context.json { return offers.forEach { printOut(ClientJSONLines.offer($0)) } }
@@ -265,23 +266,6 @@ private let retailerStoreList = Command(
             ["STORE", "NAME", "LATITUDE", "LONGITUDE", "RADIUS"],
             stores.map {
                 [$0.storeID, $0.name, String($0.latitude), String($0.longitude), "\($0.radiusMetres) m"]
-            })
-    })
-
-private let retailerStats = Command(
-    name: "stats", summary: "Per offer: shoppers who saw it, redemptions, what remains.",
-    discussion: clientDiscussion, options: ClientOptions.all,
-    run: clientCommand { context in
-        let statistics = try context.api.statistics(try context.retailerCredential()).offers
-        if context.json { return statistics.forEach { printOut(ClientJSONLines.statistics($0)) } }
-        printTable(
-            ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "REMAINING"],
-            statistics.map { entry in
-                [
-                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy),
-                    String(entry.redemptions),
-                    entry.remaining.map(String.init) ?? "unlimited",
-                ]
             })
     })
 

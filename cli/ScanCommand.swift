@@ -52,7 +52,9 @@ let scanCommand = Command(
         damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
-        what this machine lacks.
+        what this machine lacks. Live time is the monotonic clock and runs while nothing is heard; Ctrl-C
+        or SIGTERM ends the scan with the summary and the controller as found. While bluetoothd is
+        discovering, the scan joins its discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
         position inside a store's radius, "exit" once the shopper has been more than --exit-margin
@@ -144,10 +146,18 @@ private func runScan(_ arguments: ParsedArguments) throws {
         let options = LEScanOptions(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
         let adapter = try arguments.value(ScanOptions.adapter)
-        let scanner = try LEScanner(adapter: adapter, options: options)
-        Interruption.cancels(scanner.cancel)
-        try LiveScan(scan).run(scanner, positions: location)
+        let radio = RadioSightings(try openScanner(adapter: adapter, options: options))
+        Interruption.cancels(radio.cancel)
+        try LiveScan(scan).run(radio, positions: location)
+        printer.summary(radio.statistics, live: true)
     }
+}
+
+/// The scanner for the adapter's state: bluetoothd's D-Bus API while bluetoothd discovers (a raw scan
+/// would kill its discovery), else raw HCI (every advertisement; BlueZScanner says why).
+func openScanner(adapter: String?, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
+    if BlueZScanner.bluetoothdDiscovers(adapter: adapter) { return try BlueZScanner(adapter: adapter) }
+    return try LEScanner(adapter: adapter, options: options)
 }
 
 /// Ctrl-C and SIGTERM end a live scan or advertising cleanly: `cancel` makes the scanner or advertiser

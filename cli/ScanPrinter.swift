@@ -90,10 +90,12 @@ final class ScanPrinter: ScanOutput {
         printWarning("warning: \(error.description); \(consequence)", above: table)
     }
 
-    func summary(_ statistics: CaptureStatistics) {
+    /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
+    func summary(_ statistics: CaptureStatistics, live: Bool = false) {
         if json { return printOut(lines.line(statistics)) }
         printError(
-            "replayed \(statistics.records) records: \(statistics.advertisingReports) advertising reports, "
+            "\(live ? "heard" : "replayed") \(statistics.records) \(live ? "events" : "records"): "
+                + "\(statistics.advertisingReports) advertising reports, "
                 + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
     }
 

@@ -13,7 +13,7 @@ let loyalty = Command(
     globalOptions: ClientOptions.all,
     subcommands: [
         scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
-        offersCommand, historyCommand, redeemCommand, retailerCommand,
+        offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand,
     ],
     version: Release.version
 )

@@ -5,11 +5,12 @@
 #   faults  PostgreSQL stopped, server and client SIGKILLed, network cut (scripts/check-faults.py)
 #   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
 #   pgbouncer  the server test suite and the two-instance test with every pool behind PgBouncer (transaction pooling)
-# CHECK_PARTS="fuzz api faults load pgbouncer" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
+#   radio   the live radio in a guest kernel (LiveRadioTests with LOYALTY_LIVE_RADIO=full: beside bluetoothd too)
+# CHECK_PARTS="fuzz api faults load pgbouncer radio" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-parts=${CHECK_PARTS:-"fuzz api faults load pgbouncer"}
+parts=${CHECK_PARTS:-"fuzz api faults load pgbouncer radio"}
 logs="$root/.build/check"
 mkdir -p "$logs"
 swift build -c release --product loyalty-server >/dev/null && swift build -c release --product loyalty >/dev/null \
@@ -68,6 +69,17 @@ for part in $parts; do
       row "pgbouncer (server tests)" \
         "${tests:-0} tests with the pool behind $(/usr/sbin/pgbouncer --version 2>/dev/null | head -1) (transaction pooling), $failing issues" \
         "$verdict"
+      ;;
+    radio)
+      make -s test-deps
+      { swift build --build-tests && LOYALTY_LIVE_RADIO=full swift test --skip-build --filter 'LiveRadioTests'; } 2>&1 \
+        | tee "$logs/radio.log"
+      status=${PIPESTATUS[0]}
+      tests=$(grep -oE 'Test run with [0-9]+ tests' "$logs/radio.log" | tail -1 | grep -oE '[0-9]+')
+      failing=$(grep -cE '^✘ Test .*(failed|recorded an issue)' "$logs/radio.log")
+      verdict=pass
+      [ "$status" -ne 0 ] && verdict=fail
+      row "radio (guest kernel)" "${tests:-0} live checks through the kernel's Bluetooth stack, $failing issues" "$verdict"
       ;;
     *) echo "unknown part '$part'" >&2; exit 64 ;;
   esac

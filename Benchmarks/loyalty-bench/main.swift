@@ -85,7 +85,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo, json (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo, json, retailer (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -98,5 +98,6 @@ if wants("client") { try benchClient(replaying: million.url, reports: million.st
 
 if wants("geo") { try geoBench() }
 if wants("json") { try benchJSON() }
+if wants("retailer") { try benchRetailer() }
 
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")

@@ -43,7 +43,9 @@ final class HCISocket {
         hci_filter_set_event(EVT_CMD_COMPLETE, &filter)
         hci_filter_set_event(EVT_CMD_STATUS, &filter)
         hci_filter_set_event(EVT_LE_META_EVENT, &filter)
-        guard setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)) == 0 else {
+        // The whole struct with its tail padding (16 bytes, not the 14 of its fields): kernels with
+        // copy_safe_from_sockptr refuse a shorter option with EINVAL.
+        guard setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.stride)) == 0 else {
             let error = RadioError(
                 errno: errno, call: "setsockopt(HCI_FILTER)", adapter: name, capabilities: capabilities)
             hci_close_dev(fd)

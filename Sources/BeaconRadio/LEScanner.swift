@@ -18,7 +18,9 @@ public struct HCIEventPacket: Hashable, Sendable {
 ///
 /// `init` opens the adapter and reads its LE features; `run` programs the scan (extended commands
 /// only when the controller supports LE Extended Advertising, else legacy), delivers every LE meta
-/// event until `cancel()`, then disables scanning. `run` must be called from one thread at a time;
+/// event and, between them, a tick every `tickInterval` seconds until `cancel()`, then leaves
+/// scanning as it found it. The ticks let time advance in a quiet room: exits and tracking ages fall due although
+/// nothing is heard. `run` must be called from one thread at a time;
 /// `cancel` may be called from any thread, hence `@unchecked Sendable`.
 public final class LEScanner: @unchecked Sendable {
     public let adapter: String
@@ -29,9 +31,10 @@ public final class LEScanner: @unchecked Sendable {
     /// Wakes `run` when `cancel` is called.
     private let wakeup: WakeupPipe
 
-    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
+    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features. Events are stamped
+    /// with `clock` (live: the monotonic clock).
     public init(
-        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = SystemBeaconClock()
+        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = MonotonicBeaconClock()
     ) throws(RadioError) {
         let socket = try HCISocket(adapter: adapter)
         let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
@@ -43,29 +46,45 @@ public final class LEScanner: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// Scans and hands each LE meta event to `onEvent` until `cancel()` is called, then disables
+    /// Scans and hands each LE meta event to `onEvent`, and the clock's time to `onTick` whenever
+    /// `tickInterval` seconds have passed since the last tick, until `cancel()` is called; then disables
     /// scanning. Throws when the scan cannot be started or the socket fails.
-    public func run(_ onEvent: (HCIEventPacket) -> Void) throws(RadioError) {
-        // Scanning left on (by another program or a crashed run) makes the parameters command fail.
-        _ = try? socket.send(commands.disable)
-        try socket.send(commands.parameters)
+    public func run(
+        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
+    ) throws(RadioError) {
+        // A scan already on (another program's, the kernel's background scan, a crashed run) makes the
+        // parameters command fail with Command Disallowed: then it is paused for ours and resumed after,
+        // so the controller is left scanning as it was found (with our parameters: theirs cannot be read).
+        var foundScanning = false
+        do { try socket.send(commands.parameters) } catch .commandFailed(_, status: Self.commandDisallowed) {
+            foundScanning = true
+            _ = try? socket.send(commands.disable)
+            try socket.send(commands.parameters)
+        }
         try socket.send(commands.enable)
         var failure: RadioError?
+        var ticker = ScanTicker(interval: tickInterval, clock: clock)
         while true {
             do {
-                guard let event = try socket.readEvent(timeoutMilliseconds: -1, wakeup: wakeup.readEnd) else {
-                    if wakeup.isSignalled { break }
-                    continue
+                let wait = ticker.waitMilliseconds(clock: clock)
+                let event = try socket.readEvent(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
+                if event == nil, wakeup.isSignalled { break }
+                if let event, event[0] == UInt8(EVT_LE_META_EVENT) {
+                    onEvent(HCIEventPacket(bytes: event, time: clock.now()))
                 }
-                if event[0] == UInt8(EVT_LE_META_EVENT) { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
+                ticker.tickIfDue(clock: clock, onTick)
             } catch {
                 failure = error
                 break
             }
         }
         _ = try? socket.send(commands.disable)
+        if foundScanning { _ = try? socket.send(commands.enable) }
         if let failure { throw failure }
     }
+
+    /// HCI error 0x0C.
+    static let commandDisallowed: UInt8 = 0x0C
 
     /// Stops `run` (from any thread); it returns after disabling scanning.
     public func cancel() { wakeup.signal() }

@@ -52,7 +52,21 @@ public struct RadioDiagnosis: Hashable, Sendable {
             checks.append(
                 Check(name: "le-features", status: .skipped, detail: "needs a powered adapter and the capabilities"))
         }
+        if kernelOK { checks.append(scanPath(adapter: adapter)) }
         return RadioDiagnosis(checks: checks)
+    }
+
+    /// Which path a live scan takes, and why.
+    private static func scanPath(adapter: String?) -> Check {
+        let detail =
+            if BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
+                "bluetoothd is discovering: a scan joins its discovery through D-Bus (SetDiscoveryFilter, StartDiscovery) and leaves it running; readings come as its discovery delivers them"
+            } else if BlueZScanner.bluetoothdRuns() {
+                "bluetoothd runs but is not discovering: a scan programs the controller over raw HCI (every advertisement) and leaves it as found"
+            } else {
+                "no bluetoothd on the system bus: a scan programs the controller over raw HCI and leaves it as found"
+            }
+        return Check(name: "scan-path", status: .ok, detail: detail)
     }
 
     private static func checkKernel(into checks: inout [Check]) -> Bool {

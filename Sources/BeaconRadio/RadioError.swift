@@ -66,6 +66,8 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidAdvertisingParameters(String)
     /// Any other failing system call.
     case system(call: String, errno: Int32)
+    /// bluetoothd refused or failed a request for the adapter (its D-Bus error).
+    case bluez(String, String)
 
     /// The line that grants the capabilities to the installed binary.
     public static let setcapCommand = "sudo setcap 'cap_net_raw,cap_net_admin+ep' \"$(command -v loyalty)\""
@@ -121,6 +123,8 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "invalid advertising parameters: \(detail)"
         case .system(let call, let code):
             return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .bluez(let name, let detail):
+            return "bluetoothd could not scan with \(name): \(detail) (`bluetoothctl show` says its state)"
         }
     }
 }

@@ -5,6 +5,8 @@ import Synchronization
 public struct HTTPServerLimits: Sendable {
     /// Longer bodies are refused with `HTTPRejection.bodyTooLarge` and never buffered.
     public var maxBodyBytes: Int = 64 * 1024
+    /// Paths whose bodies may be longer than `maxBodyBytes` (a bulk upload), with their own limit.
+    public var maxBodyBytesByPath: [String: Int] = [:]
     /// Connections beyond this are closed on accept.
     public var connectionLimit: Int = 1024
     /// An idle connection is closed after this long.
@@ -57,7 +59,8 @@ public final class HTTPServer: @unchecked Sendable {
     ) throws(HTTPServerError) {
         var address = try Self.socketAddress(host: host, port: port)
         let context = ServerContext(
-            maxBodyBytes: limits.maxBodyBytes, reject: reject, handler: handler, diagnostics: diagnostics)
+            maxBodyBytes: limits.maxBodyBytes, maxBodyBytesByPath: limits.maxBodyBytesByPath, reject: reject,
+            handler: handler, diagnostics: diagnostics)
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
         if address.ss_family == sa_family_t(AF_INET6) { flags |= MHD_USE_IPv6.rawValue }
@@ -163,6 +166,7 @@ public final class HTTPServer: @unchecked Sendable {
 /// holds it and stops the daemon before letting go.
 private final class ServerContext: @unchecked Sendable {
     let maxBodyBytes: Int
+    let maxBodyBytesByPath: [String: Int]
     /// An oversized chunked body is read and dropped so the client gets its 413; past this many
     /// dropped bytes the sender is cut off instead.
     let maxDiscardedBytes: Int
@@ -177,11 +181,13 @@ private final class ServerContext: @unchecked Sendable {
     private var lastMessage: String?
 
     init(
-        maxBodyBytes: Int, reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
+        maxBodyBytes: Int, maxBodyBytesByPath: [String: Int],
+        reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
         diagnostics: (@Sendable (String) -> Void)?
     ) {
         self.maxBodyBytes = max(0, maxBodyBytes)
+        self.maxBodyBytesByPath = maxBodyBytesByPath
         self.maxDiscardedBytes = max(4 * self.maxBodyBytes, 1 << 20)
         self.reject = reject
         self.handler = handler
@@ -222,6 +228,7 @@ private final class ServerContext: @unchecked Sendable {
 /// One request's state between the access handler's calls, kept in MHD's `*con_cls`.
 private final class RequestState {
     var body: [UInt8] = []
+    var maxBodyBytes = 0
     var isTooLarge = false
     var discardedBytes = 0
 }
@@ -239,17 +246,18 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let state = RequestState()
         requestPointer.pointee = Unmanaged.passRetained(state).toOpaque()
         context.requestStarted()
+        state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
         let framing = FramingHeaders(of: connection, method: method)
         if let problem = framing.problem {
             return queue(context.reject(.malformedFraming(problem)), on: connection, context, closing: true)
         }
         if let length = framing.contentLengths.first.flatMap({ Int($0) }) {
-            guard length <= context.maxBodyBytes else {
+            guard length <= state.maxBodyBytes else {
                 // Queued before the body is read: MHD drops the body and closes the connection.
                 state.isTooLarge = true
                 return queue(
-                    context.reject(.bodyTooLarge(limit: context.maxBodyBytes)), on: connection, context,
+                    context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context,
                     closing: true)
             }
             state.body.reserveCapacity(length)
@@ -261,13 +269,13 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
         uploadDataSize.pointee = 0
-        if !state.isTooLarge && state.body.count + chunkSize > context.maxBodyBytes {
+        if !state.isTooLarge && state.body.count + chunkSize > state.maxBodyBytes {
             state.isTooLarge = true
             state.body = []
             // MHD 0.9.75 takes no response while it hands over a body (MHD_queue_response wants the state
             // before or after it), so the 413 is written to the socket now and its sending side shut: the
             // client reads it while it still sends. The rest is dropped; told NO at the end, MHD closes.
-            writeDirectly(context.reject(.bodyTooLarge(limit: context.maxBodyBytes)), to: connection)
+            writeDirectly(context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), to: connection)
         }
         if state.isTooLarge {
             state.discardedBytes += chunkSize

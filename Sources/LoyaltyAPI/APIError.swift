@@ -24,6 +24,14 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case cursorExpired = "cursor_expired"
     /// 404: the link code is unknown, expired or already used.
     case linkCodeInvalid = "link_code_invalid"
+    /// 404: no redemption of this retailer has the code (another retailer's code is unknown too).
+    case codeUnknown = "code_unknown"
+    /// 409: a till accepted the code already; the message says when and at which till.
+    case codeAlreadyAccepted = "code_already_accepted"
+    /// 410: the code's offer has ended.
+    case codeExpired = "code_expired"
+    /// 410: the code's offer was removed.
+    case codeOfferRemoved = "code_offer_removed"
     /// 413: the body is over the size limit.
     case payloadTooLarge = "payload_too_large"
     /// 422: a field is missing, unknown or out of range; `field` names it.
@@ -43,18 +51,21 @@ public struct APIErrorBody: Codable, Sendable, Equatable {
         public var message: String
         /// The offending field (JSON key, path or query parameter), when there is one.
         public var field: String?
+        /// An import's refused rows, each naming its line (at most `OfferCSV.maxProblemsListed`).
+        public var rows: [OfferImportProblem]?
 
-        public init(code: APIErrorCode, message: String, field: String? = nil) {
+        public init(code: APIErrorCode, message: String, field: String? = nil, rows: [OfferImportProblem]? = nil) {
             self.code = code
             self.message = message
             self.field = field
+            self.rows = rows
         }
     }
 
     public var error: Detail
 
-    public init(code: APIErrorCode, message: String, field: String? = nil) {
-        error = Detail(code: code, message: message, field: field)
+    public init(code: APIErrorCode, message: String, field: String? = nil, rows: [OfferImportProblem]? = nil) {
+        error = Detail(code: code, message: message, field: field, rows: rows)
     }
 }
 

@@ -1,5 +1,8 @@
-/// A JSON value written with its keys in the order given, so lines read well (`"event"` first).
-public enum JSONValue {
+/// A JSON value whose objects keep their keys in the order given, for lines people read first and programs
+/// parse second: the server's log lines (`time`, `level`, `event` first), the `--json` lines (`"event"`
+/// first). Written by the catalog page's `JSONWriter`: strings escaped as `JSONEncoder` escapes them; a number
+/// JSON cannot hold (infinity, NaN) is written as null.
+public enum JSONValue: Sendable {
     case string(String)
     case int(Int)
     case double(Double)
@@ -9,52 +12,31 @@ public enum JSONValue {
     case object([(String, JSONValue)])
 
     public var text: String {
-        var out = ""
-        write(to: &out)
-        return out
+        var writer = JSONWriter()
+        write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    private func write(to out: inout String) {
+    private func write(to writer: inout JSONWriter) {
         switch self {
-        case .string(let s): JSONValue.writeString(s, to: &out)
-        case .int(let i): out += String(i)
-        case .double(let d): out += d.isFinite ? String(d) : "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .null: out += "null"
-        case .array(let items):
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                item.write(to: &out)
-            }
-            out += "]"
+        case .string(let text): writer.string(text)
+        case .int(let number): writer.integer(number)
+        case .double(let number):
+            // Swift's shortest round-tripping text, "1.0" included, which JSON reads as written.
+            if number.isFinite { writer.bytes.append(contentsOf: number.description.utf8) } else { writer.raw("null") }
+        case .bool(let value): writer.raw(value ? "true" : "false")
+        case .null: writer.raw("null")
+        case .array(let elements):
+            writer.array(elements) { writer, element in element.write(to: &writer) }
         case .object(let fields):
-            out += "{"
-            for (i, (key, value)) in fields.enumerated() {
-                if i > 0 { out += "," }
-                JSONValue.writeString(key, to: &out)
-                out += ":"
-                value.write(to: &out)
+            writer.bytes.append(UInt8(ascii: "{"))
+            for (index, (key, value)) in fields.enumerated() {
+                if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+                writer.string(key)
+                writer.bytes.append(UInt8(ascii: ":"))
+                value.write(to: &writer)
             }
-            out += "}"
+            writer.bytes.append(UInt8(ascii: "}"))
         }
-    }
-
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 // The byte-level half of the catalog page's JSON writer: literals, numbers, UUIDs, dates and escaped
 // strings, written as `LoyaltyJSON.encoder()` writes them. `JSONTable` drives it field by field for the
-// catalog page; `OrderedJSON` (below) for lines such as the server log's.
+// catalog page; `JSONValue` for lines such as the server log's and the `--json` output.
 
 struct JSONWriter {
     var bytes: [UInt8] = []
@@ -94,47 +94,5 @@ struct JSONWriter {
             }
         }
         bytes.append(UInt8(ascii: "\""))
-    }
-}
-
-/// A JSON value whose objects keep their keys in the order given, for lines people read first and programs
-/// parse second, such as the server's log lines (`time`, `level`, `event` first). Strings are escaped as
-/// `JSONEncoder` escapes them; a number JSON cannot hold (infinity, NaN) is written as null.
-public enum OrderedJSON: Sendable {
-    case string(String)
-    case int(Int)
-    case double(Double)
-    case bool(Bool)
-    case null
-    case array([OrderedJSON])
-    case object([(String, OrderedJSON)])
-
-    public var text: String {
-        var writer = JSONWriter()
-        write(to: &writer)
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
-
-    private func write(to writer: inout JSONWriter) {
-        switch self {
-        case .string(let text): writer.string(text)
-        case .int(let number): writer.integer(number)
-        case .double(let number):
-            // Swift's shortest round-tripping text, "1.0" included, which JSON reads as written.
-            if number.isFinite { writer.bytes.append(contentsOf: number.description.utf8) } else { writer.raw("null") }
-        case .bool(let value): writer.raw(value ? "true" : "false")
-        case .null: writer.raw("null")
-        case .array(let elements):
-            writer.array(elements) { writer, element in element.write(to: &writer) }
-        case .object(let fields):
-            writer.bytes.append(UInt8(ascii: "{"))
-            for (index, (key, value)) in fields.enumerated() {
-                if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-                writer.string(key)
-                writer.bytes.append(UInt8(ascii: ":"))
-                value.write(to: &writer)
-            }
-            writer.bytes.append(UInt8(ascii: "}"))
-        }
     }
 }

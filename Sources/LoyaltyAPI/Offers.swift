@@ -114,6 +114,24 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
 /// `GET /v1/retailer/offers`.
 public struct OfferList: Codable, Sendable, Equatable {
     public var offers: [Offer]
+    /// With `limit`: the `after` of the next page, absent on the last.
+    public var next: String?
 
-    public init(offers: [Offer]) { self.offers = offers }
+    public init(offers: [Offer], next: String? = nil) {
+        self.offers = offers
+        self.next = next
+    }
+}
+
+/// `POST /v1/retailer/offers/import`: what the file did. Rows equal to their offer change nothing.
+public struct OfferImportResult: Codable, Sendable, Equatable {
+    public var created: Int
+    public var updated: Int
+    public var unchanged: Int
+
+    public init(created: Int, updated: Int, unchanged: Int) {
+        self.created = created
+        self.updated = updated
+        self.unchanged = unchanged
+    }
 }

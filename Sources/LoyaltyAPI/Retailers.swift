@@ -85,12 +85,14 @@ public struct OfferStatistics: Codable, Sendable, Equatable {
     /// Distinct shopper accounts that reported the offer as seen.
     public var seenBy: Int
     public var redemptions: Int
+    /// Redemptions whose code a till accepted.
+    public var accepted: Int
     /// `total_limit - redemptions`; absent when the offer has no total limit.
     public var remaining: Int?
 
     public init(
         offerID: UUID, major: UInt16, minor: UInt16, title: String, seenBy: Int, redemptions: Int,
-        remaining: Int?
+        accepted: Int = 0, remaining: Int?
     ) {
         self.offerID = offerID
         self.major = major
@@ -98,6 +100,7 @@ public struct OfferStatistics: Codable, Sendable, Equatable {
         self.title = title
         self.seenBy = seenBy
         self.redemptions = redemptions
+        self.accepted = accepted
         self.remaining = remaining
     }
 
@@ -105,7 +108,7 @@ public struct OfferStatistics: Codable, Sendable, Equatable {
         case offerID = "offer_id"
         case major, minor, title
         case seenBy = "seen_by"
-        case redemptions, remaining
+        case redemptions, accepted, remaining
     }
 }
 

@@ -185,12 +185,15 @@ public struct Redemption: Codable, Sendable, Equatable, Identifiable {
     public var offerID: UUID
     public var code: String
     public var redeemedAt: Date
+    /// When a till accepted the code; absent until then.
+    public var acceptedAt: Date?
 
-    public init(id: UUID, offerID: UUID, code: String, redeemedAt: Date) {
+    public init(id: UUID, offerID: UUID, code: String, redeemedAt: Date, acceptedAt: Date? = nil) {
         self.id = id
         self.offerID = offerID
         self.code = code
         self.redeemedAt = redeemedAt
+        self.acceptedAt = acceptedAt
     }
 
     public enum CodingKeys: String, CodingKey {
@@ -198,6 +201,7 @@ public struct Redemption: Codable, Sendable, Equatable, Identifiable {
         case offerID = "offer_id"
         case code
         case redeemedAt = "redeemed_at"
+        case acceptedAt = "accepted_at"
     }
 }
 

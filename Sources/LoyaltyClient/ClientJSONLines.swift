@@ -29,7 +29,8 @@ public enum ClientJSONLines {
         object([
             ("offer_id", id(entry.offerID)), ("major", .int(Int(entry.major))), ("minor", .int(Int(entry.minor))),
             ("title", .string(entry.title)), ("seen_by", .int(entry.seenBy)),
-            ("redemptions", .int(entry.redemptions)), ("remaining", optional(entry.remaining)),
+            ("redemptions", .int(entry.redemptions)), ("accepted", .int(entry.accepted)),
+            ("remaining", optional(entry.remaining)),
         ])
     }
 
@@ -99,6 +100,7 @@ public enum ClientJSONLines {
             ("offer", id(record.offerID)), ("retailer", .string(retailer)), ("title", .string(title)),
             ("code", optional(record.redemption?.code)),
             ("at", timestamp(record.redemption?.redeemedAt ?? record.requestedAt)),
+            ("used_at_till", timestamp(record.redemption?.acceptedAt)),
         ])
     }
 

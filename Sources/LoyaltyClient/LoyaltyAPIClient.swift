@@ -7,12 +7,13 @@ public enum Credential: Sendable {
     case none
     case device(String)
     case retailer(String)
+    case till(String)
     case `operator`(String)
 
     var token: String? {
         switch self {
         case .none: nil
-        case .device(let token), .retailer(let token), .operator(let token): token
+        case .device(let token), .retailer(let token), .till(let token), .operator(let token): token
         }
     }
 
@@ -24,6 +25,8 @@ public enum Credential: Sendable {
             "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here"
         case .retailer:
             "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"
+        case .till:
+            "the till key was refused (revoked?): ask the retailer for a new one (`loyalty retailer till-key create`)"
         case .operator:
             "the operator token was refused: set LOYALTY_ADMIN_TOKEN to the server's admin token (loyalty-server prints where it keeps it)"
         }
@@ -209,7 +212,7 @@ public final class LoyaltyAPIClient {
 
     private struct NoBody: Encodable {}
 
-    private func call<Answer: Decodable>(
+    func call<Answer: Decodable>(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
         headers: [String: String] = [:]
     ) throws(ClientError) -> Answer {
@@ -217,7 +220,7 @@ public final class LoyaltyAPIClient {
             Answer.self, exchange(method, path, query: query, credential: credential, headers: headers))
     }
 
-    private func call<Answer: Decodable, Body: Encodable>(
+    func call<Answer: Decodable, Body: Encodable>(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
         headers: [String: String] = [:], body: Body
     ) throws(ClientError) -> Answer {
@@ -233,7 +236,7 @@ public final class LoyaltyAPIClient {
     }
 
     /// Sends one request; answers a 2xx (or a status in `accepting`), throws the rest as `ClientError`.
-    private func exchange(
+    func exchange(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
         headers: [String: String] = [:], body: Data? = nil, accepting: Set<Int> = []
     ) throws(ClientError) -> HTTPClientResponse {
@@ -250,7 +253,7 @@ public final class LoyaltyAPIClient {
         var allHeaders = headers
         allHeaders["Accept"] = "application/json"
         if let token = credential.token { allHeaders["Authorization"] = "Bearer \(token)" }
-        if body != nil { allHeaders["Content-Type"] = "application/json" }
+        if body != nil, headers["Content-Type"] == nil { allHeaders["Content-Type"] = "application/json" }
         let request = HTTPClientRequest(
             method: method, url: components.url!.absoluteString, headers: allHeaders,
             body: body.map { [UInt8]($0) },
@@ -276,7 +279,7 @@ public final class LoyaltyAPIClient {
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse)
+    func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse)
         throws(ClientError) -> T
     {
         do {

@@ -58,7 +58,7 @@ extension OfferCache {
     public func redemptions() throws(ClientError) -> [RedemptionRecord] {
         try read { db in
             try db.query(
-                "SELECT idempotency_key, offer_id, requested_at, redemption_id, code, redeemed_at FROM redemptions ORDER BY requested_at DESC"
+                "SELECT idempotency_key, offer_id, requested_at, redemption_id, code, redeemed_at, accepted_at FROM redemptions ORDER BY requested_at DESC"
             ).map { row in
                 var redemption: Redemption? = nil
                 if let id = row.optionalText(3), let id = UUID(uuidString: id),
@@ -66,7 +66,8 @@ extension OfferCache {
                     let redeemedAt = row.optionalDate(5)
                 {
                     redemption = Redemption(
-                        id: id, offerID: try row.uuid(1), code: code, redeemedAt: redeemedAt)
+                        id: id, offerID: try row.uuid(1), code: code, redeemedAt: redeemedAt,
+                        acceptedAt: row.optionalDate(6))
                 }
                 return RedemptionRecord(
                     idempotencyKey: try row.text(0), offerID: try row.uuid(1),

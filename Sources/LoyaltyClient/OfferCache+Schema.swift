@@ -42,6 +42,8 @@ extension OfferCache {
             latitude REAL NOT NULL, longitude REAL NOT NULL, radius_m INTEGER NOT NULL, updated_at REAL NOT NULL
         ) WITHOUT ROWID;
         """,
+        // When a till accepted the code (server time), learned at sync.
+        "ALTER TABLE redemptions ADD COLUMN accepted_at REAL;",
     ]
 
     func migrate() throws(ClientError) {

@@ -24,12 +24,14 @@ public struct SyncReport: Sendable, Equatable {
     public var offersRemoved = 0
     /// Seen items of the account pulled from the server (this and other devices).
     public var seenPulled = 0
+    /// This device's redemptions a till accepted since the last sync.
+    public var codesAccepted = 0
     public var cachedOffers = 0
 
     public init() {}
 }
 
-/// Push the outbox, pull the catalog delta, pull the account's seen set: in that order, each step
+/// Push the outbox, pull the catalog delta, pull the account's seen set, note codes used at a till: in that order, each step
 /// committed on its own, so an interrupted sync resumes where it stopped and never repeats a change.
 public struct SyncEngine {
     public static let pushBatch = Validation.seenItemsPerPush.upperBound
@@ -65,6 +67,7 @@ public struct SyncEngine {
         try pullCatalog(into: &report, area: area, progress: progress)
         progress(.pullingSeen)
         report.seenPulled = try pullSeen()
+        report.codesAccepted = try pullAcceptances()
         try cache.noteSyncFinished(at: now())
         report.cachedOffers = try cache.offerCount
         return report

@@ -77,6 +77,18 @@ struct APIFailure: Error {
             self.init(
                 409, .idempotencyKeyReused, "this Idempotency-Key was used for another offer; use a new key",
                 field: "Idempotency-Key")
+        case .codeUnknown:
+            self.init(404, .codeUnknown, "no redemption has this code; check it with the shopper", field: "code")
+        case .codeAlreadyAccepted(let at, let till):
+            self.init(
+                409, .codeAlreadyAccepted,
+                "this code was used at \(LoyaltyJSON.formatTimestamp(at)) at the till \"\(till)\"", field: "code")
+        case .codeExpired(let endedAt):
+            self.init(
+                410, .codeExpired, "the offer of this code ended at \(LoyaltyJSON.formatTimestamp(endedAt))",
+                field: "code")
+        case .codeOfferRemoved:
+            self.init(410, .codeOfferRemoved, "the offer of this code was removed", field: "code")
         }
     }
 }

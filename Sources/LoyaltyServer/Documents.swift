@@ -12,8 +12,11 @@ public enum Documents {
                     version: 3, name: "feed-row-by-key",
                     sql: String(decoding: PackageResources._003_feed_row_by_key_sql, as: UTF8.self)),
                 SchemaMigration(
-                    version: 4, name: "key-rotation-grace",
-                    sql: String(decoding: PackageResources._004_key_rotation_grace_sql, as: UTF8.self)),
+                    version: 4, name: "till-and-console",
+                    sql: String(decoding: PackageResources._004_till_and_console_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 5, name: "key-rotation-grace",
+                    sql: String(decoding: PackageResources._005_key_rotation_grace_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

@@ -7,6 +7,9 @@ enum Principal {
     case `operator`
     case retailer(Retailer)
     case device(DeviceSession)
+    case till(TillSession)
+    /// A retailer signed in to the console: the session cookie, checked for its CSRF token on writes.
+    case console(Retailer, sessionToken: String)
 }
 
 /// The handler of each route. Handlers throw `APIFailure`, `StoreError` or database errors;
@@ -21,7 +24,7 @@ struct Endpoints: Sendable {
     let rateLimiter: RateLimiter
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
-        [
+        let core: [(method: String, pattern: String, handler: Handler)] = [
             ("GET", "/healthz", { _ in .json(200, ["status": "ok"]) }),
             ("GET", "/readyz", readiness),
             ("GET", "/metrics", metricsText),
@@ -53,6 +56,7 @@ struct Endpoints: Sendable {
             ("POST", "/v1/redemptions", redeem),
             ("GET", "/v1/redemptions", listRedemptions),
         ]
+        return core + tillRoutes + bulkOfferRoutes + figureRoutes + consoleRoutes
     }
 
     // MARK: Operations
@@ -87,11 +91,17 @@ struct Endpoints: Sendable {
 
     func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
-        return .json(200, try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken ?? ""))
+        let key = try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken ?? "")
+        // A new key locks out whoever signed in to the console with the old one, but not the session rotating it.
+        try store.endConsoleSessions(
+            retailerID: retailer.id, keeping: request.bearerToken == nil ? request.consoleSessionToken : nil)
+        return .json(200, key)
     }
 
     func listOffers(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, OfferList(offers: try store.offers(retailerID: try requireRetailer(request).id)))
+        let retailer = try requireRetailer(request)
+        if let page = try offerPage(request, retailerID: retailer.id) { return .json(200, page) }
+        return .json(200, OfferList(offers: try store.offers(retailerID: retailer.id)))
     }
 
     func putOffer(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -298,11 +308,17 @@ struct Endpoints: Sendable {
 
     // MARK: Authentication
 
-    private func principal(_ request: HTTPRequest) throws -> Principal {
-        guard let token = request.bearerToken else { throw APIFailure.unauthorized }
+    func principal(_ request: HTTPRequest) throws -> Principal {
+        guard let token = request.bearerToken else {
+            guard request.header("authorization") == nil, let console = try consolePrincipal(request) else {
+                throw APIFailure.unauthorized
+            }
+            return console
+        }
         return try authenticating(token, from: request) { () throws -> Principal? in
             if token.hasPrefix(retailerKeyPrefix) { return try store.retailer(apiKey: token).map(Principal.retailer) }
             if token.hasPrefix(deviceTokenPrefix) { return try store.device(token: token).map(Principal.device) }
+            if token.hasPrefix(tillKeyPrefix) { return try store.till(key: token).map(Principal.till) }
             return Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) ? .operator : nil
         }
     }
@@ -333,11 +349,11 @@ struct Endpoints: Sendable {
         guard case .operator = try principal(request) else { throw forbidden("the operator token") }
     }
 
-    private func requireRetailer(_ request: HTTPRequest) throws -> Retailer {
-        guard case .retailer(let retailer) = try principal(request) else {
-            throw forbidden("a retailer API key")
+    func requireRetailer(_ request: HTTPRequest) throws -> Retailer {
+        switch try principal(request) {
+        case .retailer(let retailer), .console(let retailer, _): return retailer
+        default: throw forbidden("a retailer API key")
         }
-        return retailer
     }
 
     /// `requireDevice` and the catalog feed's head in one database round trip.
@@ -357,7 +373,7 @@ struct Endpoints: Sendable {
         return session
     }
 
-    private func forbidden(_ credential: String) -> APIFailure {
+    func forbidden(_ credential: String) -> APIFailure {
         APIFailure(403, .forbidden, "this operation needs \(credential)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyAPI
 
 /// Random secrets and their digests. A secret is shown once; only `digest(of:)` is stored, and lookups
 /// are by digest, so a database dump does not hold usable credentials.
@@ -22,7 +23,7 @@ enum Secrets {
     }
 
     /// Letters and digits a person reads aloud without confusion (no 0/O, 1/I/L).
-    private static let codeAlphabet = Array("23456789ABCDEFGHJKMNPQRSTUVWXYZ")
+    private static let codeAlphabet = RedemptionCode.alphabet
 
     /// A code a person types, e.g. `K7M2Q9XP`: `length` symbols of log2(31) ≈ 4.95 bits each.
     static func humanCode(length: Int) -> String {

@@ -191,6 +191,7 @@ public enum ServerCommand {
         // or two, the database sees too few commits at once to group them, and requests queue behind
         // round trips while the CPUs idle.
         limits.threads = max(limits.threads, 16)
+        limits.maxBodyBytesByPath = LoyaltyService.maxBodyBytesByPath
         return limits
     }
 

@@ -11,14 +11,14 @@ public enum ServerLog {
 
     /// The line for `event` at `time`, without its newline; fields whose value is nil are left out.
     public static func line(
-        _ level: Level, _ event: String, _ fields: KeyValuePairs<String, OrderedJSON?> = [:], time: Date = Date()
+        _ level: Level, _ event: String, _ fields: KeyValuePairs<String, JSONValue?> = [:], time: Date = Date()
     ) -> String {
-        var object: [(String, OrderedJSON)] = [
+        var object: [(String, JSONValue)] = [
             ("time", .string(LoyaltyJSON.formatTimestamp(time))), ("level", .string(level.rawValue)),
             ("event", .string(event)),
         ]
         for case (let key, let value?) in fields { object.append((key, value)) }
-        return OrderedJSON.object(object).text
+        return JSONValue.object(object).text
     }
 
     /// Writes each line, with its newline, to standard error in one write, so lines of concurrent requests

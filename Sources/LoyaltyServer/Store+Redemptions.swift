@@ -99,7 +99,7 @@ extension Store {
         let rows = try pool.withConnection { connection in
             try connection.query(
                 """
-                SELECT id, offer_id, code, created_at FROM redemptions
+                SELECT id, offer_id, code, created_at, accepted_at FROM redemptions
                 WHERE account_id = \(accountID) ORDER BY created_at DESC, id
                 """
             )
@@ -125,6 +125,8 @@ extension Redemption {
     init(row: PostgresRow) throws(PostgresError) {
         self.init(
             id: try row.decode("id"), offerID: try row.decode("offer_id"), code: try row.decode("code"),
-            redeemedAt: try row.decode("created_at"))
+            redeemedAt: try row.decode("created_at"),
+            // Only the account's list reads it: a new redemption has not been accepted.
+            acceptedAt: row["accepted_at"] == nil ? nil : try row.decode("accepted_at", as: Date?.self))
     }
 }

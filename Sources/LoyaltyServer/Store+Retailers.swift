@@ -142,11 +142,14 @@ extension Store {
                     SELECT offer_id, redeemed_count FROM redemption_totals WHERE offer_id IN (SELECT id FROM live)),
                 seen_by AS (
                     SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
-                    GROUP BY offer_id)
+                    GROUP BY offer_id),
+                accepted AS (
+                    SELECT offer_id, count(*) AS accepted FROM redemptions
+                    WHERE offer_id IN (SELECT id FROM live) AND accepted_at IS NOT NULL GROUP BY offer_id)
                 SELECT live.*, coalesce(redeemed.redeemed_count, 0) AS redeemed_count,
-                    coalesce(seen_by.seen_by, 0) AS seen_by
+                    coalesce(seen_by.seen_by, 0) AS seen_by, coalesce(accepted.accepted, 0) AS accepted
                 FROM live LEFT JOIN redeemed ON redeemed.offer_id = live.id
-                    LEFT JOIN seen_by ON seen_by.offer_id = live.id
+                    LEFT JOIN seen_by ON seen_by.offer_id = live.id LEFT JOIN accepted ON accepted.offer_id = live.id
                 ORDER BY live.major, live.minor
                 """
             )
@@ -158,6 +161,7 @@ extension Store {
                     offerID: try row.decode("id"), major: try row.decode("major"),
                     minor: try row.decode("minor"),
                     title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
+                    accepted: try row.decode("accepted"),
                     remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
             })
     }

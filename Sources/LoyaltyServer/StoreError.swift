@@ -1,3 +1,5 @@
+import Foundation
+
 /// Outcomes of the store that are the caller's doing, not the database's. Each maps to one HTTP answer.
 enum StoreError: Error, Equatable {
     case notFound
@@ -7,4 +9,9 @@ enum StoreError: Error, Equatable {
     case cursorExpired
     case linkCodeInvalid
     case idempotencyKeyReused
+    /// No redemption of the asking retailer has the code.
+    case codeUnknown
+    case codeAlreadyAccepted(at: Date, till: String)
+    case codeExpired(endedAt: Date)
+    case codeOfferRemoved
 }

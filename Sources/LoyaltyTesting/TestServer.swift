@@ -56,6 +56,9 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     ) throws {
         self.transport = transport
         self.clock = clock
+        // The routes that take larger bodies (an import) keep their limits, whatever else the test sets.
+        var limits = limits
+        limits.maxBodyBytesByPath.merge(LoyaltyService.maxBodyBytesByPath) { chosen, _ in chosen }
         self.limits = limits
         let database = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
         // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
@@ -101,11 +104,13 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     public func execute(_ request: TestRequest) throws -> TestResponse {
         switch transport {
         case .inProcess:
+            let handlerRequest = request.handlerRequest
+            let limit = limits.maxBodyBytesByPath[handlerRequest.path] ?? limits.maxBodyBytes
             let response =
-                if let body = request.body, body.count > limits.maxBodyBytes {
-                    service.reject(.bodyTooLarge(limit: limits.maxBodyBytes))
+                if let body = request.body, body.count > limit {
+                    service.reject(.bodyTooLarge(limit: limit))
                 } else {
-                    service.handle(request.handlerRequest)
+                    service.handle(handlerRequest)
                 }
             return TestResponse(handlerResponse: response, to: request)
         case .socket:

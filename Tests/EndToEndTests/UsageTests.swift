@@ -20,7 +20,10 @@ import Testing
     @Test func extraWordsAreUsageErrors() throws {
         try expectUsageError(["sync", "extra-word"], "unexpected argument 'extra-word'", usage: "loyalty sync [--full]")
         try expectUsageError(
-            ["retailer", "offers", "import", "x.csv"], "unexpected argument 'import'", usage: "loyalty retailer offers")
+            ["retailer", "offers", "extra", "x.csv"], "unexpected argument 'extra'", usage: "loyalty retailer offers")
+        try expectUsageError(
+            ["retailer", "offers", "import", "a.csv", "b.csv"], "unexpected argument 'b.csv'",
+            usage: "loyalty retailer offers import")
         try expectUsageError(["retailer", "import"], "unknown command 'import'", usage: "loyalty retailer <command>")
         try expectUsageError(["redeem", "a", "b"], "unexpected argument 'b'", usage: "loyalty redeem OFFER")
         try expectUsageError(["redeem"], "missing OFFER", usage: "loyalty redeem OFFER")

@@ -351,3 +351,29 @@ final class ManualClock: @unchecked Sendable {
         #expect(Date().timeIntervalSince(started) < 5)
     }
 }
+
+@Suite(.serialized) struct TillAcceptanceTests {
+    /// A code accepted at a till shows in the device's history after its next sync, and only then.
+    @Test func aCodeUsedAtTheTillShowsAfterTheNextSync() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let key = try mateys(server)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        let offer = try OfferReference(parsing: "\(try device.cache.retailers()[0].uuid.uuidString):1:1")
+            .resolve(in: device.cache)
+        let redemption = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
+            .redeem(offer)
+        #expect(try device.syncEngine(server).sync().codesAccepted == 0)
+
+        let till = try server.api.createTillKey(name: "Till 1", key)
+        let accepted = try server.api.till(redemption.code.lowercased(), accept: true, .till(till.tillKey))
+        #expect(accepted.status == .accepted && accepted.acceptedTill == "Till 1")
+        #expect(try device.cache.redemptions().first?.redemption?.acceptedAt == nil, "not before a sync")
+
+        #expect(try device.syncEngine(server).sync().codesAccepted == 1)
+        let stored = try #require(try device.cache.redemptions().first?.redemption)
+        #expect(abs(stored.acceptedAt!.timeIntervalSince(accepted.acceptedAt!)) < 0.001)
+        #expect(try device.syncEngine(server).sync().codesAccepted == 0)
+        #expect(try !device.cache.hasUnacceptedRedemptions, "nothing left to ask the server about")
+    }
+}

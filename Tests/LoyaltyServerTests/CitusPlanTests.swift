@@ -8,7 +8,9 @@ import Testing
 /// the rules Citus enforces when a table is distributed, checked before anyone tries.
 @Suite struct CitusPlanTests {
     /// Copied to every node: read everywhere (catalog pages, joins from shopper tables), written rarely.
-    static let referenceTables: Set<String> = ["catalog_feed", "retailers", "offers", "stores"]
+    static let referenceTables: Set<String> = [
+        "catalog_feed", "retailers", "offers", "stores", "till_keys", "console_sessions",
+    ]
     /// The migrator's record, on the coordinator only.
     static let localTables: Set<String> = ["schema_migrations"]
     /// Table: its distribution column and co-location group.

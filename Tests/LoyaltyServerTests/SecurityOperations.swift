@@ -10,7 +10,7 @@ import Testing
 
 /// The credential an operation needs, named as openapi.yaml's security schemes.
 enum Credential: String, CaseIterable {
-    case operatorToken, retailerKey, deviceToken
+    case operatorToken, retailerKey, deviceToken, tillKey
 }
 
 /// An operation of openapi.yaml, such as "PUT /v1/retailer/offers/{major}/{minor}".
@@ -92,6 +92,10 @@ struct Tenants {
     let annRedemption: Redemption
     let annLinkCode: String
     let ben: DeviceCredentials
+    /// Alice's till, and a till key of hers to revoke (the table's DELETE), and one revoked before.
+    let aliceTill: TillKeyCredentials
+    let spareTill: TillKeyCredentials
+    let revokedTillKey: String
 
     init(_ transport: Transport = .inProcess) throws {
         server = try TestServer(transport)
@@ -127,6 +131,21 @@ struct Tenants {
             LinkCode.self
         ).code
         ben = try server.createAccount()
+        aliceTill = try server.createTillKey(alice, name: "Alice's till")
+        spareTill = try server.createTillKey(alice, name: "Spare till")
+        let oldTill = try server.createTillKey(alice, name: "Old till")
+        try #require(
+            try server.request("DELETE", "/v1/retailer/till-keys/\(oldTill.id)", token: alice.apiKey).status == 204)
+        revokedTillKey = oldTill.tillKey
+    }
+
+    /// Alice signed in to the console just now: her session cookie and CSRF token as request headers.
+    func consoleHeaders() -> [String: String] {
+        let reply = try! server.request(
+            "POST", "/v1/console/session", json: ConsoleSignIn(apiKey: alice.apiKey))
+        let session = try! reply.decode(ConsoleSession.self)
+        let cookie = reply.headers["set-cookie"]!.split(separator: ";")[0]
+        return ["Cookie": String(cookie), "X-CSRF-Token": session.csrfToken]
     }
 
     /// The first tenant's credential of each kind.
@@ -135,6 +154,7 @@ struct Tenants {
         case .operatorToken: server.operatorToken
         case .retailerKey: alice.apiKey
         case .deviceToken: ann.deviceToken
+        case .tillKey: aliceTill.tillKey
         }
     }
 
@@ -149,8 +169,25 @@ struct Tenants {
             "POST /v1/retailer/key", "GET /v1/retailer/offers", "GET /v1/retailer/stats",
             "GET /v1/retailer/stores",
             "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
-            "GET /v1/redemptions":
+            "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
+            "GET /v1/retailer/beacons", "GET /v1/retailer/till-keys", "GET /console/":
             return Call(method: operation.method, path: operation.pattern)
+        case "GET /console/{file}":
+            return Call(method: "GET", path: "/console/console.js")
+        case "POST /v1/retailer/offers/import":
+            return Call(
+                method: "POST", path: operation.pattern, body: Array("major,minor,title\n1,1,Alice's sushi\n".utf8))
+        case "POST /v1/retailer/till-keys":
+            return Call(method: "POST", path: operation.pattern, body: json(TillKeyDraft(name: "Back till")))
+        case "DELETE /v1/retailer/till-keys/{id}":
+            return Call(method: "DELETE", path: "/v1/retailer/till-keys/\(spareTill.id)")
+        case "POST /v1/till/check", "POST /v1/till/accept":
+            return Call(
+                method: "POST", path: operation.pattern, body: json(TillCodeRequest(code: annRedemption.code)))
+        case "POST /v1/console/session":
+            return Call(method: "POST", path: operation.pattern, body: json(ConsoleSignIn(apiKey: alice.apiKey)))
+        case "GET /v1/console/session", "DELETE /v1/console/session":
+            return Call(method: operation.method, path: operation.pattern, headers: consoleHeaders())
         case "POST /v1/retailers":
             return Call(
                 method: "POST", path: "/v1/retailers", body: json(RetailerRegistration(name: "Dora")))
@@ -202,6 +239,7 @@ struct Tenants {
             case .operatorToken: String(valid.reversed())
             case .retailerKey: Secrets.token(prefix: retailerKeyPrefix)
             case .deviceToken: Secrets.token(prefix: deviceTokenPrefix)
+            case .tillKey: Secrets.token(prefix: tillKeyPrefix)
             }
         var attempts = [
             Attempt(name: "no Authorization header", authorization: nil, status: 401),
@@ -219,6 +257,7 @@ struct Tenants {
             Attempt(name: "a revoked device token", authorization: "Bearer \(revokedToken)", status: 401),
             Attempt(
                 name: "a rotated-out retailer key", authorization: "Bearer \(retiredKey)", status: 401),
+            Attempt(name: "a revoked till key", authorization: "Bearer \(revokedTillKey)", status: 401),
         ]
         for other in Credential.allCases where other != required {
             attempts.append(

@@ -1,0 +1,198 @@
+import Beacons
+import DBus
+import Foundation
+
+/// A live scan, through whichever path owns the adapter: `run` delivers LE advertising report events
+/// and ticks until `cancel()`, then leaves the adapter as it found it.
+public protocol LiveScanner: AnyObject, Sendable {
+    /// Which path: "raw HCI" or "bluetoothd (D-Bus)".
+    var path: String { get }
+    func run(tickInterval: Double?, onTick: (Double) -> Void, _ onEvent: (HCIEventPacket) -> Void) throws(RadioError)
+    func cancel()
+}
+
+extension LEScanner: LiveScanner {
+    public var path: String { "raw HCI" }
+}
+
+/// Scanning through bluetoothd's D-Bus API, beside a bluetoothd that is discovering.
+///
+/// Why not raw HCI then: while bluetoothd discovers, the controller refuses new scan parameters
+/// (Command Disallowed); a raw scanner that disables the scan to set its own leaves bluetoothd's
+/// discovery dead afterwards (`Discovering: yes`, controller idle), for every program on the machine.
+/// Through BlueZ our discovery is one session among its clients: `SetDiscoveryFilter` (LE only,
+/// `DuplicateData`, so each advertisement that reaches bluetoothd updates the device's
+/// ManufacturerData) and `StartDiscovery` join the discovery that runs; `StopDiscovery` ends only ours.
+/// The readings are what that discovery delivers: the kernel scans with the controller's duplicate
+/// filter on, so a controller that filters strictly reports a beacon once per discovery start.
+///
+/// Why not always: beside an idle bluetoothd, a discovery of our own through it gets that one report
+/// too (measured in the guest), where raw HCI, with the duplicate filter off, gets every advertisement
+/// and leaves the controller as found. Why not the kernel's management socket: it gives discovery to
+/// whoever starts it first (Busy for the rest), so beside a discovering bluetoothd it could only listen
+/// to the same discovery, without bluetoothd's bookkeeping of its clients.
+///
+/// Each ManufacturerData update becomes a bare LE Advertising Report event (the device's address, its
+/// last RSSI, the manufacturer data as one AD structure), so the rest of the scan is the same.
+public final class BlueZScanner: LiveScanner, @unchecked Sendable {
+    public let adapter: String
+    public var path: String { "bluetoothd (D-Bus)" }
+    private let bus: SystemBus
+    private let adapterPath: String
+    private let clock: any BeaconClock
+    private let wakeup: WakeupPipe
+    /// Per device object: its address and last RSSI.
+    private var devices: [String: (address: [UInt8], randomAddress: Bool, rssi: Int8)] = [:]
+
+    /// Whether bluetoothd is on the system bus: then it manages the adapters.
+    public static func bluetoothdRuns() -> Bool {
+        guard let bus = try? SystemBus() else { return false }
+        return bus.nameHasOwner("org.bluez")
+    }
+
+    /// Whether bluetoothd is discovering on `adapter` now (another program asked it to).
+    public static func bluetoothdDiscovers(adapter: String?) -> Bool {
+        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez"),
+            let reply = try? bus.call(
+                destination: "org.bluez", path: "/org/bluez/\(adapter ?? "hci0")",
+                interface: "org.freedesktop.DBus.Properties", method: "Get",
+                arguments: [.string("org.bluez.Adapter1"), .string("Discovering")])
+        else { return false }
+        return reply.first?.unwrapped == .bool(true)
+    }
+
+    public init(adapter: String? = nil, clock: any BeaconClock = MonotonicBeaconClock()) throws(RadioError) {
+        let name = adapter ?? "hci0"
+        do { bus = try SystemBus() } catch { throw .bluez(name, error.description) }
+        self.adapter = name
+        adapterPath = "/org/bluez/\(name)"
+        self.clock = clock
+        wakeup = try WakeupPipe()
+    }
+
+    public func run(
+        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
+    ) throws(RadioError) {
+        do throws(DBusFailure) {
+            try bus.addMatch(
+                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',"
+                    + "member='PropertiesChanged',path_namespace='\(adapterPath)'")
+            try bus.addMatch(
+                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesAdded'")
+            try adapterCall("SetDiscoveryFilter", [.properties([("Transport", .string("le")), ("DuplicateData", .bool(true))])])
+            try adapterCall("StartDiscovery")
+        } catch {
+            throw .bluez(adapter, error.description)
+        }
+        // What the running discovery heard before we joined: its duplicate filter may never report it again.
+        // A device has an RSSI only while the current discovery has seen it.
+        for event in devicesHeardSoFar() { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
+        var failure: RadioError?
+        var ticker = ScanTicker(interval: tickInterval, clock: clock)
+        while true {
+            do throws(DBusFailure) {
+                let wait = ticker.waitMilliseconds(clock: clock)
+                let signal = try bus.nextSignal(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
+                if signal == nil, wakeup.isSignalled { break }
+                if let signal, let event = advertisingReport(from: signal) {
+                    onEvent(HCIEventPacket(bytes: event, time: clock.now()))
+                }
+                ticker.tickIfDue(clock: clock, onTick)
+            } catch {
+                failure = .bluez(adapter, error.description)
+                break
+            }
+        }
+        // Ends our discovery session only; bluetoothd keeps any other client's.
+        _ = try? adapterCall("StopDiscovery")
+        if let failure { throw failure }
+    }
+
+    public func cancel() { wakeup.signal() }
+
+    private func adapterCall(_ method: String, _ arguments: [DBusArgument] = []) throws(DBusFailure) {
+        try bus.call(
+            destination: "org.bluez", path: adapterPath, interface: "org.bluez.Adapter1", method: method,
+            arguments: arguments)
+    }
+
+    /// The LE Advertising Report event a device's new manufacturer data stands for, if the signal is one.
+    private func advertisingReport(from signal: DBusSignal) -> [UInt8]? {
+        let path: String
+        let properties: DBusValue
+        switch (signal.interface, signal.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            guard signal.arguments.count == 2, let object = signal.arguments[0].string,
+                let device = signal.arguments[1]["org.bluez.Device1"]
+            else { return nil }
+            (path, properties) = (object, device)
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard signal.arguments.count >= 2, signal.arguments[0].string == "org.bluez.Device1" else { return nil }
+            (path, properties) = (signal.path, signal.arguments[1])
+        default:
+            return nil
+        }
+        return advertisingReport(of: path, properties)
+    }
+
+    /// The report for a device whose `properties` (all, or those that changed) name manufacturer data.
+    private func advertisingReport(of path: String, _ properties: DBusValue) -> [UInt8]? {
+        guard path.hasPrefix(adapterPath + "/") else { return nil }
+        // A device found before this scan began: its address is only in its properties.
+        if devices[path] == nil, properties["Address"] == nil, let all = deviceProperties(path) { learn(all, of: path) }
+        learn(properties, of: path)
+        guard let device = devices[path], let manufacturer = properties["ManufacturerData"] else { return nil }
+        let entries = manufacturer.integerKeyedEntries.compactMap { entry in entry.value.bytes.map { (entry.key, $0) } }
+        return Self.advertisingReportEvent(
+            address: device.address, randomAddress: device.randomAddress, rssi: device.rssi, manufacturerData: entries)
+    }
+
+    /// A bare LE Advertising Report event (one ADV_NONCONN_IND report) carrying `manufacturerData` as AD
+    /// structures; nil when they do not fit a legacy advertisement's 31 bytes.
+    static func advertisingReportEvent(
+        address: [UInt8], randomAddress: Bool, rssi: Int8, manufacturerData: [(company: Int, payload: [UInt8])]
+    ) -> [UInt8]? {
+        var data: [UInt8] = []
+        for (company, payload) in manufacturerData where payload.count <= 26 {
+            data += [UInt8(payload.count + 3), 0xFF, UInt8(company & 0xFF), UInt8((company >> 8) & 0xFF)] + payload
+        }
+        guard !data.isEmpty, data.count <= 31, address.count == 6 else { return nil }
+        let report = [0x02, 1, 0x03, randomAddress ? 1 : 0] + address + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        return [0x3E, UInt8(report.count)] + report
+    }
+
+    private func learn(_ properties: DBusValue, of path: String) {
+        if let text = properties["Address"]?.string, let address = Self.address(text) {
+            let random = properties["AddressType"]?.string == "random"
+            devices[path] = (address, random, devices[path]?.rssi ?? 127)
+        }
+        if let rssi = properties["RSSI"]?.integer, let known = devices[path] {
+            devices[path] = (known.address, known.randomAddress, Int8(clamping: rssi))
+        }
+    }
+
+    private func devicesHeardSoFar() -> [[UInt8]] {
+        let objects = try? bus.call(
+            destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+            method: "GetManagedObjects")
+        guard case .dictionary(let entries)? = objects?.first else { return [] }
+        return entries.compactMap { entry in
+            guard let path = entry.key.string, let device = entry.value["org.bluez.Device1"], device["RSSI"] != nil
+            else { return nil }
+            return advertisingReport(of: path, device)
+        }
+    }
+
+    private func deviceProperties(_ path: String) -> DBusValue? {
+        try? bus.call(
+            destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties", method: "GetAll",
+            arguments: [.string("org.bluez.Device1")]
+        ).first
+    }
+
+    /// "AA:BB:CC:DD:EE:FF" as HCI sends it: least significant byte first.
+    static func address(_ text: String) -> [UInt8]? {
+        let bytes = text.split(separator: ":").compactMap { UInt8($0, radix: 16) }
+        return bytes.count == 6 ? bytes.reversed() : nil
+    }
+}

@@ -1,0 +1,29 @@
+import Beacons
+
+/// The ticks a live scan makes between events, so time advances in a quiet room: how long to wait for
+/// the next event, and the tick when one is due.
+struct ScanTicker {
+    private let interval: Double?
+    private var next: Double?
+
+    /// No ticks when `interval` is nil.
+    init(interval: Double?, clock: any BeaconClock) {
+        self.interval = interval
+        next = interval.map { clock.now() + $0 }
+    }
+
+    /// Milliseconds to wait for an event before the next tick is due (-1: forever).
+    func waitMilliseconds(clock: any BeaconClock) -> Int32 {
+        guard let next else { return -1 }
+        return Int32(max(0, min((next - clock.now()) * 1000, 60_000)).rounded(.up))
+    }
+
+    /// Calls `onTick` with the time when a tick is due.
+    mutating func tickIfDue(clock: any BeaconClock, _ onTick: (Double) -> Void) {
+        guard let due = next, let interval else { return }
+        let now = clock.now()
+        guard now >= due else { return }
+        onTick(now)
+        next = max(due + interval, now)
+    }
+}

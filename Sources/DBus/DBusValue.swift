@@ -1,0 +1,87 @@
+/// A value read from a D-Bus message, in the wire's own types.
+public indirect enum DBusValue: Hashable, Sendable {
+    case byte(UInt8)
+    case bool(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    case string(String)
+    case objectPath(String)
+    case array([DBusValue])
+    /// `a{..}`: the entries in message order.
+    case dictionary([DictionaryEntry])
+    case structure([DBusValue])
+    case variant(DBusValue)
+
+    public struct DictionaryEntry: Hashable, Sendable {
+        public let key: DBusValue
+        public let value: DBusValue
+    }
+
+    /// The value inside a variant (itself for anything else).
+    public var unwrapped: DBusValue {
+        if case .variant(let inner) = self { return inner.unwrapped }
+        return self
+    }
+
+    public var string: String? {
+        switch unwrapped {
+        case .string(let text), .objectPath(let text): text
+        default: nil
+        }
+    }
+
+    /// Any integer that fits an Int.
+    public var integer: Int? {
+        switch unwrapped {
+        case .byte(let value): Int(value)
+        case .int16(let value): Int(value)
+        case .uint16(let value): Int(value)
+        case .int32(let value): Int(value)
+        case .uint32(let value): Int(value)
+        case .int64(let value): Int(value)
+        case .uint64(let value): Int(exactly: value)
+        default: nil
+        }
+    }
+
+    /// An `ay`.
+    public var bytes: [UInt8]? {
+        guard case .array(let elements) = unwrapped else { return nil }
+        var bytes: [UInt8] = []
+        for element in elements {
+            guard case .byte(let byte) = element else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
+    /// A dictionary's value for a string key (`a{sv}`, `a{sa{sv}}`), or for an integer key (`a{qv}`).
+    public subscript(key: String) -> DBusValue? {
+        guard case .dictionary(let entries) = unwrapped else { return nil }
+        return entries.first { $0.key.string == key }?.value
+    }
+
+    /// A dictionary's entries as (integer key, value) pairs, for `a{qv}` such as ManufacturerData.
+    public var integerKeyedEntries: [(key: Int, value: DBusValue)] {
+        guard case .dictionary(let entries) = unwrapped else { return [] }
+        return entries.compactMap { entry in entry.key.integer.map { ($0, entry.value) } }
+    }
+}
+
+/// An argument to send: the few shapes BlueZ's methods take.
+public enum DBusArgument: Sendable {
+    case string(String)
+    case objectPath(String)
+    /// `a{sv}` whose values are strings or booleans (a discovery filter, options).
+    case properties([(String, DBusPropertyValue)])
+}
+
+public enum DBusPropertyValue: Sendable {
+    case string(String)
+    case bool(Bool)
+}

@@ -1,0 +1,224 @@
+internal import CDBus
+import Foundation
+
+/// A D-Bus failure: the error's name and message (org.bluez.Error.InProgress, ...), or what failed locally.
+public struct DBusFailure: Error, CustomStringConvertible, Sendable {
+    public let name: String
+    public let message: String
+
+    public var description: String { "\(name): \(message)" }
+}
+
+/// A signal received on the bus.
+public struct DBusSignal: Sendable {
+    public let path: String
+    public let interface: String
+    public let member: String
+    public let arguments: [DBusValue]
+}
+
+/// One private connection to the system bus (libdbus). Owns it; confined to one thread at a time.
+public final class SystemBus {
+    private let connection: OpaquePointer
+
+    /// Connects to the system bus.
+    public init() throws(DBusFailure) {
+        var error = LibDBus.Error()
+        guard let connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error.raw) else {
+            throw error.taken(or: "cannot connect to the system bus")
+        }
+        dbus_connection_set_exit_on_disconnect(connection, 0)
+        self.connection = connection
+    }
+
+    deinit {
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
+    }
+
+    /// Whether a program owns `name` on the bus (org.bluez: bluetoothd runs).
+    public func nameHasOwner(_ name: String) -> Bool {
+        var error = LibDBus.Error()
+        return dbus_bus_name_has_owner(connection, name, &error.raw) != 0
+    }
+
+    /// Asks the bus for signals matching `rule` (`type='signal',sender='org.bluez',...`).
+    public func addMatch(_ rule: String) throws(DBusFailure) {
+        var error = LibDBus.Error()
+        dbus_bus_add_match(connection, rule, &error.raw)
+        if error.isSet { throw error.taken(or: "AddMatch") }
+    }
+
+    /// Calls a method and waits up to `timeoutMilliseconds` for its reply's arguments.
+    @discardableResult
+    public func call(
+        destination: String, path: String, interface: String, method: String, arguments: [DBusArgument] = [],
+        timeoutMilliseconds: Int32 = 5000
+    ) throws(DBusFailure) -> [DBusValue] {
+        guard let message = dbus_message_new_method_call(destination, path, interface, method) else {
+            throw DBusFailure(name: "org.freedesktop.DBus.Error.NoMemory", message: "cannot build \(method)")
+        }
+        defer { dbus_message_unref(message) }
+        var iterator = DBusMessageIter()
+        dbus_message_iter_init_append(message, &iterator)
+        for argument in arguments { LibDBus.append(argument, to: &iterator) }
+        var error = LibDBus.Error()
+        guard
+            let reply = dbus_connection_send_with_reply_and_block(connection, message, timeoutMilliseconds, &error.raw)
+        else { throw error.taken(or: "\(interface).\(method) failed") }
+        defer { dbus_message_unref(reply) }
+        return LibDBus.arguments(of: reply)
+    }
+
+    /// The next signal, waiting up to `timeoutMilliseconds` (-1: forever) or until `wakeup` is readable;
+    /// nil when none came.
+    public func nextSignal(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> DBusSignal? {
+        while true {
+            // Messages already read come first.
+            if let message = dbus_connection_pop_message(connection) {
+                defer { dbus_message_unref(message) }
+                guard dbus_message_get_type(message) == DBUS_MESSAGE_TYPE_SIGNAL else { continue }
+                return DBusSignal(
+                    path: dbus_message_get_path(message).map { String(cString: $0) } ?? "",
+                    interface: dbus_message_get_interface(message).map { String(cString: $0) } ?? "",
+                    member: dbus_message_get_member(message).map { String(cString: $0) } ?? "",
+                    arguments: LibDBus.arguments(of: message))
+            }
+            var descriptor: Int32 = -1
+            guard dbus_connection_get_unix_fd(connection, &descriptor) != 0 else {
+                throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the bus connection is closed")
+            }
+            var polled = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&polled, 2, timeoutMilliseconds)
+            if ready < 0, errno != EINTR {
+                throw DBusFailure(name: "org.freedesktop.DBus.Error.IOError", message: "poll: \(errno)")
+            }
+            guard ready > 0, polled[1].revents == 0, polled[0].revents != 0 else { return nil }
+            guard dbus_connection_read_write(connection, 0) != 0 else {
+                throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the system bus went away")
+            }
+        }
+    }
+}
+
+/// libdbus's iterators and errors, kept inside this module.
+private enum LibDBus {
+    struct Error {
+        var raw = CDBus.DBusError()
+
+        init() { dbus_error_init(&raw) }
+
+        var isSet: Bool {
+            var copy = raw
+            return dbus_error_is_set(&copy) != 0
+        }
+
+        /// The error as a Swift value, freeing libdbus's copy; `fallback` when none was set.
+        mutating func taken(or fallback: String) -> DBusFailure {
+            defer { dbus_error_free(&raw) }
+            guard isSet else { return DBusFailure(name: "org.freedesktop.DBus.Error.Failed", message: fallback) }
+            return DBusFailure(
+                name: raw.name.map { String(cString: $0) } ?? "", message: raw.message.map { String(cString: $0) } ?? "")
+        }
+    }
+
+    static func type(_ character: Character) -> Int32 { Int32(character.asciiValue!) }
+
+    static func append(_ argument: DBusArgument, to iterator: inout DBusMessageIter) {
+        switch argument {
+        case .string(let text): appendString(text, type: type("s"), to: &iterator)
+        case .objectPath(let path): appendString(path, type: type("o"), to: &iterator)
+        case .properties(let properties):
+            var array = DBusMessageIter()
+            dbus_message_iter_open_container(&iterator, type("a"), "{sv}", &array)
+            for (key, value) in properties {
+                var entry = DBusMessageIter()
+                dbus_message_iter_open_container(&array, type("e"), nil, &entry)
+                appendString(key, type: type("s"), to: &entry)
+                var variant = DBusMessageIter()
+                switch value {
+                case .string(let text):
+                    dbus_message_iter_open_container(&entry, type("v"), "s", &variant)
+                    appendString(text, type: type("s"), to: &variant)
+                case .bool(let flag):
+                    dbus_message_iter_open_container(&entry, type("v"), "b", &variant)
+                    var value: dbus_bool_t = flag ? 1 : 0
+                    dbus_message_iter_append_basic(&variant, type("b"), &value)
+                }
+                dbus_message_iter_close_container(&entry, &variant)
+                dbus_message_iter_close_container(&array, &entry)
+            }
+            dbus_message_iter_close_container(&iterator, &array)
+        }
+    }
+
+    static func appendString(_ text: String, type: Int32, to iterator: inout DBusMessageIter) {
+        text.withCString { pointer in
+            var value: UnsafePointer<CChar>? = pointer
+            _ = dbus_message_iter_append_basic(&iterator, type, &value)
+        }
+    }
+
+    static func arguments(of message: OpaquePointer) -> [DBusValue] {
+        var iterator = DBusMessageIter()
+        guard dbus_message_iter_init(message, &iterator) != 0 else { return [] }
+        return values(&iterator)
+    }
+
+    /// The values from the iterator's position to the end of its container.
+    static func values(_ iterator: inout DBusMessageIter) -> [DBusValue] {
+        var values: [DBusValue] = []
+        while dbus_message_iter_get_arg_type(&iterator) != 0 {
+            if let value = value(&iterator) { values.append(value) }
+            dbus_message_iter_next(&iterator)
+        }
+        return values
+    }
+
+    static func value(_ iterator: inout DBusMessageIter) -> DBusValue? {
+        func basic<T: BitwiseCopyable>(_ initial: T) -> T {
+            var value = initial
+            withUnsafeMutableBytes(of: &value) { dbus_message_iter_get_basic(&iterator, $0.baseAddress) }
+            return value
+        }
+        let kind = dbus_message_iter_get_arg_type(&iterator)
+        switch UnicodeScalar(UInt8(truncatingIfNeeded: kind)) {
+        case "y": return .byte(basic(UInt8(0)))
+        case "b": return .bool(basic(dbus_bool_t(0)) != 0)
+        case "n": return .int16(basic(Int16(0)))
+        case "q": return .uint16(basic(UInt16(0)))
+        case "i": return .int32(basic(Int32(0)))
+        case "u": return .uint32(basic(UInt32(0)))
+        case "x": return .int64(basic(Int64(0)))
+        case "t": return .uint64(basic(UInt64(0)))
+        case "d": return .double(basic(Double(0)))
+        case "s", "o", "g":
+            let pointer = basic(UnsafePointer<CChar>?.none)
+            let text = pointer.map { String(cString: $0) } ?? ""
+            return kind == type("o") ? .objectPath(text) : .string(text)
+        case "a":
+            var inner = DBusMessageIter()
+            let isDictionary = dbus_message_iter_get_element_type(&iterator) == type("e")
+            dbus_message_iter_recurse(&iterator, &inner)
+            let elements = values(&inner)
+            guard isDictionary else { return .array(elements) }
+            return .dictionary(
+                elements.compactMap { element in
+                    guard case .structure(let pair) = element, pair.count == 2 else { return nil }
+                    return DBusValue.DictionaryEntry(key: pair[0], value: pair[1])
+                })
+        case "e", "r":
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iterator, &inner)
+            return .structure(values(&inner))
+        case "v":
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iterator, &inner)
+            return value(&inner).map(DBusValue.variant)
+        default:
+            return nil  // unix fds and anything newer: BlueZ's scanning signals carry none
+        }
+    }
+}

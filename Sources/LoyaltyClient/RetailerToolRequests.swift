@@ -1,0 +1,50 @@
+import Foundation
+import LoyaltyAPI
+
+/// The till, till keys, offers in bulk and figures over time (issue 16).
+extension LoyaltyAPIClient {
+    public func createTillKey(name: String, _ credential: Credential) throws(ClientError) -> TillKeyCredentials {
+        try call("POST", "/v1/retailer/till-keys", credential: credential, body: TillKeyDraft(name: name))
+    }
+
+    public func tillKeys(_ credential: Credential) throws(ClientError) -> TillKeyList {
+        try call("GET", "/v1/retailer/till-keys", credential: credential)
+    }
+
+    public func revokeTillKey(_ id: UUID, _ credential: Credential) throws(ClientError) {
+        _ = try exchange("DELETE", "/v1/retailer/till-keys/\(id.uuidString)", credential: credential)
+    }
+
+    /// `accept` false only reads the code's state; true marks it used at this till.
+    public func till(_ code: String, accept: Bool, _ credential: Credential) throws(ClientError) -> TillCode {
+        try call(
+            "POST", accept ? "/v1/till/accept" : "/v1/till/check", credential: credential,
+            body: TillCodeRequest(code: code))
+    }
+
+    /// The file's bytes as they are: the server reads the CSV. A file it refused (422, nothing imported) is
+    /// `.failure` with each problem and its line.
+    public func importOffers(csv: [UInt8], _ credential: Credential) throws(ClientError)
+        -> Result<OfferImportResult, OfferImportFailure>
+    {
+        let response = try exchange(
+            "POST", "/v1/retailer/offers/import", credential: credential, headers: ["Content-Type": "text/csv"],
+            body: Data(csv), accepting: [422])
+        guard response.status == 422 else { return .success(try decode(OfferImportResult.self, response)) }
+        let detail = try decode(APIErrorBody.self, response).error
+        return .failure(
+            OfferImportFailure(problems: detail.rows ?? [OfferImportProblem(line: 1, field: detail.field, message: detail.message)]))
+    }
+
+    public func exportOffers(_ credential: Credential) throws(ClientError) -> [UInt8] {
+        try exchange("GET", "/v1/retailer/offers/export", credential: credential).body
+    }
+
+    public func figures(days: Int, _ credential: Credential) throws(ClientError) -> RetailerFigures {
+        try call("GET", "/v1/retailer/figures", query: ["days": String(days)], credential: credential)
+    }
+
+    public func beaconHealth(quietDays: Int, _ credential: Credential) throws(ClientError) -> BeaconHealthList {
+        try call("GET", "/v1/retailer/beacons", query: ["quiet_days": String(quietDays)], credential: credential)
+    }
+}

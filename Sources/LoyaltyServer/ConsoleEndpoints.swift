@@ -1,0 +1,109 @@
+import Foundation
+import HTTPServer
+import LoyaltyAPI
+
+/// The retailer's web console: its page, script and style sheet (compiled into the binary), and the session
+/// its page signs in to. The page calls the same `/v1/retailer/...` routes as the CLI, authenticated by the
+/// session cookie; a request that changes something also carries the session's CSRF token.
+extension Endpoints {
+    var consoleRoutes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/console/", { _ in ConsoleFiles.page }),
+            ("GET", "/console/{file}", consoleFile),
+            ("POST", "/v1/console/session", signIn),
+            ("GET", "/v1/console/session", showConsoleSession),
+            ("DELETE", "/v1/console/session", signOut),
+        ]
+    }
+
+    func consoleFile(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let response = ConsoleFiles.file(named: request.pathParameters["file"] ?? "") else {
+            throw APIFailure(404, .notFound, "the console has no such file")
+        }
+        return response
+    }
+
+    /// Exchanges the API key for a session. JSON only: a cross-site form cannot send that content type, so
+    /// another site cannot sign a visitor in to an account of its choosing.
+    func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
+            throw APIFailure(415, .badRequest, "send the API key as application/json", field: "Content-Type")
+        }
+        let signIn = try request.decodeBody(ConsoleSignIn.self)
+        guard signIn.apiKey.hasPrefix(retailerKeyPrefix), let retailer = try store.retailer(apiKey: signIn.apiKey)
+        else { throw APIFailure(401, .unauthorized, "this API key is not a retailer's current key", field: "api_key") }
+        let session = try store.createConsoleSession(retailerID: retailer.id)
+        return .json(
+            201,
+            ConsoleSession(
+                retailer: retailer, csrfToken: Self.csrfToken(session.token), expiresAt: session.expiresAt),
+            headers: [
+                "Set-Cookie": Self.sessionCookie(request, value: session.token, maxAge: Int(consoleSessionLifetime)),
+                "Cache-Control": "no-store",
+            ])
+    }
+
+    func showConsoleSession(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let token = request.consoleSessionToken, let session = try store.consoleSession(token: token) else {
+            throw APIFailure(401, .unauthorized, "not signed in to the console")
+        }
+        return .json(
+            200,
+            ConsoleSession(retailer: session.retailer, csrfToken: Self.csrfToken(token), expiresAt: session.expiresAt),
+            headers: ["Cache-Control": "no-store"])
+    }
+
+    func signOut(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard case .console(_, let token) = try principal(request) else {
+            throw forbidden("a console session")
+        }
+        try store.endConsoleSession(token: token)
+        return HTTPResponse(status: 204, headers: ["Set-Cookie": Self.sessionCookie(request, value: "", maxAge: 0)])
+    }
+
+    /// The retailer of the request's session cookie, or nil without one. A request that may change something
+    /// (anything but GET and HEAD) must carry the session's CSRF token in `X-CSRF-Token`.
+    func consolePrincipal(_ request: HTTPRequest) throws -> Principal? {
+        guard let token = request.consoleSessionToken else { return nil }
+        guard let session = try store.consoleSession(token: token) else { throw APIFailure.unauthorized }
+        if request.method != "GET" && request.method != "HEAD" {
+            guard let sent = request.header("x-csrf-token"),
+                Secrets.constantTimeEqual(Array(sent.utf8), Array(Self.csrfToken(token).utf8))
+            else {
+                throw APIFailure(
+                    403, .forbidden, "the console's CSRF token is missing or wrong; reload the console",
+                    field: "X-CSRF-Token")
+            }
+        }
+        return .console(session.retailer, sessionToken: token)
+    }
+
+    /// Derived from the session token, so nothing more is stored; it cannot be turned back into the cookie.
+    static func csrfToken(_ sessionToken: String) -> String {
+        Secrets.base64URL(Secrets.digest(of: "csrf:" + sessionToken))
+    }
+
+    /// HttpOnly (no script reads it), SameSite=Strict (no other site's request carries it), Path=/ (the
+    /// page and the API); Secure when a TLS proxy in front says the request came over HTTPS.
+    static func sessionCookie(_ request: HTTPRequest, value: String, maxAge: Int) -> String {
+        let secure = request.header("x-forwarded-proto")?.lowercased() == "https" ? "; Secure" : ""
+        return "\(consoleCookieName)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Strict\(secure)"
+    }
+}
+
+let consoleCookieName = "loyalty_console"
+
+extension HTTPRequest {
+    /// The console session cookie's value, if the request has one.
+    var consoleSessionToken: String? {
+        guard let cookies = header("cookie") else { return nil }
+        for pair in cookies.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == consoleCookieName {
+                let value = parts[1].trimmingCharacters(in: .whitespaces)
+                return value.hasPrefix(consoleSessionPrefix) ? value : nil
+            }
+        }
+        return nil
+    }
+}

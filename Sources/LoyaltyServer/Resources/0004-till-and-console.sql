@@ -1,0 +1,1 @@
+../../../migrations/0004-till-and-console.sql

@@ -1,0 +1,46 @@
+import Beacons
+import Foundation
+import Testing
+
+@testable import BeaconRadio
+
+/// What the BlueZ path hands the scan: bluetoothd's device properties as the LE Advertising Report a
+/// raw scan would have read. (The path itself runs against bluetoothd in LiveRadioTests.)
+@Suite struct BlueZScannerTests {
+    @Test func addressTextBecomesHCIByteOrder() {
+        #expect(BlueZScanner.address("C1:C2:C3:C4:C5:C6") == [0xC6, 0xC5, 0xC4, 0xC3, 0xC2, 0xC1])
+        #expect(BlueZScanner.address("C1:C2:C3") == nil)
+        #expect(BlueZScanner.address("not an address") == nil)
+    }
+
+    @Test func manufacturerDataBecomesAReportTheBeaconParserReads() throws {
+        let payload: [UInt8] =
+            [0x02, 0x15] + [0x8F, 0x0C, 0x1D, 0xDC, 0x11, 0xE5, 0x4A, 0x07, 0x89, 0x10, 0x42, 0x59, 0x41, 0xB0, 0x72, 0xF9]
+            + [0x00, 0x01, 0x00, 0x02, 0xC5]
+        let event = try #require(
+            BlueZScanner.advertisingReportEvent(
+                address: [6, 5, 4, 3, 2, 1], randomAddress: true, rssi: -63, manufacturerData: [(0x004C, payload)]))
+        var sightings: [(BeaconIdentity, Int8, Int8)] = []
+        try event.withUnsafeBytes { bytes in
+            var reports = try AdvertisingReportIterator(event: bytes)
+            while let report = try reports.next() {
+                try AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
+                    sightings.append((frame.identity, report.rssi, frame.measuredPower))
+                }
+            }
+        }
+        try #require(sightings.count == 1)
+        #expect(sightings[0].0.major == 1 && sightings[0].0.minor == 2)
+        #expect(sightings[0].0.uuid == UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9"))
+        #expect(sightings[0].1 == -63)
+        #expect(sightings[0].2 == -59)
+    }
+
+    @Test func dataTooLongForOneAdvertisementIsDropped() {
+        let long = [UInt8](repeating: 0, count: 26)
+        #expect(
+            BlueZScanner.advertisingReportEvent(
+                address: [1, 2, 3, 4, 5, 6], randomAddress: false, rssi: -50, manufacturerData: [(1, long), (2, long)])
+                == nil)
+    }
+}

@@ -1,0 +1,57 @@
+import Arguments
+import Foundation
+import LoyaltyAPI
+import LoyaltyClient
+
+private let csvFile = Positional("FILE.csv")
+
+/// `loyalty retailer offers import FILE.csv`: all rows in one request, or none.
+let retailerOffersImport = Command(
+    name: "import", summary: "Create or replace many offers from a CSV file, all or none.",
+    discussion: """
+        The first line names the columns: major,minor,title and any of description, category, image_url,
+        starts_at, ends_at (ISO 8601), per_shopper_limit, total_limit, reshow_after_s. `export` writes the
+        same format. A bad row imports nothing: each problem is listed with its line, and the exit code is 65.
+
+        \(clientDiscussion)
+        """,
+    options: ClientOptions.all, positionals: [csvFile],
+    run: clientCommand { context in
+        guard let path = context.arguments.word(csvFile) else { throw context.arguments.usageError("FILE.csv is required") }
+        let bytes: [UInt8]
+        do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+            throw CommandFailure("cannot read \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
+        }
+        switch try context.api.importOffers(csv: bytes, try context.retailerCredential()) {
+        case .success(let result):
+            if context.json {
+                return printJSONLine([
+                    ("event", .string("offers_imported")), ("created", .int(result.created)),
+                    ("updated", .int(result.updated)), ("unchanged", .int(result.unchanged)),
+                ])
+            }
+            printOut("imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged")
+        case .failure(let failure):
+            for problem in failure.problems { printError("\(path): \(problem)") }
+            throw CommandFailure(
+                "nothing was imported: \(failure.problems.count) problem\(failure.problems.count == 1 ? "" : "s") in \(path)",
+                exitCode: ExitCode.dataError)
+        }
+    })
+
+/// `loyalty retailer offers export [--output FILE]`.
+private let outputFile = Option<String>("output", value: "FILE", help: "Write the CSV here instead of to standard output.")
+
+let retailerOffersExport = Command(
+    name: "export", summary: "Write your offers as CSV, in the format import reads.",
+    discussion: clientDiscussion, options: [outputFile] + ClientOptions.all,
+    run: clientCommand { context in
+        let csv = try context.api.exportOffers(try context.retailerCredential())
+        guard let path = try context.arguments.value(outputFile) else {
+            return FileHandle.standardOutput.write(Data(csv))
+        }
+        do { try Data(csv).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw CommandFailure("cannot write \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
+        }
+        printOut("exported to \(path)")
+    })

@@ -1,0 +1,125 @@
+import Arguments
+import Foundation
+import LoyaltyAPI
+import LoyaltyClient
+
+/// `loyalty till check|accept CODE`: what a cashier runs, with a till key the retailer made.
+let tillCommand = Command(
+    name: "till", summary: "At the till: check a shopper's redemption code, or accept it (once).",
+    discussion: """
+        The till key comes from --till-key or LOYALTY_TILL_KEY (`loyalty retailer till-key create` makes one).
+        Case, spaces and dashes in CODE do not matter. `accept` succeeds once; a code used before, unknown,
+        expired or removed exits 1 saying why (and, for a used one, when and at which till).
+
+        \(clientDiscussion)
+        """,
+    subcommands: [tillCheck, tillAccept])
+
+private enum TillOptions {
+    static let key = Option<String>("till-key", value: "KEY", help: "The till key (lt_...); else LOYALTY_TILL_KEY.")
+    static let code = Positional("CODE")
+}
+
+private let tillCheck = Command(
+    name: "check", summary: "What CODE is for and whether it was used; changes nothing.",
+    discussion: clientDiscussion, options: [TillOptions.key] + ClientOptions.all, positionals: [TillOptions.code],
+    run: clientCommand { context in try runTill(context, accept: false) })
+
+private let tillAccept = Command(
+    name: "accept", summary: "Mark CODE used at this till: it succeeds once.",
+    discussion: clientDiscussion, options: [TillOptions.key] + ClientOptions.all, positionals: [TillOptions.code],
+    run: clientCommand { context in try runTill(context, accept: true) })
+
+private func runTill(_ context: ClientContext, accept: Bool) throws {
+    let arguments = context.arguments
+    guard let key = try arguments.value(TillOptions.key) ?? context.environment["LOYALTY_TILL_KEY"], !key.isEmpty
+    else { throw arguments.usageError("give the till key with --till-key KEY or LOYALTY_TILL_KEY") }
+    let typed = arguments.word(TillOptions.code) ?? ""
+    let code: String
+    do throws(ValidationError) { code = try RedemptionCode.normalized(typed) } catch {
+        throw CommandFailure("the code \(error.message)", exitCode: ExitCode.dataError)
+    }
+    let answer = try context.api.till(code, accept: accept, .till(key))
+    if context.json { return printJSONLine(tillCodeFields(answer, accepted: accept)) }
+    let offer = "\"\(answer.title)\" (\(answer.major):\(answer.minor)), redeemed \(timestamp(answer.redeemedAt))"
+    switch (accept, answer.status) {
+    case (true, _): printOut("accepted \(answer.code): \(offer)")
+    case (false, .valid): printOut("\(answer.code) is valid: \(offer)")
+    case (false, .accepted):
+        // Checking a used code is a refusal too: the cashier must not hand the offer over again.
+        throw CommandFailure(
+            "\(answer.code) was used at \(timestamp(answer.acceptedAt)) at the till \"\(answer.acceptedTill ?? "")\": \(offer)")
+    }
+}
+
+private func tillCodeFields(_ code: TillCode, accepted: Bool) -> [(String, JSONValue)] {
+    [
+        ("event", .string(accepted ? "code_accepted" : "code_checked")), ("code", .string(code.code)),
+        ("status", .string(code.status.rawValue)), ("offer_id", .string(code.offerID.uuidString.lowercased())),
+        ("major", .int(Int(code.major))), ("minor", .int(Int(code.minor))), ("title", .string(code.title)),
+        ("redeemed_at", ClientJSONLines.timestamp(code.redeemedAt)), ("accepted_at", ClientJSONLines.timestamp(code.acceptedAt)),
+        ("accepted_till", code.acceptedTill.map { .string($0) } ?? .null),
+    ]
+}
+
+/// `loyalty retailer till-key create|list|revoke`.
+let retailerTillKey = Command(
+    name: "till-key", summary: "Make, list and revoke the keys your tills accept codes with.",
+    subcommands: [tillKeyCreate, tillKeyList, tillKeyRevoke])
+
+private let tillKeyName = Option<String>("name", value: "NAME", help: "The till's name: acceptances say it.")
+private let tillKeyID = Positional("ID")
+
+private let tillKeyCreate = Command(
+    name: "create", summary: "A key for one till; it is shown only this once.", synopsis: "--name NAME",
+    discussion: clientDiscussion, options: [tillKeyName] + ClientOptions.all,
+    run: clientCommand { context in
+        guard let name = try context.arguments.value(tillKeyName) else {
+            throw context.arguments.usageError("--name is required")
+        }
+        let key = try context.api.createTillKey(name: name, try context.retailerCredential())
+        if context.json {
+            return printJSONLine([
+                ("event", .string("till_key_created")), ("id", .string(key.id.uuidString.lowercased())),
+                ("name", .string(key.name)), ("till_key", .string(key.tillKey)),
+            ])
+        }
+        printOut(
+            """
+            till key for \(key.name) (id \(key.id.uuidString.lowercased())), shown only now:
+            \(key.tillKey)
+            """)
+    })
+
+private let tillKeyList = Command(
+    name: "list", summary: "Your till keys, live and revoked (never the keys themselves).",
+    discussion: clientDiscussion, options: ClientOptions.all,
+    run: clientCommand { context in
+        let keys = try context.api.tillKeys(try context.retailerCredential()).tillKeys
+        if context.json {
+            return keys.forEach { key in
+                printJSONLine([
+                    ("id", .string(key.id.uuidString.lowercased())), ("name", .string(key.name)),
+                    ("created_at", ClientJSONLines.timestamp(key.createdAt)), ("revoked_at", ClientJSONLines.timestamp(key.revokedAt)),
+                ])
+            }
+        }
+        if keys.isEmpty { return printOut("no till keys yet: `loyalty retailer till-key create --name NAME`") }
+        printTable(
+            ["ID", "NAME", "CREATED", "REVOKED"],
+            keys.map { [$0.id.uuidString.lowercased(), $0.name, timestamp($0.createdAt), timestamp($0.revokedAt)] })
+    })
+
+private let tillKeyRevoke = Command(
+    name: "revoke", summary: "Revoke till key ID; it stops working at once.",
+    discussion: clientDiscussion, options: ClientOptions.all, positionals: [tillKeyID],
+    run: clientCommand { context in
+        guard let id = context.arguments.word(tillKeyID).flatMap(UUID.init(uuidString:)) else {
+            throw context.arguments.usageError("ID must be a till key's id (see `loyalty retailer till-key list`)")
+        }
+        try context.api.revokeTillKey(id, try context.retailerCredential())
+        if context.json {
+            return printJSONLine([("event", .string("till_key_revoked")), ("id", .string(id.uuidString.lowercased()))])
+        }
+        printOut("till key \(id.uuidString.lowercased()) revoked")
+    })
