@@ -43,8 +43,18 @@ struct ClientContext {
             connect: try arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
             total: try arguments.value(ClientOptions.timeout) ?? config.totalTimeoutSeconds ?? 30)
         api = LoyaltyAPIClient(
-            server: try config.serverURL(flag: arguments.value(ClientOptions.server), environment: environment),
+            server: try Self.serverURL(config, arguments, environment),
             timeouts: timeouts)
+    }
+
+    /// A URL that is not one is a usage error (64), whichever setting gave it.
+    private static func serverURL(
+        _ config: ClientConfig, _ arguments: ParsedArguments, _ environment: [String: String]
+    ) throws -> URL {
+        let flag = try arguments.value(ClientOptions.server)
+        do { return try config.serverURL(flag: flag, environment: environment) } catch {
+            throw arguments.usageError(error.description)
+        }
     }
 
     func openCache() throws(ClientError) -> OfferCache {

@@ -18,12 +18,18 @@ let offersCommand = Command(
         if context.json {
             return try cache.forEachOfferJSONChunk(retailerName: context.arguments.value(retailerName)) { printOut($0) }
         }
-        let offers = try cache.offers(retailerName: context.arguments.value(retailerName))
+        let retailer = try context.arguments.value(retailerName)
+        let offers = try cache.offers(retailerName: retailer)
         let seen = try cache.seen()
         if offers.isEmpty {
+            if let retailer, try cache.offerCount > 0 {
+                return printOut("no cached offers of a retailer named '\(TerminalText.escaped(retailer))': `loyalty offers` lists them all")
+            }
             return printOut("no offers cached: run `loyalty sync`")
         }
-        printOut(ClientText.cachedOffers(offers, seen: seen))
+        // Server time, as the scan judges windows.
+        let now = Date().addingTimeInterval(try cache.serverTimeOffset)
+        printOut(ClientText.cachedOffers(offers, seen: seen, now: now))
     })
 
 /// `redeem` and `history` draw the code as a QR code beside the text on a terminal, or with --qr.
@@ -70,7 +76,12 @@ let redeemCommand = Command(
     options: [qrFlag] + ClientOptions.all, positionals: [offerToRedeem],
     run: clientCommand { context in
         let cache = try context.openCache()
-        let offer = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "").resolve(in: cache)
+        // Text that names no offer at all is a usage error; a well-formed one missing from the cache is not.
+        let reference: OfferReference
+        do throws(ClientError) { reference = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "") } catch {
+            throw context.arguments.usageError(error.description)
+        }
+        let offer = try reference.resolve(in: cache)
         let redeemer = Redeemer(
             cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption

@@ -10,8 +10,10 @@ public func timestamp(_ date: Date?) -> String {
 
 /// What the client commands print on a terminal (without --json): tables and sentences, as text.
 public enum ClientText {
-    /// Rows of text columns, padded to line up, each line ending in a newline, trailing spaces dropped.
+    /// Rows of text columns, padded to line up, each line ending in a newline, trailing spaces dropped;
+    /// text from the server shows its control characters as codes.
     public static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let rows = rows.map { $0.map(TerminalText.escaped) }
         var widths = header.map(\.count)
         for row in rows {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
@@ -106,14 +108,20 @@ public enum ClientText {
         }
     }
 
-    /// `offers`: the cached offers, and whether this account has seen each.
-    public static func cachedOffers(_ offers: [ResolvedOffer], seen: [UUID: Date]) -> String {
+    /// `offers`: the cached offers, whether this account has seen each, and their window judged at `now`
+    /// (server time, as the scan judges windows).
+    public static func cachedOffers(_ offers: [ResolvedOffer], seen: [UUID: Date], now: Date) -> String {
         table(
             ["RETAILER", "BEACON", "TITLE", "UNTIL", "SEEN", "ID"],
             offers.map { resolved in
-                [
+                let offer = resolved.offer
+                let until =
+                    if let starts = offer.startsAt, now < starts { "starts \(timestamp(starts))" }
+                    else if let ends = offer.endsAt, ends <= now { "ended \(timestamp(ends))" }
+                    else { timestamp(offer.endsAt) }
+                return [
                     resolved.retailer.name, "\(resolved.offer.major):\(resolved.offer.minor)", resolved.offer.title,
-                    timestamp(resolved.offer.endsAt), seen[resolved.offer.id] == nil ? "no" : "yes",
+                    until, seen[resolved.offer.id] == nil ? "no" : "yes",
                     resolved.offer.id.uuidString.lowercased(),
                 ]
             })

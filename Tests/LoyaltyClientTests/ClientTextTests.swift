@@ -126,4 +126,20 @@ import Testing
         #expect(failure.line == #"{"kind":"error","argument":3,"input":"0201061aff4c000215\"8f0c1...","error":"not hex"}"#)
         #expect(BeaconJSONLines.decodeFailure("zz", argument: 1, of: 1, "not hex").error == #"error: argument 1 of 1 ("zz"): not hex"#)
     }
+
+    @Test func cachedOffersSayTheirWindowAndTablesEscapeServerText() {
+        let retailer = CatalogRetailer(id: id, name: "Matey's\u{1B}[2J", uuid: id)
+        let later = Offer(
+            id: id, retailerID: id, major: 1, minor: 2, title: "later", startsAt: epoch.addingTimeInterval(60),
+            updatedAt: epoch)
+        var ended = later
+        (ended.title, ended.startsAt, ended.endsAt) = ("ended", nil, epoch)
+        var open = ended
+        (open.title, open.endsAt) = ("open", nil)
+        let text = ClientText.cachedOffers(
+            [later, ended, open].map { ResolvedOffer(offer: $0, retailer: retailer) }, seen: [id: epoch], now: epoch)
+        let rows = text.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        #expect(rows.map { $0[0] } == ["RETAILER", "Matey's\\u001B[2J", "Matey's\\u001B[2J", "Matey's\\u001B[2J"])
+        #expect(rows.dropFirst().map { $0[3...4].joined(separator: " ") } == ["starts 2027-01-15T08:01:00Z", "ended 2027-01-15T08:00:00Z", "- yes"])
+    }
 }
