@@ -1,4 +1,4 @@
-// Issue 6: the `near` catalog query over 100,000 stores, and the geographic region monitor's CPU cost.
+// The `near` catalog query over 100,000 stores, and the geographic region monitor's CPU cost.
 import Foundation
 import Geofencing
 import HTTPServer

@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import LoyaltyAPI
 
-/// The HTTP API of issue 3 on top of a `Store`: routing, authentication, error answers, metrics and
+/// The HTTP API on top of a `Store`: routing, authentication, error answers, metrics and
 /// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
 public final class LoyaltyService: Sendable {
     private let router: Router

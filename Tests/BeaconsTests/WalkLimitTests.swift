@@ -3,7 +3,7 @@ import Testing
 
 @testable import Beacons
 
-/// Issue 13, item 12: options a user sets alone work alone, and a walk's size is checked before it is written.
+/// Options a user sets alone work alone, and a walk's size is checked before it is written.
 @Suite struct WalkLimitTests {
     private static let frame = BeaconFrame(
         kind: .iBeacon,

@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 
-/// Exit codes as the README's table gives them, messages that say a thing once, options that work alone
-/// (issue 13, items 12, 13 and 14).
+/// Exit codes as the README's table gives them, messages that say a thing once, options that work alone.
 @Suite struct CommandExitTests {
     private func loyalty(_ arguments: [String], _ environment: [String: String] = [:]) throws -> Binary.Result {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-exit-\(UUID())")

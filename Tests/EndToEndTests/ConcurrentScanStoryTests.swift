@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Three `loyalty scan --replay` at once on one LOYALTY_HOME show each offer once between them, and the
-/// outbox holds each once (issue 13, item 8: in 2 runs of 5 an offer showed twice).
+/// outbox holds each once (in 2 runs of 5 an offer showed twice).
 @Suite struct ConcurrentScanStoryTests {
     @Test func threeScansOnOneHomeShowEachOfferOnce() throws {
         let server = try StoryServer.shared.get()

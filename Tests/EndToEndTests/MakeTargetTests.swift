@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Every `make` target the README names installs the tools its recipe and scripts run, so each works on a
-/// fresh machine on its own (issue 13, item 15: `make check` ran wrk, which only `make bench` installed).
+/// fresh machine on its own (`make check` ran wrk, which only `make bench` installed).
 @Suite struct MakeTargetTests {
     /// Tools the recipes, scripts and benchmark run, each with its Debian package.
     static let tools: [(command: String, package: String)] = [

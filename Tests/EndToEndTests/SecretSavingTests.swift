@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// With a state folder that cannot be written, nothing the server shows once is lost (issue 13, item 7):
+/// With a state folder that cannot be written, nothing the server shows once is lost:
 /// `register`, `rotate-key`, `account create` and `account link CODE` stop before asking the server, so no
 /// retailer, key, account or spent code is left with nobody holding its secret.
 @Suite(.serialized) struct SecretSavingTests {

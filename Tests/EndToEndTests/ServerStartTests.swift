@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// A busy port is found and named before the embedded cluster is made (issue 13, item 14: the server ran
+/// A busy port is found and named before the embedded cluster is made (the server ran
 /// initdb, started PostgreSQL, then said "Failed to bind to port 0").
 @Suite struct ServerStartTests {
     @Test func aBusyPortIsNamedBeforeAnyDatabaseWork() throws {

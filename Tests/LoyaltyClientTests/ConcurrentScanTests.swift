@@ -7,8 +7,8 @@ import Testing
 
 @testable import LoyaltyClient
 
-/// Scans running at once on one device show each offer once (issue 13, item 8), and a shown offer is
-/// recorded at the real moment in server time, not at the replayed capture's time (item 5).
+/// Scans running at once on one device show each offer once, and a shown offer is
+/// recorded at the real moment in server time, not at the replayed capture's time.
 @Suite struct ConcurrentScanTests {
     /// Hands a session to the one thread that uses it.
     private final class SessionBox: @unchecked Sendable {

@@ -69,7 +69,7 @@ import Testing
         #expect(limit.description.contains("\"sushi\" cannot be redeemed again"))
         let lost = ClientError.network("timed out").explainingRedemption(of: offer)
         #expect(lost.description.contains("timed out; run the same `loyalty redeem` again"))
-        // The server's reason, which may be that the offer has not started (issue 13, item 14).
+        // The server's reason, which may be that the offer has not started.
         let early = ClientError.server(status: 410, code: nil, message: "the offer has not started yet")
             .explainingRedemption(of: offer)
         #expect(early.description.contains("\"sushi\" cannot be redeemed: the offer has not started yet"))

@@ -4,8 +4,7 @@ import Testing
 
 @testable import LoyaltyClient
 
-/// A secret the server shows once is never lost to a state folder that cannot be written (issue 13, item 7;
-/// EndToEndTests' SecretSavingTests do the same through `loyalty` with a read-only folder).
+/// A secret the server shows once is never lost to a state folder that cannot be written (EndToEndTests' SecretSavingTests do the same through `loyalty` with a read-only folder).
 @Suite struct ShownOnceSecretTests {
     /// A state folder that cannot be made, whoever runs the test: its parent is a file.
     private func unwritableHome() throws -> ClientHome {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LoyaltyServer
 
-/// Issue 13's hostile input: text that would drive a shopper's terminal, requests proxies would frame
+/// Hostile input: text that would drive a shopper's terminal, requests proxies would frame
 /// differently, JSON with a key twice, values of the right JSON type but the wrong content.
 @Suite struct HostileInputTests {
     /// What a rival would put in a title: clear the screen, colour, forge a line, ring the bell.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LoyaltyServer
 
-/// Error messages read as one sentence each (issue 13, item 14).
+/// Error messages read as one sentence each.
 @Suite struct MessageTests {
     @Test func coordinateMessagesNameTheFieldOnce() throws {
         let server = try TestServer()

@@ -5,8 +5,8 @@ import Testing
 
 @testable import LoyaltyServer
 
-/// Guessing is slowed by token buckets (issue 13, item 3), and /metrics labels come from fixed sets
-/// whatever clients send (item 4).
+/// Guessing is slowed by token buckets, and /metrics labels come from fixed sets
+/// whatever clients send.
 @Suite struct RateLimitTests {
     /// The counter of `limit` in a /metrics text.
     private func refused(_ limit: RateLimit, in metrics: String) -> Int? {

@@ -37,7 +37,7 @@ import Testing
         #expect(withRetailerKey.errorCode == .forbidden)
     }
 
-    /// The old key works until the new one is first used (issue 13: a client that could not save the new
+    /// The old key works until the new one is first used (a client that could not save the new
     /// key is not locked out), then stops.
     @Test func rotatingTheKeyRetiresTheOldOneAtTheNewOnesFirstUse() throws {
         let server = try TestServer()

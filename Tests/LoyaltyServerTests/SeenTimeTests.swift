@@ -5,7 +5,7 @@ import Testing
 
 @testable import LoyaltyServer
 
-/// A device cannot report a sighting from the future, nor of an offer outside its window (issue 13, item 5).
+/// A device cannot report a sighting from the future, nor of an offer outside its window.
 @Suite struct SeenTimeTests {
     @Test func aSeenTimePastTheServersClockIsTakenAsNow() throws {
         let server = try TestServer()
