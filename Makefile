@@ -18,9 +18,11 @@ deps:
 	fi
 
 # The live radio's guest (Tests/GuestRadio, LiveRadioTests): QEMU, the Debian kernel, static busybox, BlueZ's
-# tools and daemon, and Bumble (pinned: the peer corrects its controller emulation of this version).
+# tools and daemon, Bumble (pinned: the peer corrects its controller emulation of this version), and Root-Canal
+# (pinned: 1.11 needs glibc 2.39), the controller the H4 stream transports are tested against.
 GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
 BUMBLE_VERSION := 0.0.236
+ROOTCANAL_VERSION := 1.10.0
 test-deps:
 	@missing=$$(for p in $(GUEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -29,6 +31,8 @@ test-deps:
 	fi
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
+	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
+	  || python3 -m pip install -q rootcanal==$(ROOTCANAL_VERSION)
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:
