@@ -160,8 +160,13 @@ enum Interruption {
 
     static func cancels(_ cancel: @escaping () -> Void) {
         self.cancel = cancel
+        // A parent may start us with them blocked (Foundation's Process passes on its threads' mask).
+        var signals = sigset_t()
+        sigemptyset(&signals)
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber) { _ in Interruption.cancel?() }
+            sigaddset(&signals, signalNumber)
         }
+        sigprocmask(SIG_UNBLOCK, &signals, nil)
     }
 }
