@@ -60,9 +60,10 @@ demo: deps
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (beacons, server, pgbouncer, client, geo, json, retailer).
+# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer).
 bench: deps
 	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
+	@python3 -c 'import bluetooth_data_tools' 2>/dev/null || python3 -m pip install -q bluetooth-data-tools
 	@missing=$$(for p in wrk time; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
 	swift build -c release $(SWIFT_FLAGS)

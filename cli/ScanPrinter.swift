@@ -47,7 +47,7 @@ final class ScanPrinter: ScanOutput {
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
         if json {
-            printOut(lines.line(snapshot))
+            printOut(bytes: lines.line(snapshot))
             if let shown {
                 // The offer is already recorded as seen: its line must leave the process now, not sit in a
                 // pipe's buffer that a kill would discard (the shopper would never be shown it).

@@ -52,13 +52,14 @@ func capture(reports: Int) throws -> (url: URL, statistics: CaptureStatistics) {
     return (url, try AdvertisingCapture.countBeaconFrames(path: url.path))
 }
 
-/// Runs a product of this package with stdout to /dev/null; returns wall seconds and peak RSS in MB.
+/// Runs a product of this package with stdout to /dev/null; returns wall seconds, CPU seconds (user and
+/// system: what the process itself used, whatever else the machine was running) and peak RSS in MB.
 ///
 /// The peak comes from GNU time, which forks before it execs the product: a process spawned straight
 /// from this one would report this bench's own peak, because exec keeps the old address space's
 /// high-water mark and posix_spawn shares our address space until the exec.
 func runMeasured(_ product: String, _ args: [String], environment: [String: String] = [:]) throws -> (
-    seconds: Double, peakMB: Double, status: Int32
+    seconds: Double, cpuSeconds: Double, peakMB: Double, status: Int32
 ) {
     let peakFile = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bench-peak-\(getpid())")
     defer { try? FileManager.default.removeItem(at: peakFile) }
@@ -69,7 +70,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     let time = "/usr/bin/time"
     let path = buildDirectory.appendingPathComponent(product).path
-    let argv = ([time, "-f", "%M", "-o", peakFile.path, path] + args).map { strdup($0) } + [nil]
+    let argv = ([time, "-f", "%U %S %M", "-o", peakFile.path, path] + args).map { strdup($0) } + [nil]
     let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0)=\($1)") } + [nil]
     defer { (argv + variables).forEach { free($0) } }
     let start = DispatchTime.now().uptimeNanoseconds
@@ -81,20 +82,26 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     // GNU time writes "Command exited with non-zero status N" before the figure when the program fails.
     let report = (try? String(contentsOf: peakFile, encoding: .utf8)) ?? ""
-    let peakKB = report.split(separator: "\n").last.flatMap { Double($0) } ?? .nan
-    return (elapsed, peakKB / 1024, (status >> 8) & 0xFF)
+    let figures = (report.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Double($0) }
+    guard figures.count == 3 else { return (elapsed, .nan, .nan, (status >> 8) & 0xFF) }
+    return (elapsed, figures[0] + figures[1], figures[2] / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections beacons, server, pgbouncer, client, geo, json, retailer (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
-let million = try capture(reports: 1_000_000)
-print("1M capture: \(million.statistics.advertisingReports) reports, \(million.statistics.beaconFrames) beacon frames")
-if wants("beacons") { try benchBeacons(million) }
+if wants("proximity") { benchProximity() }
+// The 1M capture is generated once and kept; only the sections that replay it need it.
+let million = wants("beacons") || wants("client") ? try capture(reports: 1_000_000) : nil
+if let million {
+    print("1M capture: \(million.statistics.advertisingReports) reports, \(million.statistics.beaconFrames) beacon frames")
+}
+if let million, wants("beacons") { try benchBeacons(million) }
+if wants("replay") { try benchStoreReplay() }
 if wants("server") { try benchServer() }
 if wants("pgbouncer") { try benchPgBouncer() }
-if wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
+if let million, wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
 
 if wants("geo") { try geoBench() }
 if wants("json") { try benchJSON() }

@@ -32,6 +32,23 @@ public func printOut(_ text: String) {
     print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
 }
 
+/// Writes bytes to standard output at once (a scan's range line is kilobytes). What `print` left in stdio's
+/// buffer goes first, so lines keep their order.
+public func printOut(bytes: [UInt8]) {
+    fflush(nil)  // every output stream; stdout itself is not concurrency-safe to name
+    bytes.withUnsafeBytes { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}
+
 /// Writes to standard error; `newline: false` for a progress line that rewrites itself.
 public func printError(_ text: String, newline: Bool = true) {
     var line = !newline || text.hasSuffix("\n") ? text : text + "\n"

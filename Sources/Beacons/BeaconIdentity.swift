@@ -17,8 +17,34 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
     /// `UUID:MAJOR:MINOR`, the upper-case canonical UUID.
     public var description: String { "\(uuid.uuidString):\(major):\(minor)" }
 
+    /// The order of `description`: the UUID's bytes compare as its upper-case hex text does.
     public static func < (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
-        (lhs.uuid.uuidString, lhs.major, lhs.minor) < (rhs.uuid.uuidString, rhs.major, rhs.minor)
+        let (a, b) = (lhs.uuidWords, rhs.uuidWords)
+        if a.high != b.high { return a.high < b.high }
+        if a.low != b.low { return a.low < b.low }
+        return (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+
+    public static func == (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
+        lhs.major == rhs.major && lhs.minor == rhs.minor && lhs.uuidWords == rhs.uuidWords
+    }
+
+    /// Three integers rather than the UUID's 16 bytes one by one: every sighting is looked up by identity.
+    public func hash(into hasher: inout Hasher) {
+        let words = uuidWords
+        hasher.combine(words.high)
+        hasher.combine(words.low)
+        hasher.combine(UInt32(major) << 16 | UInt32(minor))
+    }
+
+    /// The UUID's bytes as two big-endian words, so comparing the words compares the bytes in order.
+    private var uuidWords: (high: UInt64, low: UInt64) {
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
     }
 }
 

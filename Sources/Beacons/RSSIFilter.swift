@@ -44,10 +44,13 @@ public struct RSSIFilter: Sendable {
     public private(set) var value: Double?
 
     // Kalman state: the RSSI trend (dB/s), the covariance of (level, trend), the last reading's time.
-    private var trend = 0.0
-    private var levelVariance = 0.0
+    /// The Kalman filter's estimate of how fast the RSSI changes, dB/s (0 for the running average).
+    public private(set) var trend = 0.0
+    /// The Kalman filter's variance of `value`, dB² (0 for the running average).
+    public private(set) var levelVariance = 0.0
     private var covariance = 0.0
-    private var trendVariance = 0.0
+    /// The Kalman filter's variance of `trend`, (dB/s)².
+    public private(set) var trendVariance = 0.0
     private var lastTime = 0.0
     // Running-average state: a ring of the last readings and their sum.
     private var ring: [Double]

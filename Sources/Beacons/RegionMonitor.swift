@@ -118,6 +118,10 @@ public struct RegionMonitor: Sendable {
 
     public let configuration: Configuration
     private var byUUID: [UUID: UUIDRegions] = [:]
+    /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
+    /// UUID for every sighting was a tenth of a replay. `store` and `remove`, which change the keys (and
+    /// so the indices), clear it.
+    private var lastGroup: (uuid: UUID, index: Dictionary<UUID, UUIDRegions>.Index)?
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
     /// The latest time seen, from sightings or `advance(to:)`.
@@ -165,6 +169,7 @@ public struct RegionMonitor: Sendable {
         case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = nil
         }
         byUUID[constraint.uuid] = group.isEmpty ? nil : group
+        lastGroup = nil
     }
 
     public func state(for constraint: BeaconIdentityConstraint) -> RegionState {
@@ -190,13 +195,20 @@ public struct RegionMonitor: Sendable {
         var events = advance(to: sighting.time)
         let time = now ?? sighting.time
         let identity = sighting.frame.identity
-        if byUUID[identity.uuid] == nil {
-            guard configuration.monitorsEveryUUIDHeard else { return events }
-            add(BeaconRegion(BeaconIdentityConstraint(uuid: identity.uuid)))
+        let group: Dictionary<UUID, UUIDRegions>.Index
+        if let lastGroup, lastGroup.uuid == identity.uuid {
+            group = lastGroup.index
+        } else {
+            if byUUID[identity.uuid] == nil {
+                guard configuration.monitorsEveryUUIDHeard else { return events }
+                add(BeaconRegion(BeaconIdentityConstraint(uuid: identity.uuid)))
+            }
+            group = byUUID.index(forKey: identity.uuid)!
+            lastGroup = (identity.uuid, group)
         }
         let timeout = configuration.exitTimeout
         var newDeadlines: [Deadline] = []
-        byUUID[identity.uuid]!.hear(identity) { record in
+        byUUID.values[group].hear(identity) { record in
             record.lastHeard = time
             guard record.state != .inside else { return }
             record.state = .inside
@@ -274,6 +286,7 @@ public struct RegionMonitor: Sendable {
         case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = record
         }
         byUUID[constraint.uuid] = group
+        lastGroup = nil
     }
 
     /// Runs `body` on the record of `constraint` in place; nil when it is not monitored.

@@ -5,17 +5,10 @@ extension String {
         appendFixed(value, decimals: 1)
     }
 
-    /// `value` with a fixed number of decimals, without Foundation's formatter.
+    /// `value` with a fixed number of decimals, without Foundation's formatter (`JSONLineBuffer.fixed`).
     public mutating func appendFixed(_ value: Double, decimals: Int) {
-        guard value.isFinite else { return self += "null" }
-        var scale = 1
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int((abs(value) * Double(scale)).rounded())
-        if value < 0, scaled != 0 { self += "-" }
-        self += String(scaled / scale)
-        guard decimals > 0 else { return }
-        self += "."
-        let fraction = String(scaled % scale)
-        self += String(repeating: "0", count: decimals - fraction.count) + fraction
+        var text = JSONLineBuffer(capacity: 32)
+        text.fixed(value, decimals: decimals)
+        self += String(decoding: text.bytes, as: UTF8.self)
     }
 }

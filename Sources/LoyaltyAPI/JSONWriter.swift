@@ -73,26 +73,6 @@ struct JSONWriter {
     }
 
     mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0x09: raw("\\t")
-            case 0x08: raw("\\b")
-            case 0x0C: raw("\\f")
-            case ..<0x20:
-                let hexits: StaticString = "0123456789abcdef"
-                raw("\\u00")
-                hexits.withUTF8Buffer {
-                    bytes.append($0[Int(byte >> 4)])
-                    bytes.append($0[Int(byte & 0xF)])
-                }
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONLineBuffer.appendString(text, to: &bytes)
     }
 }

@@ -72,7 +72,11 @@ public final class OfferSession {
         }
         let origin = serverOrigin!
         let serverTime = origin.serverTime.addingTimeInterval(time - origin.time)
-        for beacon in beacons where resolved[beacon.identity] == nil {
+        // Only a beacon near enough to show its offer needs it.
+        for beacon in beacons
+        where beacon.proximity <= presenter.minimumProximity && beacon.proximity != .unknown
+            && resolved[beacon.identity] == nil
+        {
             _ = try offer(for: beacon.identity)
         }
         let table = resolved

@@ -6,8 +6,7 @@ import LoyaltyAPI
 /// The JSON lines of `loyalty scan --json`, one per event, each with "event" and "t" first:
 /// enter, exit, range, offer, and the closing summaries.
 public struct ScanJSONLines {
-    /// Foundation formats a UUID afresh on every call; a scan sees few of them, many times.
-    private var uuidTexts: [UUID: String] = [:]
+    private var rangeLine = JSONLineBuffer(capacity: 1 << 16)
 
     public init() {}
 
@@ -25,25 +24,12 @@ public struct ScanJSONLines {
         ]).text
     }
 
-    /// A `range` line, written directly: at replay speed it is most of the output.
-    public mutating func line(_ snapshot: RangingSnapshot) -> String {
-        var line = "{\"event\":\"range\",\"t\":"
-        line.appendFixed(snapshot.time, decimals: 3)
-        line += ",\"beacons\":["
-        for (index, beacon) in snapshot.beacons.enumerated() {
-            if index > 0 { line += "," }
-            line += "{\"uuid\":\""
-            line += uuidText(beacon.identity.uuid)
-            line += "\",\"major\":\(beacon.identity.major),\"minor\":\(beacon.identity.minor),\"rssi\":"
-            if let rssi = beacon.rssi { line.appendFixed(rssi, decimals: 1) } else { line += "null" }
-            line += ",\"distance_m\":"
-            if let distance = beacon.distance { line.appendFixed(distance, decimals: 2) } else { line += "null" }
-            line += ",\"proximity\":\""
-            line += beacon.proximity.rawValue
-            line += "\"}"
-        }
-        line += "]}"
-        return line
+    /// A `range` line, newline included, written as bytes into a buffer kept from line to line: at replay
+    /// speed it is most of the output (`JSONLineBuffer.rangeLine`).
+    public mutating func line(_ snapshot: RangingSnapshot) -> [UInt8] {
+        rangeLine.clear()
+        rangeLine.rangeLine(snapshot)
+        return rangeLine.bytes
     }
 
     /// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..,"category":..}}`
@@ -96,11 +82,4 @@ public struct ScanJSONLines {
 
     /// Seconds rounded for output: whole milliseconds.
     public static func roundedSeconds(_ t: Double) -> JSONValue { .double((t * 1000).rounded() / 1000) }
-
-    private mutating func uuidText(_ uuid: UUID) -> String {
-        if let text = uuidTexts[uuid] { return text }
-        let text = uuid.uuidString
-        uuidTexts[uuid] = text
-        return text
-    }
 }

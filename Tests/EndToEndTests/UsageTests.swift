@@ -31,7 +31,8 @@ import Testing
             ["retailer", "offer", "rm", "1"], "missing MINOR", usage: "loyalty retailer offer rm MAJOR MINOR")
         try expectUsageError(["devices", "revoke"], "missing ID", usage: "loyalty devices revoke ID")
         try expectUsageError(["history", "--bogus"], "unknown option '--bogus'", usage: "loyalty history")
-        try expectUsageError(["--json", "decode", "00"], "unknown option '--json'", usage: "loyalty decode [--hci] HEX...")
+        try expectUsageError(
+            ["decode", "--bogus", "00"], "unknown option '--bogus'", usage: "loyalty decode [--hci] [--json] HEX...")
         try expectUsageError(
             ["extra-word"], "unexpected argument 'extra-word'", usage: "loyalty-server [<command>] [--listen", of: server)
     }

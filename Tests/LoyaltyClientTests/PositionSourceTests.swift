@@ -46,20 +46,7 @@ import Testing
     /// A gpsd of a few lines on a loopback socket: the watch command arrives, the fixes go out, and the
     /// session ends when the receiver goes away.
     @Test func gpsdFixesUntilItsReceiverGoes() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(listener >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, 1) == 0
-                    && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        let port = UInt16(bigEndian: address.sin_port)
+        let (listener, port) = try loopbackSocket(listening: true)
         let served = Thread {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
@@ -84,13 +71,34 @@ import Testing
         #expect(fixes.map(\.coordinate.latitude) == [51.5, 51.6])
         #expect(fixes.map(\.time) == [1_767_225_601, 1_767_225_602.5])
 
-        // Nobody listening any more: gpsd is unavailable, said plainly.
         close(listener)
+
+        // A port that is held but not listening refuses: gpsd is unavailable, said plainly.
+        let (held, refusing) = try loopbackSocket(listening: false)
+        defer { close(held) }
         #expect {
-            _ = try followPositions(.gpsd(host: "127.0.0.1", port: port), now: 0) { _ in }
+            _ = try followPositions(.gpsd(host: "127.0.0.1", port: refusing), now: 0) { _ in }
         } throws: { error in
             guard case .gpsdUnavailable(let reason)? = error as? PositionSourceError else { return false }
-            return reason.contains("cannot connect to gpsd at 127.0.0.1:\(port)")
+            return reason.contains("cannot connect to gpsd at 127.0.0.1:\(refusing)")
         }
+    }
+
+    /// A TCP socket bound to a free loopback port, listening or not.
+    func loopbackSocket(listening: Bool) throws -> (descriptor: Int32, port: UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(descriptor >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && (!listening || listen(descriptor, 1) == 0)
+                    && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        return (descriptor, UInt16(bigEndian: address.sin_port))
     }
 }

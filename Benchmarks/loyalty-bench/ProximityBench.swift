@@ -1,0 +1,59 @@
+import Beacons
+import Foundation
+
+/// Issue 15: the engine's stable proximity class against the bare Kalman filter (before the issue),
+/// AltBeacon's running average and ARMA filters, on the counter walk (`BeaconWalk.counterLinger`) with
+/// seeds drawn afresh each run.
+@MainActor func benchProximity(walks: Int = 100) {
+    let firstSeed = UInt64.random(in: 1...UInt64.max / 2)
+    let seeds = firstSeed..<(firstSeed + UInt64(walks))
+    print("proximity: \(walks) walks per noise level, seeds \(seeds.lowerBound)..<\(seeds.upperBound)")
+    func total(_ method: ProximityTrial.Method, noise: Double, seeds: Range<UInt64>) -> ProximityScore {
+        seeds.map { ProximityTrial.score(method, walk: .counterLinger(rssiNoise: noise, seed: $0)) }.reduce(
+            ProximityScore(), +)
+    }
+    let baselines: [ProximityTrial.Method] = [.kalmanThreshold, .altBeaconRunningAverage, .altBeaconARMA, .arma]
+    for noise in [2.0, 4.0, 6.0, 8.0] {
+        print(
+            "  noise \(Int(noise)) dB".padding(toLength: 38, withPad: " ", startingAt: 0)
+                + "changes/ideal  in true class  entry lag  missed entries")
+        var scores: [ProximityTrial.Method: ProximityScore] = [:]
+        for method in [ProximityTrial.Method.engine] + baselines {
+            let score = total(method, noise: noise, seeds: seeds)
+            scores[method] = score
+            print(
+                "    \(method.name)".padding(toLength: 38, withPad: " ", startingAt: 0)
+                    + String(
+                        format: "%12.2fx %13.1f %% %8.2f s  %4d of %d", score.changeRatio, 100 * score.agreement,
+                        score.meanEntryLag, score.missedEntries, score.entries))
+        }
+        let engine = scores[.engine]!
+        // The targets hold up to the issue's 6 dB; 8 dB is shown for what it is.
+        guard noise <= 6 else { continue }
+        let label = String(format: "proximity at %.0f dB", noise)
+        record(
+            "\(label): class changes / ideal", String(format: "%.2fx", engine.changeRatio), target: "<= 1.5x",
+            met: engine.changeRatio <= 1.5)
+        record(
+            "\(label): snapshots in the true class", String(format: "%.1f %%", 100 * engine.agreement),
+            target: ">= 90 %", met: engine.agreement >= 0.9)
+        // Ahead of a filter that follows the walk: fewer class changes, and as often right (within half a
+        // point: at 2 dB the ARMA filter is about as right, it only flaps more). Ahead of one that is
+        // stuck (AltBeacon's two barely change class because they lag or lean): 15 points more often right.
+        let ahead = baselines.allSatisfy { method in
+            let baseline = scores[method]!
+            return engine.changes < baseline.changes && engine.agreement >= baseline.agreement - 0.005
+                || engine.agreement > baseline.agreement + 0.15
+        }
+        record(
+            "\(label): ahead of the bare Kalman filter, AltBeacon's running average and ARMA", ahead ? "yes" : "no",
+            target: "fewer changes as often right, or 15 points more right", met: ahead)
+    }
+    // The lag the rule adds: noise-free walks (readings still whole dBm).
+    let engine = total(.engine, noise: 0, seeds: seeds)
+    let before = total(.kalmanThreshold, noise: 0, seeds: seeds)
+    record(
+        "proximity: entry lag, noise-free walks",
+        String(format: "%.2f s (bare Kalman filter %.2f s)", engine.meanEntryLag, before.meanEntryLag),
+        target: "<= the bare filter's", met: engine.meanEntryLag <= before.meanEntryLag + 1e-9)
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// How a `Ranger` turns a beacon's filtered RSSI into a `Proximity`.
+public enum ProximityRule: Sendable, Hashable {
+    /// The class changes only on evidence beyond the boundary (`ProximityClassifier`).
+    case evidence
+    /// The bucket of the current distance estimate, as before issue 15: a shopper standing near a
+    /// boundary flaps between the two classes. Kept for comparison (`make bench`, the tests).
+    case threshold
+}
+
+/// The RSSI levels, in dBm, at which a beacon crosses the proximity limits of a `DistanceModel`.
+public struct ProximityBoundaries: Sendable, Hashable {
+    /// Stronger than this: `.immediate`.
+    public var immediate: Double
+    /// Stronger than this (and not immediate): `.near`; weaker: `.far`.
+    public var near: Double
+
+    /// Nil when the beacon is not calibrated (no distance, so `.unknown`).
+    public init?(model: DistanceModel, measuredPower: Int8) {
+        guard measuredPower < 0 else { return nil }
+        let power = Double(measuredPower)
+        immediate = power - 10 * model.pathLossExponent * log10(model.immediateLimit)
+        near = power - 10 * model.pathLossExponent * log10(model.nearLimit)
+    }
+
+    /// The class of `level` with no hysteresis: the bucket of its distance, limits included as in
+    /// `DistanceModel.proximity(distance:)`.
+    func bucket(_ level: Double) -> Proximity {
+        level > immediate ? .immediate : level > near ? .near : .far
+    }
+
+    /// The class `level` gives evidence for when the beacon is `current`: a neighbouring class only
+    /// when `level` is more than `margin` dB past the boundary, else `current`.
+    func move(_ current: Proximity, level: Double, margin: Double) -> Proximity {
+        switch current {
+        case .immediate:
+            if level < near - margin { return .far }
+            return level < immediate - margin ? .near : .immediate
+        case .near:
+            if level > immediate + margin { return .immediate }
+            return level < near - margin ? .far : .near
+        case .far:
+            if level > immediate + margin { return .immediate }
+            return level > near + margin ? .near : .far
+        case .unknown:
+            return bucket(level)
+        }
+    }
+}
+
+/// The stable proximity of one beacon: it changes class only on evidence beyond the boundary.
+///
+/// Both a margin and a persistence: the margin is in RSSI (a distance ratio: 1 dB is 12 % of distance
+/// at n = 2), counted in standard errors of the estimate that decides, and the persistence comes from
+/// that estimate improving the longer the shopper stands still:
+/// - walking, the Kalman filter's level (`RSSIFilter`) decides, projected `lead` seconds along its trend
+///   so that a shopper crossing a boundary is not held back by the margin; it moves the class when it is
+///   `movingMargin` of its standard deviations past a boundary;
+/// - standing, the mean of every reading since the shopper stopped decides. Its standard error shrinks
+///   as `sqrt(measurementNoise / n)` and it moves the class once it is `meanMargin` of them past a
+///   boundary: a shopper who stands 3.3 m from a beacon (0.8 dB past the 3 m limit) settles as far and
+///   stays there, whichever way an overshoot or the noise first threw the class. The Kalman level
+///   leaving the mean, or its trend leaving 0, by `motionGate` standard deviations says the shopper
+///   moved: the mean starts afresh and the Kalman level decides until the mean is the better estimate.
+///
+/// Why not simpler: a fixed margin locks in whatever class an overshoot or a burst of noise picked (with
+/// 3 dB, as long as the shopper stands 0.8 dB from the boundary) or, made small, lets the class flap; a
+/// persistence of k seconds on the other side adds k seconds to every entry. The cost is some lag when
+/// a shopper who stood still starts to walk: the motion has to show before the margin can be crossed.
+/// `ProximityTrial` measures all of it against the bare filter and AltBeacon's (`make bench`).
+///
+/// `update` is O(1) and does not allocate.
+public struct ProximityClassifier: Sendable {
+    /// Standard deviations of the Kalman level past a boundary that move the class while walking.
+    static let movingMargin = 2.5
+    /// Standard errors of the standing mean past a boundary that move the class.
+    static let meanMargin = 0.5
+    /// Standard deviations of the Kalman level (from the standing mean) or trend (from 0) that say the
+    /// shopper moved.
+    static let motionGate = 3.0
+    /// Seconds the Kalman level is projected along its trend.
+    static let lead = 1.5
+
+    public private(set) var proximity: Proximity = .unknown
+    private var standingSum = 0.0
+    private var standingCount = 0.0
+
+    public init() {}
+
+    /// Forgets the class and the standing mean (a beacon heard again after being lost).
+    public mutating func reset() {
+        self = ProximityClassifier()
+    }
+
+    /// Takes one reading `rssi` after `filter` has been updated with it. `measurementNoise` is the
+    /// variance of one reading, dB².
+    public mutating func update(
+        rssi: Double, filter: RSSIFilter, measurementNoise: Double, boundaries: ProximityBoundaries
+    ) {
+        guard let level = filter.value else { return }
+        let levelVariance = max(filter.levelVariance, .leastNormalMagnitude)
+        if standingCount > 0 {
+            let mean = standingSum / standingCount
+            let moved =
+                abs(level - mean) > Self.motionGate * (levelVariance + measurementNoise / standingCount).squareRoot()
+                || abs(filter.trend) > Self.motionGate * filter.trendVariance.squareRoot()
+            if moved {
+                standingSum = 0
+                standingCount = 0
+            }
+        }
+        standingSum += rssi
+        standingCount += 1
+        let projected = level + filter.trend * Self.lead
+        guard proximity != .unknown else {
+            proximity = boundaries.bucket(projected)
+            return
+        }
+        // Walking, the Kalman level decides. Standing, the mean decides once it holds more readings than
+        // the Kalman level is worth (measurementNoise / levelVariance of them): a walk starting restarts it.
+        guard standingCount * levelVariance >= measurementNoise else {
+            proximity = boundaries.move(
+                proximity, level: projected, margin: Self.movingMargin * levelVariance.squareRoot())
+            return
+        }
+        proximity = boundaries.move(
+            proximity, level: standingSum / standingCount,
+            margin: Self.meanMargin * (measurementNoise / standingCount).squareRoot())
+    }
+}

@@ -1,0 +1,47 @@
+import Beacons
+import Foundation
+import Testing
+
+/// `loyalty scan --replay --json` on a department store's capture (issue 15): 40 beacons always in range,
+/// one range line a second. The lines are written as bytes now; they must stay the same bytes run after run.
+@Suite struct StoreReplayTests {
+    let loyalty = Binary("loyalty")
+
+    @Test func theSameCaptureGivesTheSameBytesAndWellFormedLines() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(getpid()).btsnoop")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let writer = try BTSnoopWriter(path: file.path)
+        let capture = BulkCapture(
+            reports: 20_000, beacons: 40, maximumReportsPerEvent: 2, advertisingInterval: 0.5, seed: 15)
+        let summary = try capture.write(to: writer)
+        try writer.close()
+
+        let first = try loyalty.run(["scan", "--replay", file.path, "--json"])
+        let second = try loyalty.run(["scan", "--replay", file.path, "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout == second.stdout)
+
+        let lines = first.stdout.split(separator: "\n")
+        let ranges = lines.filter { $0.hasPrefix("{\"event\":\"range\"") }
+        // 20,000 reports at 40 beacons twice a second: 250 s, a line a second and the last one.
+        #expect((249...252).contains(ranges.count), "\(ranges.count) range lines")
+        let fields = try Regex(
+            #"\{"uuid":"[0-9A-F-]{36}","major":\d+,"minor":\d+,"rssi":-?\d+\.\d,"distance_m":(\d+\.\d\d|null),"proximity":"(immediate|near|far|unknown)"\}"#
+        )
+        for line in ranges {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let beacons = try #require(object["beacons"] as? [[String: Any]])
+            #expect(beacons.count <= 40)
+            // Each beacon's fields in their order and precision: `[{..},{..}]}` closes the line.
+            let list = String(line.drop { $0 != "[" }.dropFirst().dropLast(2))
+            for entry in list.split(separator: "},{") {
+                let object = (entry.hasPrefix("{") ? "" : "{") + entry + (entry.hasSuffix("}") ? "" : "}")
+                #expect(object.wholeMatch(of: fields) != nil, "\(object)")
+            }
+        }
+        let summaryLine = try #require(first.jsonLines.last)
+        #expect(summaryLine["event"] as? String == "summary")
+        #expect(summaryLine["advertising_reports"] as? Int == summary.reports)
+        #expect(summaryLine["beacon_frames"] as? Int == summary.beaconReports)
+    }
+}
