@@ -6,29 +6,42 @@ APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libdbus-1-dev li
                 systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
+, := ,
+# What single targets need beyond APT_PACKAGES: each target installs its own (MakeTargetTests checks it).
+DEMO_PACKAGES := python3
+FUZZ_PACKAGES := python3
+BENCH_PACKAGES := python3 python3-pip wrk time
+CHECK_PACKAGES := python3 python3-pip wrk curl
+INSTALL_PACKAGES := libcap2-bin
+
+# $(call apt_install,PACKAGES[,FLAGS]): installs those of the Debian PACKAGES that are missing.
+apt_install = @missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(2) $$missing; \
+	fi
+# $(call pip_install,PACKAGE,MODULE): installs the PyPI PACKAGE unless MODULE imports (into Debian's own
+# Python too, which refuses plain pip installs: PEP 668).
+pip_install = @python3 -c 'import $(2)' 2>/dev/null || python3 -m pip install -q $(1) 2>/dev/null \
+	|| python3 -m pip install -q --break-system-packages $(1)
 
 .PHONY: deps test-deps browser-deps build release test demo bench check fuzz clean install uninstall
 
 # Install only the Debian packages that are missing.
 deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	$(call apt_install,$(APT_PACKAGES))
 
 # The live radio's guest (Tests/GuestRadio, LiveRadioTests): QEMU, the Debian kernel, static busybox, BlueZ's
 # tools and daemon, Bumble (pinned: the peer corrects its controller emulation of this version), and Root-Canal
 # (pinned: 1.11 needs glibc 2.39), the controller the H4 stream transports are tested against.
 GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
+# The guest's peer (Bumble) and the console's browser test are Python.
+TEST_PACKAGES := python3 python3-pip
 BUMBLE_VERSION := 0.0.236
 ROOTCANAL_VERSION := 1.10.0
 test-deps:
-	@missing=$$(for p in $(GUEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call apt_install,$(TEST_PACKAGES))
+	$(call apt_install,$(GUEST_PACKAGES),--no-install-recommends)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
@@ -36,12 +49,8 @@ test-deps:
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:
-	@missing=$$(for p in chromium chromium-driver; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
-	@python3 -c 'import selenium, axe_selenium_python' 2>/dev/null || python3 -m pip install -q selenium axe-selenium-python
+	$(call apt_install,chromium chromium-driver,--no-install-recommends)
+	$(call pip_install,selenium axe-selenium-python,selenium$(,) axe_selenium_python)
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -55,6 +64,7 @@ test: deps test-deps browser-deps
 
 # The Matey's walk, end to end.
 demo: deps
+	$(call apt_install,$(DEMO_PACKAGES))
 	swift build -c release --product loyalty $(SWIFT_FLAGS)
 	swift build -c release --product loyalty-server $(SWIFT_FLAGS)
 	scripts/demo.sh "$$(swift build -c release --show-bin-path)"
@@ -62,20 +72,22 @@ demo: deps
 # Speed and memory figures with their targets and ratios to the references (release build).
 # BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer).
 bench: deps
-	@python3 -c 'import beacontools' 2>/dev/null || python3 -m pip install -q beacontools
-	@python3 -c 'import bluetooth_data_tools' 2>/dev/null || python3 -m pip install -q bluetooth-data-tools
-	@missing=$$(for p in wrk time; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+	$(call apt_install,$(BENCH_PACKAGES))
+	$(call pip_install,beacontools,beacontools)
+	$(call pip_install,bluetooth-data-tools,bluetooth_data_tools)
 	swift build -c release $(SWIFT_FLAGS)
 	"$$(swift build -c release --show-bin-path)/loyalty-bench" bench-data $(BENCH)
 
 # libFuzzer targets (Fuzz/) for FUZZ_SECONDS each (default 60): executions and crashes per target.
 fuzz: deps
+	$(call apt_install,$(FUZZ_PACKAGES))
 	scripts/fuzz.sh
 
 # Everything that proves it holds, with bounded times: fuzzing, API fuzzing, faults, load, the server tests through
 # PgBouncer; a summary table.
 check: deps
+	$(call apt_install,$(CHECK_PACKAGES))
+	$(call pip_install,schemathesis,schemathesis)
 	scripts/check.sh
 
 # Release builds, man pages, bash/zsh/fish completions and the systemd unit into $(DESTDIR)$(PREFIX)
@@ -85,6 +97,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SETCAP ?= 0
 install: deps
+	$(call apt_install,$(INSTALL_PACKAGES))
 	swift build -c release --product loyalty $(SWIFT_FLAGS)
 	swift build -c release --product loyalty-server $(SWIFT_FLAGS)
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SETCAP="$(SETCAP)" \

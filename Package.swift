@@ -48,6 +48,7 @@ let package = Package(
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
                 .embedInCode("Resources/0003-feed-row-by-key.sql"),
                 .embedInCode("Resources/0004-till-and-console.sql"),
+                .embedInCode("Resources/0005-key-rotation-grace.sql"),
                 .embedInCode("Resources/openapi.yaml"),
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),

@@ -39,7 +39,10 @@ CREATE TABLE retailers (
     uuid uuid NOT NULL UNIQUE,
     api_key_hash bytea NOT NULL UNIQUE,  -- SHA-256 of the key; the key itself is never stored
     created_at timestamptz NOT NULL,
-    version bigint NOT NULL
+    version bigint NOT NULL,
+    -- The key before the last rotation: accepted until the new key's first use or until it expires (24 h).
+    previous_api_key_hash bytea UNIQUE,
+    previous_key_expires_at timestamptz
 );
 CREATE INDEX retailers_version ON retailers (version);
 CREATE TRIGGER retailers_feed_version

@@ -6,6 +6,8 @@ import LoyaltyClient
 private enum Account {
     static let name = Option<String>("name", value: "NAME", help: "A name for this device, shown by `loyalty devices`.")
     static let linkName = Option<String>("name", value: "NAME", help: "A name for this device (with CODE).")
+    static let replace = Flag(
+        "replace", help: "With CODE: leave the account this device has (revoked, say) for the code's account.")
     /// A code typed in groups with spaces arrives as several words; the server ignores the spaces.
     static let code = Positional("CODE", .zeroOrMore)
     static let device = Positional("ID")
@@ -49,7 +51,7 @@ private let accountShow = Command(
 private let accountLink = Command(
     name: "link",
     summary: "Without CODE: print a code for another device. With CODE: join the account that made it.",
-    synopsis: "[--name NAME]",
+    synopsis: "[CODE [--name NAME] [--replace]]",
     discussion: """
         On the device that has the account, `loyalty account link` prints a single-use code such as
         K7M2-Q9XP-4HTD (valid 10 minutes). On the new device, `loyalty account link CODE` joins that
@@ -58,7 +60,7 @@ private let accountLink = Command(
 
         \(clientDiscussion)
         """,
-    options: [Account.linkName] + ClientOptions.all, positionals: [Account.code],
+    options: [Account.linkName, Account.replace] + ClientOptions.all, positionals: [Account.code],
     run: clientCommand { context in
         let typed = context.arguments.words(Account.code)
         guard !typed.isEmpty else {
@@ -69,7 +71,8 @@ private let accountLink = Command(
             )
         }
         let device = try context.home.linkDevice(
-            context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName))
+            context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName),
+            replacing: context.arguments.flag(Account.replace))
         printDevice(device, context: context, event: "device_linked")
     }
 )

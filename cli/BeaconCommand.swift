@@ -65,9 +65,12 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
         beacons.append(beacon)
     }
     let walk = BeaconWalk(beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed)
+    let format: AdvertisingReportFormat = arguments.flag(Simulate.extended) ? .extended : .legacy
+    // Before the file is made: a time of 1e300 would fill the disk.
+    do { try walk.checkSize(format: format) } catch { throw arguments.usageError(error.description) }
     do {
         let writer = try BTSnoopWriter(path: file)
-        try walk.write(to: writer, format: arguments.flag(Simulate.extended) ? .extended : .legacy)
+        try walk.write(to: writer, format: format)
         try writer.close()
     } catch {
         throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)

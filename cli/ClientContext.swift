@@ -43,8 +43,18 @@ struct ClientContext {
             connect: try arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
             total: try arguments.value(ClientOptions.timeout) ?? config.totalTimeoutSeconds ?? 30)
         api = LoyaltyAPIClient(
-            server: try config.serverURL(flag: arguments.value(ClientOptions.server), environment: environment),
+            server: try Self.serverURL(config, arguments, environment),
             timeouts: timeouts)
+    }
+
+    /// A URL that is not one is a usage error (64), whichever setting gave it.
+    private static func serverURL(
+        _ config: ClientConfig, _ arguments: ParsedArguments, _ environment: [String: String]
+    ) throws -> URL {
+        let flag = try arguments.value(ClientOptions.server)
+        do { return try config.serverURL(flag: flag, environment: environment) } catch {
+            throw arguments.usageError(error.description)
+        }
     }
 
     func openCache() throws(ClientError) -> OfferCache {
@@ -87,8 +97,9 @@ func timestamp(_ date: Date?) -> String {
     date.map(LoyaltyJSON.formatTimestamp) ?? "-"
 }
 
-/// Rows of text columns, padded to line up.
+/// Rows of text columns, padded to line up; text from the server shows its control characters as codes.
 func printTable(_ header: [String], _ rows: [[String]]) {
+    let rows = rows.map { $0.map(TerminalText.escaped) }
     var widths = header.map(\.count)
     for row in rows {
         for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }

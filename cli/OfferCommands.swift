@@ -27,17 +27,28 @@ let offersCommand = Command(
             }
             return out.isEmpty ? () : printOut(out)
         }
-        let offers = try cache.offers(retailerName: context.arguments.value(retailerName))
+        let retailer = try context.arguments.value(retailerName)
+        let offers = try cache.offers(retailerName: retailer)
         let seen = try cache.seen()
         if offers.isEmpty {
+            if let retailer, try cache.offerCount > 0 {
+                return printOut("no cached offers of a retailer named '\(TerminalText.escaped(retailer))': `loyalty offers` lists them all")
+            }
             return printOut("no offers cached: run `loyalty sync`")
         }
+        // Server time, as the scan judges windows.
+        let now = Date().addingTimeInterval(try cache.serverTimeOffset)
         printTable(
             ["RETAILER", "BEACON", "TITLE", "UNTIL", "SEEN", "ID"],
             offers.map { resolved in
-                [
+                let offer = resolved.offer
+                let until =
+                    if let starts = offer.startsAt, now < starts { "starts \(timestamp(starts))" }
+                    else if let ends = offer.endsAt, ends <= now { "ended \(timestamp(ends))" }
+                    else { timestamp(offer.endsAt) }
+                return [
                     resolved.retailer.name, "\(resolved.offer.major):\(resolved.offer.minor)", resolved.offer.title,
-                    timestamp(resolved.offer.endsAt), seen[resolved.offer.id] == nil ? "no" : "yes",
+                    until, seen[resolved.offer.id] == nil ? "no" : "yes",
                     resolved.offer.id.uuidString.lowercased(),
                 ]
             })
@@ -116,7 +127,12 @@ let redeemCommand = Command(
     options: [qrFlag] + ClientOptions.all, positionals: [offerToRedeem],
     run: clientCommand { context in
         let cache = try context.openCache()
-        let offer = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "").resolve(in: cache)
+        // Text that names no offer at all is a usage error; a well-formed one missing from the cache is not.
+        let reference: OfferReference
+        do throws(ClientError) { reference = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "") } catch {
+            throw context.arguments.usageError(error.description)
+        }
+        let offer = try reference.resolve(in: cache)
         let redeemer = Redeemer(
             cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption

@@ -37,8 +37,10 @@ private let retailerRegister = Command(
             throw context.arguments.usageError("--name is required")
         }
         let uuid = try context.arguments.value(Register.uuid)
+        let registration = RetailerRegistration(name: name, uuid: uuid)
+        do { try registration.validate() } catch { throw context.arguments.usageError("--\(error)") }
         let credentials = try context.home.registerRetailer(
-            context.api, RetailerRegistration(name: name, uuid: uuid),
+            context.api, registration,
             operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
         if context.json {
             return printJSONLine([
@@ -268,7 +270,7 @@ private let retailerStoreList = Command(
     })
 
 private let retailerRotateKey = Command(
-    name: "rotate-key", summary: "Replace the API key; the old one stops working at once.",
+    name: "rotate-key", summary: "Replace the API key; the old one works until the new one's first use (24 h at most).",
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let (key, saved) = try context.home.rotateRetailerKey(context.api, environment: context.environment)

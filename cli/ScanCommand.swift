@@ -77,7 +77,17 @@ extension PositionSourceError: CommandError {
 }
 
 extension CombinedScan.ReplayError: CommandError {
-    public var exitCode: Int32 { ExitCode.dataError }
+    /// 74 for a capture that cannot be opened or read (missing, a directory), 65 for one that is not a capture.
+    public var exitCode: Int32 {
+        switch self {
+        case .unreadable(_, let error):
+            switch error.reason {
+            case .openFailed, .readFailed: ExitCode.ioError
+            default: ExitCode.dataError
+            }
+        case .damaged: ExitCode.dataError
+        }
+    }
 }
 
 private func runScan(_ arguments: ParsedArguments) throws {

@@ -58,7 +58,9 @@ final class ScanPrinter: ScanOutput {
         }
         if let current = offers.current {
             let offer = current.offer
-            offerNotice = "OFFER from \(offer.retailer.name): \(offer.offer.title)    [d] dismiss  [r] redeem"
+            offerNotice =
+                "OFFER from \(TerminalText.escaped(offer.retailer.name)): \(TerminalText.escaped(offer.offer.title))"
+                + "    [d] dismiss  [r] redeem"
         }
         lastSnapshot = snapshot
         redrawTable()
@@ -74,7 +76,8 @@ final class ScanPrinter: ScanOutput {
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
         if json { return printOut(lines.line(event, store: resolved)) }
         let verb = event.kind == .enter ? "entered" : "left"
-        let line = eventLine(at: event.time, "\(verb) \(resolved.store.name) (\(resolved.retailer.name))")
+        let line = eventLine(
+            at: event.time, TerminalText.escaped("\(verb) \(resolved.store.name) (\(resolved.retailer.name))"))
         if let table { table.printAbove(line) } else { printOut(line) }
     }
 
@@ -142,9 +145,9 @@ final class ScanPrinter: ScanOutput {
                 cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1,
                 now: Date.init)
             let redemption = try redeemer.redeem(offer)
-            return "redeemed \"\(offer.offer.title)\": show code \(redemption.code) at the till"
+            return "redeemed \"\(TerminalText.escaped(offer.offer.title))\": show code \(redemption.code) at the till"
         } catch let error as ClientError {
-            return "could not redeem \"\(offer.offer.title)\": \(error.description)"
+            return "could not redeem \"\(TerminalText.escaped(offer.offer.title))\": \(TerminalText.escaped(error.description))"
         }
     }
 

@@ -59,7 +59,8 @@ class Server:
         environment = dict(os.environ, LOYALTY_ADMIN_TOKEN=self.token)
         log = open(self.data + ".log", "a")
         self.process = subprocess.Popen(
-            [os.path.join(BIN, "loyalty-server"), "--listen", "127.0.0.1:%d" % self.port, "--data-dir", self.data],
+            [os.path.join(BIN, "loyalty-server"), "--listen", "127.0.0.1:%d" % self.port, "--data-dir", self.data,
+             "--no-rate-limits"],
             env=environment, stdout=log, stderr=log)
         deadline = time.time() + 60
         while time.time() < deadline:

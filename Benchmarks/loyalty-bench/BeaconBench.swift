@@ -1,7 +1,7 @@
 import Beacons
 import Foundation
 
-/// Issue 2: decoding, the replay pipeline and its memory, and the ratio to Python's beacontools.
+/// Decoding, the replay pipeline and its memory, and the ratio to Python's beacontools.
 @MainActor func benchBeacons(_ million: (url: URL, statistics: CaptureStatistics)) throws {
     // The beacon engine alone: a client home with no account and no catalog.
     let home = dataDirectory.appendingPathComponent("offline-home")

@@ -1,11 +1,11 @@
-// Issue 4's speed figures: the real `loyalty` binary, each command timed as a whole process (wall
+// Speed figures: the real `loyalty` binary, each command timed as a whole process (wall
 // clock, start to exit), against a real server holding a 100,000-offer catalog.
 import Foundation
 
 private let catalogSize = 100_000
 
 @MainActor func benchClient(replaying capture: URL, reports: Int) throws {
-    print("\n== client (issue 4): loyalty against loyalty-server with \(catalogSize) offers")
+    print("\n== client: loyalty against loyalty-server with \(catalogSize) offers")
     let server = try BenchSite()
     defer { server.stop() }
     try server.seedCatalog(offers: catalogSize)

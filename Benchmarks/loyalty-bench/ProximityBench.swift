@@ -1,7 +1,7 @@
 import Beacons
 import Foundation
 
-/// Issue 15: the engine's stable proximity class against the bare Kalman filter (before the issue),
+/// The engine's stable proximity class against the bare Kalman filter (the rule before it),
 /// AltBeacon's running average and ARMA filters, on the counter walk (`BeaconWalk.counterLinger`) with
 /// seeds drawn afresh each run.
 @MainActor func benchProximity(walks: Int = 100) {

@@ -1,4 +1,4 @@
-// Issue 16: bulk offers and the console's first page, through the real routes in process (the handler's own
+// Bulk offers and the console's first page, through the real routes in process (the handler's own
 // time, no socket), on an embedded PostgreSQL.
 import Foundation
 import HTTPServer
@@ -10,7 +10,7 @@ import Postgres
 #endif
 
 @MainActor func benchRetailer() throws {
-    print("\n== retailer (issue 16): CSV import and the console's first page")
+    print("\n== retailer: CSV import and the console's first page")
     let cluster = try EmbeddedPostgres.shared()
     let pool = PostgresPool(conninfo: try cluster.createDatabase("retailer_bench_\(getpid())"), size: 2)
     let store = Store(pool: pool, clock: Date.init)

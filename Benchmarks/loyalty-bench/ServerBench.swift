@@ -1,4 +1,4 @@
-// Issue 3's speed figures: the real server under wrk on loopback, each write endpoint against pgbench
+// Speed figures: the real server under wrk on loopback, each write endpoint against pgbench
 // running the same SQL statements with the same concurrency on the same cluster, in the same run.
 import Foundation
 import Postgres
@@ -13,7 +13,7 @@ private let catalogSize = 100_000
 
 @MainActor func benchServer() throws {
     print(
-        "\n== server (issue 3): loyalty-server's service over loopback, its own PostgreSQL, \(connections) connections")
+        "\n== server: loyalty-server's service over loopback, its own PostgreSQL, \(connections) connections")
     let server = try BenchSite()
     defer { server.stop() }
     try server.seedCatalog(offers: catalogSize)

@@ -1,7 +1,7 @@
 import Beacons
 import Foundation
 
-/// Issue 15: `loyalty scan --replay FILE --json` on a department store's capture (40 beacons always in
+/// `loyalty scan --replay FILE --json` on a department store's capture (40 beacons always in
 /// range, each advertising twice a second, about 640,000 reports in about 427,000 HCI events, one ranging
 /// snapshot a second: 8,000 lines of 40 beacons), whole process and output included, against the parse-only
 /// rates of Python's beacontools and Home Assistant's bluetooth-data-tools (Cython) on the same payloads,
@@ -65,7 +65,7 @@ import Foundation
     }
 }
 
-/// The department store of issue 15.
+/// The department store: 40 beacons always in range, heard as a shopper walks.
 let storeCapture = BulkCapture(
     reports: 640_000, beacons: 40, maximumReportsPerEvent: 2, advertisingInterval: 0.5, seed: 15)
 

@@ -4,7 +4,7 @@ import Foundation
 public enum ProximityRule: Sendable, Hashable {
     /// The class changes only on evidence beyond the boundary (`ProximityClassifier`).
     case evidence
-    /// The bucket of the current distance estimate, as before issue 15: a shopper standing near a
+    /// The bucket of the current distance estimate, the rule before the stable class: a shopper standing near a
     /// boundary flaps between the two classes. Kept for comparison (`make bench`, the tests).
     case threshold
 }

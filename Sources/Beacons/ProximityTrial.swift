@@ -1,7 +1,7 @@
 import Foundation
 
 extension BeaconWalk {
-    /// Issue 15's walk past a counter: one beacon (measured power -59 dBm) heard at 10 Hz; the shopper
+    /// The walk past a counter: one beacon (measured power -59 dBm) heard at 10 Hz; the shopper
     /// stands 10 s at 0.3 m, walks out to 12 m at 0.6 m/s, stands 10 s, walks back to 3.3 m, lingers
     /// 30 s there (just past the 3 m near/far limit), comes back to 0.3 m and stands 10 s. The truth
     /// changes class four times.
@@ -64,7 +64,7 @@ public enum ProximityTrial {
     public enum Method: Sendable, Hashable, CaseIterable {
         /// The `Ranger` with its stable class (`ProximityRule.evidence`).
         case engine
-        /// The `Ranger` with the bare Kalman filter's bucket (`ProximityRule.threshold`), as before issue 15.
+        /// The `Ranger` with the bare Kalman filter's bucket (`ProximityRule.threshold`), the rule before the stable class.
         case kalmanThreshold
         /// AltBeacon's default: 20 s running average, 10 % trimmed at each end.
         case altBeaconRunningAverage

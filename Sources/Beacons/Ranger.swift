@@ -53,7 +53,8 @@ public struct Ranger: Sendable {
         public var snapshotInterval: Double
         /// Seconds of silence after which a beacon is `.unknown`.
         public var maxTrackingAge: Double
-        /// Seconds of silence after which an `.unknown` beacon is dropped; at least `maxTrackingAge`.
+        /// Seconds of silence after which an `.unknown` beacon is dropped; at least `maxTrackingAge`. By default
+        /// twice the tracking age, 10 s at least, so a longer tracking age needs no setting of its own.
         public var dropAfter: Double
         public var filter: RSSIFilter.Method
         public var distanceModel: DistanceModel
@@ -61,13 +62,13 @@ public struct Ranger: Sendable {
         public var proximityRule: ProximityRule
 
         public init(
-            snapshotInterval: Double = 1, maxTrackingAge: Double = 5, dropAfter: Double = 10,
+            snapshotInterval: Double = 1, maxTrackingAge: Double = 5, dropAfter: Double? = nil,
             filter: RSSIFilter.Method = .standard, distanceModel: DistanceModel = DistanceModel(),
             proximityRule: ProximityRule = .evidence
         ) {
             self.snapshotInterval = snapshotInterval
             self.maxTrackingAge = maxTrackingAge
-            self.dropAfter = dropAfter
+            self.dropAfter = dropAfter ?? max(10, 2 * maxTrackingAge)
             self.filter = filter
             self.distanceModel = distanceModel
             self.proximityRule = proximityRule

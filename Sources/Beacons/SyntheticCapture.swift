@@ -128,6 +128,45 @@ public struct BeaconWalk: Sendable {
         }
     }
 
+    /// The most a walk may write: a walk past it is a typo (a time of 1e300) more likely than a wish.
+    public static let maximumBytes = 256 << 20
+
+    /// The size of the file `write` makes (H4 datalink): the BTSnoop header, and per advert a record header,
+    /// the packet type and one advertising report event.
+    public func estimatedBytes(format: AdvertisingReportFormat = .legacy) -> Double {
+        guard let beacon = beacons.first, advertisingInterval > 0 else { return 16 }
+        let report = AdvertisingReport(
+            format: format, eventType: 0, addressType: 1, address: beacon.address, rssi: -60,
+            data: AdvertisingData.beacon(beacon.frame))
+        var event: [UInt8] = []
+        // Cannot throw: one report of 30 bytes of data fits any advertising report event.
+        try! HCIEvent.append([report], format: format, to: &event)
+        let adverts = ((duration / advertisingInterval).rounded(.down) + 1) * Double(beacons.count)
+        return 16 + adverts * Double(24 + 1 + event.count)
+    }
+
+    /// Refuses a walk whose file would pass `maximumBytes`, saying how large it would be.
+    public func checkSize(format: AdvertisingReportFormat = .legacy) throws(InvalidBeaconConfiguration) {
+        let bytes = estimatedBytes(format: format)
+        guard bytes <= Double(Self.maximumBytes) else {
+            throw InvalidBeaconConfiguration(
+                "this walk would write about \(Self.sizeText(bytes)) (\(String(format: "%.3g", duration / 3600)) hours of adverts), more than "
+                    + "the \(Self.maximumBytes >> 20) MB allowed: check its times, or raise the advertising interval")
+        }
+    }
+
+    /// `2.4 GB`, `1.2e+301 bytes`: three significant digits.
+    private static func sizeText(_ bytes: Double) -> String {
+        let units = ["bytes", "kB", "MB", "GB", "TB", "PB"]
+        var scaled = bytes
+        var index = 0
+        while scaled >= 1000 && index < units.count - 1 {
+            scaled /= 1000
+            index += 1
+        }
+        return scaled >= 1000 ? String(format: "%.3g", bytes) + " bytes" : String(format: "%.3g", scaled) + " " + units[index]
+    }
+
     /// Writes one advertising report event per advert (ADV_NONCONN_IND, legacy PDU) in `format`.
     public func write(to writer: BTSnoopWriter, format: AdvertisingReportFormat = .legacy) throws(BTSnoopError) {
         var event: [UInt8] = []

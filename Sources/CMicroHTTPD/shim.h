@@ -56,3 +56,61 @@ static inline const struct sockaddr *loyalty_MHD_client_address(struct MHD_Conne
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info == NULL ? NULL : info->client_addr;
 }
+
+/// Where the last header's value ended while `loyalty_MHD_header_value_has_NUL` walks the headers.
+struct loyalty_MHD_header_walk {
+    const char *block_start;
+    const char *block_end;
+    const char *previous_value_end;
+    int found_NUL;
+};
+
+/// Whether everything in [from, to) is a zero byte.
+static inline int loyalty_all_zero(const char *from, const char *to)
+{
+    for (; from < to; from++) if (*from != 0) return 0;
+    return 1;
+}
+
+static inline enum MHD_Result loyalty_MHD_check_header_gap(
+    void *context, enum MHD_ValueKind kind, const char *key, size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)key_size;
+    struct loyalty_MHD_header_walk *walk = context;
+    // A header not where the walk expects it (not in the block, or out of order): nothing can be told.
+    if (key < walk->block_start || value == NULL || value + value_size > walk->block_end
+        || (walk->previous_value_end != NULL && key < walk->previous_value_end)) {
+        walk->previous_value_end = NULL;
+        return MHD_YES;
+    }
+    if (walk->previous_value_end != NULL && !loyalty_all_zero(walk->previous_value_end, key)) walk->found_NUL = 1;
+    walk->previous_value_end = value + value_size;
+    return MHD_YES;
+}
+
+/// 1 when a request header's value holds a NUL byte (or a folded continuation line), which MHD 0.9.75 does not
+/// say: it keeps each value as a C string cut at its first NUL (process_header_line uses strchr and strlen).
+/// It leaves the lines in place in the read buffer, though: the request's head starts at `method` and spans
+/// MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE bytes, with every CR and LF overwritten by a zero. So from the end
+/// of one header's value to the next header's name, and from the last value to the end of the head, there
+/// are only zeros unless the value went on past a NUL.
+static inline int loyalty_MHD_header_value_has_NUL(struct MHD_Connection *connection, const char *method)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (info == NULL || method == NULL) return 0;
+    struct loyalty_MHD_header_walk walk = { method, method + info->header_size, NULL, 0 };
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, loyalty_MHD_check_header_gap, &walk);
+    if (walk.previous_value_end != NULL && !loyalty_all_zero(walk.previous_value_end, walk.block_end)) {
+        walk.found_NUL = 1;
+    }
+    return walk.found_NUL;
+}
+
+/// The connection's socket, or -1.
+static inline int loyalty_MHD_connection_socket(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}

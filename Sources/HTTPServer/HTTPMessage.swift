@@ -49,6 +49,10 @@ public struct HTTPResponse: Sendable {
 
 /// Requests the server refuses before they reach the handler; the application chooses the answer.
 public enum HTTPRejection: Sendable, Equatable {
-    /// The body is longer than `HTTPServerLimits.maxBodyBytes`; it was not buffered.
+    /// The body is longer than `HTTPServerLimits.maxBodyBytes`; it was not buffered. The connection is closed.
     case bodyTooLarge(limit: Int)
+    /// Where the request ends is ambiguous (RFC 9112 section 6.3): both Content-Length and
+    /// Transfer-Encoding, two Content-Lengths, a Transfer-Encoding other than chunked; or a header value
+    /// holds a NUL, which would cut it short. The connection is closed: what follows cannot be trusted.
+    case malformedFraming(String)
 }

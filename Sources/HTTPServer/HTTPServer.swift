@@ -104,6 +104,28 @@ public final class HTTPServer: @unchecked Sendable {
         if listenSocket >= 0 { close(listenSocket) }
     }
 
+    /// Fails as `init` would when `host:port` cannot be bound (taken by another process, not this machine's,
+    /// privileged): for a caller with slow work to do before it starts serving.
+    public static func checkAvailable(host: String, port: UInt16) throws(HTTPServerError) {
+        var address = try socketAddress(host: host, port: port)
+        let descriptor = socket(Int32(address.ss_family), Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw .couldNotStart(host: host, port: port, detail: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        // As MHD binds: a port left in TIME_WAIT by a previous run is free.
+        var on: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        let length = socklen_t(
+            address.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else {
+            throw .couldNotStart(host: host, port: port, detail: String(cString: strerror(errno)))
+        }
+    }
+
     private static func socketAddress(host: String, port: UInt16) throws(HTTPServerError)
         -> sockaddr_storage
     {
@@ -225,14 +247,18 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         requestPointer.pointee = Unmanaged.passRetained(state).toOpaque()
         context.requestStarted()
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
-        if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-            let length = Int(String(cString: declared))
-        {
+        // MHD has framed the request by now; refusing it here, before the body, is the only place left.
+        let framing = FramingHeaders(of: connection, method: method)
+        if let problem = framing.problem {
+            return queue(context.reject(.malformedFraming(problem)), on: connection, context, closing: true)
+        }
+        if let length = framing.contentLengths.first.flatMap({ Int($0) }) {
             guard length <= state.maxBodyBytes else {
                 // Queued before the body is read: MHD drops the body and closes the connection.
                 state.isTooLarge = true
                 return queue(
-                    context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context)
+                    context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context,
+                    closing: true)
             }
             state.body.reserveCapacity(length)
         }
@@ -246,6 +272,10 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         if !state.isTooLarge && state.body.count + chunkSize > state.maxBodyBytes {
             state.isTooLarge = true
             state.body = []
+            // MHD 0.9.75 takes no response while it hands over a body (MHD_queue_response wants the state
+            // before or after it), so the 413 is written to the socket now and its sending side shut: the
+            // client reads it while it still sends. The rest is dropped; told NO at the end, MHD closes.
+            writeDirectly(context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), to: connection)
         }
         if state.isTooLarge {
             state.discardedBytes += chunkSize
@@ -255,10 +285,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return MHD_Result.YES
     }
 
-    if state.isTooLarge {
-        return queue(
-            context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context)
-    }
+    if state.isTooLarge { return MHD_Result.NO }  // answered when the body went over the limit
     var request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
         path: url.map { String(cString: $0) } ?? "/",
@@ -287,9 +314,10 @@ private let logMessage: MHD_LogCallback = { contextPointer, format, arguments in
         diagnostic: message)
 }
 
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer, _ context: ServerContext)
-    -> MHD_Result
-{
+/// `closing`: the request's framing or body was refused, so the connection ends after this answer.
+private func queue(
+    _ response: HTTPResponse, on connection: OpaquePointer, _ context: ServerContext, closing: Bool = false
+) -> MHD_Result {
     let created = response.body.withUnsafeBytes {
         MHD_create_response_from_buffer(
             $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
@@ -300,11 +328,69 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, _ con
         // MHD refuses names and values with line breaks: such a header is dropped, not sent.
         _ = MHD_add_response_header(created, name, value)
     }
-    if context.isDraining.load(ordering: .relaxed) {
+    if closing || context.isDraining.load(ordering: .relaxed) {
         _ = MHD_add_response_header(created, "Connection", "close")
     }
     let status = (100...999).contains(response.status) ? UInt32(response.status) : 500
     return MHD_queue_response(connection, status, created)
+}
+
+/// Sends `response` on the connection's socket, outside MHD, and ends the sending side: only for a request
+/// whose body MHD is still reading, when MHD has nothing of its own to send on it.
+private func writeDirectly(_ response: HTTPResponse, to connection: OpaquePointer) {
+    let socket = loyalty_MHD_connection_socket(connection)
+    guard socket >= 0 else { return }
+    let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
+    var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
+    for (name, value) in response.headers where !["content-length", "connection"].contains(name.lowercased()) {
+        guard !(name + value).contains(where: { $0 == "\r" || $0 == "\n" }) else { continue }
+        head += "\(name): \(value)\r\n"
+    }
+    head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
+    let bytes = Array(head.utf8) + response.body
+    // A few hundred bytes into an idle socket's empty buffer: one send takes them all.
+    _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    shutdown(socket, Int32(SHUT_WR))
+}
+
+/// The headers that say where a request's body ends, and whether a header value hides a NUL.
+private struct FramingHeaders {
+    var contentLengths: [String] = []
+    var transferEncodings: [String] = []
+    var hasNUL: Bool
+
+    /// `method` as the access handler got it: MHD's pointer to the start of the request's head.
+    init(of connection: OpaquePointer, method: UnsafePointer<CChar>?) {
+        hasNUL = loyalty_MHD_header_value_has_NUL(connection, method) != 0
+        _ = withUnsafeMutablePointer(to: &self) { pointer in
+            MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { pointer, _, key, value in
+                    guard let pointer, let key else { return MHD_Result.YES }
+                    let framing = pointer.assumingMemoryBound(to: FramingHeaders.self)
+                    let name = String(cString: key).lowercased()
+                    let text = value.map { String(cString: $0) } ?? ""
+                    if name == "content-length" { framing.pointee.contentLengths.append(text) }
+                    if name == "transfer-encoding" { framing.pointee.transferEncodings.append(text) }
+                    return MHD_Result.YES
+                }, pointer)
+        }
+    }
+
+    /// Why the request must be refused, if it must.
+    var problem: String? {
+        if hasNUL { return "a header value holds a NUL byte (or goes on over a folded line)" }
+        if !transferEncodings.isEmpty && !contentLengths.isEmpty {
+            return "both Content-Length and Transfer-Encoding are present"
+        }
+        if contentLengths.count > 1 { return "Content-Length is given \(contentLengths.count) times" }
+        if !transferEncodings.isEmpty,
+            transferEncodings.joined(separator: ",").lowercased().trimmingCharacters(in: .whitespaces) != "chunked"
+        {
+            return "Transfer-Encoding must be chunked, alone"
+        }
+        return nil
+    }
 }
 
 private func values(of connection: OpaquePointer, _ kind: MHD_ValueKind, lowercasingNames: Bool)

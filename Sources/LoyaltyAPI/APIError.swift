@@ -36,6 +36,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case payloadTooLarge = "payload_too_large"
     /// 422: a field is missing, unknown or out of range; `field` names it.
     case validationFailed = "validation_failed"
+    /// 429: too many attempts from this address or for this account; retry after `Retry-After` seconds.
+    case rateLimited = "rate_limited"
     /// 503: the database is unreachable; retry later.
     case databaseUnavailable = "database_unavailable"
     /// 500: a bug; the request id in the logs says more.

@@ -14,14 +14,16 @@ public enum LoyaltyJSON {
         return encoder
     }
 
+    /// What a date that does not parse is told (the server's 422 repeats it).
+    public static let timestampExpectation = "must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z"
+
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             guard let date = parseTimestamp(text) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "expected an ISO 8601 date-time such as 2026-01-31T09:00:00Z")
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: timestampExpectation)
             }
             return date
         }

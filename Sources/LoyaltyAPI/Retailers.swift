@@ -17,6 +17,10 @@ public struct RetailerRegistration: RequestBody, Equatable {
 
     public func validate() throws(ValidationError) {
         try Validation.text(name, field: "name", length: Validation.nameLength)
+        // The all-zero UUID is what unset or broken beacons broadcast: no retailer's region.
+        if uuid == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
+            throw ValidationError(field: "uuid", message: "must not be the all-zero UUID; omit uuid to be assigned one")
+        }
     }
 }
 
@@ -60,7 +64,8 @@ public struct Retailer: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/retailer/key`: the new key; the old one stops working at once.
+/// `POST /v1/retailer/key`: the new key; the old one keeps working until the new one is first used, for 24 h
+/// at most.
 public struct APIKey: Codable, Sendable, Equatable {
     public var apiKey: String
 

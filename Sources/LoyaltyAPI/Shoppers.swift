@@ -1,8 +1,23 @@
 import Foundation
 
-/// `POST /v1/accounts` (no token; body optional) and `POST /v1/devices` (a link code).
+/// `POST /v1/accounts` (no token; body optional): a new account and its first device.
+public struct AccountRegistration: RequestBody, Equatable {
+    public var name: String?
+
+    public init(name: String? = nil) { self.name = name }
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case name
+    }
+
+    public func validate() throws(ValidationError) {
+        try Validation.optionalText(name, field: "name", maxLength: Validation.deviceNameMaxLength)
+    }
+}
+
+/// `POST /v1/devices`: a link code spent on a new device of the code's account.
 public struct DeviceRegistration: RequestBody, Equatable {
-    /// Needed only to add a device to an existing account (`POST /v1/devices`).
+    /// Required: `POST /v1/link-codes` on a device of the account makes one.
     public var code: String?
     public var name: String?
 
@@ -17,7 +32,8 @@ public struct DeviceRegistration: RequestBody, Equatable {
 
     public func validate() throws(ValidationError) {
         try Validation.optionalText(name, field: "name", maxLength: Validation.deviceNameMaxLength)
-        try Validation.optionalText(code, field: "code", maxLength: 32)
+        // Typed or pasted by the shopper and never shown: spaces and a line break around it are ignored.
+        try Validation.optionalText(code, field: "code", maxLength: 32, allowingLineBreaks: true)
     }
 }
 

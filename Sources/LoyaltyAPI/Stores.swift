@@ -153,13 +153,17 @@ extension Validation {
 
     public static func latitude(_ value: Double, field: String) throws(ValidationError) {
         guard value.isFinite, (-90...90).contains(value) else {
-            throw ValidationError(field: field, message: "latitude must be from -90 to 90 degrees")
+            // `near` holds both numbers: say which one is wrong.
+            throw ValidationError(
+                field: field, message: field == "latitude" ? "must be from -90 to 90 degrees" : "needs a latitude from -90 to 90 degrees")
         }
     }
 
     public static func longitude(_ value: Double, field: String) throws(ValidationError) {
         guard value.isFinite, (-180...180).contains(value) else {
-            throw ValidationError(field: field, message: "longitude must be from -180 to 180 degrees")
+            throw ValidationError(
+                field: field,
+                message: field == "longitude" ? "must be from -180 to 180 degrees" : "needs a longitude from -180 to 180 degrees")
         }
     }
 }

@@ -24,8 +24,9 @@ public enum Validation {
         return UInt16(value)
     }
 
+    /// `allowingLineBreaks`: tabs, CR and LF pass (input that is typed, never shown); NUL never does.
     public static func text(
-        _ value: String, field: String, length: ClosedRange<Int>
+        _ value: String, field: String, length: ClosedRange<Int>, allowingLineBreaks: Bool = false
     ) throws(ValidationError) {
         // Code points, as the schema's maxLength counts them: counted as grapheme clusters, one
         // "character" of thousands of combining marks would pass a 200-character limit.
@@ -33,13 +34,33 @@ public enum Validation {
             throw ValidationError(
                 field: field, message: "must be \(length.lowerBound) to \(length.upperBound) characters")
         }
-        guard !value.unicodeScalars.contains("\u{0}") else {
-            throw ValidationError(field: field, message: "must not contain NUL characters")
+        let lineBreaks: Set<Unicode.Scalar> = allowingLineBreaks ? ["\t", "\r", "\n"] : []
+        if let (offset, scalar) = value.unicodeScalars.enumerated().first(where: {
+            isRefusedInText($0.element) && !lineBreaks.contains($0.element)
+        }) {
+            let code = String(scalar.value, radix: 16, uppercase: true)
+            throw ValidationError(
+                field: field,
+                message:
+                    "must not contain control characters, line separators or bidirectional overrides "
+                    + "(U+\(String(repeating: "0", count: max(0, 4 - code.count)) + code) at character \(offset + 1))")
         }
     }
 
-    public static func optionalText(_ value: String?, field: String, maxLength: Int) throws(ValidationError) {
-        if let value { try text(value, field: field, length: 0...maxLength) }
+    /// C0 and C1 controls and DEL, U+2028/2029, and the bidirectional embeddings, overrides and isolates:
+    /// printed on a shopper's terminal they clear the screen, forge lines or reverse text, making one
+    /// retailer's offer look like another's.
+    public static func isRefusedInText(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    public static func optionalText(
+        _ value: String?, field: String, maxLength: Int, allowingLineBreaks: Bool = false
+    ) throws(ValidationError) {
+        if let value { try text(value, field: field, length: 0...maxLength, allowingLineBreaks: allowingLineBreaks) }
     }
 
     public static func imageURL(_ value: String?, field: String) throws(ValidationError) {

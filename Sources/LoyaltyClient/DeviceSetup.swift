@@ -10,24 +10,28 @@ extension ClientHome {
                 "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`"
             )
         }
+        try checkWritable()
         return try joined(try api.createAccount(deviceName: deviceName))
     }
 
-    /// `loyalty account link CODE`: this device joins the account that made the code.
-    public func linkDevice(_ api: LoyaltyAPIClient, code: String, deviceName: String?) throws(ClientError)
-        -> DeviceCredentials
-    {
-        if let existing = try loadDevice() {
+    /// `loyalty account link CODE`: this device joins the account that made the code. With `replacing`, a
+    /// device that has an account (a revoked one, say) leaves it for the new one.
+    public func linkDevice(
+        _ api: LoyaltyAPIClient, code: String, deviceName: String?, replacing: Bool = false
+    ) throws(ClientError) -> DeviceCredentials {
+        if !replacing, let existing = try loadDevice() {
             throw .configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, remove \(deviceFile.path) first"
+                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, run `loyalty account link --replace CODE`"
             )
         }
+        try checkWritable()
         return try joined(try api.linkDevice(code: code, deviceName: deviceName))
     }
 
-    /// Saves the new device's token; the catalog cursors of any earlier account are forgotten.
+    /// Saves the new device's token (or shows it, if that fails); the catalog cursors of any earlier account
+    /// are forgotten.
     private func joined(_ device: DeviceCredentials) throws(ClientError) -> DeviceCredentials {
-        try saveDevice(device)
+        try saveNewDevice(device)
         try OfferCache(file: cacheFile).forgetCursors()
         return device
     }
@@ -46,9 +50,10 @@ extension ClientHome {
             throw .notRegistered(
                 "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)")
         }
+        try checkWritable()
         let credentials = try api.registerRetailer(registration, .operator(token))
         config.retailer = credentials
-        try saveConfig(config)
+        try saveNewRetailerKey(config, oldKeyStillWorks: false)
         return credentials
     }
 
@@ -58,10 +63,12 @@ extension ClientHome {
         -> (key: String, saved: Bool)
     {
         var config = try loadConfig()
-        let key = try api.rotateKey(try config.retailerCredential(environment: environment))
+        let credential = try config.retailerCredential(environment: environment)
+        if config.retailer != nil { try checkWritable() }
+        let key = try api.rotateKey(credential)
         guard config.retailer != nil else { return (key.apiKey, false) }
         config.retailer?.apiKey = key.apiKey
-        try saveConfig(config)
+        try saveNewRetailerKey(config, oldKeyStillWorks: true)
         return (key.apiKey, true)
     }
 }
@@ -69,7 +76,14 @@ extension ClientHome {
 extension ClientConfig {
     /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
     public func retailerCredential(environment: [String: String]) throws(ClientError) -> Credential {
-        if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty { return .retailer(key) }
+        if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty {
+            // A key pasted with its line break would fail in the HTTP layer as if the network were down.
+            guard key.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+                throw .unauthorized(
+                    "LOYALTY_RETAILER_KEY holds a space, a line break or another character no key has: set it to the key alone")
+            }
+            return .retailer(key)
+        }
         guard let retailer else {
             throw .notRegistered(
                 "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY")

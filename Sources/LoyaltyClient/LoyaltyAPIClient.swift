@@ -22,7 +22,7 @@ public enum Credential: Sendable {
         case .none:
             "the server asked for credentials"
         case .device:
-            "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link CODE` here"
+            "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here"
         case .retailer:
             "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"
         case .till:
@@ -60,7 +60,7 @@ public final class LoyaltyAPIClient {
     // MARK: shoppers
 
     public func createAccount(deviceName: String?) throws(ClientError) -> DeviceCredentials {
-        try call("POST", "/v1/accounts", body: DeviceRegistration(name: deviceName))
+        try call("POST", "/v1/accounts", body: AccountRegistration(name: deviceName))
     }
 
     public func createLinkCode(_ credential: Credential) throws(ClientError) -> LinkCode {

@@ -30,6 +30,27 @@ extension OfferCache {
         }
     }
 
+    /// Claims an offer for showing at `shownAt` (the scan's server time), as one transaction: false when the
+    /// seen set (written by any process on this device, or synced) has it and `reshowAfter` seconds have not
+    /// passed since; otherwise records `shownAt` in the seen set and `reportedAt` in the outbox, and returns
+    /// true. So scans running at once on one device show each offer once. The two times differ for a replay,
+    /// whose timeline runs ahead of the clock: the server is told the real moment.
+    public func claimShown(
+        _ offerID: UUID, shownAt: Date, reportedAt: Date, reshowAfter: Int?
+    ) throws(ClientError) -> Bool {
+        try write { db in
+            if let row = try db.query("SELECT seen_at FROM seen WHERE offer_id = ?", [.text(offerID.uuidString)]).first {
+                let seenAt = Date(timeIntervalSince1970: try row.real(0))
+                guard let reshowAfter, shownAt.timeIntervalSince(seenAt) >= Double(reshowAfter) else { return false }
+            }
+            try Self.mergeSeen(db, SeenItem(offerID: offerID, seenAt: shownAt))
+            try db.run(
+                "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)",
+                [.text(offerID.uuidString), .real(reportedAt.timeIntervalSince1970)])
+            return true
+        }
+    }
+
     private static func mergeSeen(_ db: SQLiteDatabase, _ item: SeenItem) throws {
         try db.run(
             """

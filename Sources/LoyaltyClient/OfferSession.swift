@@ -62,8 +62,8 @@ public final class OfferSession {
         return found
     }
 
-    /// Feeds one ranging snapshot; returns the offer it shows, already recorded as seen (cache and
-    /// outbox in one transaction).
+    /// Feeds one ranging snapshot; returns the offer it shows, already claimed and recorded as seen (cache
+    /// and outbox in one transaction; nil when another scan on this device claimed it first).
     public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError)
         -> OfferPresentation?
     {
@@ -84,7 +84,19 @@ public final class OfferSession {
             let shown = presenter.update(
                 time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil })
         else { return nil }
-        try cache.recordShown([SeenItem(offerID: shown.offer.offer.id, seenAt: shown.serverTime)])
+        // The server is told the real moment in server time: a replay runs faster than its capture, whose
+        // timeline would put the sighting in the future.
+        let now = deviceClock().addingTimeInterval(try cache.serverTimeOffset)
+        let offer = shown.offer.offer
+        guard
+            try cache.claimShown(
+                offer.id, shownAt: serverTime, reportedAt: min(now, serverTime), reshowAfter: offer.reshowAfterSeconds)
+        else {
+            // Another scan on this device showed it first.
+            presenter.dismiss()
+            for (offerID, seenAt) in try cache.seen() where offerID == offer.id { presenter.noteSeen(offerID, at: seenAt) }
+            return nil
+        }
         return shown
     }
 

@@ -82,11 +82,11 @@ extension ClientError {
         case .network(let message):
             .network(
                 "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice")
-        case .server(410, _, _):
+        case .server(410, _, let reason):
+            // The server says which: removed, ended, or not started yet.
             .server(
                 status: 410, code: .offerUnavailable,
-                message:
-                    "\"\(offer.offer.title)\" is no longer available (removed or outside its dates): run `loyalty sync`")
+                message: "\"\(offer.offer.title)\" cannot be redeemed: \(reason); `loyalty sync` updates the offers")
         default: self
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import LoyaltyAPI
 
-/// The till, till keys, offers in bulk and figures over time (issue 16).
+/// The till, till keys, offers in bulk and figures over time.
 extension LoyaltyAPIClient {
     public func createTillKey(name: String, _ credential: Credential) throws(ClientError) -> TillKeyCredentials {
         try call("POST", "/v1/retailer/till-keys", credential: credential, body: TillKeyDraft(name: name))

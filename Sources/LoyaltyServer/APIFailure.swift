@@ -25,6 +25,13 @@ struct APIFailure: Error {
         return failure
     }()
 
+    static func rateLimited(retryAfter seconds: Int) -> APIFailure {
+        var failure = APIFailure(
+            429, .rateLimited, "too many attempts; retry in \(seconds) s (the Retry-After header says when)")
+        failure.headers["Retry-After"] = String(seconds)
+        return failure
+    }
+
     static let databaseUnavailable = APIFailure(
         503, .databaseUnavailable, "the database is unavailable; retry in a few seconds")
 

@@ -14,6 +14,9 @@ public enum Documents {
                 SchemaMigration(
                     version: 4, name: "till-and-console",
                     sql: String(decoding: PackageResources._004_till_and_console_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 5, name: "key-rotation-grace",
+                    sql: String(decoding: PackageResources._005_key_rotation_grace_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

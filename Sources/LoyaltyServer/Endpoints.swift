@@ -21,6 +21,7 @@ struct Endpoints: Sendable {
     let operatorTokenDigest: [UInt8]
     let openAPIDocument: [UInt8]
     let metrics: Metrics
+    let rateLimiter: RateLimiter
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         let core: [(method: String, pattern: String, handler: Handler)] = [
@@ -73,7 +74,7 @@ struct Endpoints: Sendable {
                     pool: store.connectionPoolUsage, poolSize: store.connectionPoolSize,
                     // A database that does not answer leaves these out; the rest still helps to see why.
                     catalog: try? store.catalogSize()
-                ).utf8))
+                ).utf8) + Array(rateLimiter.exposition().utf8))
     }
 
     // MARK: Retailers
@@ -90,7 +91,7 @@ struct Endpoints: Sendable {
 
     func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
-        let key = try store.rotateKey(retailerID: retailer.id)
+        let key = try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken ?? "")
         // A new key locks out whoever signed in to the console with the old one, but not the session rotating it.
         try store.endConsoleSessions(
             retailerID: retailer.id, keeping: request.bearerToken == nil ? request.consoleSessionToken : nil)
@@ -152,17 +153,15 @@ struct Endpoints: Sendable {
     // MARK: Accounts and devices
 
     func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
-        let registration = try request.decodeBody(DeviceRegistration.self, emptyIsObject: true)
-        if registration.code != nil {
-            throw APIFailure.invalid(
-                ValidationError(
-                    field: "code", message: "is not used here; add a device with POST /v1/devices"))
-        }
+        try limit(.accountCreation, request.remoteAddress, taking: true)
+        let registration = try request.decodeBody(AccountRegistration.self, emptyIsObject: true)
         return .json(201, try store.createAccount(deviceName: registration.name))
     }
 
     func createLinkCode(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(201, try store.createLinkCode(accountID: try requireDevice(request).accountID))
+        let accountID = try requireDevice(request).accountID
+        try limit(.linkCodeCreation, accountID.uuidString, taking: true)
+        return .json(201, try store.createLinkCode(accountID: accountID))
     }
 
     func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -171,7 +170,13 @@ struct Endpoints: Sendable {
             throw APIFailure.invalid(
                 ValidationError(field: "code", message: "is required: create one with POST /v1/link-codes"))
         }
-        return .json(201, try store.linkDevice(code: code, name: registration.name))
+        try limit(.linkCodeAttempts, request.remoteAddress, taking: false)
+        do {
+            return .json(201, try store.linkDevice(code: code, name: registration.name))
+        } catch StoreError.linkCodeInvalid {
+            rateLimiter.take(.linkCodeAttempts, request.remoteAddress)
+            throw StoreError.linkCodeInvalid
+        }
     }
 
     func listDevices(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -310,22 +315,34 @@ struct Endpoints: Sendable {
             }
             return console
         }
-        if token.hasPrefix(retailerKeyPrefix) {
-            guard let retailer = try store.retailer(apiKey: token) else { throw APIFailure.unauthorized }
-            return .retailer(retailer)
+        return try authenticating(token, from: request) { () throws -> Principal? in
+            if token.hasPrefix(retailerKeyPrefix) { return try store.retailer(apiKey: token).map(Principal.retailer) }
+            if token.hasPrefix(deviceTokenPrefix) { return try store.device(token: token).map(Principal.device) }
+            if token.hasPrefix(tillKeyPrefix) { return try store.till(key: token).map(Principal.till) }
+            return Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) ? .operator : nil
         }
-        if token.hasPrefix(deviceTokenPrefix) {
-            guard let session = try store.device(token: token) else { throw APIFailure.unauthorized }
-            return .device(session)
-        }
-        if token.hasPrefix(tillKeyPrefix) {
-            guard let till = try store.till(key: token) else { throw APIFailure.unauthorized }
-            return .till(till)
-        }
-        guard Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) else {
+    }
+
+    /// Runs a token's lookup unless its address (or the account a device token names) has failed too often;
+    /// a lookup that finds nothing counts as a failure.
+    private func authenticating<Found>(
+        _ token: String, from request: HTTPRequest, lookUp: () throws -> Found?
+    ) throws -> Found {
+        let account = DeviceToken.accountID(in: token)?.uuidString
+        try limit(.failedAuthenticationByAddress, request.remoteAddress, taking: false)
+        if let account { try limit(.failedAuthenticationByAccount, account, taking: false) }
+        guard let found = try lookUp() else {
+            rateLimiter.take(.failedAuthenticationByAddress, request.remoteAddress)
+            if let account { rateLimiter.take(.failedAuthenticationByAccount, account) }
             throw APIFailure.unauthorized
         }
-        return .operator
+        return found
+    }
+
+    /// 429 when `client`'s bucket for `limit` is empty; takes a token from it when `taking`.
+    private func limit(_ limit: RateLimit, _ client: String, taking: Bool) throws(APIFailure) {
+        let wait = taking ? rateLimiter.take(limit, client) : rateLimiter.check(limit, client)
+        if let wait { throw APIFailure.rateLimited(retryAfter: wait) }
     }
 
     private func requireOperator(_ request: HTTPRequest) throws {
@@ -346,8 +363,7 @@ struct Endpoints: Sendable {
             _ = try requireDevice(request)
             throw forbidden("a device token")
         }
-        guard let head = try store.catalogHead(deviceToken: token) else { throw APIFailure.unauthorized }
-        return head
+        return try authenticating(token, from: request) { try store.catalogHead(deviceToken: token) }
     }
 
     private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {

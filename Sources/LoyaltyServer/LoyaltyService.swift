@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import LoyaltyAPI
 
-/// The HTTP API of issue 3 on top of a `Store`: routing, authentication, error answers, metrics and
+/// The HTTP API on top of a `Store`: routing, authentication, error answers, metrics and
 /// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
 public final class LoyaltyService: Sendable {
     private let router: Router
@@ -11,13 +11,13 @@ public final class LoyaltyService: Sendable {
 
     /// `log` receives one `ServerLog` line per request; it never contains a token.
     public init(
-        store: Store, operatorToken: String, openAPIDocument: [UInt8],
+        store: Store, operatorToken: String, openAPIDocument: [UInt8], rateLimits: RateLimits = .standard,
         log: @escaping @Sendable (String) -> Void = ServerLog.standardError
     ) {
         let metrics = Metrics()
         let endpoints = Endpoints(
             store: store, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
-            metrics: metrics)
+            metrics: metrics, rateLimiter: RateLimiter(rateLimits))
         var router = Router()
         for (method, pattern, handler) in endpoints.routes {
             router.add(method, pattern) { request in
@@ -48,13 +48,17 @@ public final class LoyaltyService: Sendable {
             })
     }
 
-    /// The answer to a request the HTTP server refused before reading it (a body over the limit).
+    /// The answer to a request the HTTP server refused before reading it (a body over the limit, framing that
+    /// proxies could read differently).
     public func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         switch rejection {
         case .bodyTooLarge(let limit):
             metrics.record(route: "rejected", method: "-", status: 413, seconds: 0)
             return .failure(
                 APIFailure(413, .payloadTooLarge, "the body is over the limit of \(limit) bytes; send less"))
+        case .malformedFraming(let problem):
+            metrics.record(route: "rejected", method: "-", status: 400, seconds: 0)
+            return .failure(APIFailure(400, .badRequest, "\(problem); send one Content-Length or chunked framing"))
         }
     }
 

@@ -58,7 +58,12 @@ final class Metrics: Sendable {
     /// hashes to, so threads rarely share a lock; a scrape adds the stripes up.
     private let stripes = (0..<16).map { _ in Stripe() }
 
+    /// Method labels: the client names its method, so any other is counted as `other`; the routes come
+    /// from the route table and fixed words ("unmatched", "rejected"), so no label grows with what clients send.
+    private static let methodLabels: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "-"]
+
     func record(route: String, method: String, status: Int, seconds: Double) {
+        let method = Self.methodLabels.contains(method) ? method : "other"
         // Fibonacci hashing of the thread's id: its high bits pick one of the 16 stripes.
         let stripe = stripes[Int((pthread_self() &* 0x9E37_79B9_7F4A_7C15) >> 60)]
         stripe.state.withLock { state in

@@ -3,8 +3,8 @@ import HTTPServer
 import LoyaltyAPI
 
 extension HTTPRequest {
-    /// The body as `T`: 400 when it is not JSON or a value has the wrong type, 422 for a missing,
-    /// unknown or invalid field. An empty body reads as `{}` when `emptyIsObject`.
+    /// The body as `T`: 400 when it is not JSON, repeats a key or a value has the wrong JSON type, 422 for a
+    /// missing, unknown or invalid field (a malformed UUID or date, 1.5 for an integer). An empty body reads as `{}` when `emptyIsObject`.
     func decodeBody<T: RequestBody>(_ type: T.Type, emptyIsObject: Bool = false) throws(APIFailure) -> T {
         let bytes = body.isEmpty && emptyIsObject ? Array("{}".utf8) : body
         // UTF-8 only (RFC 8259 section 8.1). Foundation would detect UTF-16 and UTF-32 and read them, so a
@@ -17,6 +17,10 @@ extension HTTPRequest {
         }
         guard let fields = object as? [String: Any] else {
             throw APIFailure(400, .malformedJSON, "the body must be a JSON object")
+        }
+        if let repeated = DuplicateJSONKeys.first(in: bytes) {
+            throw APIFailure(
+                400, .malformedJSON, "the key '\(repeated)' appears twice in one object; send it once", field: repeated)
         }
         if let unknown = fields.keys.sorted().first(where: { !T.fieldNames.contains($0) }) {
             throw APIFailure(
@@ -47,8 +51,20 @@ extension HTTPRequest {
             throw APIFailure(
                 400, .malformedJSON, "\(field) must be \(Self.jsonTypeName(expected)), not null", field: field)
         } catch let DecodingError.dataCorrupted(context) {
+            // The right JSON type with a value the field cannot hold: a malformed UUID or date, 1.5 for an integer.
+            if context.codingPath.isEmpty, let field = Self.unrepresentableNumber(in: object, as: T.self) {
+                throw APIFailure(422, .validationFailed, "\(field) must be an integer in range", field: field)
+            }
             let field = Self.fieldPath(context.codingPath)
-            throw APIFailure(400, .malformedJSON, "\(field): \(context.debugDescription)", field: field)
+            let expectation =
+                switch Self.value(at: context.codingPath, in: object) {
+                case is String where context.debugDescription == LoyaltyJSON.timestampExpectation:
+                    LoyaltyJSON.timestampExpectation
+                case is String: "must be a UUID such as 8F0C1DDC-11E5-4A07-8910-425941B072F9"
+                case is NSNumber: "must be an integer in range"
+                default: "has a value of the wrong kind"
+                }
+            throw APIFailure(422, .validationFailed, "\(field) \(expectation)", field: field)
         } catch {
             throw APIFailure(400, .malformedJSON, "the body does not match the expected shape")
         }
@@ -58,6 +74,74 @@ extension HTTPRequest {
             throw APIFailure.invalid(error)
         }
         return value
+    }
+
+    /// Foundation's decoder calls a number an integer field cannot hold (1.5, 1e300) "not valid JSON", with no
+    /// path: the field is the first such number whose replacement by 0 makes that error go away.
+    private static func unrepresentableNumber<T: RequestBody>(in object: Any, as type: T.Type) -> String? {
+        var candidates: [[any CodingKey]] = []
+        func collect(_ value: Any, _ path: [any CodingKey]) {
+            switch value {
+            case let object as [String: Any]:
+                for (key, value) in object.sorted(by: { $0.key < $1.key }) { collect(value, path + [PathKey(key)]) }
+            case let array as [Any]:
+                for (index, value) in array.enumerated() { collect(value, path + [PathKey(index)]) }
+            case let number as NSNumber where !(value is Bool):
+                let double = number.doubleValue
+                if double != double.rounded() || abs(double) >= 0x1p63 { candidates.append(path) }
+            default: break
+            }
+        }
+        collect(object, [])
+        for path in candidates {
+            guard let data = try? JSONSerialization.data(withJSONObject: replacing(path[...], in: object, with: 0))
+            else { continue }
+            do {
+                _ = try LoyaltyJSON.decoder().decode(T.self, from: data)
+                return fieldPath(path)
+            } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+                continue
+            } catch {
+                return fieldPath(path)
+            }
+        }
+        return nil
+    }
+
+    private struct PathKey: CodingKey {
+        var stringValue: String
+        var intValue: Int?
+        init(_ string: String) { stringValue = string }
+        init(_ index: Int) {
+            stringValue = String(index)
+            intValue = index
+        }
+        init?(stringValue: String) { self.init(stringValue) }
+        init?(intValue: Int) { self.init(intValue) }
+    }
+
+    private static func replacing(_ path: ArraySlice<any CodingKey>, in value: Any, with replacement: Any) -> Any {
+        guard let key = path.first else { return replacement }
+        if let index = key.intValue, var array = value as? [Any], array.indices.contains(index) {
+            array[index] = replacing(path.dropFirst(), in: array[index], with: replacement)
+            return array
+        }
+        guard var object = value as? [String: Any], let inner = object[key.stringValue] else { return value }
+        object[key.stringValue] = replacing(path.dropFirst(), in: inner, with: replacement)
+        return object
+    }
+
+    /// The JSON value a coding path leads to in a parsed body.
+    private static func value(at path: [any CodingKey], in object: Any) -> Any? {
+        var current: Any? = object
+        for key in path {
+            if let index = key.intValue, let array = current as? [Any] {
+                current = array.indices.contains(index) ? array[index] : nil
+            } else {
+                current = (current as? [String: Any])?[key.stringValue]
+            }
+        }
+        return current
     }
 
     /// `items[2].offer_id` for the coding path of a nested value.
@@ -77,6 +161,7 @@ extension HTTPRequest {
         switch type {
         case is String.Type, is UUID.Type, is Date.Type: "a string"
         case is Int.Type, is UInt16.Type: "an integer"
+        case is Double.Type: "a number"
         case is Bool.Type: "a boolean"
         default: "a \(type)"
         }

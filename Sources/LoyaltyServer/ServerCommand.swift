@@ -16,6 +16,8 @@ public struct ServerOptions: Equatable, Sendable {
     public var operatorToken: String?
     /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
     public var migrateOnly = false
+    /// False with `--no-rate-limits`: for load tests, whose clients all share one address.
+    public var rateLimited = true
 
     /// The settings `arguments` ask for: nil when they ask for help, the version or a completion script.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
@@ -42,6 +44,8 @@ public struct ServerOptions: Equatable, Sendable {
         if !migrateOnly, let listen = try arguments.value(ServerCommand.listen) {
             (host, port) = try Self.address(listen, from: "--listen", arguments)
         }
+        // `migrate` serves nothing and has no such flag.
+        rateLimited = migrateOnly || !arguments.flag(ServerCommand.noRateLimits)
         if let directory = try arguments.value(ServerCommand.dataDirectory) {
             guard !directory.isEmpty else { throw arguments.usageError("--data-dir needs a directory") }
             dataDirectory = URL(fileURLWithPath: directory)
@@ -69,6 +73,11 @@ public enum ServerCommand {
         help: "State directory (default ~/.local/share/loyalty-server): the embedded PostgreSQL cluster in "
             + "DIR/pg and the generated operator token in DIR/admin-token.")
 
+    static let noRateLimits = Flag(
+        "no-rate-limits",
+        help: "Do not slow down account creation, link codes and failed authentications per client address and "
+            + "account (for load tests, whose clients all come from one address).")
+
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
     public static func command(environment: [String: String]) -> Command {
         let migrate = Command(
@@ -86,14 +95,14 @@ public enum ServerCommand {
             })
         return Command(
             name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
-            synopsis: "[--listen HOST:PORT] [--data-dir DIR]",
+            synopsis: "[--listen HOST:PORT] [--data-dir DIR] [--no-rate-limits]",
             discussion: """
                 ENVIRONMENT:
                   DATABASE_URL         use this PostgreSQL instead of the embedded cluster
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
                 """,
-            options: [listen, dataDirectory], globalOptions: [dataDirectory], subcommands: [migrate],
+            options: [listen, dataDirectory, noRateLimits], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
@@ -112,6 +121,8 @@ public enum ServerCommand {
     }
 
     public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {
+        // Before the embedded cluster's initdb and start, which take seconds and would end in a bind error.
+        if !options.migrateOnly { try HTTPServer.checkAvailable(host: options.host, port: options.port) }
         try FileManager.default.createDirectory(at: options.dataDirectory, withIntermediateDirectories: true)
         var embedded: EmbeddedPostgres?
         let conninfo: String
@@ -139,7 +150,9 @@ public enum ServerCommand {
         }
         try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: ServerLog.standardError)
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
-        let service = LoyaltyService(store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument)
+        let service = LoyaltyService(
+            store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument,
+            rateLimits: options.rateLimited ? .standard : .unlimited)
 
         // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
         for signalNumber in [SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }

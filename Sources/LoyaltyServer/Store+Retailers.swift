@@ -28,27 +28,51 @@ extension Store {
         }
     }
 
-    /// The retailer whose API key this is, looked up by the key's digest.
+    /// The retailer whose API key this is, looked up by the key's digest: its current key, or the one before
+    /// while that is in its grace period (see `rotateKey`). The new key's first use ends the grace period.
     func retailer(apiKey: String) throws -> Retailer? {
         let digest = Secrets.digest(of: apiKey)
+        let now = clock()
         return try pool.withConnection { connection in
             let rows = try connection.query(
-                "SELECT id, name, uuid, created_at, api_key_hash FROM retailers WHERE api_key_hash = \(digest)"
+                """
+                SELECT id, name, uuid, created_at, api_key_hash, previous_api_key_hash FROM retailers
+                WHERE api_key_hash = \(digest) OR (previous_api_key_hash = \(digest) AND previous_key_expires_at > \(now))
+                """
             )
-            guard let row = rows.first,
-                Secrets.constantTimeEqual(try row.decode("api_key_hash", as: [UInt8].self), digest)
-            else { return nil }
+            guard let row = rows.first else { return nil }
+            let current = try row.decode("api_key_hash", as: [UInt8].self)
+            let previous = try row.decode("previous_api_key_hash", as: [UInt8]?.self)
+            if Secrets.constantTimeEqual(current, digest) {
+                if previous != nil {
+                    try connection.query(
+                        """
+                        UPDATE retailers SET previous_api_key_hash = NULL, previous_key_expires_at = NULL
+                        WHERE id = \(try row.decode("id", as: UUID.self)) AND api_key_hash = \(digest)
+                        """)
+                }
+            } else if !Secrets.constantTimeEqual(previous ?? [], digest) {
+                return nil
+            }
             return Retailer(
                 id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
                 createdAt: try row.decode("created_at"))
         }
     }
 
-    func rotateKey(retailerID: UUID) throws -> APIKey {
+    /// A new key. The key that asked for it (`replacing`) keeps working for `keyRotationGrace` or until the new
+    /// key is first used, whichever comes first: a client that could not save the new key keeps working while
+    /// its user puts the printed key in place, and can rotate again with the same key. Any other stops at once.
+    func rotateKey(retailerID: UUID, replacing oldKey: String) throws -> APIKey {
         let apiKey = Secrets.token(prefix: retailerKeyPrefix)
+        let expires = clock().addingTimeInterval(keyRotationGrace)
         _ = try pool.withConnection { connection in
             try connection.query(
-                "UPDATE retailers SET api_key_hash = \(Secrets.digest(of: apiKey)) WHERE id = \(retailerID)"
+                """
+                UPDATE retailers SET previous_api_key_hash = \(Secrets.digest(of: oldKey)),
+                    previous_key_expires_at = \(expires), api_key_hash = \(Secrets.digest(of: apiKey))
+                WHERE id = \(retailerID)
+                """
             )
         }
         return APIKey(apiKey: apiKey)

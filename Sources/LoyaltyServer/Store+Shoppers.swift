@@ -150,8 +150,11 @@ extension Store {
     // MARK: Seen
 
     /// Adds items to the account's seen set; returns how many were new. The account row's
-    /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql).
+    /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql). A time
+    /// after the server's clock is taken as now, and an item outside its offer's window is skipped: no
+    /// device can report a sighting that has not happened yet or of an offer it could not have been shown.
     func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
+        let now = clock()
         let json = String(decoding: try LoyaltyJSON.encoder().encode(items), as: UTF8.self)
         return try pool.withConnection { connection in
             try connection.query(
@@ -160,9 +163,12 @@ extension Store {
                     UPDATE accounts SET seen_version = seen_version + 1 WHERE id = \(accountID)
                     RETURNING seen_version)
                 INSERT INTO seen (account_id, offer_id, seen_at, version)
-                SELECT \(accountID), item.offer_id, item.seen_at, bump.seen_version
+                SELECT \(accountID), item.offer_id, least(item.seen_at, \(now)), bump.seen_version
                 FROM bump, jsonb_to_recordset(\(json)::jsonb) AS item (offer_id uuid, seen_at timestamptz)
-                WHERE EXISTS (SELECT 1 FROM offers WHERE offers.id = item.offer_id)
+                WHERE EXISTS (
+                    SELECT 1 FROM offers WHERE offers.id = item.offer_id
+                        AND (starts_at IS NULL OR starts_at <= least(item.seen_at, \(now)))
+                        AND (ends_at IS NULL OR least(item.seen_at, \(now)) < ends_at))
                 ON CONFLICT DO NOTHING
                 """
             ).rowsAffected
@@ -203,3 +209,5 @@ struct DeviceSession: Equatable {
 
 let deviceTokenPrefix = "ld_"
 let linkCodeLifetime: TimeInterval = 10 * 60
+/// How long a rotated-out retailer key keeps working if the new one is not used first.
+let keyRotationGrace: TimeInterval = 24 * 60 * 60

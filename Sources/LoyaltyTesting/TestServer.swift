@@ -41,7 +41,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     private var idleClients: [HTTPClient] = []
 
     /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
-    /// `limits` are the HTTP server's; in process, the body limit is applied the same way.
+    /// `limits` are the HTTP server's; in process, the body limit is applied the same way. `rateLimits`: none by
+    /// default, as tests send many requests from one address.
     public init(
         _ transport: Transport = .inProcess,
         cluster: EmbeddedPostgres? = nil,
@@ -49,6 +50,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         clock: TestClock = TestClock(),
         limits: HTTPServerLimits = HTTPServerLimits(),
         poolSize: Int = 8,
+        rateLimits: RateLimits = .unlimited,
         logLines: (@Sendable (String) -> Void)? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
@@ -68,7 +70,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         store = Store(pool: pool, clock: clock.read)
         schemaChange = try store.migrate(to: Documents.schema)
         let service = LoyaltyService(
-            store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI,
+            store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,
             log: logLines ?? log.record)
         self.service = service
         switch transport {

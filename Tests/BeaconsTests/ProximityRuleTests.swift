@@ -2,7 +2,7 @@ import Beacons
 import Foundation
 import Testing
 
-/// The stable proximity class (issue 15) against the bare Kalman filter and AltBeacon's filters, over
+/// The stable proximity class against the bare Kalman filter and AltBeacon's filters, over
 /// many seeded walks past a counter (`BeaconWalk.counterLinger`): properties that hold across seeds,
 /// not figures of one trace.
 @Suite struct ProximityRuleTests {

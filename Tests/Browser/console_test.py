@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The console in a real browser (issue 16): Debian's chromium through chromedriver and Selenium, headless.
+"""The console in a real browser: Debian's chromium through chromedriver and Selenium, headless.
 
 Run by Tests/EndToEndTests/ConsoleBrowserTests.swift against a real loyalty-server:
     console_test.py --server URL --operator-token TOKEN --screenshots DIR

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `loyalty decode` with many arguments (issue 15): an error says which argument it is about.
+/// `loyalty decode` with many arguments: an error says which argument it is about.
 @Suite struct DecodeArgumentsTests {
     let loyalty = Binary("loyalty")
 

@@ -2,7 +2,7 @@ import Beacons
 import Foundation
 import Testing
 
-/// `loyalty scan --replay --json` on a department store's capture (issue 15): 40 beacons always in range,
+/// `loyalty scan --replay --json` on a department store's capture: 40 beacons always in range,
 /// one range line a second. The lines are written as bytes now; they must stay the same bytes run after run.
 @Suite struct StoreReplayTests {
     let loyalty = Binary("loyalty")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 16 through the real binaries: till keys, `loyalty till check|accept`, offers import and export, stats
+/// Through the real binaries: till keys, `loyalty till check|accept`, offers import and export, stats
 /// over days, and the code as a QR code.
 @Suite struct TillCommandTests {
     /// A retailer with a till key and an offer at 1:1, a shopper who synced.

@@ -21,6 +21,7 @@ private func testLimits(maxBodyBytes: Int = 64 * 1024) -> HTTPServerLimits {
 private let rejectAs413: @Sendable (HTTPRejection) -> HTTPResponse = { rejection in
     switch rejection {
     case .bodyTooLarge(let limit): HTTPResponse(status: 413, body: Array("limit \(limit)".utf8))
+    case .malformedFraming(let reason): HTTPResponse(status: 400, body: Array(reason.utf8))
     }
 }
 

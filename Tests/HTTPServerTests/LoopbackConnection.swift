@@ -89,6 +89,12 @@ struct LoopbackConnection: ~Copyable {
         }
     }
 
+    /// True when bytes from the server are waiting to be read.
+    func hasDataWaiting() -> Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
     /// True when the server has closed its side (recv returns 0 rather than timing out).
     func isClosedByServer() -> Bool {
         var byte: UInt8 = 0

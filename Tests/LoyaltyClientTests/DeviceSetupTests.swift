@@ -69,8 +69,10 @@ import Testing
         #expect(limit.description.contains("\"sushi\" cannot be redeemed again"))
         let lost = ClientError.network("timed out").explainingRedemption(of: offer)
         #expect(lost.description.contains("timed out; run the same `loyalty redeem` again"))
-        let gone = ClientError.server(status: 410, code: nil, message: "gone").explainingRedemption(of: offer)
-        #expect(gone.description.contains("\"sushi\" is no longer available"))
+        // The server's reason, which may be that the offer has not started.
+        let early = ClientError.server(status: 410, code: nil, message: "the offer has not started yet")
+            .explainingRedemption(of: offer)
+        #expect(early.description.contains("\"sushi\" cannot be redeemed: the offer has not started yet"))
         let other = ClientError.notFound("no such offer")
         #expect(other.explainingRedemption(of: offer).description == other.description)
     }

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LoyaltyClient
 
-/// The offer gate (`--min-proximity near`) sees the Ranger's stable class (issue 15): a shopper who walks
+/// The offer gate (`--min-proximity near`) sees the Ranger's stable class: a shopper who walks
 /// up to a counter and stands 3.3 m from its beacon, just past the 3 m near limit, is rarely let through,
 /// where the bare Kalman filter's bucket flaps into near again and again.
 @Suite struct StableProximityGateTests {

@@ -66,10 +66,10 @@ import Testing
         #expect(wrongType.status == 400 && wrongType.errorField == "title")
         let badDate = try server.request(
             "PUT", "/v1/retailer/offers/1/1", token: key, rawJSON: #"{"title": "x", "ends_at": "tomorrow"}"#)
-        #expect(badDate.status == 400 && badDate.errorField == "ends_at")
+        #expect(badDate.status == 422 && badDate.errorField == "ends_at")
         let badUUID = try server.request(
             "POST", "/v1/redemptions", token: shopper.deviceToken, rawJSON: #"{"offer_id": "nope"}"#)
-        #expect(badUUID.status == 400 && badUUID.errorField == "offer_id")
+        #expect(badUUID.status == 422 && badUUID.errorField == "offer_id")
         let noItems = try server.request("POST", "/v1/seen", token: shopper.deviceToken, rawJSON: #"{"items": []}"#)
         #expect(noItems.status == 422 && noItems.errorField == "items")
         let nestedType = try server.request(

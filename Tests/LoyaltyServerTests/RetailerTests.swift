@@ -37,13 +37,36 @@ import Testing
         #expect(withRetailerKey.errorCode == .forbidden)
     }
 
-    @Test func rotatingTheKeyRetiresTheOldOne() throws {
+    /// The old key works until the new one is first used (a client that could not save the new
+    /// key is not locked out), then stops.
+    @Test func rotatingTheKeyRetiresTheOldOneAtTheNewOnesFirstUse() throws {
         let server = try TestServer()
         let retailer = try server.registerRetailer()
         let rotated: APIKey = try server.request("POST", "/v1/retailer/key", token: retailer.apiKey).decode()
         #expect(rotated.apiKey != retailer.apiKey)
+        #expect(try server.request("GET", "/v1/retailer", token: retailer.apiKey).status == 200)
+        #expect(try server.request("GET", "/v1/retailer", token: rotated.apiKey).status == 200)
         #expect(try server.request("GET", "/v1/retailer", token: retailer.apiKey).status == 401)
         #expect(try server.request("GET", "/v1/retailer", token: rotated.apiKey).status == 200)
+    }
+
+    /// Unused, the new key leaves the old one working for 24 hours. Rotating again with the key in its grace
+    /// period keeps that key as the previous one: the lost key in between stops at once.
+    @Test func aRotatedOutKeyExpiresAfter24Hours() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let first: APIKey = try server.request("POST", "/v1/retailer/key", token: retailer.apiKey).decode()
+        server.clock.advance(by: 24 * 3600 - 1)
+        #expect(try server.request("GET", "/v1/retailer", token: retailer.apiKey).status == 200)
+        server.clock.advance(by: 1)
+        #expect(try server.request("GET", "/v1/retailer", token: retailer.apiKey).status == 401)
+        #expect(try server.request("GET", "/v1/retailer", token: first.apiKey).status == 200)
+
+        let second: APIKey = try server.request("POST", "/v1/retailer/key", token: first.apiKey).decode()
+        let third: APIKey = try server.request("POST", "/v1/retailer/key", token: first.apiKey).decode()
+        #expect(try server.request("GET", "/v1/retailer", token: second.apiKey).status == 401)
+        #expect(try server.request("GET", "/v1/retailer", token: first.apiKey).status == 200)
+        #expect(try server.request("GET", "/v1/retailer", token: third.apiKey).status == 200)
     }
 
     @Test(arguments: Transport.allCases) func offerCreateReplaceListDelete(_ transport: Transport) throws {

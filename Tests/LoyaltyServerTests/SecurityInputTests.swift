@@ -107,8 +107,8 @@ import Testing
             Array(#"\ud800\u0041"#.utf8), Array(#"\x41"#.utf8),
         ]
         let verbatim = [
-            "Caf\u{E9}", "Cafe\u{301}", "\u{FEFF}bom inside", "\u{202E}evil\u{202C}", "\u{1F600}",
-            "tab\tnew\nline",
+            // Controls and bidirectional overrides are refused (HostileInputTests).
+            "Caf\u{E9}", "Cafe\u{301}", "\u{FEFF}bom inside", "\u{1F600}",
             "\u{FFFD}", "Ａ fullwidth", "\u{212B} angstrom",
         ]
         var refused = 0

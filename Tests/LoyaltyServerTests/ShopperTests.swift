@@ -17,8 +17,9 @@ import Testing
         let laptop = try server.linkDevice(to: phone)
         #expect(laptop.accountID == phone.accountID && laptop.deviceID != phone.deviceID)
 
-        let early = server.clock.read()
-        let later = early.addingTimeInterval(300)
+        // Both in the past: a time after the server's clock would be taken as now (SeenTimeTests).
+        let later = server.clock.read()
+        let early = later.addingTimeInterval(-300)
         let fromPhone = SeenPush(items: [SeenItem(offerID: sushi.id, seenAt: early)])
         let fromLaptop = SeenPush(items: [
             SeenItem(offerID: pizza.id, seenAt: later), SeenItem(offerID: sushi.id, seenAt: later),

@@ -104,7 +104,7 @@ import Testing
         let documented = Set(Operation.documented.map(\.description))
         let endpoints = Endpoints(
             store: Store(pool: PostgresPool(conninfo: "host=/nonexistent", size: 1), clock: { Date() }),
-            operatorTokenDigest: [], openAPIDocument: [], metrics: Metrics())
+            operatorTokenDigest: [], openAPIDocument: [], metrics: Metrics(), rateLimiter: RateLimiter(.unlimited))
         let served = Set(endpoints.routes.map { "\($0.method) \($0.pattern)" })
         #expect(documented == served)
     }

@@ -1,0 +1,1 @@
+../../../migrations/0005-key-rotation-grace.sql

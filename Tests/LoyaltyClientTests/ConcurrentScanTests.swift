@@ -1,0 +1,90 @@
+import Beacons
+import Dispatch
+import Foundation
+import LoyaltyAPI
+import Synchronization
+import Testing
+
+@testable import LoyaltyClient
+
+/// Scans running at once on one device show each offer once, and a shown offer is
+/// recorded at the real moment in server time, not at the replayed capture's time.
+@Suite struct ConcurrentScanTests {
+    /// Hands a session to the one thread that uses it.
+    private final class SessionBox: @unchecked Sendable {
+        let session: OfferSession
+        init(_ session: OfferSession) { self.session = session }
+    }
+
+    private static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    private static let matey = CatalogRetailer(
+        id: UUID(), name: "Matey's", uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!)
+
+    /// A cache file holding Matey's sushi (once only) and pizza (again after 60 s); the server runs 30 s ahead.
+    private static func seededCache() throws -> (file: URL, sushi: Offer, pizza: Offer) {
+        let file = try temporaryDirectory().appendingPathComponent("cache.sqlite")
+        let sushi = Offer(
+            id: UUID(), retailerID: matey.id, major: 1, minor: 1, title: "sushi", updatedAt: now)
+        let pizza = Offer(
+            id: UUID(), retailerID: matey.id, major: 1, minor: 2, title: "pizza", reshowAfterSeconds: 60,
+            updatedAt: now)
+        try OfferCache(file: file).apply(
+            CatalogPage(
+                cursor: "c1", full: true, serverTime: now, retailers: [matey], offers: [sushi, pizza], removed: []),
+            etag: nil, serverTimeOffset: 30)
+        return (file, sushi, pizza)
+    }
+
+    private static func near(_ minor: UInt16) -> BeaconProximity {
+        BeaconProximity(identity: BeaconIdentity(uuid: matey.uuid, major: 1, minor: minor), proximity: .near)
+    }
+
+    /// A replay ten minutes into its capture, played in an instant: the server is told now (device clock
+    /// plus the server's offset), not ten minutes ahead.
+    @Test func aReplayRecordsTheRealMomentInServerTime() throws {
+        let (file, sushi, _) = try Self.seededCache()
+        let cache = try OfferCache(file: file)
+        let session = try OfferSession(cache: cache, holding: .dwell(5), sync: nil, deviceClock: { Self.now })
+        #expect(try session.update(time: 0, beacons: []) == nil)
+        let shown = try session.update(time: 600, beacons: [Self.near(1)])
+        #expect(shown?.offer.offer.id == sushi.id)
+        #expect(shown?.serverTime == Self.now.addingTimeInterval(630), "the presenter's own timeline")
+        #expect(try cache.outbox(limit: 10).items == [SeenItem(offerID: sushi.id, seenAt: Self.now.addingTimeInterval(30))])
+        // The session's own reshow clock stays on its timeline.
+        #expect(try cache.seen()[sushi.id] == Self.now.addingTimeInterval(630))
+    }
+
+    /// Three sessions on three connections to one cache, fed the same walk on three threads at once,
+    /// five times over: sushi is shown once in all, pizza once per 60 s of walk, and the outbox holds
+    /// exactly what was shown.
+    @Test(arguments: 1...5) func threeScansAtOnceShowEachOfferOnce(round: Int) throws {
+        let (file, sushi, pizza) = try Self.seededCache()
+        let shown = Mutex<[UUID]>([])
+        let failures = Mutex<[String]>([])
+        // All three start (and read the seen set) before any shows an offer, as three processes would.
+        let sessions = try (0..<3).map { _ in
+            SessionBox(
+                try OfferSession(
+                    cache: try OfferCache(file: file), holding: .dwell(1), sync: nil, deviceClock: { Self.now }))
+        }
+        DispatchQueue.concurrentPerform(iterations: 3) { index in
+            let session = sessions[index].session
+            do {
+                for second in 0..<90 {
+                    let beacons = second < 45 ? [Self.near(1)] : [Self.near(2)]
+                    if let presentation = try session.update(time: Double(second), beacons: beacons) {
+                        shown.withLock { $0.append(presentation.offer.offer.id) }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let ids = shown.withLock { $0 }
+        #expect(ids.filter { $0 == sushi.id }.count == 1, "round \(round): \(ids)")
+        #expect(ids.filter { $0 == pizza.id }.count == 1, "round \(round): \(ids)")
+        let outbox = try OfferCache(file: file).outbox(limit: 100).items
+        #expect(outbox.map(\.offerID).sorted { $0.uuidString < $1.uuidString } == ids.sorted { $0.uuidString < $1.uuidString })
+    }
+}
