@@ -32,16 +32,21 @@ deps:
 	$(call apt_install,$(APT_PACKAGES))
 
 # The live radio's guest (Tests/GuestRadio, LiveRadioTests): QEMU, the Debian kernel, static busybox, BlueZ's
-# tools and daemon, and Bumble (pinned: the peer corrects its controller emulation of this version).
+# tools and daemon, Bumble (pinned: the peer corrects its controller emulation of this version), and Root-Canal
+# (pinned: 1.11 needs glibc 2.39), the controller the H4 stream transports are tested against.
 GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
-# The guest's peer (Bumble) and the console's browser test are Python.
+# The guest's peer (Bumble), Root-Canal and the console's browser test are Python.
 TEST_PACKAGES := python3 python3-pip
 BUMBLE_VERSION := 0.0.236
+ROOTCANAL_VERSION := 1.10.0
 test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 	$(call apt_install,$(GUEST_PACKAGES),--no-install-recommends)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
+	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
+	  || python3 -m pip install -q rootcanal==$(ROOTCANAL_VERSION) 2>/dev/null \
+	  || python3 -m pip install -q --break-system-packages rootcanal==$(ROOTCANAL_VERSION)
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:

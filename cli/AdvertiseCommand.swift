@@ -57,7 +57,7 @@ let advertiseCommand = Command(
         EXIT CODES: 0 done, 64 wrong arguments, 69 no radio, 74 FILE not written, 77 missing capabilities.
         """,
     options: [
-        Advertise.uuid, Advertise.major, Advertise.minor, Advertise.measuredPower, Advertise.interval, Advertise.adapter,
+        Advertise.uuid, Advertise.major, Advertise.minor, Advertise.measuredPower, Advertise.interval, Advertise.adapter, hciOption,
         Advertise.duration, Advertise.dryRun, Advertise.write, Advertise.extended, Advertise.json,
     ],
     run: runAdvertise
@@ -66,6 +66,7 @@ let advertiseCommand = Command(
 private func runAdvertise(_ arguments: ParsedArguments) throws {
     let advertisement = try parseAdvertisement(arguments)
     let adapter = try arguments.value(Advertise.adapter)
+    let transport = try hciTransport(arguments, adapter: Advertise.adapter)
     if let adapter, !adapter.hasPrefix("hci") || adapter.count == 3 || !adapter.dropFirst(3).allSatisfy(\.isWholeNumber)
     {
         throw arguments.usageError("--adapter takes an adapter name like hci0, got '\(adapter)'")
@@ -85,7 +86,7 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
             throw arguments.usageError(
                 "--extended applies to --dry-run and --write; live advertising chooses from the controller's LE features")
         }
-        return try advertiseLive(advertisement, adapter: adapter, duration: duration, json: json)
+        return try advertiseLive(advertisement, transport: transport, duration: duration, json: json)
     }
     let commands: LEAdvertisingCommands
     do {
@@ -136,9 +137,9 @@ private func printCommand(_ command: HCICommand, json: Bool) {
     }
 }
 
-private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String?, duration: Double?, json: Bool) throws
+private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCITransport, duration: Double?, json: Bool) throws
 {
-    let advertiser = try BeaconAdvertiser(adapter: adapter, advertisement: advertisement)
+    let advertiser = try BeaconAdvertiser(transport: transport, advertisement: advertisement)
     Interruption.cancels(advertiser.cancel)
     let identity = advertisement.frame.identity
     let mode = advertiser.commands.usesExtendedAdvertising ? "extended" : "legacy"
@@ -164,7 +165,13 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, adapter: String
     }
 }
 
-/// Missing capabilities exit 77, every other radio problem 69.
+/// Missing capabilities exit 77, a stream that is not H4 65, every other radio problem 69.
 extension RadioError: CommandError {
-    public var exitCode: Int32 { if case .missingCapabilities = self { ExitCode.noPermission } else { ExitCode.unavailable } }
+    public var exitCode: Int32 {
+        switch self {
+        case .missingCapabilities: ExitCode.noPermission
+        case .framingLost: ExitCode.dataError
+        default: ExitCode.unavailable
+        }
+    }
 }

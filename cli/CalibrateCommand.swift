@@ -41,7 +41,7 @@ let calibrateCommand = Command(
         listen longer or closer), or a damaged capture; 64 wrong arguments; 69 no radio; 77 missing
         capabilities.
         """,
-    options: [Calibrate.replay, Calibrate.seconds, Calibrate.minimumSamples, Calibrate.adapter, Calibrate.json],
+    options: [Calibrate.replay, Calibrate.seconds, Calibrate.minimumSamples, Calibrate.adapter, hciOption, Calibrate.json],
     positionals: [Calibrate.beacon],
     run: runCalibrate
 )
@@ -62,7 +62,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
     if let file = try arguments.value(Calibrate.replay) {
         heard = try samples(of: identity, replaying: file, seconds: seconds)
     } else {
-        heard = try samples(of: identity, adapter: try arguments.value(Calibrate.adapter), seconds: seconds)
+        heard = try samples(of: identity, transport: try hciTransport(arguments, adapter: Calibrate.adapter), seconds: seconds)
     }
     let calibration: MeasuredPowerCalibration
     do {
@@ -83,9 +83,9 @@ private func samples(of identity: BeaconIdentity, replaying file: String, second
     }
 }
 
-private func samples(of identity: BeaconIdentity, adapter: String?, seconds: Double) throws -> CalibrationSamples {
+private func samples(of identity: BeaconIdentity, transport: HCITransport, seconds: Double) throws -> CalibrationSamples {
     // The same path as a scan: beside a discovering bluetoothd, through it.
-    let scanner = try openScanner(adapter: adapter, options: LEScanOptions())
+    let scanner = try openScanner(transport: transport, options: LEScanOptions())
     Interruption.cancels(scanner.cancel)
     if standardOutputIsTerminal {
         printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")

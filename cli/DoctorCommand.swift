@@ -17,12 +17,12 @@ let doctorCommand = Command(
         raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers. Exits 0 when monitoring and
         ranging are available, 69 when they are not (`loyalty scan --replay FILE` works regardless).
         """,
-    options: [Doctor.adapter, Doctor.json],
+    options: [Doctor.adapter, hciOption, Doctor.json],
     run: runDoctor
 )
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
-    let diagnosis = RadioDiagnosis.examine(adapter: try arguments.value(Doctor.adapter))
+    let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: Doctor.adapter))
     if arguments.flag(Doctor.json) {
         let checks = diagnosis.checks.map { check -> JSONValue in
             .object([

@@ -28,7 +28,7 @@ enum ScanOptions {
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
 
     static let all: [any DeclaredOption] = [
-        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, active, filterDuplicates,
+        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, hciOption, active, filterDuplicates,
     ]
 }
 
@@ -100,7 +100,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 arguments, location,
                 radioProblem: "a NMEA log runs on its own clock; add --replay CAPTURE to merge beacons into it")
         }
-        let diagnosis = RadioDiagnosis.examine(adapter: try arguments.value(ScanOptions.adapter))
+        let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: ScanOptions.adapter))
         if let problem = diagnosis.checks.first(where: { $0.status != .ok }) {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
@@ -145,19 +145,22 @@ private func runScan(_ arguments: ParsedArguments) throws {
     } else {
         let options = LEScanOptions(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
-        let adapter = try arguments.value(ScanOptions.adapter)
-        let radio = RadioSightings(try openScanner(adapter: adapter, options: options))
+        let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
+        let radio = RadioSightings(try openScanner(transport: transport, options: options))
         Interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)
     }
 }
 
-/// The scanner for the adapter's state: bluetoothd's D-Bus API while bluetoothd discovers (a raw scan
-/// would kill its discovery), else raw HCI (every advertisement; BlueZScanner says why).
-func openScanner(adapter: String?, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
-    if BlueZScanner.bluetoothdDiscovers(adapter: adapter) { return try BlueZScanner(adapter: adapter) }
-    return try LEScanner(adapter: adapter, options: options)
+/// The scanner for the controller's state: bluetoothd's D-Bus API while bluetoothd discovers with the
+/// kernel adapter (a raw scan would kill its discovery), else raw HCI (every advertisement; BlueZScanner
+/// says why), over the kernel socket or an H4 stream.
+func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
+    if case .kernel(let adapter) = transport, BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
+        return try BlueZScanner(adapter: adapter)
+    }
+    return try LEScanner(transport: transport, options: options)
 }
 
 /// Ctrl-C and SIGTERM end a live scan or advertising cleanly: `cancel` makes the scanner or advertiser
@@ -167,8 +170,13 @@ enum Interruption {
 
     static func cancels(_ cancel: @escaping () -> Void) {
         self.cancel = cancel
+        // A parent may start us with them blocked (Foundation's Process passes on its threads' mask).
+        var signals = sigset_t()
+        sigemptyset(&signals)
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber) { _ in Interruption.cancel?() }
+            sigaddset(&signals, signalNumber)
         }
+        sigprocmask(SIG_UNBLOCK, &signals, nil)
     }
 }

@@ -1,6 +1,6 @@
 import Beacons
 
-/// Live iBeacon advertising on one adapter through a raw HCI socket: Core Location's peripheral data
+/// Live iBeacon advertising on one controller (a kernel adapter, or a bare controller over an H4 stream): Core Location's peripheral data
 /// advertised by CBPeripheralManager, for a Linux machine at the till.
 ///
 /// `init` opens the adapter and reads its LE features; `run` programs the advertisement (extended commands
@@ -11,13 +11,13 @@ public final class BeaconAdvertiser: @unchecked Sendable {
     public let adapter: String
     public let features: LEFeatures
     public let commands: LEAdvertisingCommands
-    private let socket: HCISocket
+    private let socket: any HCIChannel
     private let wakeup: WakeupPipe
 
-    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features.
-    public init(adapter: String? = nil, advertisement: BeaconAdvertisement) throws(RadioError) {
-        let socket = try HCISocket(adapter: adapter)
-        features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
+    /// Opens `transport` (the first kernel adapter by default) and reads its LE features.
+    public init(transport: HCITransport = .kernel(nil), advertisement: BeaconAdvertisement) throws(RadioError) {
+        let socket = try transport.open()
+        features = try socket.readLEFeatures()
         commands = try LEAdvertisingCommands(features: features, advertisement: advertisement)
         wakeup = try WakeupPipe()
         self.socket = socket

@@ -10,7 +10,7 @@ func bluetoothSocketRefusal() -> Int32? {
 }
 
 /// A raw HCI socket bound to one adapter. Owns its descriptor; confined to one thread at a time.
-final class HCISocket {
+final class HCISocket: HCIChannel {
     let descriptor: Int32
     let adapter: String
 
@@ -55,28 +55,13 @@ final class HCISocket {
 
     deinit { hci_close_dev(descriptor) }
 
-    /// Sends `command` and waits for its Command Complete or Command Status. Returns the return
-    /// parameters (starting with the status); throws when the status is not success.
-    @discardableResult
-    func send(_ command: HCICommand, timeoutMilliseconds: Int32 = 2000) throws(RadioError) -> [UInt8] {
+    func write(command: HCICommand) throws(RadioError) {
         let packet = [UInt8(HCI_COMMAND_PKT)] + command.packet
-        let written = packet.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let written = packet.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         guard written == packet.count else { throw failure(call: "write(HCI command)") }
-        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
-        while true {
-            let remaining = deadline - monotonicMilliseconds()
-            guard remaining > 0, let event = try readEvent(timeoutMilliseconds: Int32(remaining)) else {
-                throw .commandTimedOut(opcode: command.opcode)
-            }
-            guard let response = HCICommandResponse(event: event), response.opcode == command.opcode else { continue }
-            guard response.status == 0 else { throw .commandFailed(opcode: command.opcode, status: response.status) }
-            return response.returnParameters
-        }
     }
 
-    /// The next event (bare: code, length, parameters), or nil when none came within the timeout
-    /// (-1: wait forever) or `wakeup` became readable first.
-    func readEvent(timeoutMilliseconds: Int32, wakeup: Int32? = nil) throws(RadioError) -> [UInt8]? {
+    func readEvent(timeoutMilliseconds: Int32, wakeup: Int32?) throws(RadioError) -> [UInt8]? {
         var polled = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
         if let wakeup { polled.append(pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)) }
         let ready = poll(&polled, nfds_t(polled.count), timeoutMilliseconds)

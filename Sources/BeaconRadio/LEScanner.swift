@@ -14,7 +14,8 @@ public struct HCIEventPacket: Hashable, Sendable {
     }
 }
 
-/// Live LE scanning on one adapter through a raw HCI socket.
+/// Live LE scanning on one controller: a kernel adapter through a raw HCI socket, or a bare controller
+/// over an H4 stream.
 ///
 /// `init` opens the adapter and reads its LE features; `run` programs the scan (extended commands
 /// only when the controller supports LE Extended Advertising, else legacy), delivers every LE meta
@@ -26,18 +27,19 @@ public final class LEScanner: @unchecked Sendable {
     public let adapter: String
     public let features: LEFeatures
     public let commands: LEScanCommands
-    private let socket: HCISocket
+    private let socket: any HCIChannel
     private let clock: any BeaconClock
     /// Wakes `run` when `cancel` is called.
     private let wakeup: WakeupPipe
 
-    /// Opens `adapter` (`hci0`; the first adapter when nil) and reads its LE features. Events are stamped
-    /// with `clock` (live: the monotonic clock).
+    /// Opens `transport` (the first kernel adapter by default) and reads its LE features. Events are
+    /// stamped with `clock` (live: the monotonic clock).
     public init(
-        adapter: String? = nil, options: LEScanOptions = LEScanOptions(), clock: any BeaconClock = MonotonicBeaconClock()
+        transport: HCITransport = .kernel(nil), options: LEScanOptions = LEScanOptions(),
+        clock: any BeaconClock = MonotonicBeaconClock()
     ) throws(RadioError) {
-        let socket = try HCISocket(adapter: adapter)
-        let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
+        let socket = try transport.open()
+        let features = try socket.readLEFeatures()
         commands = try LEScanCommands(features: features, options: options)
         wakeup = try WakeupPipe()
         self.socket = socket

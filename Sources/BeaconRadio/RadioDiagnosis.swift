@@ -36,8 +36,10 @@ public struct RadioDiagnosis: Hashable, Sendable {
 
     public init(checks: [Check]) { self.checks = checks }
 
-    /// Examines the kernel, the adapters (or the one named), the capabilities and the LE features.
-    public static func examine(adapter: String? = nil) -> RadioDiagnosis {
+    /// Examines the kernel, the adapters (or the one named), the capabilities and the LE features; for
+    /// an H4 stream, the stream and the controller's LE features.
+    public static func examine(transport: HCITransport = .kernel(nil)) -> RadioDiagnosis {
+        guard case .kernel(let adapter) = transport else { return examineStream(transport) }
         var checks: [Check] = []
         let capabilities = ProcessCapabilities.current()
         let kernelOK = checkKernel(into: &checks)
@@ -53,6 +55,29 @@ public struct RadioDiagnosis: Hashable, Sendable {
                 Check(name: "le-features", status: .skipped, detail: "needs a powered adapter and the capabilities"))
         }
         if kernelOK { checks.append(scanPath(adapter: adapter)) }
+        return RadioDiagnosis(checks: checks)
+    }
+
+    private static func examineStream(_ transport: HCITransport) -> RadioDiagnosis {
+        var checks: [Check] = []
+        do throws(RadioError) {
+            let channel = try transport.open()
+            checks.append(
+                Check(
+                    name: "transport", status: .ok,
+                    detail: "\(transport) answers as a bare controller (set up with Reset and the event masks)"))
+            checkFeatures(of: channel, into: &checks)
+        } catch {
+            checks.append(
+                Check(
+                    name: "transport", status: .failed, detail: "cannot use the controller at \(transport)",
+                    remedy: error.description))
+            checks.append(Check(name: "le-features", status: .skipped, detail: "needs a working transport"))
+        }
+        checks.append(
+            Check(
+                name: "scan-path", status: .ok,
+                detail: "a scan programs the controller at \(transport) over H4 (no kernel Bluetooth, no bluetoothd)"))
         return RadioDiagnosis(checks: checks)
     }
 
@@ -146,8 +171,17 @@ public struct RadioDiagnosis: Hashable, Sendable {
 
     private static func checkFeatures(adapter: String, into checks: inout [Check]) {
         do throws(RadioError) {
-            let socket = try HCISocket(adapter: adapter)
-            let features = try LEFeatures(returnParameters: try socket.send(.leReadLocalSupportedFeatures))
+            checkFeatures(of: try HCISocket(adapter: adapter), into: &checks)
+        } catch {
+            checks.append(
+                Check(
+                    name: "le-features", status: .failed, detail: "cannot open \(adapter)", remedy: error.description))
+        }
+    }
+
+    private static func checkFeatures(of channel: any HCIChannel, into checks: inout [Check]) {
+        do throws(RadioError) {
+            let features = try channel.readLEFeatures()
             let mode =
                 features.contains(.extendedAdvertising)
                 ? "LE Extended Advertising supported: scanning uses the extended commands"
@@ -159,7 +193,7 @@ public struct RadioDiagnosis: Hashable, Sendable {
         } catch {
             checks.append(
                 Check(
-                    name: "le-features", status: .failed, detail: "cannot read the LE features of \(adapter)",
+                    name: "le-features", status: .failed, detail: "cannot read the LE features of \(channel.adapter)",
                     remedy: error.description))
         }
     }

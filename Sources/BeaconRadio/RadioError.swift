@@ -66,6 +66,12 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidAdvertisingParameters(String)
     /// Any other failing system call.
     case system(call: String, errno: Int32)
+    /// `--hci` names a stream that cannot be opened (connection refused, no such device).
+    case transportUnreachable(String, detail: String)
+    /// The stream to the controller ended or broke.
+    case transportClosed(String, detail: String)
+    /// An unknown H4 packet indicator: the stream is not H4, or bytes were lost.
+    case framingLost(String, indicator: UInt8)
     /// bluetoothd refused or failed a request for the adapter (its D-Bus error).
     case bluez(String, String)
 
@@ -123,6 +129,13 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "invalid advertising parameters: \(detail)"
         case .system(let call, let code):
             return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .transportUnreachable(let name, let detail):
+            return "cannot open the HCI transport \(name): \(detail); is the controller (or emulator) running there?"
+        case .transportClosed(let name, let detail):
+            return "the HCI transport \(name) went away: \(detail)"
+        case .framingLost(let name, let indicator):
+            return "the HCI transport \(name) sent an unknown H4 packet indicator \(hex(UInt16(indicator))): "
+                + "it does not speak H4 (or bytes were lost, e.g. a wrong baud rate)"
         case .bluez(let name, let detail):
             return "bluetoothd could not scan with \(name): \(detail) (`bluetoothctl show` says its state)"
         }

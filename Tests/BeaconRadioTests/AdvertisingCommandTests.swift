@@ -196,7 +196,7 @@ import Testing
             }
         }
         #expect(throws: RadioError.self) {
-            try BeaconAdvertiser(adapter: "hci99", advertisement: advertisement)
+            try BeaconAdvertiser(transport: .kernel("hci99"), advertisement: advertisement)
         }
     }
 }

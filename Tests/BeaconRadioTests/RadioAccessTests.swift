@@ -65,7 +65,7 @@ import Testing
                 #expect(!diagnosis.isRangingAvailable, "\(error)")
             }
         }
-        #expect(throws: RadioError.self) { try LEScanner(adapter: "hci99") }
+        #expect(throws: RadioError.self) { try LEScanner(transport: .kernel("hci99")) }
     }
 
     @Test func theDiagnosisExplainsEveryProblem() throws {

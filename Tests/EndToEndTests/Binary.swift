@@ -20,6 +20,9 @@ struct Binary {
     /// Arguments that come before the caller's: the tool's name when it is run through env(1).
     private var leadingArguments: [String] = []
 
+    /// The executable and arguments that run it with `arguments`, for a caller that starts it itself.
+    func launch(_ arguments: [String]) -> (executable: URL, arguments: [String]) { (url, leadingArguments + arguments) }
+
     struct Result {
         let status: Int32
         let stdout: String
