@@ -1,22 +1,23 @@
 import Foundation
 import LoyaltyAPI
 
-/// What the retailer commands that change one thing print once the server has done it.
+/// What the retailer commands that change one thing print once the server has done it. Text the server
+/// sent is escaped for the terminal.
 extension ClientText {
     /// `retailer offer set`.
     public static func offerSet(_ offer: Offer) -> String {
-        "offer at \(offer.major):\(offer.minor) set: \"\(offer.title)\" (id \(offer.id.uuidString.lowercased()))"
+        "offer at \(offer.major):\(offer.minor) set: \"\(TerminalText.escaped(offer.title))\" (id \(offer.id.uuidString.lowercased()))"
     }
 
     /// `retailer store set`.
     public static func storeSet(_ store: RetailStore) -> String {
-        "store \(store.storeID) set: \(store.name) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
+        "store \(TerminalText.escaped(store.storeID)) set: \(TerminalText.escaped(store.name)) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
     }
 
     /// `retailer till-key create`: the key, shown only this once.
     public static func tillKeyCreated(_ key: TillKeyCredentials) -> String {
         """
-        till key for \(key.name) (id \(key.id.uuidString.lowercased())), shown only now:
+        till key for \(TerminalText.escaped(key.name)) (id \(key.id.uuidString.lowercased())), shown only now:
         \(key.tillKey)
         """
     }

@@ -27,6 +27,19 @@ import Testing
         #expect(ClientText.keyRotated("lr_new", savedIn: nil) == "API key rotated; new key (shown once): lr_new")
     }
 
+    /// Text the server sent never drives the terminal, even from a server that let it through.
+    @Test func serverTextIsEscaped() {
+        let hostile = "x\u{1B}[2Jy"
+        let offer = Offer(id: id, retailerID: id, major: 1, minor: 2, title: hostile, updatedAt: epoch)
+        let store = RetailStore(
+            id: id, retailerID: id, storeID: hostile, name: hostile, latitude: 0, longitude: 0, radiusMetres: 1,
+            updatedAt: epoch)
+        let key = TillKeyCredentials(id: id, name: hostile, createdAt: epoch, tillKey: "lt_x")
+        for line in [ClientText.offerSet(offer), ClientText.storeSet(store), ClientText.tillKeyCreated(key)] {
+            #expect(!line.unicodeScalars.contains("\u{1B}") && line.contains(TerminalText.escaped(hostile)), "\(line)")
+        }
+    }
+
     @Test func jsonLines() {
         #expect(ClientJSONLines.offerRemoved(major: 1, minor: 2) == #"{"event":"offer_removed","major":1,"minor":2}"#)
         #expect(ClientJSONLines.storeRemoved("carnaby") == #"{"event":"store_removed","store_id":"carnaby"}"#)
