@@ -38,13 +38,7 @@ private let accountShow = Command(
             return printOut(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
         }
         try warnIfCatalogPartial(cache, json: false)
-        printOut(
-            """
-            account       \(device.accountID.uuidString.lowercased())
-            this device   \(device.deviceID.uuidString.lowercased())
-            server        \(context.api.server.absoluteString)
-            cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
-            """)
+        printOut(try ClientText.account(device, server: context.api.server, cache: cache))
     }
 )
 
@@ -93,14 +87,7 @@ let devicesCommand = Command(
         let credential = try context.deviceCredential().1
         let devices = try context.api.devices(credential).devices
         if context.json { return devices.forEach { printOut(ClientJSONLines.device($0)) } }
-        printTable(
-            ["DEVICE", "NAME", "CREATED", "STATUS"],
-            devices.map { device in
-                [
-                    device.id.uuidString.lowercased(), device.name ?? "-", timestamp(device.createdAt),
-                    device.revokedAt.map { "revoked \(timestamp($0))" } ?? (device.current ? "this device" : "active"),
-                ]
-            })
+        printOut(ClientText.devices(devices))
     }
 )
 

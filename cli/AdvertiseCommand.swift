@@ -114,41 +114,13 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
 
 /// The beacon from `--uuid`, `--major`, `--minor`, `--measured-power` and `--interval-ms`, or a usage error.
 private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAdvertisement {
-    guard let uuidText = try arguments.value(Advertise.uuid) else {
-        throw arguments.usageError("--uuid UUID is required (the retailer's proximity UUID)")
-    }
-    guard let uuid = UUID(uuidString: uuidText) else {
-        throw arguments.usageError(
-            "'\(uuidText)' is not a UUID: use 32 hex digits in 8-4-4-4-12 groups, "
-                + "like 8F0C1DDC-11E5-4A07-8910-425941B072F9")
-    }
-    func number(_ option: Option<String>) throws -> UInt16 {
-        let name = option.declaration.name
-        guard let text = try arguments.value(option) else {
-            throw arguments.usageError("--\(name) is required (0...65535)")
-        }
-        guard let value = UInt16(text) else {
-            throw arguments.usageError("--\(name) must be a whole number 0...65535, got '\(text)'")
-        }
-        return value
-    }
-    let major = try number(Advertise.major)
-    let minor = try number(Advertise.minor)
-    let powerText = try arguments.value(Advertise.measuredPower) ?? "-59"
-    guard let power = Int8(powerText), (-100...0).contains(power) else {
-        throw arguments.usageError(
-            "--measured-power must be a whole number of dBm, -100...0, got '\(powerText)'")
-    }
-    let intervalText = try arguments.value(Advertise.interval) ?? "100"
-    guard let interval = Double(intervalText) else {
-        throw arguments.usageError("--interval-ms must be a number of milliseconds, got '\(intervalText)'")
-    }
-    let frame = BeaconFrame(
-        kind: .iBeacon, identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power)
     do {
-        return try BeaconAdvertisement(frame: frame, intervalMilliseconds: interval)
-    } catch {
-        throw arguments.usageError("--interval-ms: \(error.description)")
+        return try BeaconAdvertisement(
+            uuid: try arguments.value(Advertise.uuid), major: try arguments.value(Advertise.major),
+            minor: try arguments.value(Advertise.minor), measuredPower: try arguments.value(Advertise.measuredPower),
+            intervalMilliseconds: try arguments.value(Advertise.interval))
+    } catch let error as BeaconAdvertisement.InputError {
+        throw arguments.usageError(error.description)
     }
 }
 

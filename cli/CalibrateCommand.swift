@@ -105,15 +105,5 @@ private func report(
     if json {
         return printOut(BeaconJSONLines.calibration(calibration, of: identity, advertised: advertised, seconds: seconds))
     }
-    var text = """
-        measured power to program: \(calibration.measuredPower) dBm
-          mean RSSI \(String(format1: calibration.meanRSSI)) dBm, median \(String(format1: calibration.medianRSSI)) dBm, \
-        spread ±\(String(format1: calibration.standardDeviation)) dB (standard deviation)
-          \(calibration.samplesUsed) samples used, \(calibration.samplesRejected) rejected as outliers, \
-        over \(String(format1: seconds)) s
-        """
-    if let advertised {
-        text += "\n  \(identity) advertises \(advertised) dBm now"
-    }
-    printOut(text)
+    printOut(ClientText.calibration(calibration, of: identity, advertised: advertised, seconds: seconds))
 }

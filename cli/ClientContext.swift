@@ -92,27 +92,6 @@ extension ClientError: CommandError {
     }
 }
 
-/// `2026-01-31T09:00:00Z`, or `-` for none.
-func timestamp(_ date: Date?) -> String {
-    date.map(LoyaltyJSON.formatTimestamp) ?? "-"
-}
-
-/// Rows of text columns, padded to line up; text from the server shows its control characters as codes.
-func printTable(_ header: [String], _ rows: [[String]]) {
-    let rows = rows.map { $0.map(TerminalText.escaped) }
-    var widths = header.map(\.count)
-    for row in rows {
-        for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
-    }
-    var out = ""
-    for row in [header] + rows {
-        out +=
-            zip(row, widths).map { $0.padding($1) }.joined(separator: "  ")
-            .replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
-    }
-    printOut(out)
-}
-
 // MARK: offers during `loyalty scan`
 
 /// The options `loyalty scan` adds for offers (it has its own --json).

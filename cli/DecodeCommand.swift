@@ -1,6 +1,5 @@
 import Arguments
 import Beacons
-import LoyaltyAPI
 import LoyaltyClient
 
 private let hciEvents = Flag("hci", help: "Each HEX is an HCI event (H4 framing optional), not advertising data.")
@@ -36,18 +35,9 @@ private func runDecode(_ arguments: ParsedArguments) throws {
         // Which of many arguments: its position and its first characters, escaped.
         func fail(_ message: String) {
             failures += 1
-            let input = text.count > 24 ? text.prefix(24) + "..." : Substring(text)
-            var quoted = JSONLineBuffer(capacity: 64)
-            quoted.string(String(input))
-            printError(
-                "error: argument \(index + 1) of \(words.count) (\(String(decoding: quoted.bytes, as: UTF8.self))): \(message)")
-            if arguments.flag(json) {
-                printOut(
-                    JSONValue.object([
-                        ("kind", .string("error")), ("argument", .int(index + 1)), ("input", .string(String(input))),
-                        ("error", .string(message)),
-                    ]).text)
-            }
+            let failure = BeaconJSONLines.decodeFailure(text, argument: index + 1, of: words.count, message)
+            printError(failure.error)
+            if arguments.flag(json) { printOut(failure.line) }
         }
         guard let bytes = [UInt8](pastedHex: text) else {
             fail("not hex: use pairs of 0-9a-f digits")

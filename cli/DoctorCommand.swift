@@ -38,15 +38,7 @@ private func runDoctor(_ arguments: ParsedArguments) throws {
             ("checks", .array(checks)),
         ])
     } else {
-        let width = diagnosis.checks.map(\.name.count).max() ?? 0
-        for check in diagnosis.checks {
-            printOut("\(check.status.rawValue.padding(7)) \(check.name.padding(width))  \(check.detail)")
-            if let remedy = check.remedy { printOut("        \(String(repeating: " ", count: width))  -> \(remedy)") }
-        }
-        printOut(
-            diagnosis.isMonitoringAvailable
-                ? "Beacon monitoring and ranging are available."
-                : "Beacon monitoring and ranging are not available here; `loyalty scan --replay FILE` still works.")
+        diagnosis.reportLines.forEach(printOut)
     }
     if !diagnosis.isMonitoringAvailable {
         throw SilentExit(code: ExitCode.unavailable)

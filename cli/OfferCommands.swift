@@ -16,16 +16,7 @@ let offersCommand = Command(
         let cache = try context.openCache()
         try warnIfCatalogPartial(cache, json: context.json)
         if context.json {
-            var out = ""
-            try cache.forEachOfferJSON(retailerName: context.arguments.value(retailerName)) { line in
-                out += line
-                out += "\n"
-                if out.utf8.count > 1 << 16 {
-                    printOut(out)
-                    out = ""
-                }
-            }
-            return out.isEmpty ? () : printOut(out)
+            return try cache.forEachOfferJSONChunk(retailerName: context.arguments.value(retailerName)) { printOut($0) }
         }
         let retailer = try context.arguments.value(retailerName)
         let offers = try cache.offers(retailerName: retailer)
@@ -38,20 +29,7 @@ let offersCommand = Command(
         }
         // Server time, as the scan judges windows.
         let now = Date().addingTimeInterval(try cache.serverTimeOffset)
-        printTable(
-            ["RETAILER", "BEACON", "TITLE", "UNTIL", "SEEN", "ID"],
-            offers.map { resolved in
-                let offer = resolved.offer
-                let until =
-                    if let starts = offer.startsAt, now < starts { "starts \(timestamp(starts))" }
-                    else if let ends = offer.endsAt, ends <= now { "ended \(timestamp(ends))" }
-                    else { timestamp(offer.endsAt) }
-                return [
-                    resolved.retailer.name, "\(resolved.offer.major):\(resolved.offer.minor)", resolved.offer.title,
-                    until, seen[resolved.offer.id] == nil ? "no" : "yes",
-                    resolved.offer.id.uuidString.lowercased(),
-                ]
-            })
+        printOut(ClientText.cachedOffers(offers, seen: seen, now: now))
     })
 
 /// `redeem` and `history` draw the code as a QR code beside the text on a terminal, or with --qr.
@@ -76,40 +54,11 @@ let historyCommand = Command(
         """,
     options: [qrFlag] + ClientOptions.all,
     run: clientCommand { context in
-        let cache = try context.openCache()
-        let title = { (id: UUID) throws(ClientError) -> (String, String) in
-            let offer = try cache.offer(id: id)
-            return (offer?.offer.title ?? "(no longer in the catalog)", offer?.retailer.name ?? "-")
-        }
-        var rows: [[String]] = []
-        for (id, seenAt) in try cache.seen().sorted(by: { $0.value < $1.value }) {
-            let (name, retailer) = try title(id)
-            if context.json {
-                printOut(ClientJSONLines.seen(id, retailer: retailer, title: name, at: seenAt))
-            }
-            rows.append([timestamp(seenAt), "seen", retailer, name, ""])
-        }
-        var open: (code: String, title: String)?
-        for record in try cache.redemptions().reversed() {
-            let (name, retailer) = try title(record.offerID)
-            if context.json { printOut(ClientJSONLines.redemption(record, retailer: retailer, title: name)) }
-            rows.append([
-                timestamp(record.redemption?.redeemedAt ?? record.requestedAt),
-                record.redemption == nil ? "redeem pending" : "redeemed", retailer, name,
-                record.redemption?.code ?? "retry `loyalty redeem \(record.offerID.uuidString.lowercased())`",
-            ])
-            if let redemption = record.redemption {
-                if let acceptedAt = redemption.acceptedAt {
-                    rows.append([timestamp(acceptedAt), "used at the till", retailer, name, redemption.code])
-                } else {
-                    open = (redemption.code, name)
-                }
-            }
-        }
-        guard !context.json else { return }
-        if rows.isEmpty { return printOut("nothing seen or redeemed yet") }
-        printTable(["WHEN", "WHAT", "RETAILER", "OFFER", "CODE"], rows.sorted { $0[0] < $1[0] })
-        if let open {
+        let history = try ShopperHistory(try context.openCache())
+        if context.json { return history.jsonLines.forEach(printOut) }
+        if history.rows.isEmpty { return printOut("nothing seen or redeemed yet") }
+        printOut(history.table)
+        if let open = history.open {
             printOut("")
             printCode(open.code, beside: ["show code \(open.code) at the till", "for \"\(open.title)\""], context)
         }

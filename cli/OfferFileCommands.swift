@@ -25,10 +25,7 @@ let retailerOffersImport = Command(
         switch try context.api.importOffers(csv: bytes, try context.retailerCredential()) {
         case .success(let result):
             if context.json {
-                return printJSONLine([
-                    ("event", .string("offers_imported")), ("created", .int(result.created)),
-                    ("updated", .int(result.updated)), ("unchanged", .int(result.unchanged)),
-                ])
+                return printOut(ClientJSONLines.offersImported(result))
             }
             printOut("imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged")
         case .failure(let failure):

@@ -43,11 +43,7 @@ private let retailerRegister = Command(
             context.api, registration,
             operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
         if context.json {
-            return printJSONLine([
-                ("event", .string("retailer_registered")),
-                ("id", .string(credentials.id.uuidString.lowercased())),
-                ("name", .string(credentials.name)), ("uuid", .string(credentials.uuid.uuidString)),
-            ])
+            return printOut(ClientJSONLines.retailerRegistered(credentials))
         }
         printOut(
             """
@@ -167,15 +163,7 @@ private let retailerOffers = Command(
         if offers.isEmpty {
             return printOut("no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`")
         }
-        printTable(
-            ["BEACON", "TITLE", "FROM", "UNTIL", "LIMITS"],
-            offers.map { offer in
-                [
-                    "\(offer.major):\(offer.minor)", offer.title, timestamp(offer.startsAt),
-                    timestamp(offer.endsAt),
-                    "\(offer.perShopperLimit)/shopper" + (offer.totalLimit.map { ", \($0) total" } ?? ""),
-                ]
-            })
+        printOut(ClientText.retailerOffers(offers))
     })
 
 private let retailerStore = Command(
@@ -262,11 +250,7 @@ private let retailerStoreList = Command(
                 "no stores yet: `loyalty retailer store set STORE_ID --name N --lat LAT --lon LON --radius-m R`"
             )
         }
-        printTable(
-            ["STORE", "NAME", "LATITUDE", "LONGITUDE", "RADIUS"],
-            stores.map {
-                [$0.storeID, $0.name, String($0.latitude), String($0.longitude), "\($0.radiusMetres) m"]
-            })
+        printOut(ClientText.stores(stores))
     })
 
 private let retailerRotateKey = Command(

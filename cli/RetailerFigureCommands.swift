@@ -21,50 +21,11 @@ let retailerStats = Command(
         let health = try days.map { days throws(ClientError) in try context.api.beaconHealth(quietDays: days, credential) }
         if context.json {
             statistics.forEach { printOut(ClientJSONLines.statistics($0)) }
-            for day in figures?.total ?? [] { printJSONLine([("event", .string("day"))] + dayFields(day)) }
-            for beacon in health?.beacons ?? [] {
-                printJSONLine([
-                    ("event", .string("beacon")), ("major", .int(Int(beacon.major))), ("minor", .int(Int(beacon.minor))),
-                    ("last_heard_at", ClientJSONLines.timestamp(beacon.lastHeardAt)), ("check_battery", .bool(beacon.checkBattery)),
-                ])
-            }
+            figures?.total.forEach { printOut(ClientJSONLines.day($0)) }
+            health?.beacons.forEach { printOut(ClientJSONLines.beacon($0)) }
             return
         }
-        printTable(
-            ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "ACCEPTED", "REMAINING"],
-            statistics.map { entry in
-                [
-                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy),
-                    String(entry.redemptions), String(entry.accepted),
-                    entry.remaining.map(String.init) ?? "unlimited",
-                ]
-            })
-        if let figures {
-            printOut("\nall offers, the last \(figures.days) days (UTC):")
-            printTable(
-                ["DAY", "SHOWN", "SHOPPERS", "REDEEMED", "ACCEPTED", "CONVERSION"],
-                figures.total.map { day in
-                    [
-                        day.date, String(day.shown), String(day.uniqueShoppers), String(day.redeemed),
-                        String(day.accepted), day.conversion.map { String(format: "%.0f%%", $0 * 100) } ?? "-",
-                    ]
-                })
-        }
-        if let health {
-            let quiet = health.beacons.filter(\.checkBattery)
-            printOut("\n\(quiet.count) of \(health.beacons.count) beacons unheard for \(health.quietDays) days")
-            if !quiet.isEmpty {
-                printTable(
-                    ["BEACON", "TITLE", "LAST HEARD", "CHECK"],
-                    quiet.map { ["\($0.major):\($0.minor)", $0.title, timestamp($0.lastHeardAt), "check its battery"] })
-            }
-        }
+        printOut(ClientText.statistics(statistics))
+        if let figures { printOut(ClientText.figures(figures)) }
+        if let health { printOut(ClientText.beaconHealth(health)) }
     })
-
-private func dayFields(_ day: DayFigures) -> [(String, JSONValue)] {
-    [
-        ("date", .string(day.date)), ("shown", .int(day.shown)), ("unique_shoppers", .int(day.uniqueShoppers)),
-        ("redeemed", .int(day.redeemed)), ("accepted", .int(day.accepted)),
-        ("conversion", day.conversion.map { .double($0) } ?? .null),
-    ]
-}

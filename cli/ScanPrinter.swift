@@ -36,13 +36,7 @@ final class ScanPrinter: ScanOutput {
 
     func report(_ event: RegionEvent) {
         if json { return printOut(lines.line(event)) }
-        let verb =
-            switch event.kind {
-            case .enter: "entered"
-            case .exit: "left"
-            case .state(let state): state.rawValue
-            }
-        redrawTable(after: eventLine(at: event.time, "\(verb) beacon region \(event.region)"))
+        redrawTable(after: eventLine(at: event.time, ClientText.regionEvent(event)))
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
@@ -82,21 +76,13 @@ final class ScanPrinter: ScanOutput {
     }
 
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
-        let consequence =
-            switch syncing {
-            case .offers: "offers come from the cache, seen offers wait in the outbox"
-            case .area: "stores come from the cache"
-            }
-        printWarning("warning: \(error.description); \(consequence)", above: table)
+        printWarning(ClientText.syncFailed(error, syncing: syncing), above: table)
     }
 
     /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
         if json { return printOut(lines.line(statistics)) }
-        printError(
-            "\(live ? "heard" : "replayed") \(statistics.records) \(live ? "events" : "records"): "
-                + "\(statistics.advertisingReports) advertising reports, "
-                + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped")
+        printError(ClientText.summary(statistics, live: live))
     }
 
     func positionsEnded(_ end: PositionsEnd) {
@@ -112,8 +98,7 @@ final class ScanPrinter: ScanOutput {
 
     func summary(_ statistics: NMEAStream.Statistics) {
         if json { return printOut(lines.line(statistics)) }
-        printError(
-            "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped")
+        printError(ClientText.summary(statistics))
     }
 
     /// d dismisses the offer on screen, r redeems it, q ends the scan.
@@ -153,21 +138,7 @@ final class ScanPrinter: ScanOutput {
 
     /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good.
     private func redrawTable(after line: String? = nil) {
-        table?.draw(lastSnapshot.map(tableText) ?? "", after: line)
-    }
-
-    private func tableText(_ snapshot: RangingSnapshot) -> String {
-        var screen = "BEACON".padding(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
-        for beacon in snapshot.beacons {
-            let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
-            let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
-            let age = String(format1: snapshot.time - beacon.lastSeen) + " s ago"
-            screen += beacon.identity.description.padding(46) + beacon.proximity.rawValue.padding(11)
-                + distance.padding(10) + rssi.padding(6) + age + "\n"
-        }
-        if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
-        if let offerNotice { screen += "\n\(offerNotice)\n" }
-        return screen
+        table?.draw(lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? "", after: line)
     }
 }
 

@@ -45,17 +45,7 @@ let syncCommand = Command(
         let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
         progress.finish()
         if context.json { return printOut(ClientJSONLines.synced(report)) }
-        let catalog =
-            if !report.catalogChanged {
-                "catalog unchanged"
-            } else if report.fullCatalog {
-                "full catalog of \(report.offersReceived) offers"
-            } else {
-                "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
-            }
-        printOut(
-            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
-        )
+        printOut(ClientText.synced(report))
     })
 
 /// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
@@ -82,14 +72,7 @@ final class SyncProgressLine {
 
     func show(_ progress: SyncProgress) {
         guard enabled else { return }
-        let text =
-            switch progress {
-            case .pushingSeen(let sent): "sending seen offers: \(sent)"
-            case .fetchingCatalog: "fetching the catalog..."
-            case .storingOffers(let stored): "storing offers: \(stored)"
-            case .pullingSeen: "fetching the account's seen offers..."
-            }
-        printError("\r\u{1B}[K" + text, newline: false)
+        printError("\r\u{1B}[K" + ClientText.progress(progress), newline: false)
         shown = true
     }
 

@@ -40,26 +40,10 @@ private func runTill(_ context: ClientContext, accept: Bool) throws {
         throw CommandFailure("the code \(error.message)", exitCode: ExitCode.dataError)
     }
     let answer = try context.api.till(code, accept: accept, .till(key))
-    if context.json { return printJSONLine(tillCodeFields(answer, accepted: accept)) }
-    let offer = "\"\(answer.title)\" (\(answer.major):\(answer.minor)), redeemed \(timestamp(answer.redeemedAt))"
-    switch (accept, answer.status) {
-    case (true, _): printOut("accepted \(answer.code): \(offer)")
-    case (false, .valid): printOut("\(answer.code) is valid: \(offer)")
-    case (false, .accepted):
-        // Checking a used code is a refusal too: the cashier must not hand the offer over again.
-        throw CommandFailure(
-            "\(answer.code) was used at \(timestamp(answer.acceptedAt)) at the till \"\(answer.acceptedTill ?? "")\": \(offer)")
-    }
-}
-
-private func tillCodeFields(_ code: TillCode, accepted: Bool) -> [(String, JSONValue)] {
-    [
-        ("event", .string(accepted ? "code_accepted" : "code_checked")), ("code", .string(code.code)),
-        ("status", .string(code.status.rawValue)), ("offer_id", .string(code.offerID.uuidString.lowercased())),
-        ("major", .int(Int(code.major))), ("minor", .int(Int(code.minor))), ("title", .string(code.title)),
-        ("redeemed_at", ClientJSONLines.timestamp(code.redeemedAt)), ("accepted_at", ClientJSONLines.timestamp(code.acceptedAt)),
-        ("accepted_till", code.acceptedTill.map { .string($0) } ?? .null),
-    ]
+    if context.json { return printOut(ClientJSONLines.tillCode(answer, accepted: accept)) }
+    let (line, refused) = ClientText.till(answer, accepted: accept)
+    if refused { throw CommandFailure(line) }
+    printOut(line)
 }
 
 /// `loyalty retailer till-key create|list|revoke`.
@@ -79,10 +63,7 @@ private let tillKeyCreate = Command(
         }
         let key = try context.api.createTillKey(name: name, try context.retailerCredential())
         if context.json {
-            return printJSONLine([
-                ("event", .string("till_key_created")), ("id", .string(key.id.uuidString.lowercased())),
-                ("name", .string(key.name)), ("till_key", .string(key.tillKey)),
-            ])
+            return printOut(ClientJSONLines.tillKeyCreated(key))
         }
         printOut(
             """
@@ -97,17 +78,10 @@ private let tillKeyList = Command(
     run: clientCommand { context in
         let keys = try context.api.tillKeys(try context.retailerCredential()).tillKeys
         if context.json {
-            return keys.forEach { key in
-                printJSONLine([
-                    ("id", .string(key.id.uuidString.lowercased())), ("name", .string(key.name)),
-                    ("created_at", ClientJSONLines.timestamp(key.createdAt)), ("revoked_at", ClientJSONLines.timestamp(key.revokedAt)),
-                ])
-            }
+            return keys.forEach { printOut(ClientJSONLines.tillKey($0)) }
         }
         if keys.isEmpty { return printOut("no till keys yet: `loyalty retailer till-key create --name NAME`") }
-        printTable(
-            ["ID", "NAME", "CREATED", "REVOKED"],
-            keys.map { [$0.id.uuidString.lowercased(), $0.name, timestamp($0.createdAt), timestamp($0.revokedAt)] })
+        printOut(ClientText.tillKeys(keys))
     })
 
 private let tillKeyRevoke = Command(

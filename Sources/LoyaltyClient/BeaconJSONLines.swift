@@ -9,6 +9,21 @@ public enum BeaconJSONLines {
         return frames.isEmpty ? [JSONValue.object([("kind", .string("none"))]).text] : frames
     }
 
+    /// A malformed argument of `decode`, named by its position among `count` and its first characters:
+    /// the error for standard error and, for --json, the line in its place.
+    public static func decodeFailure(_ text: String, argument index: Int, of count: Int, _ message: String)
+        -> (error: String, line: String)
+    {
+        let input = text.count > 24 ? text.prefix(24) + "..." : Substring(text)
+        var quoted = JSONLineBuffer(capacity: 64)
+        quoted.string(String(input))
+        let line = JSONValue.object([
+            ("kind", .string("error")), ("argument", .int(index)), ("input", .string(String(input))),
+            ("error", .string(message)),
+        ]).text
+        return ("error: argument \(index) of \(count) (\(String(decoding: quoted.bytes, as: UTF8.self))): \(message)", line)
+    }
+
     /// One line per beacon frame of each report in an HCI event (H4 framing optional), with the report's
     /// address and RSSI; `{"kind":"none",...}` for a report without one. Nothing for a malformed event.
     public static func decoded(event bytes: [UInt8]) throws(MalformedPacket) -> [String] {

@@ -24,4 +24,21 @@ extension OfferCache {
             }
         }
     }
+
+    /// `forEachOfferJSON`'s lines, each ending in a newline, gathered into chunks of a little over
+    /// `chunkBytes`: far fewer writes than one per line, and the memory for one chunk only.
+    public func forEachOfferJSONChunk(
+        retailerName: String? = nil, chunkBytes: Int = 1 << 16, _ body: (String) -> Void
+    ) throws(ClientError) {
+        var chunk = ""
+        try forEachOfferJSON(retailerName: retailerName) { line in
+            chunk += line
+            chunk += "\n"
+            if chunk.utf8.count > chunkBytes {
+                body(chunk)
+                chunk = ""
+            }
+        }
+        if !chunk.isEmpty { body(chunk) }
+    }
 }

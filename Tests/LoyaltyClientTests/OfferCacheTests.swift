@@ -89,6 +89,17 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         var filtered = 0
         try cache.forEachOfferJSON(retailerName: "nobody") { _ in filtered += 1 }
         #expect(filtered == 0)
+        // Chunks hold whole lines: tiny chunks are one line each, large ones all lines at once.
+        var one: [String] = []
+        try cache.forEachOfferJSON { one.append($0 + "\n") }
+        var tiny: [String] = []
+        try cache.forEachOfferJSONChunk(chunkBytes: 1) { tiny.append($0) }
+        #expect(tiny == one)
+        var whole: [String] = []
+        try cache.forEachOfferJSONChunk { whole.append($0) }
+        #expect(whole == [one.joined()])
+        try cache.forEachOfferJSONChunk(retailerName: "nobody") { _ in filtered += 1 }
+        #expect(filtered == 0)
     }
 
     @Test func shownOffersGoToSeenAndOutboxUntilAcknowledged() throws {
