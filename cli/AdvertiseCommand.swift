@@ -3,6 +3,7 @@ import BeaconRadio
 import Beacons
 import Foundation
 import LoyaltyAPI
+import LoyaltyClient
 
 #if canImport(Glibc)
     import Glibc
@@ -67,13 +68,12 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
     let advertisement = try parseAdvertisement(arguments)
     let adapter = try arguments.value(Advertise.adapter)
     let transport = try hciTransport(arguments, adapter: Advertise.adapter)
-    if let adapter, !adapter.hasPrefix("hci") || adapter.count == 3 || !adapter.dropFirst(3).allSatisfy(\.isWholeNumber)
-    {
+    if let adapter, !HCICommand.isAdapterName(adapter) {
         throw arguments.usageError("--adapter takes an adapter name like hci0, got '\(adapter)'")
     }
     var duration: Double? = nil
     if let text = try arguments.value(Advertise.duration) {
-        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+        guard let seconds = positiveSeconds(text) else {
             throw arguments.usageError("--duration must be a number of seconds greater than 0, got '\(text)'")
         }
         duration = seconds
@@ -125,15 +125,12 @@ private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAd
 }
 
 private func printCommand(_ command: HCICommand, json: Bool) {
-    let opcode = "0x" + [UInt8(command.opcode >> 8), UInt8(command.opcode & 0xFF)].hexText()
-    let name = command.name ?? "HCI command"
     if json {
-        printJSONLine([
-            ("command", .string(name)), ("opcode", .string(opcode)),
-            ("packet", .string(command.packet.hexText())),
-        ])
+        printOut(
+            ClientJSONLines.hciCommand(
+                name: command.name ?? "HCI command", opcode: command.opcodeText, packet: command.packet.hexText()))
     } else {
-        printOut("\(opcode) \(name)\n  \(command.packet.hexText(separator: " "))")
+        printOut(command.dryRunText)
     }
 }
 
@@ -141,25 +138,19 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCIT
 {
     let advertiser = try BeaconAdvertiser(transport: transport, advertisement: advertisement)
     Interruption.cancels(advertiser.cancel)
-    let identity = advertisement.frame.identity
     let mode = advertiser.commands.usesExtendedAdvertising ? "extended" : "legacy"
+    let frame = advertisement.frame
+    let interval = advertisement.intervalMilliseconds
     if json {
-        printJSONLine([
-            ("event", .string("advertising")), ("adapter", .string(advertiser.adapter)),
-            ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
-            ("minor", .int(Int(identity.minor))), ("measured_power", .int(Int(advertisement.frame.measuredPower))),
-            ("interval_ms", .double(advertisement.intervalMilliseconds)), ("commands", .string(mode)),
-        ])
+        printOut(ClientJSONLines.advertising(frame, intervalMilliseconds: interval, adapter: advertiser.adapter, mode: mode))
     } else {
-        let until = duration.map { "for \(String(format1: $0)) s" } ?? "until Ctrl-C"
         printOut(
-            "advertising \(identity) at \(advertisement.frame.measuredPower) dBm every "
-                + "\(String(format1: advertisement.intervalMilliseconds)) ms on \(advertiser.adapter) "
-                + "(\(mode) commands) \(until)")
+            ClientText.advertising(
+                frame, intervalMilliseconds: interval, adapter: advertiser.adapter, mode: mode, duration: duration))
     }
     try advertiser.run(duration: duration)
     if json {
-        printJSONLine([("event", .string("stopped")), ("adapter", .string(advertiser.adapter))])
+        printOut(ClientJSONLines.advertisingStopped(adapter: advertiser.adapter))
     } else {
         printOut("stopped advertising on \(advertiser.adapter)")
     }

@@ -1,6 +1,7 @@
 import Arguments
 import Beacons
 import LoyaltyAPI
+import LoyaltyClient
 
 let beaconCommand = Command(
     name: "beacon",
@@ -56,13 +57,9 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     let noise = try arguments.value(Simulate.noise) ?? 4
     let seed = try arguments.value(Simulate.seed) ?? 1
 
-    var beacons: [BeaconWalk.Beacon] = []
-    for (index, spec) in specs.enumerated() {
-        guard let beacon = BeaconWalk.Beacon(parsing: spec, measuredPower: power, index: index) else {
-            throw arguments.usageError(
-                "'\(spec)' is not a walk: use UUID:MAJOR:MINOR@SECONDS=METRES,... with times increasing and distances > 0")
-        }
-        beacons.append(beacon)
+    let beacons: [BeaconWalk.Beacon]
+    do { beacons = try BeaconWalk.beacons(parsing: specs, measuredPower: power) } catch {
+        throw arguments.usageError(error.description)
     }
     let walk = BeaconWalk(beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed)
     let format: AdvertisingReportFormat = arguments.flag(Simulate.extended) ? .extended : .legacy
@@ -76,10 +73,8 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
         throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
     }
     if arguments.flag(Simulate.json) {
-        printJSONLine([
-            ("file", .string(file)), ("beacons", .int(beacons.count)), ("seconds", .double(walk.duration)),
-        ])
+        printOut(ClientJSONLines.walkWritten(file, beacons: beacons.count, seconds: walk.duration))
     } else {
-        printOut("wrote \(file): \(beacons.count) beacon(s) over \(String(format1: walk.duration)) s")
+        printOut(ClientText.walkWritten(file, beacons: beacons.count, seconds: walk.duration))
     }
 }

@@ -132,8 +132,7 @@ private let retailerOfferSet = Command(
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.offer(offer)) }
-        printOut(
-            "offer at \(major):\(minor) set: \"\(offer.title)\" (id \(offer.id.uuidString.lowercased()))")
+        printOut(ClientText.offerSet(offer))
     })
 
 private let retailerOfferRemove = Command(
@@ -144,12 +143,7 @@ private let retailerOfferRemove = Command(
     run: clientCommand { context in
         let (major, minor) = try BeaconNumbers.read(context)
         try context.api.deleteOffer(major: major, minor: minor, try context.retailerCredential())
-        if context.json {
-            return printJSONLine([
-                ("event", .string("offer_removed")), ("major", .int(Int(major))),
-                ("minor", .int(Int(minor))),
-            ])
-        }
+        if context.json { return printOut(ClientJSONLines.offerRemoved(major: major, minor: minor)) }
         printOut("offer at \(major):\(minor) removed")
     })
 
@@ -222,9 +216,7 @@ private let retailerStoreSet = Command(
         }
         let store = try context.api.putStore(id, draft, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.store(store)) }
-        printOut(
-            "store \(store.storeID) set: \(store.name) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
-        )
+        printOut(ClientText.storeSet(store))
     })
 
 private let retailerStoreRemove = Command(
@@ -233,9 +225,7 @@ private let retailerStoreRemove = Command(
     run: clientCommand { context in
         let id = try storeID(context)
         try context.api.deleteStore(id, try context.retailerCredential())
-        if context.json {
-            return printJSONLine([("event", .string("store_removed")), ("store_id", .string(id))])
-        }
+        if context.json { return printOut(ClientJSONLines.storeRemoved(id)) }
         printOut("store \(id) removed")
     })
 
@@ -259,9 +249,5 @@ private let retailerRotateKey = Command(
     run: clientCommand { context in
         let (key, saved) = try context.home.rotateRetailerKey(context.api, environment: context.environment)
         if context.json { return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(saved))]) }
-        // A key from LOYALTY_RETAILER_KEY is not saved: the only place to put the new one is the screen.
-        printOut(
-            saved
-                ? "API key rotated; the new key is saved in \(context.home.configFile.path)"
-                : "API key rotated; new key (shown once): \(key)")
+        printOut(ClientText.keyRotated(key, savedIn: saved ? context.home.configFile.path : nil))
     })

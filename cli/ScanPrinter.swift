@@ -50,12 +50,7 @@ final class ScanPrinter: ScanOutput {
             }
             return
         }
-        if let current = offers.current {
-            let offer = current.offer
-            offerNotice =
-                "OFFER from \(TerminalText.escaped(offer.retailer.name)): \(TerminalText.escaped(offer.offer.title))"
-                + "    [d] dismiss  [r] redeem"
-        }
+        if let current = offers.current { offerNotice = ClientText.offerNotice(current.offer) }
         lastSnapshot = snapshot
         redrawTable()
     }
@@ -69,9 +64,7 @@ final class ScanPrinter: ScanOutput {
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
         if json { return printOut(lines.line(event, store: resolved)) }
-        let verb = event.kind == .enter ? "entered" : "left"
-        let line = eventLine(
-            at: event.time, TerminalText.escaped("\(verb) \(resolved.store.name) (\(resolved.retailer.name))"))
+        let line = eventLine(at: event.time, ClientText.storeEvent(entered: event.kind == .enter, resolved))
         if let table { table.printAbove(line) } else { printOut(line) }
     }
 

@@ -50,16 +50,10 @@ let syncCommand = Command(
 
 /// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
 private func catalogArea(_ arguments: ParsedArguments) throws -> CatalogArea? {
-    guard let near = try arguments.value(Sync.near) else {
-        if arguments.isGiven(Sync.radius) { throw arguments.usageError("--radius-km needs --near LAT,LON") }
-        return nil
-    }
-    let radius = try arguments.value(Sync.radius)
-    do throws(ValidationError) {
-        return try CatalogArea(near: near, radiusKilometres: radius)
-    } catch {
-        let option = error.field == "near" ? "--near" : "--radius-km"
-        throw arguments.usageError("\(option) \(error.message)")
+    do {
+        return try CatalogArea.fromOptions(near: arguments.value(Sync.near), radiusKilometres: arguments.value(Sync.radius))
+    } catch let error as CatalogArea.InputError {
+        throw arguments.usageError(error.description)
     }
 }
 

@@ -65,11 +65,7 @@ private let tillKeyCreate = Command(
         if context.json {
             return printOut(ClientJSONLines.tillKeyCreated(key))
         }
-        printOut(
-            """
-            till key for \(key.name) (id \(key.id.uuidString.lowercased())), shown only now:
-            \(key.tillKey)
-            """)
+        printOut(ClientText.tillKeyCreated(key))
     })
 
 private let tillKeyList = Command(
@@ -93,7 +89,7 @@ private let tillKeyRevoke = Command(
         }
         try context.api.revokeTillKey(id, try context.retailerCredential())
         if context.json {
-            return printJSONLine([("event", .string("till_key_revoked")), ("id", .string(id.uuidString.lowercased()))])
+            return printOut(ClientJSONLines.tillKeyRevoked(id))
         }
         printOut("till key \(id.uuidString.lowercased()) revoked")
     })

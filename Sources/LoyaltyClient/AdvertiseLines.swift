@@ -1,0 +1,40 @@
+import Beacons
+import LoyaltyAPI
+
+extension ClientText {
+    /// `beacon advertise`'s first line: the beacon, its power and interval, the adapter, the kind of HCI
+    /// commands (`mode`: legacy or extended), and how long it advertises.
+    public static func advertising(
+        _ frame: BeaconFrame, intervalMilliseconds: Double, adapter: String, mode: String, duration: Double?
+    ) -> String {
+        let until = duration.map { "for \(String(format1: $0)) s" } ?? "until Ctrl-C"
+        return "advertising \(frame.identity) at \(frame.measuredPower) dBm every "
+            + "\(String(format1: intervalMilliseconds)) ms on \(adapter) "
+            + "(\(mode) commands) \(until)"
+    }
+}
+
+extension ClientJSONLines {
+    /// `beacon advertise --json`'s first line.
+    public static func advertising(_ frame: BeaconFrame, intervalMilliseconds: Double, adapter: String, mode: String)
+        -> String
+    {
+        let identity = frame.identity
+        return object([
+            ("event", .string("advertising")), ("adapter", .string(adapter)),
+            ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
+            ("minor", .int(Int(identity.minor))), ("measured_power", .int(Int(frame.measuredPower))),
+            ("interval_ms", .double(intervalMilliseconds)), ("commands", .string(mode)),
+        ])
+    }
+
+    /// `beacon advertise --json`'s last line.
+    public static func advertisingStopped(adapter: String) -> String {
+        object([("event", .string("stopped")), ("adapter", .string(adapter))])
+    }
+
+    /// `beacon advertise --dry-run --json`, one line per HCI command.
+    public static func hciCommand(name: String, opcode: String, packet: String) -> String {
+        object([("command", .string(name)), ("opcode", .string(opcode)), ("packet", .string(packet))])
+    }
+}
