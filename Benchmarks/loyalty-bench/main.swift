@@ -87,7 +87,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, figures[0] + figures[1], figures[2] / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer (default: all).
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio (default: all).
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -106,5 +106,6 @@ if let million, wants("client") { try benchClient(replaying: million.url, report
 if wants("geo") { try geoBench() }
 if wants("json") { try benchJSON() }
 if wants("retailer") { try benchRetailer() }
+if wants("radio") { try benchRadio() }
 
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")
