@@ -8,11 +8,11 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/r
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mkdir -p /dev/pts /root && mount -t devpts devpts /dev/pts
 ip link set lo up
-# The results share, at the same path as on the host (after /tmp, which may hold it).
+# /tmp stays the host's (under the overlay): the repository may be there.
+# The results share, at the same path as on the host.
 mkdir -p "$results"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results "$results"
 modprobe virtio_console

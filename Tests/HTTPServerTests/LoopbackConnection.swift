@@ -96,9 +96,14 @@ struct LoopbackConnection: ~Copyable {
     }
 
     /// True when the server has closed its side (recv returns 0 rather than timing out).
+    /// Whether the server closes the connection, after whatever answer (a 413) it wrote before closing.
     func isClosedByServer() -> Bool {
-        var byte: UInt8 = 0
-        return recv(socket, &byte, 1, 0) == 0
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+        }
     }
 
     private static func parse(_ bytes: [UInt8]) throws -> Response? {

@@ -63,7 +63,9 @@ struct ConsoleLogin {
         let login = try ConsoleLogin(server, apiKey: matey.apiKey)
         let other = try ConsoleLogin(server, apiKey: matey.apiKey)
         let draft = OfferDraft(title: "Sushi")
-        for csrf in [nil, "forged", String(login.csrf.dropLast()) + "A", other.csrf] {
+        // One character changed (the last of a 32-byte digest in base64url carries 4 bits: "A" and "E" both fit).
+        let tampered = String(login.csrf.dropLast()) + (login.csrf.hasSuffix("A") ? "E" : "A")
+        for csrf in [nil, "forged", tampered, other.csrf] {
             let reply = try server.request(
                 "PUT", "/v1/retailer/offers/1/1", json: draft, headers: login.headers(csrf: csrf))
             #expect(reply.status == 403 && reply.errorField == "X-CSRF-Token", "\(String(describing: csrf)): \(reply.text)")
