@@ -4,8 +4,8 @@
 C0 is the guest's controller: H4 on a unix socket that QEMU connects to a virtio console, attached
 in the guest as hci0 by btattach. C1 is the peer in the room: it advertises iBeacons (legacy
 ADV_NONCONN_IND or extended ADV_EXT_IND, several at once, switchable) and records every advertising
-PDU it hears. Both are corrected where Bumble 0.0.236's controller is not faithful (see
-../shared/LIVE-RADIO.md): ADV_NONCONN_IND is sent and received, each advertisement is reported once
+PDU it hears. Both are corrected where Bumble 0.0.236's controller is not faithful:
+ADV_NONCONN_IND is sent and received, each advertisement is reported once
 with its real PDU type and the peer's RSSI, legacy scans get legacy reports, the duplicate filter
 and the event masks apply, the legacy interval is in 0.625 ms units, Reset resets, extended scan
 parameters are refused while scanning as legacy ones are, and a controller

@@ -31,7 +31,7 @@ public struct GuestCommandResult: Sendable {
 }
 
 /// A Linux guest with the kernel's Bluetooth stack, for testing the live radio on a machine whose own
-/// kernel has none (../shared/LIVE-RADIO.md has the measurements behind each choice).
+/// kernel has none (the README's live radio section says how it is built and why).
 ///
 /// The Debian kernel boots under QEMU in software emulation (this machine's KVM cannot run stock
 /// kernels) straight from its PVH entry point. The guest sees the host's `/` read-only over 9p under a
