@@ -42,7 +42,9 @@ let advertiseCommand = Command(
         advertising (ADV_NONCONN_IND) on channels 37, 38 and 39. Advertising stops, and is disabled on the
         controller, at Ctrl-C, SIGTERM or the end of --duration. Everything is checked before the radio is
         touched. Live advertising needs an adapter and CAP_NET_RAW + CAP_NET_ADMIN (`loyalty doctor`).
-        Some controllers older than Bluetooth 5.0 refuse non-connectable intervals under 100 ms.
+        Some controllers older than Bluetooth 5.0 refuse non-connectable intervals under 100 ms. When
+        bluetoothd manages the adapter, the beacon is registered with its LEAdvertisingManager1 instead
+        (a broadcast advertisement beside other programs'; no capabilities needed) and unregistered at the end.
 
         --dry-run prints the HCI commands instead of sending them, each with its name and its bytes
         (opcode, parameter length, parameters; hex). --write FILE writes them to a BTSnoop capture
@@ -94,22 +96,22 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
     } catch {
         throw arguments.usageError(error.description)
     }
-    if dryRun {
-        for command in commands.start + [commands.disable] { printCommand(command, json: json) }
+    for command in dryRun ? commands.start + [commands.disable] : [] {
+        let name = command.name ?? "HCI command"
+        printOut(
+            json
+                ? ClientJSONLines.hciCommand(name: name, opcode: command.opcodeText, packet: command.packet.hexText())
+                : command.dryRunText)
     }
-    if let file {
-        do {
-            try commands.writeCapture(of: advertisement, duration: duration, to: file, at: SystemBeaconClock().now())
-        } catch {
-            throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
-        }
-        let count = commands.start.count + 1
-        if json {
-            printJSONLine([("file", .string(file)), ("commands", .int(count)), ("advertising_reports", .int(1))])
-        } else {
-            printOut("wrote \(file): \(count) HCI commands and the advertising report a scanner 1 m away receives")
-        }
+    guard let file else { return }
+    do {
+        try commands.writeCapture(of: advertisement, duration: duration, to: file, at: SystemBeaconClock().now())
+    } catch {
+        throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
     }
+    let count = commands.start.count + 1
+    printOut(
+        json ? ClientJSONLines.advertisingWritten(file, commands: count) : ClientText.advertisingWritten(file, commands: count))
 }
 
 /// The beacon from `--uuid`, `--major`, `--minor`, `--measured-power` and `--interval-ms`, or a usage error.
@@ -124,45 +126,23 @@ private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAd
     }
 }
 
-private func printCommand(_ command: HCICommand, json: Bool) {
-    if json {
-        printOut(
-            ClientJSONLines.hciCommand(
-                name: command.name ?? "HCI command", opcode: command.opcodeText, packet: command.packet.hexText()))
-    } else {
-        printOut(command.dryRunText)
-    }
-}
-
-private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCITransport, duration: Double?, json: Bool) throws
-{
-    let advertiser = try BeaconAdvertiser(transport: transport, advertisement: advertisement)
+/// Through bluetoothd when it manages the adapter, else over raw HCI (`openAdvertiser` says why).
+private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCITransport, duration: Double?, json: Bool) throws {
+    let advertiser = try openAdvertiser(transport: transport, advertisement: advertisement)
     Interruption.cancels(advertiser.cancel)
-    let mode = advertiser.commands.usesExtendedAdvertising ? "extended" : "legacy"
-    let frame = advertisement.frame
-    let interval = advertisement.intervalMilliseconds
-    if json {
-        printOut(ClientJSONLines.advertising(frame, intervalMilliseconds: interval, adapter: advertiser.adapter, mode: mode))
-    } else {
-        printOut(
-            ClientText.advertising(
-                frame, intervalMilliseconds: interval, adapter: advertiser.adapter, mode: mode, duration: duration))
-    }
+    let (frame, interval, adapter, mode) = (
+        advertisement.frame, advertisement.intervalMilliseconds, advertiser.adapter, advertiser.commandSet
+    )
+    printOut(
+        json
+            ? ClientJSONLines.advertising(
+                frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, via: advertiser.via)
+            : ClientText.advertising(frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, duration: duration))
     try advertiser.run(duration: duration)
-    if json {
-        printOut(ClientJSONLines.advertisingStopped(adapter: advertiser.adapter))
-    } else {
-        printOut("stopped advertising on \(advertiser.adapter)")
-    }
+    printOut(json ? ClientJSONLines.advertisingStopped(adapter: adapter) : "stopped advertising on \(adapter)")
 }
 
 /// Missing capabilities exit 77, a stream that is not H4 65, every other radio problem 69.
 extension RadioError: CommandError {
-    public var exitCode: Int32 {
-        switch self {
-        case .missingCapabilities: ExitCode.noPermission
-        case .framingLost: ExitCode.dataError
-        default: ExitCode.unavailable
-        }
-    }
+    public var exitCode: Int32 { exitStatus }
 }

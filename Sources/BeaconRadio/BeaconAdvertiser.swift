@@ -31,22 +31,14 @@ public final class BeaconAdvertiser: @unchecked Sendable {
         // Advertising left on (by a crashed run or another program) makes the parameters command fail.
         _ = try? socket.send(commands.disable)
         for command in commands.start { try socket.send(command) }
-        let deadline = duration.map { monotonicMilliseconds() + Int64(($0 * 1000).rounded()) }
         var failure: RadioError?
-        while !wakeup.isSignalled {
-            var timeout: Int32 = -1
-            if let deadline {
-                let remaining = deadline - monotonicMilliseconds()
-                if remaining <= 0 { break }
-                timeout = Int32(clamping: remaining)
-            }
-            do {
+        do {
+            try wakeup.waitOut(duration) { timeout throws(RadioError) in
                 // Events are drained, not used: a socket left unread would fill up and drop them.
                 _ = try socket.readEvent(timeoutMilliseconds: timeout, wakeup: wakeup.readEnd)
-            } catch {
-                failure = error
-                break
             }
+        } catch {
+            failure = error
         }
         do { try socket.send(commands.disable) } catch { failure = failure ?? error }
         if let failure { throw failure }

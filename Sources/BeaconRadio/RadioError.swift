@@ -74,6 +74,10 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     case framingLost(String, indicator: UInt8)
     /// bluetoothd refused or failed a request for the adapter (its D-Bus error).
     case bluez(String, String)
+    /// Advertising through bluetoothd failed: the adapter, the D-Bus error's name and its message.
+    case bluezAdvertising(String, String, String)
+    /// bluetoothd withdrew our advertisement (Release): the adapter went away or bluetoothd is stopping.
+    case advertisementReleased(String)
 
     /// The line that grants the capabilities to the installed binary.
     public static let setcapCommand = "sudo setcap 'cap_net_raw,cap_net_admin+ep' \"$(command -v loyalty)\""
@@ -138,6 +142,26 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "it does not speak H4 (or bytes were lost, e.g. a wrong baud rate)"
         case .bluez(let name, let detail):
             return "bluetoothd could not scan with \(name): \(detail) (`bluetoothctl show` says its state)"
+        case .bluezAdvertising(let name, "org.bluez.Error.NotPermitted", let message):
+            return "bluetoothd has no free advertising instance on \(name) (\(message)): other programs hold them all; "
+                + "end one (`bluetoothctl advertise off` ends bluetoothctl's) and retry"
+        case .bluezAdvertising(_, "org.freedesktop.DBus.Error.AccessDenied", let message):
+            return "the system bus does not let this user reach bluetoothd (\(message)): run as root or as a member of "
+                + "the `bluetooth` group (/etc/dbus-1/system.d/bluetooth.conf)"
+        case .bluezAdvertising(let name, let error, let message):
+            return "bluetoothd could not advertise on \(name): \(error): \(message) (`bluetoothctl show` says its state)"
+        case .advertisementReleased(let name):
+            return "bluetoothd withdrew the advertisement on \(name): the adapter went away, or bluetoothd is stopping"
+        }
+    }
+
+    /// The sysexits(3) status to end with: 77 (EX_NOPERM) for missing capabilities or a bus that refuses
+    /// this user, 65 (EX_DATAERR) for a stream that is not H4, 69 (EX_UNAVAILABLE) for the rest.
+    public var exitStatus: Int32 {
+        switch self {
+        case .missingCapabilities, .bluezAdvertising(_, "org.freedesktop.DBus.Error.AccessDenied", _): 77
+        case .framingLost: 65
+        default: 69
         }
     }
 }

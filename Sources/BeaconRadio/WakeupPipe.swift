@@ -28,4 +28,19 @@ final class WakeupPipe: @unchecked Sendable {
         var polled = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
         return poll(&polled, 1, 0) > 0
     }
+
+    /// Calls `wait` with the milliseconds left (-1: no limit) until signalled or `duration` seconds (nil: no
+    /// limit) have passed; `wait` blocks at most that long, returning early when `readEnd` becomes readable.
+    func waitOut(_ duration: Double?, _ wait: (Int32) throws(RadioError) -> Void) throws(RadioError) {
+        let deadline = duration.map { monotonicMilliseconds() + Int64(($0 * 1000).rounded()) }
+        while !isSignalled {
+            var timeout: Int32 = -1
+            if let deadline {
+                let remaining = deadline - monotonicMilliseconds()
+                if remaining <= 0 { return }
+                timeout = Int32(clamping: remaining)
+            }
+            try wait(timeout)
+        }
+    }
 }

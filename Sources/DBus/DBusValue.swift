@@ -73,15 +73,36 @@ public indirect enum DBusValue: Hashable, Sendable {
     }
 }
 
-/// An argument to send: the few shapes BlueZ's methods take.
+/// An argument to send: the few shapes BlueZ's methods take and the replies an exported object gives.
 public enum DBusArgument: Sendable {
     case string(String)
     case objectPath(String)
-    /// `a{sv}` whose values are strings or booleans (a discovery filter, options).
+    /// `a{sv}`: a discovery filter, options, an object's properties.
     case properties([(String, DBusPropertyValue)])
+    /// `v`: one property (Properties.Get's answer).
+    case variant(DBusPropertyValue)
 }
 
+/// A value inside a variant, with the type it is sent as.
 public enum DBusPropertyValue: Sendable {
     case string(String)
     case bool(Bool)
+    case int16(Int16)
+    case uint32(UInt32)
+    /// `ay`.
+    case bytes([UInt8])
+    /// `a{qv}` of `ay`: ManufacturerData.
+    case bytesByCompany([(UInt16, [UInt8])])
+
+    /// The D-Bus type signature.
+    public var signature: String {
+        switch self {
+        case .string: "s"
+        case .bool: "b"
+        case .int16: "n"
+        case .uint32: "u"
+        case .bytes: "ay"
+        case .bytesByCompany: "a{qv}"
+        }
+    }
 }

@@ -19,17 +19,25 @@ public struct DBusSignal: Sendable {
 
 /// One private connection to the system bus (libdbus). Owns it; confined to one thread at a time.
 public final class SystemBus {
-    private let connection: OpaquePointer
+    let connection: OpaquePointer
 
-    /// Connects to the system bus.
-    public init() throws(DBusFailure) {
+    /// Connects to the system bus, or to the bus at `address` (`unix:path=...`: a private bus in tests).
+    public init(address: String? = nil) throws(DBusFailure) {
         var error = LibDBus.Error()
-        guard let connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error.raw) else {
-            throw error.taken(or: "cannot connect to the system bus")
+        let opened =
+            address.map { dbus_connection_open_private($0, &error.raw) } ?? dbus_bus_get_private(DBUS_BUS_SYSTEM, &error.raw)
+        guard let connection = opened else { throw error.taken(or: "cannot connect to the system bus") }
+        if address != nil, dbus_bus_register(connection, &error.raw) == 0 {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            throw error.taken(or: "cannot register on the bus at \(address ?? "")")
         }
         dbus_connection_set_exit_on_disconnect(connection, 0)
         self.connection = connection
     }
+
+    /// This connection's unique name on the bus (":1.42").
+    public var uniqueName: String { dbus_bus_get_unique_name(connection).map { String(cString: $0) } ?? "" }
 
     deinit {
         dbus_connection_close(connection)
@@ -55,13 +63,8 @@ public final class SystemBus {
         destination: String, path: String, interface: String, method: String, arguments: [DBusArgument] = [],
         timeoutMilliseconds: Int32 = 5000
     ) throws(DBusFailure) -> [DBusValue] {
-        guard let message = dbus_message_new_method_call(destination, path, interface, method) else {
-            throw DBusFailure(name: "org.freedesktop.DBus.Error.NoMemory", message: "cannot build \(method)")
-        }
+        let message = try LibDBus.methodCall(destination, path, interface, method, arguments)
         defer { dbus_message_unref(message) }
-        var iterator = DBusMessageIter()
-        dbus_message_iter_init_append(message, &iterator)
-        for argument in arguments { LibDBus.append(argument, to: &iterator) }
         var error = LibDBus.Error()
         guard
             let reply = dbus_connection_send_with_reply_and_block(connection, message, timeoutMilliseconds, &error.raw)
@@ -84,27 +87,34 @@ public final class SystemBus {
                     member: dbus_message_get_member(message).map { String(cString: $0) } ?? "",
                     arguments: LibDBus.arguments(of: message))
             }
-            var descriptor: Int32 = -1
-            guard dbus_connection_get_unix_fd(connection, &descriptor) != 0 else {
-                throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the bus connection is closed")
-            }
-            var polled = [
-                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&polled, 2, timeoutMilliseconds)
-            if ready < 0, errno != EINTR {
-                throw DBusFailure(name: "org.freedesktop.DBus.Error.IOError", message: "poll: \(errno)")
-            }
-            guard ready > 0, polled[1].revents == 0, polled[0].revents != 0 else { return nil }
-            guard dbus_connection_read_write(connection, 0) != 0 else {
-                throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the system bus went away")
-            }
+            guard try readIncoming(timeoutMilliseconds: timeoutMilliseconds, wakeup: wakeup) else { return nil }
         }
+    }
+
+    /// Waits up to `timeoutMilliseconds` (-1: forever) for the bus to send something, or until `wakeup` is
+    /// readable, and reads what came into libdbus's queue; whether anything was read.
+    func readIncoming(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> Bool {
+        var descriptor: Int32 = -1
+        guard dbus_connection_get_unix_fd(connection, &descriptor) != 0 else {
+            throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the bus connection is closed")
+        }
+        var polled = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&polled, 2, timeoutMilliseconds)
+        if ready < 0, errno != EINTR {
+            throw DBusFailure(name: "org.freedesktop.DBus.Error.IOError", message: "poll: \(errno)")
+        }
+        guard ready > 0, polled[1].revents == 0, polled[0].revents != 0 else { return false }
+        guard dbus_connection_read_write(connection, 0) != 0 else {
+            throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the system bus went away")
+        }
+        return true
     }
 }
 
 /// libdbus's iterators and errors, kept inside this module.
-private enum LibDBus {
+enum LibDBus {
     struct Error {
         var raw = CDBus.DBusError()
 
@@ -126,10 +136,28 @@ private enum LibDBus {
 
     static func type(_ character: Character) -> Int32 { Int32(character.asciiValue!) }
 
+    /// A method call message with its arguments; the caller unrefs it.
+    static func methodCall(
+        _ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusArgument]
+    ) throws(DBusFailure) -> OpaquePointer {
+        guard let message = dbus_message_new_method_call(destination, path, interface, method) else {
+            throw DBusFailure(name: "org.freedesktop.DBus.Error.NoMemory", message: "cannot build \(method)")
+        }
+        append(arguments, to: message)
+        return message
+    }
+
+    static func append(_ arguments: [DBusArgument], to message: OpaquePointer) {
+        var iterator = DBusMessageIter()
+        dbus_message_iter_init_append(message, &iterator)
+        for argument in arguments { append(argument, to: &iterator) }
+    }
+
     static func append(_ argument: DBusArgument, to iterator: inout DBusMessageIter) {
         switch argument {
         case .string(let text): appendString(text, type: type("s"), to: &iterator)
         case .objectPath(let path): appendString(path, type: type("o"), to: &iterator)
+        case .variant(let value): appendVariant(value, to: &iterator)
         case .properties(let properties):
             var array = DBusMessageIter()
             dbus_message_iter_open_container(&iterator, type("a"), "{sv}", &array)
@@ -137,21 +165,45 @@ private enum LibDBus {
                 var entry = DBusMessageIter()
                 dbus_message_iter_open_container(&array, type("e"), nil, &entry)
                 appendString(key, type: type("s"), to: &entry)
-                var variant = DBusMessageIter()
-                switch value {
-                case .string(let text):
-                    dbus_message_iter_open_container(&entry, type("v"), "s", &variant)
-                    appendString(text, type: type("s"), to: &variant)
-                case .bool(let flag):
-                    dbus_message_iter_open_container(&entry, type("v"), "b", &variant)
-                    var value: dbus_bool_t = flag ? 1 : 0
-                    dbus_message_iter_append_basic(&variant, type("b"), &value)
-                }
-                dbus_message_iter_close_container(&entry, &variant)
+                appendVariant(value, to: &entry)
                 dbus_message_iter_close_container(&array, &entry)
             }
             dbus_message_iter_close_container(&iterator, &array)
         }
+    }
+
+    static func appendVariant(_ value: DBusPropertyValue, to iterator: inout DBusMessageIter) {
+        var variant = DBusMessageIter()
+        dbus_message_iter_open_container(&iterator, type("v"), value.signature, &variant)
+        switch value {
+        case .string(let text): appendString(text, type: type("s"), to: &variant)
+        case .bool(let flag):
+            var basic: dbus_bool_t = flag ? 1 : 0
+            dbus_message_iter_append_basic(&variant, type("b"), &basic)
+        case .int16(var basic): dbus_message_iter_append_basic(&variant, type("n"), &basic)
+        case .uint32(var basic): dbus_message_iter_append_basic(&variant, type("u"), &basic)
+        case .bytes(let bytes): appendBytes(bytes, to: &variant)
+        case .bytesByCompany(let entries):
+            var array = DBusMessageIter()
+            dbus_message_iter_open_container(&variant, type("a"), "{qv}", &array)
+            for (company, bytes) in entries {
+                var entry = DBusMessageIter()
+                dbus_message_iter_open_container(&array, type("e"), nil, &entry)
+                var key = company
+                dbus_message_iter_append_basic(&entry, type("q"), &key)
+                appendVariant(.bytes(bytes), to: &entry)
+                dbus_message_iter_close_container(&array, &entry)
+            }
+            dbus_message_iter_close_container(&variant, &array)
+        }
+        dbus_message_iter_close_container(&iterator, &variant)
+    }
+
+    static func appendBytes(_ bytes: [UInt8], to iterator: inout DBusMessageIter) {
+        var array = DBusMessageIter()
+        dbus_message_iter_open_container(&iterator, type("a"), "y", &array)
+        for var byte in bytes { dbus_message_iter_append_basic(&array, type("y"), &byte) }
+        dbus_message_iter_close_container(&iterator, &array)
     }
 
     static func appendString(_ text: String, type: Int32, to iterator: inout DBusMessageIter) {

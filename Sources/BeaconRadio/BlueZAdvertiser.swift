@@ -1,0 +1,195 @@
+import Beacons
+import DBus
+import Foundation
+
+/// Live advertising, through whichever path owns the controller: `run` advertises until `cancel()` or the end
+/// of its duration, then takes only its own advertising away.
+public protocol LiveAdvertiser: AnyObject, Sendable {
+    var adapter: String { get }
+    /// "hci" (the controller programmed over raw HCI) or "bluetoothd" (registered with LEAdvertisingManager1).
+    var via: String { get }
+    /// The HCI command set sent, "legacy" or "extended"; nil through bluetoothd, where the kernel chooses.
+    var commandSet: String? { get }
+    func run(duration: Double?) throws(RadioError)
+    func cancel()
+}
+
+extension BeaconAdvertiser: LiveAdvertiser {
+    public var via: String { "hci" }
+    public var commandSet: String? { commands.usesExtendedAdvertising ? "extended" : "legacy" }
+}
+
+/// The advertiser for the controller's owner: bluetoothd's LEAdvertisingManager1 when bluetoothd manages the
+/// kernel adapter (BlueZAdvertiser says why), else raw HCI over the kernel socket or an H4 stream.
+public func openAdvertiser(transport: HCITransport, advertisement: BeaconAdvertisement)
+    throws(RadioError)
+    -> any LiveAdvertiser
+{
+    if case .kernel(let adapter) = transport,
+        BlueZAdvertiser.bluetoothdManages(adapter: adapter) != nil
+    {
+        return try BlueZAdvertiser(adapter: adapter, advertisement: advertisement)
+    }
+    return try BeaconAdvertiser(transport: transport, advertisement: advertisement)
+}
+
+/// An iBeacon advertised through bluetoothd's D-Bus API (org.bluez.LEAdvertisingManager1), beside a
+/// bluetoothd that manages the adapter.
+///
+/// Why not raw HCI there: the controller's advertising is the kernel's, which runs the advertising instances
+/// that bluetoothd registers for every program (`bluetoothctl advertise`, GATT servers). Raw commands overwrite
+/// the instance that is on, and neither the kernel nor bluetoothd knows to put it back. Registered through
+/// BlueZ the beacon is one more instance: the kernel gives it its own advertising set (LE Extended
+/// Advertising) or rotates the instances on one (legacy), and unregistering removes only ours. Capabilities
+/// are not needed, only the system bus's policy (root or the `bluetooth` group may reach bluetoothd).
+///
+/// The advertisement is an object this process exports (org.bluez.LEAdvertisement1): Type "broadcast"
+/// (non-connectable, so ADV_NONCONN_IND), ManufacturerData {0x004C: the 23 iBeacon bytes}, MinInterval and
+/// MaxInterval the interval in whole milliseconds. No Flags: BlueZ refuses discoverable flags on a broadcast;
+/// the kernel adds "BR/EDR not supported" on an LE-only controller. No TxPower: the frame's measured power is
+/// the RSSI at 1 m, not a transmit power, and the raw path asks for none either.
+public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
+    public let adapter: String
+    public var via: String { "bluetoothd" }
+    public var commandSet: String? { nil }
+    public let advertisement: BeaconAdvertisement
+    private let bus: SystemBus
+    private let adapterPath: String
+    private let wakeup: WakeupPipe
+    /// Set when bluetoothd calls Release: the advertisement is gone (adapter removed, bluetoothd stopping).
+    private var released = false
+
+    /// The object path of the advertisement: one per connection, which BlueZ tells apart by its unique name.
+    static let objectPath = "/loyalty/beacon"
+    static let advertisementInterface = "org.bluez.LEAdvertisement1"
+    static let managerInterface = "org.bluez.LEAdvertisingManager1"
+
+    /// When bluetoothd manages `adapter` (hci0 by default) and offers LEAdvertisingManager1 there: its
+    /// ActiveInstances and SupportedInstances (free ones); nil otherwise.
+    public static func bluetoothdManages(adapter: String?) -> (active: Int, free: Int)? {
+        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez"),
+            let reply = try? bus.call(
+                destination: "org.bluez", path: "/org/bluez/\(adapter ?? "hci0")",
+                interface: "org.freedesktop.DBus.Properties", method: "GetAll",
+                arguments: [.string(managerInterface)]),
+            let properties = reply.first, let active = properties["ActiveInstances"]?.integer,
+            let free = properties["SupportedInstances"]?.integer
+        else { return nil }
+        return (active, free)
+    }
+
+    /// Connects to the system bus (or the bus at `busAddress`) for `adapter` (hci0 by default).
+    public init(adapter: String? = nil, advertisement: BeaconAdvertisement, busAddress: String? = nil)
+        throws(RadioError)
+    {
+        let name = adapter ?? "hci0"
+        do { bus = try SystemBus(address: busAddress) } catch {
+            throw .bluezAdvertising(name, error.name, error.message)
+        }
+        self.adapter = name
+        adapterPath = "/org/bluez/\(name)"
+        self.advertisement = advertisement
+        wakeup = try WakeupPipe()
+    }
+
+    /// LEAdvertisement1's properties for `advertisement`, as GetAll answers them.
+    static func properties(of advertisement: BeaconAdvertisement) -> [(String, DBusPropertyValue)] {
+        let milliseconds = DBusPropertyValue.uint32(
+            UInt32(advertisement.intervalMilliseconds.rounded()))
+        return [
+            ("Type", .string("broadcast")),
+            (
+                "ManufacturerData",
+                .bytesByCompany([(BeaconFrame.appleCompanyID, iBeaconPayload(advertisement.frame))])
+            ),
+            ("MinInterval", milliseconds), ("MaxInterval", milliseconds),
+        ]
+    }
+
+    /// The manufacturer data after the company identifier (the AD structure's length, type and company
+    /// dropped): 02 15, UUID, major, minor, measured power.
+    static func iBeaconPayload(_ frame: BeaconFrame) -> [UInt8] {
+        Array(AdvertisingData.beacon(frame, flags: nil).dropFirst(4))
+    }
+
+    /// Registers the advertisement and keeps it registered until `cancel()` or `duration` seconds (nil: until
+    /// cancelled), then unregisters it. Throws when bluetoothd refuses it, withdraws it (Release) or goes away.
+    public func run(duration: Double? = nil) throws(RadioError) {
+        let powered = try bluez { () throws(DBusFailure) in
+            try bus.call(
+                destination: "org.bluez", path: adapterPath, interface: "org.freedesktop.DBus.Properties",
+                method: "Get",
+                arguments: [.string("org.bluez.Adapter1"), .string("Powered")])
+        }
+        guard powered.first?.unwrapped == .bool(true) else { throw .adapterDown(adapter) }
+        let properties = Self.properties(of: advertisement)
+        try bluez { () throws(DBusFailure) in
+            // bluetoothd gone without a Release (killed): its name loses its owner.
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'")
+            try bus.export(path: Self.objectPath) { [unowned self] call in
+                if call.member == "Release", call.interface == Self.advertisementInterface {
+                    released = true
+                    wakeup.signal()
+                    return .arguments([])
+                }
+                return Self.reply(to: call, properties: properties)
+            }
+        }
+        defer { bus.unexport(path: Self.objectPath) }
+        try bluez { () throws(DBusFailure) in
+            try managerCall("RegisterAdvertisement", [.objectPath(Self.objectPath), .properties([])])
+        }
+        try wakeup.waitOut(duration) { timeout throws(RadioError) in
+            let came = try bluez { () throws(DBusFailure) in
+                try bus.dispatch(timeoutMilliseconds: timeout, wakeup: wakeup.readEnd)
+            }
+            if came, !released, !bus.nameHasOwner("org.bluez") {
+                throw .bluezAdvertising(
+                    adapter, "org.freedesktop.DBus.Error.NameHasNoOwner", "bluetoothd left the system bus")
+            }
+        }
+        if released { throw .advertisementReleased(adapter) }
+        try bluez { () throws(DBusFailure) in
+            try managerCall("UnregisterAdvertisement", [.objectPath(Self.objectPath)])
+        }
+    }
+
+    public func cancel() { wakeup.signal() }
+
+    /// The answer to a call to the advertisement object other than Release: its properties (GetAll, Get), and
+    /// success for the TxPower bluetoothd writes back after registering (the controller's choice; unused here).
+    static func reply(to call: DBusMethodCall, properties: [(String, DBusPropertyValue)])
+        -> DBusMethodReply
+    {
+        let properties = call.arguments.first?.string == advertisementInterface ? properties : []
+        let name = call.arguments.count > 1 ? call.arguments[1].string : nil
+        switch (call.interface, call.member) {
+        case ("org.freedesktop.DBus.Properties", "GetAll"):
+            return .arguments([.properties(properties)])
+        case ("org.freedesktop.DBus.Properties", "Get"):
+            guard let value = properties.first(where: { $0.0 == name })?.1 else {
+                return .error(
+                    name: "org.freedesktop.DBus.Error.InvalidArgs", message: "no property \(name ?? "")")
+            }
+            return .arguments([.variant(value)])
+        case ("org.freedesktop.DBus.Properties", "Set") where name == "TxPower":
+            return .arguments([])
+        default:
+            return .error(
+                name: "org.freedesktop.DBus.Error.UnknownMethod",
+                message: "\(call.interface).\(call.member) is not offered by \(call.path)")
+        }
+    }
+
+    private func managerCall(_ method: String, _ arguments: [DBusArgument]) throws(DBusFailure) {
+        try bus.callDispatching(
+            destination: "org.bluez", path: adapterPath, interface: Self.managerInterface, method: method,
+            arguments: arguments)
+    }
+
+    /// `body`'s D-Bus failure as this adapter's radio error.
+    private func bluez<T>(_ body: () throws(DBusFailure) -> T) throws(RadioError) -> T {
+        do { return try body() } catch { throw .bluezAdvertising(adapter, error.name, error.message) }
+    }
+}
