@@ -138,6 +138,7 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCIT
             ? ClientJSONLines.advertising(
                 frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, via: advertiser.via)
             : ClientText.advertising(frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, duration: duration))
+    fflush(nil)  // seen through a pipe while it advertises, not at the end
     try advertiser.run(duration: duration)
     printOut(json ? ClientJSONLines.advertisingStopped(adapter: adapter) : "stopped advertising on \(adapter)")
 }

@@ -54,7 +54,7 @@ public struct RadioDiagnosis: Hashable, Sendable {
             checks.append(
                 Check(name: "le-features", status: .skipped, detail: "needs a powered adapter and the capabilities"))
         }
-        if kernelOK { checks.append(scanPath(adapter: adapter)) }
+        if kernelOK { checks += [scanPath(adapter: adapter), advertisePath(adapter: adapter)] }
         return RadioDiagnosis(checks: checks)
     }
 
@@ -78,6 +78,8 @@ public struct RadioDiagnosis: Hashable, Sendable {
             Check(
                 name: "scan-path", status: .ok,
                 detail: "a scan programs the controller at \(transport) over H4 (no kernel Bluetooth, no bluetoothd)"))
+        checks.append(
+            Check(name: "advertise-path", status: .ok, detail: "advertising programs the controller at \(transport) over H4"))
         return RadioDiagnosis(checks: checks)
     }
 
@@ -92,6 +94,19 @@ public struct RadioDiagnosis: Hashable, Sendable {
                 "no bluetoothd on the system bus: a scan programs the controller over raw HCI and leaves it as found"
             }
         return Check(name: "scan-path", status: .ok, detail: detail)
+    }
+
+    /// Which path `beacon advertise` takes, and why.
+    private static func advertisePath(adapter: String?) -> Check {
+        let name = adapter ?? "hci0"
+        let detail =
+            if let instances = BlueZAdvertiser.bluetoothdManages(adapter: adapter) {
+                "bluetoothd manages \(name): advertising registers with its LEAdvertisingManager1 beside other programs' "
+                    + "advertisements (\(instances.active) registered, \(instances.free) free) and leaves them on"
+            } else {
+                "no bluetoothd manages \(name): advertising programs the controller over raw HCI and disables it after"
+            }
+        return Check(name: "advertise-path", status: .ok, detail: detail)
     }
 
     private static func checkKernel(into checks: inout [Check]) -> Bool {

@@ -187,12 +187,14 @@ import Testing
         let ranged = rangedBeacons(scan).contains { $0["major"] as? Int == 3 }
         #expect(ranged, "\(scan.stdout.suffix(600))\(scan.stderr)")
 
-        // Advertising beside it (raw HCI: the controller's advertising is not what its discovery uses).
+        // Advertising beside it: registered with bluetoothd, heard (after the kernel's Flags structure).
         let since = try guest.peer.heard().next
         let advertised = try guest.run(
             shell("beacon advertise --uuid \(Self.matey) --major 3 --minor 9 --duration 2"), timeout: 60)
         #expect(advertised.status == 0, "\(advertised.stderr)")
-        #expect(try guest.peer.heard(since: since).pdus.contains { $0.data == Self.iBeacon(major: 3, minor: 9) })
+        #expect(advertised.stdout.contains("(through bluetoothd)"), "\(advertised.stdout)")
+        let ibeacon = Array(Self.iBeacon(major: 3, minor: 9).dropFirst(3))
+        #expect(try guest.peer.heard(since: since).pdus.contains { Self.structures($0.data).contains(ibeacon) })
 
         // A new advertiser after our scan and advertising: bluetoothd must still be discovering to hear it.
         try guest.peer.advertise([0x02, 0x01, 0x06, 0x05, 0xFF, 0xFF, 0xFF, 0x01, 0x02], id: "new", address: "D1:D1:D1:D1:D1:D1")
@@ -315,27 +317,29 @@ import Testing
     // MARK: helpers
 
     /// A field of the check named `name` in `doctor --json`'s answer; "" when missing.
-    private func field(_ result: GuestCommandResult, _ name: String, _ key: String) -> String {
+    func field(_ result: GuestCommandResult, _ name: String, _ key: String) -> String {
         let checks = result.jsonLines.first?["checks"] as? [[String: Any]] ?? []
         return checks.first { $0["name"] as? String == name }?[key] as? String ?? ""
     }
 
-    /// hci0 ready, with the system bus and bluetoothd managing it.
-    private func startBluetoothd(_ guest: GuestRadio) throws {
-        try ready(guest)
+    /// hci0 ready, with the system bus and bluetoothd managing it; the kernel reads the controller's features
+    /// afresh (hci0 down and up), so with `extended` false it advertises with the legacy commands.
+    func startBluetoothd(_ guest: GuestRadio, extended: Bool = true) throws {
+        try ready(guest, extended: extended)
+        #expect(try guest.run("hciconfig hci0 down && hciconfig hci0 up").status == 0)
         let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
         try #require(daemon.status == 0, "\(daemon.stdout)")
     }
 
     /// No bluetoothd in the guest (the other tests expect none).
-    private func stopBluetoothd(_ guest: GuestRadio) throws {
+    func stopBluetoothd(_ guest: GuestRadio) throws {
         let stopped = try guest.run(
             "pid=$(pidof bluetoothd) || exit 0; kill $pid; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done; exit 1")
         try #require(stopped.status == 0, "bluetoothd did not stop")
     }
 
     /// Polls `condition` every 0.2 s for up to `seconds`.
-    private func waitUntil(seconds: Double, _ condition: () throws -> Bool) throws -> Bool {
+    func waitUntil(seconds: Double, _ condition: () throws -> Bool) throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return true }
@@ -364,7 +368,7 @@ import Testing
 
     /// Waits for a line containing `text` in a background command's output; whether it came.
     @discardableResult
-    private func waitForLine(_ guest: GuestRadio, _ name: String, containing text: String, seconds: Double) throws -> Bool {
+    func waitForLine(_ guest: GuestRadio, _ name: String, containing text: String, seconds: Double) throws -> Bool {
         try waitUntil(seconds: seconds) {
             ((try? String(contentsOfFile: "\(guest.resultsPath)/\(name).out", encoding: .utf8)) ?? "").contains(text)
         }
