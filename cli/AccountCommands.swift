@@ -11,6 +11,7 @@ private enum Account {
     /// A code typed in groups with spaces arrives as several words; the server ignores the spaces.
     static let code = Positional("CODE", .zeroOrMore)
     static let device = Positional("ID")
+    static let yes = Flag("yes", help: "Revoke the device you are on without asking.")
 }
 
 let accountCommand = Command(
@@ -93,13 +94,20 @@ let devicesCommand = Command(
 
 private let devicesRevoke = Command(
     name: "revoke", summary: "Sign a device of this account out: its token stops working.",
-    discussion: clientDiscussion, options: ClientOptions.all, positionals: [Account.device],
+    synopsis: "[--yes] ID",
+    discussion: """
+        Revoking the device you are on asks first on a terminal; elsewhere it needs --yes.
+
+        \(clientDiscussion)
+        """,
+    options: [Account.yes] + ClientOptions.all, positionals: [Account.device],
     run: clientCommand { context in
-        let credential = try context.deviceCredential().1
+        let (device, credential) = try context.deviceCredential()
         let text = context.arguments.word(Account.device) ?? ""
         guard let id = UUID(uuidString: text) else {
             throw context.arguments.usageError("'\(text)' is not a device id")
         }
+        if id == device.deviceID, !context.arguments.flag(Account.yes) { try confirmRevokingThisDevice(context) }
         try context.api.revokeDevice(id, credential)
         if context.json {
             return printJSONLine([
@@ -109,3 +117,16 @@ private let devicesRevoke = Command(
         printOut("device \(id.uuidString.lowercased()) revoked: its token no longer works")
     }
 )
+
+/// Signing out the device you are on cannot be undone from it: a terminal is asked, anything else needs --yes.
+private func confirmRevokingThisDevice(_ context: ClientContext) throws {
+    let consequence = "its token stops working and only `loyalty account link --replace CODE` brings it back"
+    guard isatty(STDIN_FILENO) == 1 else {
+        throw context.arguments.usageError("that is this device (\(consequence)): add --yes to revoke it")
+    }
+    printError("revoke this device? \(consequence) [y/N] ", newline: false)
+    guard readLine()?.lowercased().hasPrefix("y") == true else {
+        printError("not revoked")
+        throw SilentExit(code: ExitCode.failure)
+    }
+}
