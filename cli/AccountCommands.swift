@@ -61,9 +61,7 @@ private let accountLink = Command(
         guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
             if context.json { return printOut(ClientJSONLines.linkCode(link)) }
-            return printOut(
-                "link code: \(link.code)\non the other device run: loyalty account link \(link.code)\n(expires \(timestamp(link.expiresAt)))"
-            )
+            return printOut(ClientText.linkCode(link))
         }
         let device = try context.home.linkDevice(
             context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName),
@@ -74,11 +72,7 @@ private let accountLink = Command(
 
 private func printDevice(_ device: DeviceCredentials, context: ClientContext, event: String) {
     if context.json { return printOut(ClientJSONLines.joined(device, event: event)) }
-    printOut(
-        """
-        account \(device.accountID.uuidString.lowercased()), device \(device.deviceID.uuidString.lowercased())
-        token saved in \(context.home.deviceFile.path); run `loyalty sync` to fetch the offers
-        """)
+    printOut(ClientText.joined(device, savedIn: context.home.deviceFile.path))
 }
 
 let devicesCommand = Command(
@@ -94,7 +88,7 @@ let devicesCommand = Command(
 
 private let devicesRevoke = Command(
     name: "revoke", summary: "Sign a device of this account out: its token stops working.",
-    synopsis: "[--yes] ID",
+    synopsis: "[--yes]",
     discussion: """
         Revoking the device you are on asks first on a terminal; elsewhere it needs --yes.
 
@@ -109,12 +103,8 @@ private let devicesRevoke = Command(
         }
         if id == device.deviceID, !context.arguments.flag(Account.yes) { try confirmRevokingThisDevice(context) }
         try context.api.revokeDevice(id, credential)
-        if context.json {
-            return printJSONLine([
-                ("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased())),
-            ])
-        }
-        printOut("device \(id.uuidString.lowercased()) revoked: its token no longer works")
+        if context.json { return printOut(ClientJSONLines.deviceRevoked(id)) }
+        printOut(ClientText.deviceRevoked(id))
     }
 )
 
