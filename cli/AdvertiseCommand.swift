@@ -67,18 +67,22 @@ let advertiseCommand = Command(
 )
 
 private func runAdvertise(_ arguments: ParsedArguments) throws {
-    let advertisement = try parseAdvertisement(arguments)
+    let advertisement = try arguments.checked {
+        try BeaconAdvertisement(
+            uuid: try arguments.value(Advertise.uuid), major: try arguments.value(Advertise.major),
+            minor: try arguments.value(Advertise.minor), measuredPower: try arguments.value(Advertise.measuredPower),
+            intervalMilliseconds: try arguments.value(Advertise.interval))
+    }
     let adapter = try arguments.value(Advertise.adapter)
     let transport = try hciTransport(arguments, adapter: Advertise.adapter)
     if let adapter, !HCICommand.isAdapterName(adapter) {
         throw arguments.usageError("--adapter takes an adapter name like hci0, got '\(adapter)'")
     }
-    var duration: Double? = nil
-    if let text = try arguments.value(Advertise.duration) {
+    let duration = try arguments.value(Advertise.duration).map { text in
         guard let seconds = positiveSeconds(text) else {
             throw arguments.usageError("--duration must be a number of seconds greater than 0, got '\(text)'")
         }
-        duration = seconds
+        return seconds
     }
     let dryRun = arguments.flag(Advertise.dryRun)
     let file = try arguments.value(Advertise.write)
@@ -90,11 +94,8 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
         }
         return try advertiseLive(advertisement, transport: transport, duration: duration, json: json)
     }
-    let commands: LEAdvertisingCommands
-    do {
-        commands = try LEAdvertisingCommands(extended: arguments.flag(Advertise.extended), advertisement: advertisement)
-    } catch {
-        throw arguments.usageError(error.description)
+    let commands = try arguments.checked {
+        try LEAdvertisingCommands(extended: arguments.flag(Advertise.extended), advertisement: advertisement)
     }
     for command in dryRun ? commands.start + [commands.disable] : [] {
         let name = command.name ?? "HCI command"
@@ -112,18 +113,6 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
     let count = commands.start.count + 1
     printOut(
         json ? ClientJSONLines.advertisingWritten(file, commands: count) : ClientText.advertisingWritten(file, commands: count))
-}
-
-/// The beacon from `--uuid`, `--major`, `--minor`, `--measured-power` and `--interval-ms`, or a usage error.
-private func parseAdvertisement(_ arguments: ParsedArguments) throws -> BeaconAdvertisement {
-    do {
-        return try BeaconAdvertisement(
-            uuid: try arguments.value(Advertise.uuid), major: try arguments.value(Advertise.major),
-            minor: try arguments.value(Advertise.minor), measuredPower: try arguments.value(Advertise.measuredPower),
-            intervalMilliseconds: try arguments.value(Advertise.interval))
-    } catch let error as BeaconAdvertisement.InputError {
-        throw arguments.usageError(error.description)
-    }
 }
 
 /// Through bluetoothd when it manages the adapter, else over raw HCI (`openAdvertiser` says why).

@@ -48,62 +48,36 @@ let calibrateCommand = Command(
 
 private func runCalibrate(_ arguments: ParsedArguments) throws {
     let text = arguments.word(Calibrate.beacon) ?? ""
-    guard let constraint = try? BeaconIdentityConstraint(parsing: text), let major = constraint.major,
-        let minor = constraint.minor
-    else {
-        throw arguments.usageError(
-            "'\(text)' is not a beacon: use UUID:MAJOR:MINOR (major and minor 0...65535)")
-    }
-    let identity = BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)
+    let identity = try arguments.checked { try BeaconIdentity(parsing: text) }
     let seconds = try arguments.value(Calibrate.seconds) ?? 30
     let minimum = try arguments.value(Calibrate.minimumSamples) ?? 20
 
     let heard: CalibrationSamples
     if let file = try arguments.value(Calibrate.replay) {
-        heard = try samples(of: identity, replaying: file, seconds: seconds)
+        do {
+            heard = try CalibrationSamples.reading(try AdvertisingCapture(path: file), of: identity, seconds: seconds)
+        } catch {
+            throw CommandFailure("cannot read \(file): \(error)", exitCode: ExitCode.dataError)
+        }
     } else {
-        heard = try samples(of: identity, transport: try hciTransport(arguments, adapter: Calibrate.adapter), seconds: seconds)
+        // The same path as a scan: beside a discovering bluetoothd, through it.
+        let transport = try hciTransport(arguments, adapter: Calibrate.adapter)
+        let scanner = try openScanner(transport: transport, options: LEScanOptions())
+        Interruption.cancels(scanner.cancel)
+        if standardOutputIsTerminal {
+            printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
+        }
+        heard = try CalibrationSamples.listening(to: scanner, of: identity, seconds: seconds)
     }
     let calibration: MeasuredPowerCalibration
     do {
-        calibration = try MeasuredPowerCalibration(
-            rssi: heard.rssi, configuration: .init(minimumSamples: minimum))
+        calibration = try MeasuredPowerCalibration(rssi: heard.rssi, configuration: .init(minimumSamples: minimum))
     } catch {
         throw CommandFailure("\(identity): \(error)", exitCode: ExitCode.dataError)
     }
-    report(
-        calibration, of: identity, advertised: heard.advertisedPower, seconds: heard.span, json: arguments.flag(Calibrate.json))
-}
-
-private func samples(of identity: BeaconIdentity, replaying file: String, seconds: Double) throws -> CalibrationSamples {
-    do {
-        return try CalibrationSamples.reading(try AdvertisingCapture(path: file), of: identity, seconds: seconds)
-    } catch {
-        throw CommandFailure("cannot read \(file): \(error)", exitCode: ExitCode.dataError)
-    }
-}
-
-private func samples(of identity: BeaconIdentity, transport: HCITransport, seconds: Double) throws -> CalibrationSamples {
-    // The same path as a scan: beside a discovering bluetoothd, through it.
-    let scanner = try openScanner(transport: transport, options: LEScanOptions())
-    Interruption.cancels(scanner.cancel)
-    if standardOutputIsTerminal {
-        printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
-    }
-    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { scanner.cancel() }
-    var heard = CalibrationSamples(of: identity)
-    try scanner.run(tickInterval: nil, onTick: { _ in }) { packet in
-        for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time) { heard.add(sighting) }
-    }
-    return heard
-}
-
-private func report(
-    _ calibration: MeasuredPowerCalibration, of identity: BeaconIdentity, advertised: Int8?, seconds: Double,
-    json: Bool
-) {
-    if json {
-        return printOut(BeaconJSONLines.calibration(calibration, of: identity, advertised: advertised, seconds: seconds))
-    }
-    printOut(ClientText.calibration(calibration, of: identity, advertised: advertised, seconds: seconds))
+    let (advertised, span) = (heard.advertisedPower, heard.span)
+    printOut(
+        arguments.flag(Calibrate.json)
+            ? BeaconJSONLines.calibration(calibration, of: identity, advertised: advertised, seconds: span)
+            : ClientText.calibration(calibration, of: identity, advertised: advertised, seconds: span))
 }

@@ -16,11 +16,14 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
 
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case malformed(String)
+        /// Not exactly one beacon (`BeaconIdentity(parsing:)`).
+        case notABeacon(String)
 
         public var description: String {
             switch self {
             case .malformed(let text):
                 "'\(text)' is not a region: use UUID, UUID:MAJOR or UUID:MAJOR:MINOR (major and minor 0...65535)"
+            case .notABeacon(let text): "'\(text)' is not a beacon: use UUID:MAJOR:MINOR (major and minor 0...65535)"
             }
         }
     }
@@ -50,5 +53,15 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         if let major { text += ":\(major)" }
         if let minor { text += ":\(minor)" }
         return text
+    }
+}
+
+extension BeaconIdentity {
+    /// Parses exactly one beacon, `UUID:MAJOR:MINOR`.
+    public init(parsing text: String) throws(BeaconIdentityConstraint.ParseError) {
+        guard let constraint = try? BeaconIdentityConstraint(parsing: text), let major = constraint.major,
+            let minor = constraint.minor
+        else { throw .notABeacon(text) }
+        self.init(uuid: constraint.uuid, major: major, minor: minor)
     }
 }
