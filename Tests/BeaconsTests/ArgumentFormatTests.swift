@@ -28,6 +28,17 @@ import Testing
         }
     }
 
+    @Test func aBeaconIsExactlyUUIDMajorMinor() throws {
+        let uuid = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
+        #expect(try BeaconIdentity(parsing: "\(uuid):1:2") == BeaconIdentity(uuid: UUID(uuidString: uuid)!, major: 1, minor: 2))
+        for bad in ["\(uuid):1", uuid, "\(uuid):1:65536", "nope:1:2", "\(uuid):1:2:3"] {
+            #expect(throws: BeaconIdentityConstraint.ParseError.notABeacon(bad)) { try BeaconIdentity(parsing: bad) }
+        }
+        #expect(
+            BeaconIdentityConstraint.ParseError.notABeacon("x").description
+                == "'x' is not a beacon: use UUID:MAJOR:MINOR (major and minor 0...65535)")
+    }
+
     @Test func calibrationSamplesKeepOneBeaconForTheSecondsAfterItIsFirstHeard() {
         let uuid = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
         let wanted = BeaconIdentity(uuid: uuid, major: 1, minor: 1)
