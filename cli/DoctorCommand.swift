@@ -14,8 +14,9 @@ let doctorCommand = Command(
     discussion: """
         Checks kernel Bluetooth support (AF_BLUETOOTH), adapters, the capabilities a live scan needs
         (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features, and says which path a scan takes:
-        raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers. Exits 0 when monitoring and
-        ranging are available, 69 when they are not (`loyalty scan --replay FILE` works regardless).
+        raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers; and advertising (advertise-path).
+        Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
+        FILE` works regardless).
         """,
     options: [Doctor.adapter, hciOption, Doctor.json],
     run: runDoctor
