@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Arguments
 import BeaconRadio
 import Beacons
@@ -117,7 +114,9 @@ private func runScan(_ arguments: ParsedArguments) throws {
         maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     let offers = try openOfferSession(arguments, interactive: !json)
-    let printer = ScanPrinter(arguments, json: json, interactive: !json, offers: offers)
+    // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
+    let interruption = Interruption.process
+    let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: interruption)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
@@ -136,8 +135,9 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
                 // What was printed before the pause reaches a reader at the other end of a pipe now.
                 fflush(nil)
-                usleep(useconds_t(delay * 1_000_000))
+                interruption.sleep(delay)
             } : nil,
+            stopped: { interruption.isRequested },
             summary: { statistics in
                 printer.summary(statistics.capture)
                 if let log = statistics.log { printer.summary(log) }
@@ -147,7 +147,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
         let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
         let radio = RadioSightings(try openScanner(transport: transport, options: options))
-        Interruption.cancels(radio.cancel)
+        interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)
     }
@@ -161,22 +161,4 @@ func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioEr
         return try BlueZScanner(adapter: adapter)
     }
     return try LEScanner(transport: transport, options: options)
-}
-
-/// Ctrl-C and SIGTERM end a live scan or advertising cleanly: `cancel` makes the scanner or advertiser
-/// disable the radio before the command exits.
-enum Interruption {
-    nonisolated(unsafe) private static var cancel: (() -> Void)?
-
-    static func cancels(_ cancel: @escaping () -> Void) {
-        self.cancel = cancel
-        // A parent may start us with them blocked (Foundation's Process passes on its threads' mask).
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber) { _ in Interruption.cancel?() }
-            sigaddset(&signals, signalNumber)
-        }
-        sigprocmask(SIG_UNBLOCK, &signals, nil)
-    }
 }
