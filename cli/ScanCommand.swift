@@ -48,10 +48,16 @@ let scanCommand = Command(
         Malformed advertising events inside a readable capture are skipped and counted in the summary; a
         damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
+        Offers on a terminal: one at a time, until d (dismiss) or r (redeem); offers whose beacons came
+        near meanwhile wait their turn and show next (each is recorded as seen only when it shows). When
+        a replay ends with an offer on screen the scan says how many are left and waits for d, r or q;
+        with standard input not a terminal it ends, saying how many did not show. q ends the scan.
+
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
-        what this machine lacks. Live time is the monotonic clock and runs while nothing is heard; Ctrl-C
-        or SIGTERM ends the scan with the summary and the controller as found. While bluetoothd is
-        discovering, the scan joins its discovery through D-Bus instead of reprogramming the controller.
+        what this machine lacks. Live time is the monotonic clock and runs while nothing is heard. Ctrl-C,
+        SIGTERM or SIGHUP end a beacon scan or a replay with the summary, the terminal and the controller
+        as found (a second Ctrl-C ends at once). While bluetoothd is discovering, the scan joins its
+        discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
         position inside a store's radius, "exit" once the shopper has been more than --exit-margin

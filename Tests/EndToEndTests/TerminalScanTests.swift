@@ -88,6 +88,37 @@ import Testing
         #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
         #expect(scan.transcript.contains("replayed "), "\(scan.transcript)")
     }
+
+    /// A scan stuck where it cannot look at the first Ctrl-C (a sync with a server that never answers)
+    /// ends at the second, at once, with the terminal restored.
+    @Test func aSecondCtrlCEndsAStuckScanAtOnce() throws {
+        let server = try StoryServer.shared.get()
+        let shopper = try server.newAccount()
+        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
+        // Connections complete in the backlog and are never answered.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                try #require(bind(silent, address, length) == 0 && listen(silent, 8) == 0)
+                try #require(getsockname(silent, address, &length) == 0)
+            }
+        }
+        let url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: url)
+        defer { scan.kill() }
+        #expect(scan.waitFor(seconds: 30) { scan.localModes() & tcflag_t(ECHO) == 0 }, "the scan reads single keys")
+        Glibc.kill(scan.process.processIdentifier, SIGINT)
+        usleep(300_000)
+        #expect(scan.process.isRunning, "still syncing")
+        Glibc.kill(scan.process.processIdentifier, SIGINT)
+        #expect(scan.waitForExit(seconds: 10) == 128 + SIGINT, "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+    }
 }
 
 extension StoryDevice {
@@ -107,7 +138,7 @@ private final class TerminalRun: @unchecked Sendable {
     private var output = Data()  // guarded by `lock`
     private let closed = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String], _ device: StoryDevice, standardInput: FileHandle? = nil) throws {
+    init(_ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
         var size = winsize(ws_row: 60, ws_col: 160, ws_xpixel: 0, ws_ypixel: 0)
@@ -117,7 +148,7 @@ private final class TerminalRun: @unchecked Sendable {
         process.executableURL = Binary("loyalty").url
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(
-            ["LOYALTY_HOME": device.home.path, "LOYALTY_SERVER": device.server.url]) { $1 }
+            ["LOYALTY_HOME": device.home.path, "LOYALTY_SERVER": server ?? device.server.url]) { $1 }
         process.standardInput = standardInput ?? terminal
         process.standardOutput = terminal
         process.standardError = terminal
@@ -141,8 +172,13 @@ private final class TerminalRun: @unchecked Sendable {
 
     /// Whether `text` was written within `seconds`.
     func waitFor(_ text: String, seconds: Double = 30) -> Bool {
+        waitFor(seconds: seconds) { transcript.contains(text) }
+    }
+
+    /// Whether `condition` held within `seconds`.
+    func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
-        while !transcript.contains(text) {
+        while !condition() {
             if Date() > deadline { return false }
             usleep(20_000)
         }
