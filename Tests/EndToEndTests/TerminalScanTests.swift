@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 #if canImport(Glibc)
@@ -95,21 +96,9 @@ import Testing
         let server = try StoryServer.shared.get()
         let shopper = try server.newAccount()
         let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
-        // Connections complete in the backlog and are never answered.
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                try #require(bind(silent, address, length) == 0 && listen(silent, 8) == 0)
-                try #require(getsockname(silent, address, &length) == 0)
-            }
-        }
-        let url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
-        let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: url)
+        let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: silent.url)
         defer { scan.kill() }
         #expect(scan.waitFor(seconds: 30) { scan.localModes() & tcflag_t(ECHO) == 0 }, "the scan reads single keys")
         Glibc.kill(scan.process.processIdentifier, SIGINT)
