@@ -63,6 +63,22 @@ import Testing
         #expect(try shopper.seenTitles() == ["First sushi"])
     }
 
+    /// A capture damaged part-way ends the replay with an error (exit 65), the terminal as it was.
+    @Test func aDamagedCaptureEndsWithTheTerminalRestored() throws {
+        let server = try StoryServer.shared.get()
+        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
+        let bytes = try Data(contentsOf: walk)
+        try bytes.prefix(bytes.count / 2).write(to: damaged)
+        let scan = try TerminalRun(["scan", "--replay", damaged.path, "--offline"], shopper)
+        defer { scan.kill() }
+        #expect(scan.waitFor("capture ended"), "\(scan.transcript)")
+        scan.send("ddd")
+        #expect(scan.waitForExit() == 65, "\(scan.transcript)")
+        #expect(scan.transcript.contains("is damaged"), "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+    }
+
     /// Standard input not a terminal, standard output one: the replay ends at the capture's end and says
     /// what did not show.
     @Test func withoutKeysTheReplayEndsAndSaysWhatDidNotShow() throws {
