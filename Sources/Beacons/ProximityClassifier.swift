@@ -161,10 +161,12 @@ public struct ProximityClassifier: Sendable {
         // The spread of the readings since the stop, at least 1 dB: whole-dBm readings of a still beacon
         // can all be equal.
         let variance = max((standingSquares - standingCount * mean * mean) / (standingCount - 1), 1)
-        let standardError = (variance / Double(Self.recentCount)).squareRoot()
         let recentMean = recent.sum() / Double(Self.recentCount)
-        guard abs(recentMean - mean) > Self.departureGate * standardError else { return }
-        let margin = Self.departureMargin * standardError
+        let departure = recentMean - mean
+        // Compared squared: the square root is only needed past the gate.
+        let squaredError = variance / Double(Self.recentCount)
+        guard departure * departure > Self.departureGate * Self.departureGate * squaredError else { return }
+        let margin = Self.departureMargin * squaredError.squareRoot()
         let moved =
             recentMean > mean
             ? boundaries.move(proximity, level: recentMean, up: margin, down: .infinity)
