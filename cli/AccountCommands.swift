@@ -11,6 +11,7 @@ private enum Account {
     /// A code typed in groups with spaces arrives as several words; the server ignores the spaces.
     static let code = Positional("CODE", .zeroOrMore)
     static let device = Positional("ID")
+    static let yes = Flag("yes", help: "Revoke the device you are on without asking.")
 }
 
 let accountCommand = Command(
@@ -60,9 +61,7 @@ private let accountLink = Command(
         guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
             if context.json { return printOut(ClientJSONLines.linkCode(link)) }
-            return printOut(
-                "link code: \(link.code)\non the other device run: loyalty account link \(link.code)\n(expires \(timestamp(link.expiresAt)))"
-            )
+            return printOut(ClientText.linkCode(link))
         }
         let device = try context.home.linkDevice(
             context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName),
@@ -73,11 +72,7 @@ private let accountLink = Command(
 
 private func printDevice(_ device: DeviceCredentials, context: ClientContext, event: String) {
     if context.json { return printOut(ClientJSONLines.joined(device, event: event)) }
-    printOut(
-        """
-        account \(device.accountID.uuidString.lowercased()), device \(device.deviceID.uuidString.lowercased())
-        token saved in \(context.home.deviceFile.path); run `loyalty sync` to fetch the offers
-        """)
+    printOut(ClientText.joined(device, savedIn: context.home.deviceFile.path))
 }
 
 let devicesCommand = Command(
@@ -93,19 +88,35 @@ let devicesCommand = Command(
 
 private let devicesRevoke = Command(
     name: "revoke", summary: "Sign a device of this account out: its token stops working.",
-    discussion: clientDiscussion, options: ClientOptions.all, positionals: [Account.device],
+    synopsis: "[--yes]",
+    discussion: """
+        Revoking the device you are on asks first on a terminal; elsewhere it needs --yes.
+
+        \(clientDiscussion)
+        """,
+    options: [Account.yes] + ClientOptions.all, positionals: [Account.device],
     run: clientCommand { context in
-        let credential = try context.deviceCredential().1
+        let (device, credential) = try context.deviceCredential()
         let text = context.arguments.word(Account.device) ?? ""
         guard let id = UUID(uuidString: text) else {
             throw context.arguments.usageError("'\(text)' is not a device id")
         }
+        if id == device.deviceID, !context.arguments.flag(Account.yes) { try confirmRevokingThisDevice(context) }
         try context.api.revokeDevice(id, credential)
-        if context.json {
-            return printJSONLine([
-                ("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased())),
-            ])
-        }
-        printOut("device \(id.uuidString.lowercased()) revoked: its token no longer works")
+        if context.json { return printOut(ClientJSONLines.deviceRevoked(id)) }
+        printOut(ClientText.deviceRevoked(id))
     }
 )
+
+/// Signing out the device you are on cannot be undone from it: a terminal is asked, anything else needs --yes.
+private func confirmRevokingThisDevice(_ context: ClientContext) throws {
+    let consequence = "its token stops working and only `loyalty account link --replace CODE` brings it back"
+    guard isatty(STDIN_FILENO) == 1 else {
+        throw context.arguments.usageError("that is this device (\(consequence)): add --yes to revoke it")
+    }
+    printError("revoke this device? \(consequence) [y/N] ", newline: false)
+    guard readLine()?.lowercased().hasPrefix("y") == true else {
+        printError("not revoked")
+        throw SilentExit(code: ExitCode.failure)
+    }
+}

@@ -49,7 +49,7 @@ private let simulateCommand = Command(
 )
 
 private func runSimulate(_ arguments: ParsedArguments) throws {
-    guard let file = try arguments.value(Simulate.write) else { throw arguments.usageError("--write FILE is required") }
+    let file = try arguments.required(Simulate.write)
     let specs = try arguments.values(Simulate.walk)
     guard !specs.isEmpty else { throw arguments.usageError("give at least one --walk") }
     let power = try arguments.value(Simulate.measuredPower) ?? -59
@@ -57,14 +57,11 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     let noise = try arguments.value(Simulate.noise) ?? 4
     let seed = try arguments.value(Simulate.seed) ?? 1
 
-    let beacons: [BeaconWalk.Beacon]
-    do { beacons = try BeaconWalk.beacons(parsing: specs, measuredPower: power) } catch {
-        throw arguments.usageError(error.description)
-    }
+    let beacons = try arguments.checked { try BeaconWalk.beacons(parsing: specs, measuredPower: power) }
     let walk = BeaconWalk(beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed)
     let format: AdvertisingReportFormat = arguments.flag(Simulate.extended) ? .extended : .legacy
     // Before the file is made: a time of 1e300 would fill the disk.
-    do { try walk.checkSize(format: format) } catch { throw arguments.usageError(error.description) }
+    try arguments.checked { try walk.checkSize(format: format) }
     do {
         let writer = try BTSnoopWriter(path: file)
         try walk.write(to: writer, format: format)

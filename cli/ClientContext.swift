@@ -52,9 +52,7 @@ struct ClientContext {
         _ config: ClientConfig, _ arguments: ParsedArguments, _ environment: [String: String]
     ) throws -> URL {
         let flag = try arguments.value(ClientOptions.server)
-        do { return try config.serverURL(flag: flag, environment: environment) } catch {
-            throw arguments.usageError(error.description)
-        }
+        return try arguments.checked { try config.serverURL(flag: flag, environment: environment) }
     }
 
     func openCache() throws(ClientError) -> OfferCache {

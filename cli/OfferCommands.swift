@@ -77,9 +77,8 @@ let redeemCommand = Command(
     run: clientCommand { context in
         let cache = try context.openCache()
         // Text that names no offer at all is a usage error; a well-formed one missing from the cache is not.
-        let reference: OfferReference
-        do throws(ClientError) { reference = try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "") } catch {
-            throw context.arguments.usageError(error.description)
+        let reference = try context.arguments.checked {
+            try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "")
         }
         let offer = try reference.resolve(in: cache)
         let redeemer = Redeemer(

@@ -24,9 +24,7 @@ let retailerOffersImport = Command(
         }
         switch try context.api.importOffers(csv: bytes, try context.retailerCredential()) {
         case .success(let result):
-            if context.json {
-                return printOut(ClientJSONLines.offersImported(result))
-            }
+            if context.json { return printOut(ClientJSONLines.offersImported(result)) }
             printOut("imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged")
         case .failure(let failure):
             for problem in failure.problems { printError("\(path): \(problem)") }

@@ -33,24 +33,15 @@ private let retailerRegister = Command(
     synopsis: "--name NAME [--uuid UUID]", discussion: clientDiscussion,
     options: [Register.name, Register.uuid] + ClientOptions.all,
     run: clientCommand { context in
-        guard let name = try context.arguments.value(Register.name) else {
-            throw context.arguments.usageError("--name is required")
-        }
+        let name = try context.arguments.required(Register.name)
         let uuid = try context.arguments.value(Register.uuid)
         let registration = RetailerRegistration(name: name, uuid: uuid)
         do { try registration.validate() } catch { throw context.arguments.usageError("--\(error)") }
         let credentials = try context.home.registerRetailer(
             context.api, registration,
             operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
-        if context.json {
-            return printOut(ClientJSONLines.retailerRegistered(credentials))
-        }
-        printOut(
-            """
-            registered \(credentials.name)
-            proximity UUID: \(credentials.uuid.uuidString)   (program it into your beacons)
-            API key saved in \(context.home.configFile.path)
-            """)
+        if context.json { return printOut(ClientJSONLines.retailerRegistered(credentials)) }
+        printOut(ClientText.retailerRegistered(credentials, savedIn: context.home.configFile.path))
     })
 
 /// A beacon's MAJOR and MINOR, the words of `retailer offer set` and `rm`.
@@ -60,13 +51,11 @@ private enum BeaconNumbers {
 
     static func read(_ context: ClientContext) throws -> (UInt16, UInt16) {
         let arguments = context.arguments
-        do {
-            return (
+        return try arguments.checked {
+            (
                 try Validation.beaconNumber(arguments.word(major) ?? "", field: "major"),
                 try Validation.beaconNumber(arguments.word(minor) ?? "", field: "minor")
             )
-        } catch {
-            throw arguments.usageError(error.description)
         }
     }
 }
@@ -112,11 +101,8 @@ private let retailerOfferSet = Command(
     run: clientCommand { context in
         let (major, minor) = try BeaconNumbers.read(context)
         let arguments = context.arguments
-        guard let title = try arguments.value(OfferFields.title) else {
-            throw arguments.usageError("--title is required")
-        }
         let draft = OfferDraft(
-            title: title, description: try arguments.value(OfferFields.description),
+            title: try arguments.required(OfferFields.title), description: try arguments.value(OfferFields.description),
             category: try arguments.value(OfferFields.category),
             imageURL: try arguments.value(OfferFields.imageURL),
             startsAt: try arguments.value(OfferFields.starts),
@@ -124,11 +110,7 @@ private let retailerOfferSet = Command(
             perShopperLimit: try arguments.value(OfferFields.perShopperLimit),
             totalLimit: try arguments.value(OfferFields.totalLimit),
             reshowAfterSeconds: try arguments.value(OfferFields.reshowAfter))
-        do throws(ValidationError) {
-            try draft.validate()
-        } catch {
-            throw arguments.usageError(error.description)
-        }
+        try arguments.checked { try draft.validate() }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.offer(offer)) }
@@ -167,11 +149,7 @@ private let retailerStore = Command(
 private let storeIDWord = Positional("STORE_ID")
 
 private func storeID(_ context: ClientContext) throws -> String {
-    do {
-        return try Validation.storeID(context.arguments.word(storeIDWord) ?? "")
-    } catch {
-        throw context.arguments.usageError(error.description)
-    }
+    try context.arguments.checked { try Validation.storeID(context.arguments.word(storeIDWord) ?? "") }
 }
 
 private enum StoreFields {
@@ -201,19 +179,11 @@ private let retailerStoreSet = Command(
     run: clientCommand { context in
         let id = try storeID(context)
         let arguments = context.arguments
-        for required in StoreFields.all where !arguments.isGiven(required) {
-            throw arguments.usageError("--\(required.declaration.name) is required")
-        }
         let draft = StoreDraft(
-            name: try arguments.value(StoreFields.name) ?? "",
-            latitude: try arguments.value(StoreFields.latitude) ?? 0,
-            longitude: try arguments.value(StoreFields.longitude) ?? 0,
-            radiusMetres: try arguments.value(StoreFields.radius) ?? 0)
-        do throws(ValidationError) {
-            try draft.validate()
-        } catch {
-            throw arguments.usageError(error.description)
-        }
+            name: try arguments.required(StoreFields.name), latitude: try arguments.required(StoreFields.latitude),
+            longitude: try arguments.required(StoreFields.longitude),
+            radiusMetres: try arguments.required(StoreFields.radius))
+        try arguments.checked { try draft.validate() }
         let store = try context.api.putStore(id, draft, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.store(store)) }
         printOut(ClientText.storeSet(store))
@@ -248,6 +218,6 @@ private let retailerRotateKey = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let (key, saved) = try context.home.rotateRetailerKey(context.api, environment: context.environment)
-        if context.json { return printJSONLine([("event", .string("key_rotated")), ("saved", .bool(saved))]) }
+        if context.json { return printOut(ClientJSONLines.keyRotated(saved: saved)) }
         printOut(ClientText.keyRotated(key, savedIn: saved ? context.home.configFile.path : nil))
     })

@@ -50,10 +50,8 @@ let syncCommand = Command(
 
 /// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
 private func catalogArea(_ arguments: ParsedArguments) throws -> CatalogArea? {
-    do {
-        return try CatalogArea.fromOptions(near: arguments.value(Sync.near), radiusKilometres: arguments.value(Sync.radius))
-    } catch let error as CatalogArea.InputError {
-        throw arguments.usageError(error.description)
+    try arguments.checked {
+        try CatalogArea.fromOptions(near: arguments.value(Sync.near), radiusKilometres: arguments.value(Sync.radius))
     }
 }
 

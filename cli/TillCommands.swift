@@ -58,13 +58,9 @@ private let tillKeyCreate = Command(
     name: "create", summary: "A key for one till; it is shown only this once.", synopsis: "--name NAME",
     discussion: clientDiscussion, options: [tillKeyName] + ClientOptions.all,
     run: clientCommand { context in
-        guard let name = try context.arguments.value(tillKeyName) else {
-            throw context.arguments.usageError("--name is required")
-        }
+        let name = try context.arguments.required(tillKeyName)
         let key = try context.api.createTillKey(name: name, try context.retailerCredential())
-        if context.json {
-            return printOut(ClientJSONLines.tillKeyCreated(key))
-        }
+        if context.json { return printOut(ClientJSONLines.tillKeyCreated(key)) }
         printOut(ClientText.tillKeyCreated(key))
     })
 
@@ -73,9 +69,7 @@ private let tillKeyList = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let keys = try context.api.tillKeys(try context.retailerCredential()).tillKeys
-        if context.json {
-            return keys.forEach { printOut(ClientJSONLines.tillKey($0)) }
-        }
+        if context.json { return keys.forEach { printOut(ClientJSONLines.tillKey($0)) } }
         if keys.isEmpty { return printOut("no till keys yet: `loyalty retailer till-key create --name NAME`") }
         printOut(ClientText.tillKeys(keys))
     })
@@ -88,8 +82,6 @@ private let tillKeyRevoke = Command(
             throw context.arguments.usageError("ID must be a till key's id (see `loyalty retailer till-key list`)")
         }
         try context.api.revokeTillKey(id, try context.retailerCredential())
-        if context.json {
-            return printOut(ClientJSONLines.tillKeyRevoked(id))
-        }
+        if context.json { return printOut(ClientJSONLines.tillKeyRevoked(id)) }
         printOut("till key \(id.uuidString.lowercased()) revoked")
     })

@@ -141,6 +141,18 @@ public struct ParsedArguments: Sendable {
         try values(option).last
     }
 
+    /// The value of an option the command cannot do without: a usage error naming it when it is not given.
+    public func required<Value>(_ option: Option<Value>) throws(UsageError) -> Value {
+        guard let value = try value(option) else { throw usageError("--\(option.declaration.name) is required") }
+        return value
+    }
+
+    /// What `check` returns; an error it throws becomes a usage error in the error's own words (the
+    /// user's input failed a check that only the command knows).
+    public func checked<Value>(_ check: () throws -> Value) throws(UsageError) -> Value {
+        do { return try check() } catch { throw usageError("\(error)") }
+    }
+
     /// Every value of a repeatable option, in order.
     public func values<Value>(_ option: Option<Value>) throws(UsageError) -> [Value] {
         requireDeclared(option)

@@ -83,6 +83,27 @@ extension Positional {
         #expect(throws: UsageError.self) { try arguments.value(Tree.count) }
     }
 
+    @Test func requiredOptionsAndCommandChecksAreUsageErrors() throws {
+        let given = try #require(try Tree.run(["sync", "--count", "3"])).arguments
+        #expect(try given.required(Tree.count) == 3)
+        let bare = try #require(try Tree.run(["sync"])).arguments
+        #expect(throws: UsageError.self) { try bare.required(Tree.count) }
+        do {
+            _ = try bare.required(Tree.count)
+        } catch {
+            #expect(error.message == "--count is required")
+        }
+
+        struct Refusal: Error, CustomStringConvertible { var description: String { "major must be 0 to 65535" } }
+        #expect(try given.checked { 7 } == 7)
+        do {
+            _ = try given.checked { () throws -> Int in throw Refusal() }
+            Issue.record("a failed check must throw")
+        } catch {
+            #expect(error.message == "major must be 0 to 65535")
+        }
+    }
+
     @Test func globalOptionsWorkBeforeOrAfterTheSubcommand() throws {
         for tokens in [
             ["--json", "--server", "http://x", "sync"], ["sync", "--json", "--server=http://x"],

@@ -29,7 +29,7 @@ import Testing
         try expectUsageError(["redeem"], "missing OFFER", usage: "loyalty redeem OFFER")
         try expectUsageError(
             ["retailer", "offer", "rm", "1"], "missing MINOR", usage: "loyalty retailer offer rm MAJOR MINOR")
-        try expectUsageError(["devices", "revoke"], "missing ID", usage: "loyalty devices revoke ID")
+        try expectUsageError(["devices", "revoke"], "missing ID", usage: "loyalty devices revoke [--yes] ID")
         try expectUsageError(["history", "--bogus"], "unknown option '--bogus'", usage: "loyalty history")
         try expectUsageError(
             ["decode", "--bogus", "00"], "unknown option '--bogus'", usage: "loyalty decode [--hci] [--json] HEX...")
