@@ -86,7 +86,7 @@ public struct ProximityClassifier: Sendable {
     /// Standard deviations of the Kalman level past a boundary that move the class while walking.
     static let movingMargin = 2.5
     /// Standard errors of the standing mean past a boundary that move the class.
-    static let meanMargin = 0.5
+    static let meanMargin = 0.75
     /// Standard deviations of the Kalman level (from the standing mean) or trend (from 0) that say the
     /// shopper moved.
     static let motionGate = 3.0
