@@ -73,7 +73,7 @@ public struct ProximityBoundaries: Sendable, Hashable {
 ///   standing mean and `departureMargin` of them past the boundary, errors counted with the spread of the
 ///   readings since the stop (so 2 dB of noise is not treated as the 5 dB the filter assumes). The Kalman
 ///   filter, tuned to smooth, takes a second or more to follow a shopper who sets off; without this an
-///   entry lagged the bare filter's (1.37 s against 1.03 s at 2 dB, `make bench`).
+///   entry lagged the bare filter's (1.32 s against 1.03 s at 2 dB, `make bench`).
 ///
 /// Why not simpler: a fixed margin locks in whatever class an overshoot or a burst of noise picked (with
 /// 3 dB, as long as the shopper stands 0.8 dB from the boundary) or, made small, lets the class flap; a
