@@ -60,7 +60,7 @@ func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, rad
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     let offers = try openOfferSession(arguments, interactive: false)
     try warnIfCatalogPartial(offers.cache, json: json)
-    let printer = ScanPrinter(arguments, json: json, interactive: false, offers: offers)
+    let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: nil)
     var session = try geofenceSession(arguments, offers: offers, output: printer)
     printer.positionsEnded(try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) })
 }

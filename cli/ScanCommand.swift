@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Arguments
 import BeaconRadio
 import Beacons
@@ -51,10 +48,16 @@ let scanCommand = Command(
         Malformed advertising events inside a readable capture are skipped and counted in the summary; a
         damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
+        Offers on a terminal: one at a time, until d (dismiss) or r (redeem); offers whose beacons came
+        near meanwhile wait their turn and show next (each is recorded as seen only when it shows). When
+        a replay ends with an offer on screen the scan says how many are left and waits for d, r or q;
+        with standard input not a terminal it ends, saying how many did not show. q ends the scan.
+
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
-        what this machine lacks. Live time is the monotonic clock and runs while nothing is heard; Ctrl-C
-        or SIGTERM ends the scan with the summary and the controller as found. While bluetoothd is
-        discovering, the scan joins its discovery through D-Bus instead of reprogramming the controller.
+        what this machine lacks. Live time is the monotonic clock and runs while nothing is heard. Ctrl-C,
+        SIGTERM or SIGHUP end a beacon scan or a replay with the summary, the terminal and the controller
+        as found (a second Ctrl-C ends at once). While bluetoothd is discovering, the scan joins its
+        discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
         position inside a store's radius, "exit" once the shopper has been more than --exit-margin
@@ -117,7 +120,9 @@ private func runScan(_ arguments: ParsedArguments) throws {
         maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     let offers = try openOfferSession(arguments, interactive: !json)
-    let printer = ScanPrinter(arguments, json: json, interactive: !json, offers: offers)
+    // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
+    let interruption = Interruption.process
+    let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: interruption)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
@@ -136,8 +141,9 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
                 // What was printed before the pause reaches a reader at the other end of a pipe now.
                 fflush(nil)
-                usleep(useconds_t(delay * 1_000_000))
+                interruption.sleep(delay)
             } : nil,
+            stopped: { interruption.isRequested },
             summary: { statistics in
                 printer.summary(statistics.capture)
                 if let log = statistics.log { printer.summary(log) }
@@ -147,7 +153,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
         let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
         let radio = RadioSightings(try openScanner(transport: transport, options: options))
-        Interruption.cancels(radio.cancel)
+        interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)
     }
@@ -161,22 +167,4 @@ func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioEr
         return try BlueZScanner(adapter: adapter)
     }
     return try LEScanner(transport: transport, options: options)
-}
-
-/// Ctrl-C and SIGTERM end a live scan or advertising cleanly: `cancel` makes the scanner or advertiser
-/// disable the radio before the command exits.
-enum Interruption {
-    nonisolated(unsafe) private static var cancel: (() -> Void)?
-
-    static func cancels(_ cancel: @escaping () -> Void) {
-        self.cancel = cancel
-        // A parent may start us with them blocked (Foundation's Process passes on its threads' mask).
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber) { _ in Interruption.cancel?() }
-            sigaddset(&signals, signalNumber)
-        }
-        sigprocmask(SIG_UNBLOCK, &signals, nil)
-    }
 }

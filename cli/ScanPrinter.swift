@@ -9,25 +9,30 @@ import LoyaltyClient
 #endif
 
 /// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
-/// it and the offer on screen, which the shopper dismisses (d) or redeems (r); q ends the scan.
+/// it and the offer on screen, which the shopper dismisses (d) or redeems (r), and the offers waiting
+/// for it; q ends the scan. When the beacons end, the shopper pages through the offers left.
 final class ScanPrinter: ScanOutput {
     let json: Bool
-    /// The live table and the shopper's keys, when the beacons are shown on a terminal.
-    let table: LiveTable?
+    /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
+    private var table: LiveTable?
     let keys: TerminalKeys?
     private let offers: OfferSession
     /// The scan's arguments, for redeeming as `loyalty redeem` would.
     private let arguments: ParsedArguments
+    private let interruption: Interruption?
     private var lastSnapshot: RangingSnapshot?
-    private var offerNotice: String?
+    /// Once the beacons ended with an offer on screen: what ended them, and whether the shopper is asked.
+    private var ended: (word: String, asking: Bool)?
     private var lines = ScanJSONLines()
 
-    init(_ arguments: ParsedArguments, json: Bool, interactive: Bool, offers: OfferSession) {
+    /// Without `interruption` (a scan of geofences alone), no table and no keys.
+    init(_ arguments: ParsedArguments, json: Bool, offers: OfferSession, interruption: Interruption?) {
         self.arguments = arguments
         self.json = json
         self.offers = offers
-        table = interactive ? LiveTable() : nil
-        keys = interactive ? TerminalKeys() : nil
+        self.interruption = interruption
+        table = json || interruption == nil ? nil : LiveTable()
+        keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
     }
 
     func snapshotDue() throws {
@@ -36,7 +41,7 @@ final class ScanPrinter: ScanOutput {
 
     func report(_ event: RegionEvent) {
         if json { return printOut(lines.line(event)) }
-        redrawTable(after: eventLine(at: event.time, ClientText.regionEvent(event)))
+        redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
@@ -50,26 +55,42 @@ final class ScanPrinter: ScanOutput {
             }
             return
         }
-        if let current = offers.current { offerNotice = ClientText.offerNotice(current.offer) }
         lastSnapshot = snapshot
         redrawTable()
     }
 
-    /// An offer still on screen waits for the shopper.
+    /// The offer still on screen and those waiting for it: the shopper pages through them, unless standard
+    /// input is not a terminal or a signal ended the scan; then the line under the offer says how many
+    /// did not show.
     func beaconsFinished() throws {
-        while offers.current != nil, let keys, keys.isInteractive {
-            try handle(key: keys.waitForKey())
+        guard table != nil, offers.current != nil, let interruption else { return }
+        let word =
+            interruption.isRequested ? "interrupted" : arguments.isGiven(ScanOptions.replay) ? "capture ended" : "scan ended"
+        ended = (word, keys != nil && !interruption.isRequested)
+        redrawTable()
+        while ended?.asking == true, offers.current != nil {
+            guard let key = keys?.waitForKey() else {
+                ended = (interruption.isRequested ? "interrupted" : word, false)
+                return redrawTable()
+            }
+            try handle(key: key)
         }
     }
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
         if json { return printOut(lines.line(event, store: resolved)) }
-        let line = eventLine(at: event.time, ClientText.storeEvent(entered: event.kind == .enter, resolved))
-        if let table { table.printAbove(line) } else { printOut(line) }
+        let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
+        redrawTable(after: ClientText.eventLine(at: event.time, line))
     }
 
+    /// On standard error; above the live table, if there is one.
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
-        printWarning(ClientText.syncFailed(error, syncing: syncing), above: table)
+        let warning = ClientText.syncFailed(error, syncing: syncing)
+        guard let table else { return printError(warning) }
+        print(table.erasure, terminator: "")
+        fflush(nil)  // The erasure reaches the terminal before the warning does.
+        printError(warning)
+        print(table.table, terminator: "")
     }
 
     /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
@@ -94,22 +115,19 @@ final class ScanPrinter: ScanOutput {
         printError(ClientText.summary(statistics))
     }
 
-    /// d dismisses the offer on screen, r redeems it, q ends the scan.
+    /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan.
     private func handle(key: UInt8?) throws {
-        guard let key, let shown = offers.current else { return }
+        if key == UInt8(ascii: "q") { throw SilentExit(code: ExitCode.success) }
+        guard let shown = offers.current else { return }
         switch key {
         case UInt8(ascii: "d"):
-            offers.dismiss()
-            offerNotice = nil
+            try offers.dismiss()
             redrawTable()
         case UInt8(ascii: "r"):
             let outcome = try redeemDuringScan(shown.offer)
-            offers.dismiss()
-            offerNotice = nil
+            try offers.dismiss()
             // Above the table, so the code to show at the till stays on screen.
             redrawTable(after: outcome)
-        case UInt8(ascii: "q"):
-            throw SilentExit(code: ExitCode.success)
         default:
             return
         }
@@ -129,46 +147,24 @@ final class ScanPrinter: ScanOutput {
         }
     }
 
-    /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good.
+    /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good (without
+    /// a table, it is simply printed).
     private func redrawTable(after line: String? = nil) {
-        table?.draw(lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? "", after: line)
-    }
-}
-
-/// Single keys from the terminal, without echo or Enter, restored on exit.
-final class TerminalKeys {
-    private var original = termios()
-    let isInteractive: Bool
-
-    init() {
-        isInteractive = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &original) == 0
-        guard isInteractive else { return }
-        var raw = original
-        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-            cc[Int(VMIN)] = 0
-            cc[Int(VTIME)] = 0
+        let screen = lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? ""
+        if let text = table?.draw(screen, after: line, columns: LiveTable.columns) {
+            print(text, terminator: "")
+        } else if let line {
+            printOut(line)
         }
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
     }
 
-    /// A key pressed since the last call, if any.
-    func poll() -> UInt8? {
-        guard isInteractive else { return nil }
-        var byte: UInt8 = 0
-        return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
-    }
-
-    /// Blocks until a key is pressed.
-    func waitForKey() -> UInt8? {
-        while isInteractive {
-            if let key = poll() { return key }
-            usleep(50_000)
-        }
-        return nil
-    }
-
-    func restore() {
-        if isInteractive { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
+    /// The offer on screen and how many wait; once the beacons ended, what the shopper can do instead.
+    private var offerNotice: String? {
+        guard let current = offers.current else { return nil }
+        guard let ended else { return ClientText.offerNotice(current.offer, waiting: offers.waitingCount) }
+        let notice = ClientText.offerNotice(current.offer)
+        guard ended.asking || offers.waitingCount > 0 else { return notice }
+        let left = ClientText.offersLeft(after: ended.word, waiting: offers.waitingCount, asking: ended.asking)
+        return notice + "\n" + left
     }
 }

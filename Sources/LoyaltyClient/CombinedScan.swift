@@ -52,10 +52,11 @@ public struct CombinedScan {
 
     /// Replays a capture and, given a position source, its fixes merged in by time: a NMEA log's own
     /// timestamps, or a fixed position once at the capture's first time. `pace` is called with each
-    /// item's time before it is fed (a realtime replay sleeps there). A damaged capture throws
-    /// `ReplayError.damaged` after everything before the damage was fed and `summary` was called.
+    /// item's time before it is fed (a realtime replay sleeps there). Once `stopped` says so (Ctrl-C), the
+    /// replay ends as if the capture ended there. A damaged capture throws `ReplayError.damaged` after
+    /// everything before the damage was fed and `summary` was called.
     public mutating func replay(
-        _ file: String, positions: LocationSource?, pace: ((Double) -> Void)? = nil,
+        _ file: String, positions: LocationSource?, pace: ((Double) -> Void)? = nil, stopped: () -> Bool = { false },
         summary: (ReplayStatistics) -> Void
     ) throws {
         let capture: AdvertisingCapture
@@ -79,17 +80,24 @@ public struct CombinedScan {
         case .gpsd?, nil:
             break
         }
+        var fed: Double? = nil
         while sighting != nil || fix != nil {
-            if let current = sighting, fix.map({ current.time <= $0.time }) ?? true {
-                pace?(current.time)
+            let time = min(sighting?.time ?? .infinity, fix?.time ?? .infinity)
+            pace?(time)
+            if stopped() {
+                if beaconsRunning, let fed { try finishBeacons(at: fed) }
+                break
+            }
+            // A sighting goes before a fix of the same time.
+            if let current = sighting, current.time == time {
                 try observe(current)
                 sighting = nextSighting()
                 if sighting == nil { try finishBeacons(at: current.time) }
             } else if let current = fix {
-                pace?(current.time)
                 try observe(current)
                 fix = log?.next()
             }
+            fed = time
         }
         summary(ReplayStatistics(capture: capture.statistics, log: log?.statistics))
         if let damage { throw ReplayError.damaged(file: file, damage) }

@@ -62,6 +62,11 @@ public struct OfferPresentation: Sendable, Equatable {
 /// window judged in server time; and never two at a time. Offers whose beacons are near together are
 /// shown in the order the beacons came near. A shown offer stays until `dismiss()` or, with a dwell,
 /// until that many seconds of snapshot time have passed.
+///
+/// Held until dismissed, the offers that came near while another was on screen wait their turn, in the
+/// order they came, and show after it is dismissed even if their beacons are out of reach by then: the
+/// shopper reads at their own pace, which a walk (or a replay, much faster) outruns. A dwell runs on the
+/// walk's own clock, so there an offer whose beacon left before its turn is not shown.
 public struct OfferPresenter: Sendable {
     public enum Holding: Sendable, Equatable {
         /// Shown until the shopper dismisses it (the terminal's `d` or `r`).
@@ -76,6 +81,8 @@ public struct OfferPresenter: Sendable {
     public private(set) var seen: [UUID: Date]
     /// The offer on screen.
     public private(set) var current: OfferPresentation?
+    /// Offers that came near while another was on screen, in the order they came (held until dismissed).
+    public private(set) var waiting: [ResolvedOffer] = []
 
     /// Beacons at the minimum proximity or nearer, with the order in which they came near.
     private var near: [BeaconIdentity: (time: Double, order: Int)] = [:]
@@ -118,17 +125,41 @@ public struct OfferPresenter: Sendable {
         if let shown = current, case .dwell(let seconds) = holding, time - shown.time >= seconds {
             current = nil
         }
-        guard current == nil else { return nil }
+        if let shown = current {
+            guard holding == .untilDismissed else { return nil }
+            for offer in eligibleNear(at: serverTime, resolve: resolve)
+            where offer.offer.id != shown.offer.offer.id && !waiting.contains(where: { $0.offer.id == offer.offer.id })
+            {
+                waiting.append(offer)
+            }
+            return nil
+        }
+        if let next = showWaiting(time: time, serverTime: serverTime) { return next }
+        guard let offer = eligibleNear(at: serverTime, resolve: resolve).first else { return nil }
+        return show(offer, time: time, serverTime: serverTime)
+    }
 
-        let waiting = near.sorted { ($0.value.time, $0.value.order) < ($1.value.time, $1.value.order) }
-        for (identity, _) in waiting {
-            guard let offer = resolve(identity), isEligible(offer.offer, at: serverTime) else { continue }
-            let presentation = OfferPresentation(offer: offer, time: time, serverTime: serverTime)
-            seen[offer.offer.id] = serverTime
-            current = presentation
-            return presentation
+    /// Puts the first waiting offer that is still eligible on screen, when none is; nil when none waits.
+    public mutating func showWaiting(time: Double, serverTime: Date) -> OfferPresentation? {
+        guard current == nil else { return nil }
+        while !waiting.isEmpty {
+            let offer = waiting.removeFirst()
+            if isEligible(offer.offer, at: serverTime) { return show(offer, time: time, serverTime: serverTime) }
         }
         return nil
+    }
+
+    /// The offers of the beacons near now that may show, in the order the beacons came near.
+    private func eligibleNear(at serverTime: Date, resolve: (BeaconIdentity) -> ResolvedOffer?) -> [ResolvedOffer] {
+        near.sorted { ($0.value.time, $0.value.order) < ($1.value.time, $1.value.order) }
+            .compactMap { resolve($0.key) }.filter { isEligible($0.offer, at: serverTime) }
+    }
+
+    private mutating func show(_ offer: ResolvedOffer, time: Double, serverTime: Date) -> OfferPresentation {
+        let presentation = OfferPresentation(offer: offer, time: time, serverTime: serverTime)
+        seen[offer.offer.id] = serverTime
+        current = presentation
+        return presentation
     }
 
     /// Inside its window and not seen, or seen long enough ago to show again.

@@ -24,6 +24,8 @@ public final class OfferSession {
     private let deviceClock: () -> Date
     private var serverOrigin: (time: Double, serverTime: Date)?
     private var lastSync: Date?
+    /// The last snapshot's time and server time: when an offer shown between snapshots is shown.
+    private var lastSnapshot: (time: Double, serverTime: Date)?
     /// Beacons resolved so far (nil: not an offer); only the few beacons a scan meets are looked up.
     private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
 
@@ -51,8 +53,17 @@ public final class OfferSession {
     /// The offer on screen, if any.
     public var current: OfferPresentation? { presenter.current }
 
-    /// The shopper dismissed the offer on screen (`d`, or after `r` redeemed it).
-    public func dismiss() { presenter.dismiss() }
+    /// How many offers wait for the one on screen to be dismissed.
+    public var waitingCount: Int { presenter.waiting.count }
+
+    /// The shopper dismissed the offer on screen (`d`, or after `r` redeemed it); the next waiting offer
+    /// shows at once, at the last snapshot's time, claimed as `update` claims it.
+    @discardableResult
+    public func dismiss() throws(ClientError) -> OfferPresentation? {
+        presenter.dismiss()
+        guard let last = lastSnapshot else { return nil }
+        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime))
+    }
 
     /// The cached offer a beacon announces.
     public func offer(for identity: BeaconIdentity) throws(ClientError) -> ResolvedOffer? {
@@ -80,24 +91,32 @@ public final class OfferSession {
             _ = try offer(for: beacon.identity)
         }
         let table = resolved
-        guard
-            let shown = presenter.update(
-                time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil })
-        else { return nil }
-        // The server is told the real moment in server time: a replay runs faster than its capture, whose
-        // timeline would put the sighting in the future.
-        let now = deviceClock().addingTimeInterval(try cache.serverTimeOffset)
-        let offer = shown.offer.offer
-        guard
-            try cache.claimShown(
-                offer.id, shownAt: serverTime, reportedAt: min(now, serverTime), reshowAfter: offer.reshowAfterSeconds)
-        else {
+        lastSnapshot = (time, serverTime)
+        return try claimed(
+            presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }))
+    }
+
+    /// `shown`, claimed and recorded as seen; when another scan on this device claimed it first, the next
+    /// waiting offer (held until dismissed), or nil.
+    private func claimed(_ shown: OfferPresentation?) throws(ClientError) -> OfferPresentation? {
+        var candidate = shown
+        while let shown = candidate {
+            // The server is told the real moment in server time: a replay runs faster than its capture, whose
+            // timeline would put the sighting in the future.
+            let now = deviceClock().addingTimeInterval(try cache.serverTimeOffset)
+            let offer = shown.offer.offer
+            if try cache.claimShown(
+                offer.id, shownAt: shown.serverTime, reportedAt: min(now, shown.serverTime),
+                reshowAfter: offer.reshowAfterSeconds)
+            {
+                return shown
+            }
             // Another scan on this device showed it first.
             presenter.dismiss()
             for (offerID, seenAt) in try cache.seen() where offerID == offer.id { presenter.noteSeen(offerID, at: seenAt) }
-            return nil
+            candidate = presenter.showWaiting(time: shown.time, serverTime: shown.serverTime)
         }
-        return shown
+        return nil
     }
 
     /// Feeds one snapshot of the `Ranger`.

@@ -87,4 +87,34 @@ import Testing
         let outbox = try OfferCache(file: file).outbox(limit: 100).items
         #expect(outbox.map(\.offerID).sorted { $0.uuidString < $1.uuidString } == ids.sorted { $0.uuidString < $1.uuidString })
     }
+
+    /// On a terminal an offer that came near while another was on screen waits: it is claimed (and goes
+    /// to the outbox) only when the dismissal shows it, and one another scan showed meanwhile is passed over.
+    @Test func aWaitingOfferIsClaimedOnlyWhenItShows() throws {
+        let (file, sushi, pizza) = try Self.seededCache()
+        let cache = try OfferCache(file: file)
+        let terminal = try OfferSession(cache: cache, holding: .untilDismissed, sync: nil, deviceClock: { Self.now })
+        #expect(try terminal.update(time: 0, beacons: [Self.near(1)])?.offer.offer.id == sushi.id)
+        #expect(try terminal.update(time: 1, beacons: [Self.near(1), Self.near(2)]) == nil)
+        #expect(terminal.waitingCount == 1)
+        #expect(try cache.outbox(limit: 10).items.map(\.offerID) == [sushi.id])
+        let shown = try terminal.dismiss()
+        #expect(shown?.offer.offer.id == pizza.id)
+        #expect(shown?.time == 1, "at the last snapshot's time")
+        #expect(terminal.current?.offer.offer.id == pizza.id)
+        #expect(Set(try cache.outbox(limit: 10).items.map(\.offerID)) == [sushi.id, pizza.id])
+
+        let (otherFile, _, otherPizza) = try Self.seededCache()
+        let waiting = try OfferSession(
+            cache: try OfferCache(file: otherFile), holding: .untilDismissed, sync: nil, deviceClock: { Self.now })
+        let other = try OfferSession(
+            cache: try OfferCache(file: otherFile), holding: .dwell(5), sync: nil, deviceClock: { Self.now })
+        _ = try waiting.update(time: 0, beacons: [Self.near(1)])
+        _ = try waiting.update(time: 1, beacons: [Self.near(1), Self.near(2)])
+        #expect(try other.update(time: 0, beacons: [Self.near(2)])?.offer.offer.id == otherPizza.id)
+        #expect(try waiting.dismiss() == nil)
+        #expect(waiting.current == nil && waiting.waitingCount == 0)
+        let outbox = try OfferCache(file: otherFile).outbox(limit: 10).items
+        #expect(outbox.filter { $0.offerID == otherPizza.id }.count == 1)
+    }
 }

@@ -105,6 +105,44 @@ private func play(
         #expect(play(&presenter, store, both, start: 21).isEmpty)
     }
 
+    /// Held until dismissed, what came near while an offer was on screen waits its turn, in the order it
+    /// came, and shows after the dismissal even when its beacon has left (a fast replay left them all).
+    @Test func offersThatCameNearWhileOneWasOnScreenShowInTurn() {
+        let store = Store()
+        var presenter = OfferPresenter(holding: .untilDismissed)
+        let snapshots: [[BeaconProximity]] = [
+            [Store.beacon(1, 1, .near)],  // sushi shows
+            [Store.beacon(1, 1, .near), Store.beacon(2, 1, .near)],  // clothing comes near first
+            [Store.beacon(1, 2, .immediate), Store.beacon(2, 1, .far)],  // then pizza; clothing leaves
+            [], [],
+        ]
+        #expect(play(&presenter, store, snapshots).map(\.1) == ["sushi"])
+        #expect(presenter.waiting.map(\.offer.title) == ["clothing", "pizza"])
+        presenter.dismiss()
+        let later = Store.epoch.addingTimeInterval(5)
+        #expect(presenter.showWaiting(time: 5, serverTime: later)?.offer.offer.title == "clothing")
+        #expect(presenter.showWaiting(time: 5, serverTime: later) == nil, "one at a time")
+        presenter.dismiss()
+        // The next snapshot shows the next in turn, before any beacon near now.
+        #expect(play(&presenter, store, [[Store.beacon(2, 1, .near)]], start: 6).map(\.1) == ["pizza"])
+        presenter.dismiss()
+        #expect(play(&presenter, store, [[Store.beacon(1, 1, .near)]], start: 7).isEmpty, "each once")
+        #expect(presenter.waiting.isEmpty)
+    }
+
+    /// A waiting offer the account saw meanwhile (another device, another scan) is passed over.
+    @Test func aWaitingOfferSeenMeanwhileIsPassedOver() {
+        let store = Store()
+        var presenter = OfferPresenter(holding: .untilDismissed)
+        let snapshots = [[Store.beacon(1, 1, .near)], [Store.beacon(1, 1, .near), Store.beacon(1, 2, .near)]]
+        _ = play(&presenter, store, snapshots)
+        #expect(presenter.waiting.map(\.offer.title) == ["pizza"])
+        presenter.noteSeen(store.offer("pizza").offer.id, at: Store.epoch.addingTimeInterval(1))
+        presenter.dismiss()
+        #expect(presenter.showWaiting(time: 2, serverTime: Store.epoch.addingTimeInterval(2)) == nil)
+        #expect(presenter.waiting.isEmpty)
+    }
+
     @Test func aBeaconThatLeavesBeforeItsTurnIsNotShown() {
         let store = Store()
         var presenter = OfferPresenter(holding: .dwell(5))

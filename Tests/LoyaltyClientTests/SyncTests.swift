@@ -325,23 +325,10 @@ final class ManualClock: @unchecked Sendable {
     }
 
     @Test func aServerThatNeverAnswersTimesOut() throws {
-        // A listening socket nobody accepts from: the connection opens (backlog), no answer ever comes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                guard bind(fd, socketAddress, length) == 0, listen(fd, 8) == 0,
-                    getsockname(fd, socketAddress, &length) == 0
-                else { throw ClientError.io("cannot listen") }
-            }
-        }
-        let port = UInt16(bigEndian: address.sin_port)
+        let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }
         let api = LoyaltyAPIClient(
-            server: URL(string: "http://127.0.0.1:\(port)")!, timeouts: Timeouts(connect: 1, total: 1))
+            server: URL(string: silent.url)!, timeouts: Timeouts(connect: 1, total: 1))
         let started = Date()
         #expect {
             _ = try api.devices(.device("x"))

@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Ctrl-C, SIGTERM and SIGHUP, taken by dispatch sources rather than signal handlers, so that what they
+/// do is ordinary code on a dispatch queue (a handler may call nothing but async-signal-safe functions).
+///
+/// The first signal asks the command to end: `isRequested` turns true, the `cancels` actions run (a radio
+/// stops listening) and `sleep` and `waitForInput` return early. A second one ends the process at once
+/// with 128 + the signal, after the `restores` actions (a terminal's settings), for a command stuck where
+/// it cannot look. A signal the process was started ignoring (`nohup`) stays ignored.
+public final class Interruption: @unchecked Sendable {  // its state is in the Mutex and the Atomic
+    /// The process's: ending on any of these leaves the terminal and the radio as they were.
+    public static let process = Interruption(signals: [SIGINT, SIGTERM, SIGHUP])
+
+    /// `process.cancels(cancel)`.
+    public static func cancels(_ cancel: @escaping @Sendable () -> Void) { process.cancels(cancel) }
+
+    private struct State {
+        var signals = 0
+        var cancels: [@Sendable () -> Void] = []
+        var restores: [@Sendable () -> Void] = []
+    }
+
+    private let state = Mutex(State())
+    private let requested = Atomic<Bool>(false)
+    /// Readable once a signal came: wakes a thread blocked in `poll`.
+    private let wakeup: (read: Int32, write: Int32)
+    private let sources: [any DispatchSourceSignal]
+
+    /// Takes `signals` from now on, for the life of the process.
+    public init(signals: [Int32]) {
+        // Without a pipe (out of descriptors) waits still end on a signal, at the next EINTR or timeout.
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 { for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) } }
+        wakeup = (ends[0], ends[1])
+        let taken = signals.filter { signalNumber in
+            var current = sigaction()
+            sigaction(signalNumber, nil, &current)
+            let handler = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+            return handler != unsafeBitCast(SIG_IGN, to: Int.self)
+        }
+        // Ignored until the source has registered, which it does on dispatch's own thread.
+        for signalNumber in taken { signal(signalNumber, SIG_IGN) }
+        // A queue of its own (an overcommitting one) runs even while the shared pool's threads are all busy.
+        let queue = DispatchQueue(label: "Interruption")
+        sources = taken.map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
+        // The sources hold this object for the life of the process. Once registered, dispatch's handler
+        // replaces SIG_IGN: wait for that (briefly), so that what comes after init is not ignored.
+        let registered = DispatchGroup()
+        for (source, signalNumber) in zip(sources, taken) {
+            source.setEventHandler { self.received(signalNumber, count: Int(source.data)) }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
+            source.resume()
+        }
+        _ = registered.wait(timeout: .now() + 1)
+        // A parent may start us with them blocked (Foundation's Process passes on its threads' mask).
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for signalNumber in taken { sigaddset(&blocked, signalNumber) }
+        pthread_sigmask(SIG_UNBLOCK, &blocked, nil)
+    }
+
+    /// Whether a signal asked the command to end.
+    public var isRequested: Bool { requested.load(ordering: .acquiring) }
+
+    /// Runs `cancel` on the first signal (at once if it already came), from another thread.
+    public func cancels(_ cancel: @escaping @Sendable () -> Void) {
+        let already = state.withLock { state in
+            state.cancels.append(cancel)
+            return state.signals > 0
+        }
+        if already { cancel() }
+    }
+
+    /// Runs `restore` before a second signal ends the process (it may have run already: make it idempotent).
+    public func restores(_ restore: @escaping @Sendable () -> Void) {
+        state.withLock { $0.restores.append(restore) }
+    }
+
+    /// Sleeps `seconds`, or less if a signal comes; true if it slept the whole time.
+    @discardableResult
+    public func sleep(_ seconds: Double) -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        while !isRequested {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= deadline { return true }
+            var polled = pollfd(fd: wakeup.read, events: Int16(POLLIN), revents: 0)
+            _ = poll(&polled, 1, Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max))))
+        }
+        return false
+    }
+
+    /// Blocks until `descriptor` can be read (or is at its end); false if a signal came first.
+    public func waitForInput(_ descriptor: Int32) -> Bool {
+        while !isRequested {
+            var polled = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.read, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&polled, 2, -1) < 0, errno != EINTR { return false }
+            if polled[0].revents != 0 { return !isRequested }
+        }
+        return false
+    }
+
+    private func received(_ signalNumber: Int32, count: Int) {
+        let (first, cancels, restores) = state.withLock { state in
+            state.signals += max(count, 1)
+            return (state.signals == max(count, 1), state.cancels, state.restores)
+        }
+        if first {
+            for cancel in cancels { cancel() }
+            requested.store(true, ordering: .releasing)
+            var byte: UInt8 = 1
+            _ = write(wakeup.write, &byte, 1)
+        }
+        if !first || count > 1 {
+            for restore in restores { restore() }
+            _exit(128 + signalNumber)
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import LoyaltyTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `loyalty scan --replay` on a pseudo-terminal of its own, as a shopper runs it: the offers of a walk
+/// show in turn however fast the replay ran, the replay ends at the capture's end, and a signal ends it
+/// with its summary and the terminal as it was.
+@Suite struct TerminalScanTests {
+    /// Three offers whose beacons come near one after the other while the first is still on screen.
+    private static func walkPastThreeOffers(_ server: StoryServer) throws -> (StoryDevice, URL) {
+        let uuid = UUID().uuidString
+        let store = try server.retailer("Arcade", uuid: uuid)
+        try store.setOffer(1, 1, "First sushi", [])
+        try store.setOffer(1, 2, "Second pizza", [])
+        try store.setOffer(1, 3, "Third coat", [])
+        let shopper = try server.newAccount()
+        try shopper.ok(["sync"])
+        let walk = try server.walk([
+            "\(uuid):1:1@0=1,20=1", "\(uuid):1:2@0=15,4=15,5=1,20=1", "\(uuid):1:3@0=15,9=15,10=1,20=1",
+        ])
+        return (shopper, walk)
+    }
+
+    @Test func everyOfferOfTheWalkShowsInTurnAndTheReplayEnds() throws {
+        let server = try StoryServer.shared.get()
+        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let scan = try TerminalRun(["scan", "--replay", walk.path], shopper)
+        defer { scan.kill() }
+
+        #expect(scan.waitFor("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")
+        #expect(scan.waitFor("OFFER from Arcade: First sushi"))
+        scan.send("d")
+        #expect(scan.waitFor("capture ended: 1 more offer; d next, r redeem, q quit"), "\(scan.transcript)")
+        #expect(scan.waitFor("OFFER from Arcade: Second pizza"))
+        scan.send("r")
+        #expect(scan.waitFor("redeemed \"Second pizza\": show code"), "\(scan.transcript)")
+        #expect(scan.waitFor("capture ended: d dismiss, r redeem, q quit"), "\(scan.transcript)")
+        #expect(scan.waitFor("OFFER from Arcade: Third coat"))
+        scan.send("d")
+        #expect(scan.waitForExit() == 0, "\(scan.transcript)")
+        #expect(scan.transcript.contains("replayed "))
+        let titles = ["First sushi", "Second pizza", "Third coat"]
+        let firstShown = titles.map { scan.transcript.range(of: "OFFER from Arcade: \($0)")?.lowerBound }
+        #expect(firstShown.allSatisfy { $0 != nil } && firstShown.map { $0! } == firstShown.map { $0! }.sorted())
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+        #expect(try shopper.seenTitles() == Set(titles))
+    }
+
+    /// An offer still waiting when the shopper quits was never shown, so it is not recorded as seen.
+    @Test func quittingLeavesTheWaitingOffersUnseen() throws {
+        let server = try StoryServer.shared.get()
+        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)
+        defer { scan.kill() }
+        #expect(scan.waitFor("capture ended: 2 more offers; d next"), "\(scan.transcript)")
+        scan.send("q")
+        #expect(scan.waitForExit() == 0, "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+        #expect(try shopper.seenTitles() == ["First sushi"])
+    }
+
+    /// A capture damaged part-way ends the replay with an error (exit 65), the terminal as it was.
+    @Test func aDamagedCaptureEndsWithTheTerminalRestored() throws {
+        let server = try StoryServer.shared.get()
+        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
+        let bytes = try Data(contentsOf: walk)
+        try bytes.prefix(bytes.count / 2).write(to: damaged)
+        let scan = try TerminalRun(["scan", "--replay", damaged.path, "--offline"], shopper)
+        defer { scan.kill() }
+        #expect(scan.waitFor("capture ended"), "\(scan.transcript)")
+        scan.send("ddd")
+        #expect(scan.waitForExit() == 65, "\(scan.transcript)")
+        #expect(scan.transcript.contains("is damaged"), "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+    }
+
+    /// Standard input not a terminal, standard output one: the replay ends at the capture's end and says
+    /// what did not show.
+    @Test func withoutKeysTheReplayEndsAndSaysWhatDidNotShow() throws {
+        let server = try StoryServer.shared.get()
+        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper, standardInput: .nullDevice)
+        defer { scan.kill() }
+        #expect(scan.waitForExit() == 0, "\(scan.transcript)")
+        #expect(scan.transcript.contains("capture ended: 2 more offers not shown"), "\(scan.transcript)")
+        #expect(scan.transcript.contains("replayed "))
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aSignalEndsARealtimeReplayWithItsSummaryAndTheTerminalRestored(signal: Int32) throws {
+        let server = try StoryServer.shared.get()
+        let shopper = try server.newAccount()
+        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--realtime", "--offline"], shopper)
+        defer { scan.kill() }
+        #expect(scan.waitFor("BEACON"), "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO) == 0, "the scan reads single keys")
+        Glibc.kill(scan.process.processIdentifier, signal)
+        #expect(scan.waitForExit(seconds: 10) == 0, "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+        #expect(scan.transcript.contains("replayed "), "\(scan.transcript)")
+    }
+
+    /// A scan stuck where it cannot look at the first Ctrl-C (a sync with a server that never answers)
+    /// ends at the second, at once, with the terminal restored.
+    @Test func aSecondCtrlCEndsAStuckScanAtOnce() throws {
+        let server = try StoryServer.shared.get()
+        let shopper = try server.newAccount()
+        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
+        let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: silent.url)
+        defer { scan.kill() }
+        #expect(scan.waitFor(seconds: 30) { scan.localModes() & tcflag_t(ECHO) == 0 }, "the scan reads single keys")
+        Glibc.kill(scan.process.processIdentifier, SIGINT)
+        usleep(300_000)
+        #expect(scan.process.isRunning, "still syncing")
+        Glibc.kill(scan.process.processIdentifier, SIGINT)
+        #expect(scan.waitForExit(seconds: 10) == 128 + SIGINT, "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+    }
+}
+
+extension StoryDevice {
+    /// The titles of the offers this device's history says it saw.
+    fileprivate func seenTitles() throws -> Set<String> {
+        let seen = try ok(["history", "--json"]).jsonLines.filter { $0["event"] as? String == "seen" }
+        return Set(seen.compactMap { $0["title"] as? String })
+    }
+}
+
+/// `loyalty` with a pseudo-terminal as its standard input (unless given another), output and error; what
+/// it writes is collected as it comes.
+private final class TerminalRun: @unchecked Sendable {
+    let process = Process()
+    private let master: Int32
+    private let lock = NSLock()
+    private var output = Data()  // guarded by `lock`
+    private let closed = DispatchSemaphore(value: 0)
+
+    init(_ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil) throws {
+        var master: Int32 = -1
+        var slave: Int32 = -1
+        var size = winsize(ws_row: 60, ws_col: 160, ws_xpixel: 0, ws_ypixel: 0)
+        guard openpty(&master, &slave, nil, nil, &size) == 0 else { throw StoryFailure("openpty failed: \(errno)") }
+        self.master = master
+        let terminal = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.executableURL = Binary("loyalty").url
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["LOYALTY_HOME": device.home.path, "LOYALTY_SERVER": server ?? device.server.url]) { $1 }
+        process.standardInput = standardInput ?? terminal
+        process.standardOutput = terminal
+        process.standardError = terminal
+        defer { close(slave) }  // the child holds it: reading the master ends when the child is gone
+        try process.run()
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(self.master, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                lock.withLock { output.append(contentsOf: buffer[0..<count]) }
+            }
+            closed.signal()
+        }.start()
+    }
+
+    deinit { close(master) }
+
+    var transcript: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
+
+    /// Whether `text` was written within `seconds`.
+    func waitFor(_ text: String, seconds: Double = 30) -> Bool {
+        waitFor(seconds: seconds) { transcript.contains(text) }
+    }
+
+    /// Whether `condition` held within `seconds`.
+    func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    func send(_ keys: String) {
+        _ = keys.utf8CString.dropLast().withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    /// The exit status, or nil if it had not ended within `seconds`.
+    func waitForExit(seconds: Double = 30) -> Int32? {
+        guard closed.wait(timeout: .now() + seconds) == .success else { return nil }
+        process.waitUntilExit()
+        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    }
+
+    /// The terminal's local modes now (ECHO, ICANON, ...).
+    func localModes() -> tcflag_t {
+        var settings = termios()
+        tcgetattr(master, &settings)
+        return settings.c_lflag
+    }
+
+    /// Ends a run a failed expectation left behind.
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+}
