@@ -13,9 +13,9 @@ cd "$root"
 parts=${CHECK_PARTS:-"fuzz api faults load pgbouncer radio"}
 logs="$root/.build/check"
 mkdir -p "$logs"
-swift build -c release --product loyalty-server >/dev/null && swift build -c release --product loyalty >/dev/null \
+swift build -c release --static-swift-stdlib --product loyalty-server >/dev/null && swift build -c release --static-swift-stdlib --product loyalty >/dev/null \
   || { echo "release build failed" >&2; exit 1; }
-bin=$(swift build -c release --show-bin-path)
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 rows=()
 row() { rows+=("$1"$'\t'"$2"$'\t'"$3"); }
 

@@ -23,22 +23,30 @@ import Foundation
     let home = dataDirectory.appendingPathComponent("offline-home")
     let offline = ["LOYALTY_HOME": home.path, "LOYALTY_SERVER": "http://127.0.0.1:9"]
     let arguments = ["scan", "--replay", url.path, "--json"]
-    // Best of three: the machine is shared.
-    let runs = try (0..<3).map { _ in try runMeasured("loyalty", arguments, environment: offline) }
-    let best = runs.min { $0.seconds < $1.seconds }!
-    let replayRate = Double(reports) / best.seconds
-    let cpuSeconds = runs.map(\.cpuSeconds).min()!
+    // Five runs: the machine is shared, so the median says what a run takes and the best what the program
+    // does with a core to itself.
+    let runs = try (0..<5).map { _ in try runMeasured("loyalty", arguments, environment: offline) }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let wall = median(runs.map(\.seconds))
+    let bestWall = runs.map(\.seconds).min()!
+    // CPU time (user + system, from GNU time) is what the process itself used, whatever else ran.
+    let cpuSeconds = median(runs.map(\.cpuSeconds))
     print("command: /usr/bin/time -v \(buildDirectory.appendingPathComponent("loyalty").path) \(arguments.joined(separator: " ")) > /dev/null")
-    // Wall time counts the waits for a core on a busy machine; CPU time (user + system, from GNU time) is
-    // what the process itself needed: the rate it reaches with a core to itself.
+    print("runs (wall s, CPU s, peak MiB): " + runs.map { String(format: "%.3f %.3f %.1f", $0.seconds, $0.cpuSeconds, $0.peakMB) }.joined(separator: ", "))
+    let succeeded = runs.allSatisfy { $0.status == 0 }
     record(
-        "store replay, whole process with JSON output, by wall time", rate(reports, best.seconds),
-        target: ">= 2 M reports/s", met: replayRate >= 2e6 && runs.allSatisfy { $0.status == 0 })
+        "store replay, whole process with JSON output, by wall time (median of 5)", rate(reports, wall),
+        target: ">= 2 M reports/s", met: Double(reports) / wall >= 2e6 && succeeded)
     record(
-        "store replay, whole process with JSON output, by CPU time", rate(reports, cpuSeconds),
-        target: ">= 2 M reports/s", met: Double(reports) / cpuSeconds >= 2e6)
+        "store replay, whole process with JSON output, by wall time (best of 5)", rate(reports, bestWall),
+        target: ">= 2 M reports/s", met: Double(reports) / bestWall >= 2e6 && succeeded)
+    record(
+        "store replay, whole process with JSON output, by CPU time (user + system, median of 5)",
+        rate(reports, cpuSeconds), target: ">= 2 M reports/s", met: Double(reports) / cpuSeconds >= 2e6)
     let peak = runs.map(\.peakMB).max()!
-    record("store replay, peak RSS (GNU time)", String(format: "%.1f MiB", peak), target: "< 30 MiB", met: peak < 30)
+    record(
+        "store replay, peak RSS (GNU time, highest of 5)", String(format: "%.1f MiB", peak), target: "< 30 MiB",
+        met: peak < 30)
 
     // The references parse the advertising data of the same reports (not the BTSnoop or HCI framing).
     let payloadFile = dataDirectory.appendingPathComponent("store-payloads.bin")
@@ -54,13 +62,16 @@ import Foundation
     for (name, script) in [("beacontools", "bench/beacontools_rate.py"), ("bluetooth-data-tools", "bench/bluetooth_data_tools_rate.py")] {
         let line = python(script, payloadFile.path)
         let fields = line.split(separator: " ")
-        guard fields.count >= 6, let wall = Double(fields[3]), let cpu = Double(fields[5]) else {
+        guard fields.count >= 6, let wallRate = Double(fields[3]), let cpu = Double(fields[5]) else {
             record("store replay vs \(name)", "not run: \(line)", target: "pip install \(name)", met: false)
             continue
         }
-        print("reference: \(name) parses \(Int(wall)) payloads/s by wall time, \(Int(cpu)) by CPU time (parse only, one core)")
+        print("reference: \(name) parses \(Int(wallRate)) payloads/s by wall time, \(Int(cpu)) by CPU time (parse only, one core)")
         record(
-            "store replay vs \(name) parse-only", String(format: "%.2fx by wall time, %.2fx by CPU time", replayRate / wall, Double(reports) / cpuSeconds / cpu),
+            "store replay vs \(name) parse-only",
+            String(
+                format: "%.2fx by wall time (median; best %.2fx), %.2fx by CPU time", Double(reports) / wall / wallRate,
+                Double(reports) / bestWall / wallRate, Double(reports) / cpuSeconds / cpu),
             target: "ratio, measured in this run", met: true)
     }
 }

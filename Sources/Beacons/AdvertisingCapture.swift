@@ -35,15 +35,18 @@ public struct CaptureStatistics: Hashable, Sendable {
 /// A damaged file throws `BTSnoopError` (with the byte offset) once everything before the damage was returned.
 public final class AdvertisingCapture {
     public let reader: BTSnoopReader
-    public private(set) var statistics = CaptureStatistics()
+    // The state below is touched several times per report. A reader is used by one task at a time and
+    // lends no property out across a call, so Swift's run-time exclusivity checks (a tenth of a replay's
+    // CPU time) are left out.
+    @exclusivity(unchecked) public private(set) var statistics = CaptureStatistics()
 
     /// Reports of the event being read, and its time.
-    private var reports: AdvertisingReportIterator?
-    private var eventTime = BTSnoopTimestamp(microseconds: 0)
+    @exclusivity(unchecked) private var reports: AdvertisingReportIterator?
+    @exclusivity(unchecked) private var eventTime = BTSnoopTimestamp(microseconds: 0)
     /// AD structures of the report being read, and who sent it.
-    private var structures: AdvertisingDataIterator?
-    private var reportAddress = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
-    private var reportRSSI: Int8 = 0
+    @exclusivity(unchecked) private var structures: AdvertisingDataIterator?
+    @exclusivity(unchecked) private var reportAddress = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
+    @exclusivity(unchecked) private var reportRSSI: Int8 = 0
 
     public init(reader: BTSnoopReader) { self.reader = reader }
 

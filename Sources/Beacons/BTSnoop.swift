@@ -133,12 +133,13 @@ public final class BTSnoopReader {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let buffer: UnsafeMutableRawBufferPointer
-    private var start = 0
-    private var end = 0
+    // Read per record by one task at a time: unchecked for the reason `AdvertisingCapture` gives.
+    @exclusivity(unchecked) private var start = 0
+    @exclusivity(unchecked) private var end = 0
     /// File offset of `buffer[start]`.
-    private var fileOffset = 0
-    private var atEndOfFile = false
-    private var failure: BTSnoopError?
+    @exclusivity(unchecked) private var fileOffset = 0
+    @exclusivity(unchecked) private var atEndOfFile = false
+    @exclusivity(unchecked) private var failure: BTSnoopError?
 
     /// Reads and checks the file header. The descriptor stays the caller's to close.
     public convenience init(fileDescriptor: Int32, bufferSize: Int = 1 << 20) throws(BTSnoopError) {

@@ -1,45 +1,75 @@
 internal import CCurl
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An HTTP/1.1 client on one libcurl easy handle, reused from request to request so the connection
 /// stays open (keep-alive). Confined to one task at a time: make one client per concurrent caller.
 public final class HTTPClient {
-    private let handle = EasyHandle()
+    private var handle: EasyHandle?
 
     public init() {}
 
     public func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
-        try handle.perform(request)
+        if handle == nil { handle = try EasyHandle() }
+        return try handle!.perform(request)
     }
 }
 
-/// libcurl wants `curl_global_init` once per process, before any other call and not concurrently
-/// with one: a global is initialized exactly once, on first use, under a lock.
-private let curlGlobalInitialization: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+/// libcurl's entry points, loaded on the first request (`CCurl/shim.h` says why), and `curl_global_init`
+/// called, which libcurl wants once per process before any other call and not concurrently with one: a
+/// global is initialized exactly once, on first use, under a lock.
+private let curlLibrary = CurlLibrary()
+
+private struct CurlLibrary: @unchecked Sendable {  // function pointers set once, then only read
+    let api: loyalty_curl
+    /// Why libcurl could not be loaded, or nil.
+    let problem: String?
+
+    init() {
+        var api = loyalty_curl()
+        if loyalty_curl_load(&api) == 0 {
+            _ = api.global_init(Int(CURL_GLOBAL_ALL))
+            problem = nil
+        } else {
+            let reason = dlerror().map { String(cString: $0) } ?? "a libcurl entry point is missing"
+            problem = "libcurl (libcurl.so.4, Debian package libcurl4) could not be loaded: \(reason)"
+        }
+        self.api = api
+    }
+}
 
 /// Owns one CURL easy handle and the error buffer libcurl writes into.
 private final class EasyHandle {
     private let curl: UnsafeMutableRawPointer
+    private let api: loyalty_curl
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
-    init() {
-        _ = curlGlobalInitialization
-        guard let curl = curl_easy_init() else {
+    init() throws(HTTPClientError) {
+        let library = curlLibrary
+        if let problem = library.problem {
+            errorBuffer.deallocate()
+            throw .transport(code: Int(CURLE_FAILED_INIT.rawValue), detail: problem)
+        }
+        api = library.api
+        guard let curl = api.easy_init() else {
             fatalError("libcurl could not create an easy handle: out of memory or libcurl failed to initialize")
         }
         self.curl = curl
     }
 
     deinit {
-        curl_easy_cleanup(curl)
+        api.easy_cleanup(curl)
         errorBuffer.deallocate()
     }
 
     func perform(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
         // Reset clears the previous request's options but keeps the open connections.
-        curl_easy_reset(curl)
+        api.easy_reset(curl)
         errorBuffer[0] = 0
-        let headerList = try Self.headerList(request.headers)
-        defer { curl_slist_free_all(headerList) }
+        let headerList = try headerList(request.headers)
+        defer { api.slist_free_all(headerList) }
         let received = ReceivedResponse()
         let receivedPointer = Unmanaged.passUnretained(received).toOpaque()
 
@@ -49,16 +79,16 @@ private final class EasyHandle {
         setPointer(CURLOPT_PROTOCOLS_STR, "http,https")
         setLong(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
         setLong(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.totalTimeout))
-        _ = loyalty_curl_easy_setopt_slist(curl, CURLOPT_HTTPHEADER, headerList)
-        _ = loyalty_curl_easy_setopt_write_callback(curl, CURLOPT_WRITEFUNCTION, receiveBody)
+        _ = loyalty_curl_easy_setopt_slist(api.easy_setopt, curl, CURLOPT_HTTPHEADER, headerList)
+        _ = loyalty_curl_easy_setopt_write_callback(api.easy_setopt, curl, CURLOPT_WRITEFUNCTION, receiveBody)
         setPointer(CURLOPT_WRITEDATA, receivedPointer)
-        _ = loyalty_curl_easy_setopt_write_callback(curl, CURLOPT_HEADERFUNCTION, receiveHeader)
+        _ = loyalty_curl_easy_setopt_write_callback(api.easy_setopt, curl, CURLOPT_HEADERFUNCTION, receiveHeader)
         setPointer(CURLOPT_HEADERDATA, receivedPointer)
         let method = request.method.uppercased()
         if let body = request.body {
             // A body makes it a POST; the custom request line turns that into PUT, PATCH, DELETE...
             // libcurl copies the bytes (COPYPOSTFIELDS reads the size set just before).
-            _ = loyalty_curl_easy_setopt_off_t(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            _ = loyalty_curl_easy_setopt_off_t(api.easy_setopt, curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
             body.withUnsafeBytes { bytes in
                 if let start = bytes.baseAddress {
                     setPointer(CURLOPT_COPYPOSTFIELDS, start)
@@ -72,35 +102,37 @@ private final class EasyHandle {
         } else if method != "GET" {
             setPointer(CURLOPT_CUSTOMREQUEST, method)
         }
-        let code = withExtendedLifetime(received) { curl_easy_perform(curl) }
+        let code = withExtendedLifetime(received) { api.easy_perform(curl) }
 
         guard code == CURLE_OK else { throw error(code, request) }
         var status = 0
-        _ = loyalty_curl_easy_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
+        _ = loyalty_curl_easy_getinfo_long(api.easy_getinfo, curl, CURLINFO_RESPONSE_CODE, &status)
         return HTTPClientResponse(status: status, headers: received.headers, body: received.body)
     }
 
     private func setLong(_ option: CURLoption, _ value: Int) {
-        _ = loyalty_curl_easy_setopt_long(curl, option, value)
+        _ = loyalty_curl_easy_setopt_long(api.easy_setopt, curl, option, value)
     }
 
     private func setPointer(_ option: CURLoption, _ value: UnsafeRawPointer) {
-        _ = loyalty_curl_easy_setopt_pointer(curl, option, value)
+        _ = loyalty_curl_easy_setopt_pointer(api.easy_setopt, curl, option, value)
     }
 
     /// libcurl copies string options, so a temporary C string is enough.
     private func setPointer(_ option: CURLoption, _ value: String) {
-        _ = loyalty_curl_easy_setopt_pointer(curl, option, value)
+        _ = loyalty_curl_easy_setopt_pointer(api.easy_setopt, curl, option, value)
     }
 
     private func error(_ code: CURLcode, _ request: HTTPClientRequest) -> HTTPClientError {
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let detail =
+            errorBuffer[0] != 0
+            ? String(cString: errorBuffer) : api.easy_strerror(code).map { String(cString: $0) } ?? "error \(code)"
         switch code {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .couldNotConnect(url: request.url, detail: detail)
         case CURLE_OPERATION_TIMEDOUT:
             var connectMicroseconds: curl_off_t = 0
-            _ = loyalty_curl_easy_getinfo_off_t(curl, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
+            _ = loyalty_curl_easy_getinfo_off_t(api.easy_getinfo, curl, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
             let seconds = connectMicroseconds == 0 ? request.connectTimeout : request.totalTimeout
             return .timedOut(url: request.url, seconds: seconds)
         default:
@@ -116,7 +148,7 @@ private final class EasyHandle {
 
     /// "Name: value" lines. libcurl reads "Name:" as "remove this header", so an empty value is
     /// sent as "Name;". A line break in a name or value would inject headers: refused.
-    private static func headerList(
+    private func headerList(
         _ headers: [String: String]
     ) throws(HTTPClientError) -> UnsafeMutablePointer<curl_slist>? {
         // "Expect:" stops libcurl from waiting for "100 Continue" before it sends a large body.
@@ -132,7 +164,7 @@ private final class EasyHandle {
             }
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
-        return lines.reduce(nil) { list, line in curl_slist_append(list, line) }
+        return lines.reduce(nil) { list, line in api.slist_append(list, line) }
     }
 }
 

@@ -41,15 +41,20 @@ import Testing
         }
     }
 
-    @Test func enteringAClassLagsLittleMoreThanTheBareKalmanFilterAndLessThanARMA() {
-        // Noise-free walks (readings still whole dBm) show the lag the rule adds to the filter's own:
-        // a shopper who stood still must be seen to move before the margin can be crossed.
-        let seeds: Range<UInt64> = 1..<11
-        let engine = Self.total(.engine, noise: 0, seeds: seeds)
-        let before = Self.total(.kalmanThreshold, noise: 0, seeds: seeds)
-        #expect(engine.missedEntries == 0)
-        #expect(engine.meanEntryLag <= before.meanEntryLag + 0.5, "\(engine) vs \(before)")
-        for noise in [2.0, 6.0] {
+    @Test(arguments: [0.0, 2.0])
+    func enteringAClassLagsNoMoreThanTheBareKalmanFilter(noise: Double) {
+        // 80 walks, 320 entries: a shopper setting off from a stand across a boundary is seen by the
+        // recent readings before the Kalman level follows (at 4 dB and more the engine still lags it:
+        // `make bench` prints the figures).
+        let seeds: Range<UInt64> = 100..<180
+        let engine = Self.total(.engine, noise: noise, seeds: seeds)
+        let before = Self.total(.kalmanThreshold, noise: noise, seeds: seeds)
+        #expect(engine.missedEntries == 0, "\(engine)")
+        #expect(engine.meanEntryLag <= before.meanEntryLag, "\(engine) vs \(before)")
+    }
+
+    @Test func enteringAClassLagsLessThanARMA() {
+        for noise in [2.0, 4.0, 6.0] {
             let engine = Self.total(.engine, noise: noise)
             let arma = Self.total(.arma, noise: noise)
             #expect(engine.meanEntryLag < arma.meanEntryLag, "noise \(noise): \(engine) vs \(arma)")

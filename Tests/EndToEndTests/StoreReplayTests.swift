@@ -44,4 +44,25 @@ import Testing
         #expect(summaryLine["advertising_reports"] as? Int == summary.reports)
         #expect(summaryLine["beacon_frames"] as? Int == summary.beaconReports)
     }
+
+    @Test func aReplayLoadsNoHTTPLibraryAndARequestLoadsIt() throws {
+        // libcurl and what it needs cost a process 6.6 MiB to load: only a command that sends a request
+        // loads it. The dynamic loader names every library it loads (LD_DEBUG=files).
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("replay-libraries-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = home.appendingPathComponent("store.btsnoop")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let writer = try BTSnoopWriter(path: file.path)
+        _ = try BulkCapture(reports: 2_000, beacons: 40, maximumReportsPerEvent: 2, advertisingInterval: 0.5, seed: 15)
+            .write(to: writer)
+        try writer.close()
+        let environment = ["LOYALTY_HOME": home.path, "LD_DEBUG": "files"]
+        let replay = try loyalty.run(["scan", "--replay", file.path, "--json"], environment: environment)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stderr.contains("file=libc.so.6"), "LD_DEBUG had no effect: \(replay.stderr.prefix(500))")
+        #expect(!replay.stderr.contains("file=libcurl"))
+        let request = try loyalty.run(["account", "create", "--server", "http://127.0.0.1:9"], environment: environment)
+        #expect(request.status == 75, "\(request.stderr)")
+        #expect(request.stderr.contains("file=libcurl.so.4"))
+    }
 }
