@@ -159,17 +159,27 @@ enum LibDBus {
         case .objectPath(let path): appendString(path, type: type("o"), to: &iterator)
         case .variant(let value): appendVariant(value, to: &iterator)
         case .properties(let properties):
-            var array = DBusMessageIter()
-            dbus_message_iter_open_container(&iterator, type("a"), "{sv}", &array)
-            for (key, value) in properties {
-                var entry = DBusMessageIter()
-                dbus_message_iter_open_container(&array, type("e"), nil, &entry)
-                appendString(key, type: type("s"), to: &entry)
-                appendVariant(value, to: &entry)
-                dbus_message_iter_close_container(&array, &entry)
+            appendDictionary(properties, signature: "{sv}", to: &iterator) { property, entry in
+                appendString(property.0, type: type("s"), to: &entry)
+                appendVariant(property.1, to: &entry)
             }
-            dbus_message_iter_close_container(&iterator, &array)
         }
+    }
+
+    /// An `a{..}` of `entries` (`signature`: "{sv}", ...), each entry's key and value written by `append`.
+    static func appendDictionary<Entry>(
+        _ entries: [Entry], signature: String, to iterator: inout DBusMessageIter,
+        _ append: (Entry, inout DBusMessageIter) -> Void
+    ) {
+        var array = DBusMessageIter()
+        dbus_message_iter_open_container(&iterator, type("a"), signature, &array)
+        for element in entries {
+            var entry = DBusMessageIter()
+            dbus_message_iter_open_container(&array, type("e"), nil, &entry)
+            append(element, &entry)
+            dbus_message_iter_close_container(&array, &entry)
+        }
+        dbus_message_iter_close_container(&iterator, &array)
     }
 
     static func appendVariant(_ value: DBusPropertyValue, to iterator: inout DBusMessageIter) {
@@ -184,17 +194,11 @@ enum LibDBus {
         case .uint32(var basic): dbus_message_iter_append_basic(&variant, type("u"), &basic)
         case .bytes(let bytes): appendBytes(bytes, to: &variant)
         case .bytesByCompany(let entries):
-            var array = DBusMessageIter()
-            dbus_message_iter_open_container(&variant, type("a"), "{qv}", &array)
-            for (company, bytes) in entries {
-                var entry = DBusMessageIter()
-                dbus_message_iter_open_container(&array, type("e"), nil, &entry)
-                var key = company
+            appendDictionary(entries, signature: "{qv}", to: &variant) { company, entry in
+                var key = company.0
                 dbus_message_iter_append_basic(&entry, type("q"), &key)
-                appendVariant(.bytes(bytes), to: &entry)
-                dbus_message_iter_close_container(&array, &entry)
+                appendVariant(.bytes(company.1), to: &entry)
             }
-            dbus_message_iter_close_container(&variant, &array)
         }
         dbus_message_iter_close_container(&iterator, &variant)
     }
