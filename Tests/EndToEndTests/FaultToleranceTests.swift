@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// The short, always-run versions of `make check`'s fault part: the real server (with its own embedded
@@ -14,7 +15,7 @@ import Testing
         defer { server.stop() }
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 3)
         let walk = try server.walk(uuid: uuid, minors: [1, 2, 3])
-        let unreachable = ["LOYALTY_SERVER": "http://127.0.0.1:\(try freePort())"]
+        let unreachable = ["LOYALTY_SERVER": "http://127.0.0.1:\(try LoopbackSocket.freePort())"]
 
         let scan = try loyalty.run(
             ["scan", "--replay", walk, "--json"], environment: phone.merging(unreachable) { $1 })
@@ -105,7 +106,7 @@ import Testing
 /// A `loyalty-server` on loopback with its own embedded PostgreSQL in a scratch directory, or on `databaseURL`.
 final class LoyaltyServerProcess {
     let directory: URL
-    let port: Int
+    let port: UInt16
     let adminToken: String
     private let databaseURL: String?
     /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
@@ -121,7 +122,7 @@ final class LoyaltyServerProcess {
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o711])
-        port = try freePort()
+        port = try LoopbackSocket.freePort()
         try start()
     }
 
@@ -271,22 +272,6 @@ final class LoyaltyServerProcess {
 private struct ServerFailed: Error, CustomStringConvertible {
     let log: String
     var description: String { "loyalty-server or loyalty failed: \(log)" }
-}
-
-private func freePort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-        }
-    }
-    guard bound else { throw ServerFailed(log: "no free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 extension Binary {

@@ -1,27 +1,11 @@
 import Foundation
+import LoyaltyTesting
 import Geofencing
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A port nobody listens on now (the kernel's pick for an ephemeral bind).
-private func freePort() throws -> UInt16 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-            bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-        }
-    }
-    try #require(bound)
-    return UInt16(bigEndian: address.sin_port)
-}
 
 /// Whether a socket listens on the port, read from /proc/net/tcp{,6} without connecting (a connection
 /// would count as gpsfake's client and start the log).
@@ -71,7 +55,7 @@ private final class ServerProcess {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // As root the embedded PostgreSQL runs as `postgres`, which must reach its data directory.
         chmod(directory.path, 0o711)
-        let port = try freePort()
+        let port = try LoopbackSocket.freePort()
         url = "http://127.0.0.1:\(port)"
         process.executableURL = Binary("loyalty-server").url
         process.arguments = [
@@ -164,7 +148,7 @@ private let gpsfake = "/usr/bin/gpsfake"
         let log = server.directory.appendingPathComponent("walk.nmea")
         try writeWalk(to: log)
 
-        let port = try freePort()
+        let port = try LoopbackSocket.freePort()
         let fake = Process()
         fake.executableURL = URL(fileURLWithPath: gpsfake)
         fake.arguments = ["-q", "-1", "-P", String(port), "-c", "0.05", log.path]

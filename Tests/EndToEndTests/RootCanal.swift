@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 
 /// Root-Canal 1.10.0 (PyPI `rootcanal`), Android's controller emulator, run as its binary: two HCI ports
 /// on one shared LE link, one a legacy-only controller and one with LE Extended Advertising. Each TCP
@@ -16,7 +17,7 @@ final class RootCanal {
     /// at once kills it).
     init() throws {
         let binary = try Self.binaryPath()
-        let ports = try (0..<5).map { _ in try Self.freePort() }
+        let ports = try (0..<5).map { _ in try LoopbackSocket.freePort() }
         legacyPort = ports[0]
         extendedPort = ports[1]
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("rootcanal-\(getpid())-\(ports[0]).log")
@@ -78,22 +79,5 @@ final class RootCanal {
             throw Unavailable(description: "no rootcanal binary for this machine at \(path)")
         }
         return path
-    }
-
-    /// A port nothing listens on now (bound to port 0, read, closed).
-    private static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw Unavailable(description: "cannot find a free port: errno \(errno)") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

@@ -112,7 +112,7 @@ import Testing
         let server = try StoryServer.shared.get()
         let shopper = try server.newAccount()
         let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
-        let silent = try SilentServer()
+        let silent = try LoopbackSocket(listening: true)
         defer { withExtendedLifetime(silent) {} }
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: silent.url)
         defer { scan.kill() }

@@ -325,7 +325,7 @@ final class ManualClock: @unchecked Sendable {
     }
 
     @Test func aServerThatNeverAnswersTimesOut() throws {
-        let silent = try SilentServer()
+        let silent = try LoopbackSocket(listening: true)
         defer { withExtendedLifetime(silent) {} }
         let api = LoyaltyAPIClient(
             server: URL(string: silent.url)!, timeouts: Timeouts(connect: 1, total: 1))

@@ -4,25 +4,26 @@ import Foundation
     import Glibc
 #endif
 
-/// A TCP socket listening on 127.0.0.1 at a port the kernel picked, that never accepts: connections
-/// complete in its backlog and no answer ever comes (a server that hangs). Closed when released.
-public final class SilentServer {
+/// A TCP socket on 127.0.0.1 at a port the kernel picked, closed when released.
+public final class LoopbackSocket {
     public let port: UInt16
     private let descriptor: Int32
 
-    public init() throws {
+    /// With `listening`, a server that hangs: it never accepts, so connections complete in its backlog and no
+    /// answer ever comes. Without, only the port is held.
+    public init(listening: Bool) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && listen(descriptor, 8) == 0
+                bind(descriptor, address, length) == 0 && (!listening || listen(descriptor, 8) == 0)
                     && getsockname(descriptor, address, &length) == 0
             }
         }
-        guard descriptor >= 0, listening else {
+        guard descriptor >= 0, bound else {
             let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             if descriptor >= 0 { close(descriptor) }
             throw failure
@@ -35,4 +36,7 @@ public final class SilentServer {
 
     /// `http://127.0.0.1:PORT`.
     public var url: String { "http://127.0.0.1:\(port)" }
+
+    /// A port nothing listens on now: the kernel's pick for a bind, released at once.
+    public static func freePort() throws -> UInt16 { try LoopbackSocket(listening: false).port }
 }
