@@ -120,7 +120,7 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCIT
     let advertiser = try openAdvertiser(transport: transport, advertisement: advertisement)
     Interruption.cancels(advertiser.cancel)
     let (frame, interval, adapter, mode) = (
-        advertisement.frame, advertisement.intervalMilliseconds, advertiser.adapter, advertiser.commandSet
+        advertisement.frame, advertiser.intervalMilliseconds, advertiser.adapter, advertiser.commandSet
     )
     printOut(
         json

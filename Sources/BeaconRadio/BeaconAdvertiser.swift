@@ -11,6 +11,7 @@ public final class BeaconAdvertiser: @unchecked Sendable {
     public let adapter: String
     public let features: LEFeatures
     public let commands: LEAdvertisingCommands
+    public let advertisement: BeaconAdvertisement
     private let socket: any HCIChannel
     private let wakeup: WakeupPipe
 
@@ -19,6 +20,7 @@ public final class BeaconAdvertiser: @unchecked Sendable {
         let socket = try transport.open()
         features = try socket.readLEFeatures()
         commands = try LEAdvertisingCommands(features: features, advertisement: advertisement)
+        self.advertisement = advertisement
         wakeup = try WakeupPipe()
         self.socket = socket
         self.adapter = socket.adapter

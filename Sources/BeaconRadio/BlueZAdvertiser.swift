@@ -10,6 +10,8 @@ public protocol LiveAdvertiser: AnyObject, Sendable {
     var via: String { get }
     /// The HCI command set sent, "legacy" or "extended"; nil through bluetoothd, where the kernel chooses.
     var commandSet: String? { get }
+    /// The advertising interval asked for, as the path can express it (0.625 ms units, or whole ms).
+    var intervalMilliseconds: Double { get }
     func run(duration: Double?) throws(RadioError)
     func cancel()
 }
@@ -17,6 +19,7 @@ public protocol LiveAdvertiser: AnyObject, Sendable {
 extension BeaconAdvertiser: LiveAdvertiser {
     public var via: String { "hci" }
     public var commandSet: String? { commands.usesExtendedAdvertising ? "extended" : "legacy" }
+    public var intervalMilliseconds: Double { advertisement.intervalMilliseconds }
 }
 
 /// The advertiser for the controller's owner: bluetoothd's LEAdvertisingManager1 when bluetoothd manages the
@@ -52,6 +55,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     public let adapter: String
     public var via: String { "bluetoothd" }
     public var commandSet: String? { nil }
+    public var intervalMilliseconds: Double { Double(Self.wholeMilliseconds(advertisement)) }
     public let advertisement: BeaconAdvertisement
     private let bus: SystemBus
     private let adapterPath: String
@@ -92,10 +96,14 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
         wakeup = try WakeupPipe()
     }
 
+    /// The interval as BlueZ takes it: whole milliseconds.
+    static func wholeMilliseconds(_ advertisement: BeaconAdvertisement) -> UInt32 {
+        UInt32(advertisement.intervalMilliseconds.rounded())
+    }
+
     /// LEAdvertisement1's properties for `advertisement`, as GetAll answers them.
     static func properties(of advertisement: BeaconAdvertisement) -> [(String, DBusPropertyValue)] {
-        let milliseconds = DBusPropertyValue.uint32(
-            UInt32(advertisement.intervalMilliseconds.rounded()))
+        let milliseconds = DBusPropertyValue.uint32(wholeMilliseconds(advertisement))
         return [
             ("Type", .string("broadcast")),
             (
