@@ -51,7 +51,8 @@ let scanCommand = Command(
         Offers on a terminal: one at a time, until d (dismiss) or r (redeem); offers whose beacons came
         near meanwhile wait their turn and show next (each is recorded as seen only when it shows). When
         a replay ends with an offer on screen the scan says how many are left and waits for d, r or q;
-        with standard input not a terminal it ends, saying how many did not show. q ends the scan.
+        with standard input not a terminal it ends, saying how many did not show. q ends the scan as
+        Ctrl-C does, with its summary (and a damaged capture's error).
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks. Live time is the monotonic clock and runs while nothing is heard. Ctrl-C,

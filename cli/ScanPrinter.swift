@@ -23,6 +23,8 @@ final class ScanPrinter: ScanOutput {
     private var lastSnapshot: RangingSnapshot?
     /// Once the beacons ended with an offer on screen: what ended them, and whether the shopper is asked.
     private var ended: (word: String, asking: Bool)?
+    /// The shopper pressed q: the scan ends as Ctrl-C ends it, with its summary.
+    private var quit = false
     private var lines = ScanJSONLines()
 
     /// Without `interruption` (a scan of geofences alone), no table and no keys.
@@ -65,12 +67,12 @@ final class ScanPrinter: ScanOutput {
     func beaconsFinished() throws {
         guard table != nil, offers.current != nil, let interruption else { return }
         let word =
-            interruption.isRequested ? "interrupted" : arguments.isGiven(ScanOptions.replay) ? "capture ended" : "scan ended"
+            quit ? "quit" : interruption.isRequested ? "interrupted" : arguments.isGiven(ScanOptions.replay) ? "capture ended" : "scan ended"
         ended = (word, keys != nil && !interruption.isRequested)
         redrawTable()
         while ended?.asking == true, offers.current != nil {
             guard let key = keys?.waitForKey() else {
-                ended = (interruption.isRequested ? "interrupted" : word, false)
+                ended = (interruption.isRequested && !quit ? "interrupted" : word, false)
                 return redrawTable()
             }
             try handle(key: key)
@@ -115,9 +117,15 @@ final class ScanPrinter: ScanOutput {
         printError(ClientText.summary(statistics))
     }
 
-    /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan.
+    /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan as a
+    /// first Ctrl-C does: the summary still comes, and a damaged capture's error.
     private func handle(key: UInt8?) throws {
-        if key == UInt8(ascii: "q") { throw SilentExit(code: ExitCode.success) }
+        if key == UInt8(ascii: "q") {
+            quit = true
+            interruption?.request()
+            if let ended { self.ended = (ended.word, false) }
+            return redrawTable()
+        }
         guard let shown = offers.current else { return }
         switch key {
         case UInt8(ascii: "d"):

@@ -108,7 +108,13 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
         return false
     }
 
-    private func received(_ signalNumber: Int32, count: Int) {
+    /// Asks the command to end as a first signal does (the shopper pressed q), with its summary; a signal
+    /// after it ends the process at once.
+    public func request() { arrive(count: 1, signal: nil) }
+
+    private func received(_ signalNumber: Int32, count: Int) { arrive(count: count, signal: signalNumber) }
+
+    private func arrive(count: Int, signal signalNumber: Int32?) {
         let (first, cancels, restores) = state.withLock { state in
             state.signals += max(count, 1)
             return (state.signals == max(count, 1), state.cancels, state.restores)
@@ -119,7 +125,7 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
             var byte: UInt8 = 1
             _ = write(wakeup.write, &byte, 1)
         }
-        if !first || count > 1 {
+        if let signalNumber, !first || count > 1 {
             for restore in restores { restore() }
             _exit(128 + signalNumber)
         }

@@ -59,12 +59,30 @@ import Testing
         #expect(scan.waitFor("capture ended: 2 more offers; d next"), "\(scan.transcript)")
         scan.send("q")
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")
+        #expect(scan.transcript.contains("capture ended: 2 more offers not shown"), "\(scan.transcript)")
+        #expect(scan.transcript.contains("replayed "), "q ends with the summary: \(scan.transcript)")
         #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
         #expect(try shopper.seenTitles() == ["First sushi"])
     }
 
-    /// A capture damaged part-way ends the replay with an error (exit 65), the terminal as it was.
-    @Test func aDamagedCaptureEndsWithTheTerminalRestored() throws {
+    /// q while a paced replay runs ends it as Ctrl-C does: the summary, exit 0, the terminal as it was.
+    @Test func quittingARealtimeReplayEndsItWithItsSummary() throws {
+        let server = try StoryServer.shared.get()
+        let shopper = try server.newAccount()
+        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--realtime", "--offline"], shopper)
+        defer { scan.kill() }
+        #expect(scan.waitFor("BEACON"), "\(scan.transcript)")
+        scan.send("q")
+        #expect(scan.waitForExit(seconds: 10) == 0, "\(scan.transcript)")
+        #expect(scan.transcript.contains("replayed "), "\(scan.transcript)")
+        #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))
+    }
+
+    /// A capture damaged part-way ends the replay with an error (exit 65), the terminal as it was, whether
+    /// the shopper pages through the offers or quits.
+    @Test(arguments: ["ddd", "q"])
+    func aDamagedCaptureEndsWithTheTerminalRestored(key: String) throws {
         let server = try StoryServer.shared.get()
         let (shopper, walk) = try Self.walkPastThreeOffers(server)
         let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
@@ -73,7 +91,7 @@ import Testing
         let scan = try TerminalRun(["scan", "--replay", damaged.path, "--offline"], shopper)
         defer { scan.kill() }
         #expect(scan.waitFor("capture ended"), "\(scan.transcript)")
-        scan.send("ddd")
+        scan.send(key)
         #expect(scan.waitForExit() == 65, "\(scan.transcript)")
         #expect(scan.transcript.contains("is damaged"), "\(scan.transcript)")
         #expect(scan.localModes() & tcflag_t(ECHO | ICANON) == tcflag_t(ECHO | ICANON))

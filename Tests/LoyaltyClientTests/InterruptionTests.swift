@@ -37,4 +37,22 @@ import Testing
         interruption.cancels { cancelled.withLock { $0 += 1 } }
         #expect(cancelled.withLock { $0 } == 2)
     }
+
+    /// The shopper's q: the same as a first signal, without one.
+    @Test func aRequestCancelsAndWakesAsAFirstSignalDoes() throws {
+        let interruption = Interruption(signals: [])
+        let cancelled = Mutex(0)
+        interruption.cancels { cancelled.withLock { $0 += 1 } }
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+        Thread {
+            usleep(200_000)
+            interruption.request()
+        }.start()
+        #expect(!interruption.waitForInput(ends[0]))
+        #expect(interruption.isRequested)
+        #expect(!interruption.sleep(30))
+        #expect(cancelled.withLock { $0 } == 1)
+    }
 }
