@@ -184,6 +184,13 @@ import Testing
             #expect(answers[2 * index] == (commands.isEmpty ? options : commands), "bash at \(path)")
             #expect(answers[2 * index + 1] == options, "bash at \(path) --")
         }
+        // Options before the command, with their values, are stepped over.
+        let afterOptions = try Binary(at: "bash").run([
+            "-c",
+            calls[0...1].joined(separator: "\n")
+                + "\nat loyalty --json sy\nat loyalty --server http://x --timeout 3 retailer of\nat loyalty --server u retailer --json offers ''",
+        ])
+        #expect(afterOptions.stdout == "sync\noffer offers\nimport export\n", "\(afterOptions.stdout)\(afterOptions.stderr)")
         let serverBash = try Binary(at: "bash").run([
             "-c",
             "source '\(share.path)/bash-completion/completions/loyalty-server'; "
