@@ -57,7 +57,8 @@ let advertiseCommand = Command(
           loyalty beacon advertise --uuid 8F0C1DDC-11E5-4A07-8910-425941B072F9 --major 1 --minor 2
           loyalty beacon advertise --uuid 8F0C1DDC-11E5-4A07-8910-425941B072F9 --major 1 --minor 2 --dry-run
 
-        EXIT CODES: 0 done, 64 wrong arguments, 69 no radio, 74 FILE not written, 77 missing capabilities.
+        EXIT CODES: 0 done, 64 wrong arguments, 69 no radio, 74 FILE not written, 77 missing capabilities or a
+        system bus that refuses this user.
         """,
     options: [
         Advertise.uuid, Advertise.major, Advertise.minor, Advertise.measuredPower, Advertise.interval, Advertise.adapter, hciOption,
@@ -132,7 +133,8 @@ private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCIT
     printOut(json ? ClientJSONLines.advertisingStopped(adapter: adapter) : "stopped advertising on \(adapter)")
 }
 
-/// Missing capabilities exit 77, a stream that is not H4 65, every other radio problem 69.
+/// Missing capabilities or a bus refusing this user exit 77, a stream that is not H4 65, every other radio
+/// problem 69.
 extension RadioError: CommandError {
     public var exitCode: Int32 { exitStatus }
 }

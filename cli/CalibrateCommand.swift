@@ -57,7 +57,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
         do {
             heard = try CalibrationSamples.reading(try AdvertisingCapture(path: file), of: identity, seconds: seconds)
         } catch {
-            throw CommandFailure("cannot read \(file): \(error)", exitCode: ExitCode.dataError)
+            throw CommandFailure("cannot read \(file): \(error)", exitCode: error.exitCode)
         }
     } else {
         // The same path as a scan: beside a discovering bluetoothd, through it.

@@ -83,7 +83,7 @@ extension ClientError: CommandError {
         case .network: ExitCode.tempFailure
         case .unauthorized: ExitCode.noPermission
         case .server(let status, _, _): status >= 500 ? ExitCode.tempFailure : ExitCode.failure
-        case .protocolViolation: ExitCode.unavailable
+        case .protocolViolation, .unavailable: ExitCode.unavailable
         case .corruptCache, .io: ExitCode.ioError
         case .configuration, .notRegistered, .notFound: ExitCode.failure
         }

@@ -81,15 +81,20 @@ extension PositionSourceError: CommandError {
 }
 
 extension CombinedScan.ReplayError: CommandError {
-    /// 74 for a capture that cannot be opened or read (missing, a directory), 65 for one that is not a capture.
     public var exitCode: Int32 {
         switch self {
-        case .unreadable(_, let error):
-            switch error.reason {
-            case .openFailed, .readFailed: ExitCode.ioError
-            default: ExitCode.dataError
-            }
+        case .unreadable(_, let error): error.exitCode
         case .damaged: ExitCode.dataError
+        }
+    }
+}
+
+extension BTSnoopError: CommandError {
+    /// 74 for a capture that cannot be opened or read (missing, a directory), 65 for one that is not a capture.
+    public var exitCode: Int32 {
+        switch reason {
+        case .openFailed, .readFailed: ExitCode.ioError
+        default: ExitCode.dataError
         }
     }
 }

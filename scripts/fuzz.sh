@@ -31,7 +31,7 @@ link() {  # link TARGET SOURCE MODULES... [-l libraries]
 link hci-event "$root/Fuzz/HCIEventFuzzer.swift" Beacons
 link advertising-data "$root/Fuzz/AdvertisingDataFuzzer.swift" Beacons
 link btsnoop "$root/Fuzz/BTSnoopFuzzer.swift" Beacons
-link request-body "$root/Fuzz/RequestBodyFuzzer.swift" CivilCalendar Geofencing LoyaltyAPI HTTPServer Postgres LoyaltyServer -lpq -lmicrohttpd
+link request-body "$root/Fuzz/RequestBodyFuzzer.swift" Arguments CivilCalendar Geofencing LoyaltyAPI HTTPServer Postgres LoyaltyServer -lpq -lmicrohttpd
 
 rm -rf "$build/seeds" && python3 "$root/Fuzz/seeds.py" "$fixtures" "$build/seeds"
 failed=0

@@ -29,7 +29,7 @@ public func openAdvertiser(transport: HCITransport, advertisement: BeaconAdverti
     -> any LiveAdvertiser
 {
     if case .kernel(let adapter) = transport,
-        BlueZAdvertiser.bluetoothdManages(adapter: adapter) != nil
+        try BlueZAdvertiser.bluetoothdManages(adapter: adapter) != nil
     {
         return try BlueZAdvertiser(adapter: adapter, advertisement: advertisement)
     }
@@ -69,14 +69,23 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     static let managerInterface = "org.bluez.LEAdvertisingManager1"
 
     /// When bluetoothd manages `adapter` (hci0 by default) and offers LEAdvertisingManager1 there: its
-    /// ActiveInstances and SupportedInstances (free ones); nil otherwise.
-    public static func bluetoothdManages(adapter: String?) -> (active: Int, free: Int)? {
-        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez"),
-            let reply = try? bus.call(
-                destination: "org.bluez", path: "/org/bluez/\(adapter ?? "hci0")",
-                interface: "org.freedesktop.DBus.Properties", method: "GetAll",
-                arguments: [.string(managerInterface)]),
-            let properties = reply.first, let active = properties["ActiveInstances"]?.integer,
+    /// ActiveInstances and SupportedInstances (free ones); nil when no bluetoothd runs or it offers none there.
+    /// Throws when bluetoothd runs but the bus refuses this user: raw HCI would overwrite its advertising.
+    public static func bluetoothdManages(adapter: String?) throws(RadioError) -> (active: Int, free: Int)? {
+        let name = adapter ?? "hci0"
+        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez") else { return nil }
+        let reply: [DBusValue]
+        do {
+            reply = try bus.call(
+                destination: "org.bluez", path: "/org/bluez/\(name)", interface: "org.freedesktop.DBus.Properties",
+                method: "GetAll", arguments: [.string(managerInterface)])
+        } catch {
+            if error.name == "org.freedesktop.DBus.Error.AccessDenied" {
+                throw .bluezAdvertising(name, error.name, error.message)
+            }
+            return nil
+        }
+        guard let properties = reply.first, let active = properties["ActiveInstances"]?.integer,
             let free = properties["SupportedInstances"]?.integer
         else { return nil }
         return (active, free)

@@ -99,8 +99,14 @@ public struct RadioDiagnosis: Hashable, Sendable {
     /// Which path `beacon advertise` takes, and why.
     private static func advertisePath(adapter: String?) -> Check {
         let name = adapter ?? "hci0"
+        let managed: (active: Int, free: Int)?
+        do throws(RadioError) { managed = try BlueZAdvertiser.bluetoothdManages(adapter: adapter) } catch {
+            return Check(
+                name: "advertise-path", status: .warning, detail: "bluetoothd manages \(name) but refuses this user",
+                remedy: error.description)
+        }
         let detail =
-            if let instances = BlueZAdvertiser.bluetoothdManages(adapter: adapter) {
+            if let instances = managed {
                 "bluetoothd manages \(name): advertising registers with its LEAdvertisingManager1 beside other programs' "
                     + "advertisements (\(instances.active) registered, \(instances.free) free) and leaves them on"
             } else {

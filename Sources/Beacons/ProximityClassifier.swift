@@ -97,7 +97,7 @@ public struct ProximityClassifier: Sendable {
     static let departureGate = 3.5
     static let departureMargin = 1.0
     /// The readings of the recent mean (0.8 s at 10 Hz).
-    static let recentCount = 8
+    static let recentCount = SIMD8<Double>.scalarCount
 
     public private(set) var proximity: Proximity = .unknown
     private var standingSum = 0.0

@@ -4,10 +4,7 @@ extension BeaconWalk.Beacon {
     /// beacon of a walk gets its own static random address.
     public init?(parsing spec: String, measuredPower: Int8, index: Int) {
         let halves = spec.split(separator: "@", maxSplits: 1)
-        guard halves.count == 2,
-            let constraint = try? BeaconIdentityConstraint(parsing: String(halves[0])),
-            let major = constraint.major, let minor = constraint.minor
-        else { return nil }
+        guard halves.count == 2, let identity = try? BeaconIdentity(parsing: String(halves[0])) else { return nil }
         var path: [BeaconWalk.Waypoint] = []
         for point in halves[1].split(separator: ",") {
             let pair = point.split(separator: "=")
@@ -17,7 +14,6 @@ extension BeaconWalk.Beacon {
             path.append(BeaconWalk.Waypoint(time: time, distance: distance))
         }
         guard !path.isEmpty else { return nil }
-        let identity = BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)
         let low = UInt8(truncatingIfNeeded: index)
         self.init(
             frame: BeaconFrame(kind: .iBeacon, identity: identity, measuredPower: measuredPower),

@@ -78,7 +78,10 @@ extension SystemBus {
     /// the method calls among them to the exported objects; other messages are dropped. Whether any came.
     @discardableResult
     public func dispatch(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> Bool {
-        let came = try readIncoming(timeoutMilliseconds: timeoutMilliseconds, wakeup: wakeup)
+        // Messages read while awaiting a reply (callDispatching hands out one per read) are already queued:
+        // handled before waiting on the socket, which would not wake for them.
+        let queued = dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS
+        let came = queued ? true : try readIncoming(timeoutMilliseconds: timeoutMilliseconds, wakeup: wakeup)
         while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
         return came
     }

@@ -47,7 +47,9 @@ public final class SystemBus {
     /// Whether a program owns `name` on the bus (org.bluez: bluetoothd runs).
     public func nameHasOwner(_ name: String) -> Bool {
         var error = LibDBus.Error()
-        return dbus_bus_name_has_owner(connection, name, &error.raw) != 0
+        let owned = dbus_bus_name_has_owner(connection, name, &error.raw) != 0
+        if error.isSet { _ = error.taken(or: "NameHasOwner") }  // freed: asked after every wake-up
+        return owned
     }
 
     /// Asks the bus for signals matching `rule` (`type='signal',sender='org.bluez',...`).

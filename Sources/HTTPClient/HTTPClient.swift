@@ -50,7 +50,7 @@ private final class EasyHandle {
         let library = curlLibrary
         if let problem = library.problem {
             errorBuffer.deallocate()
-            throw .transport(code: Int(CURLE_FAILED_INIT.rawValue), detail: problem)
+            throw .libraryUnavailable(problem)
         }
         api = library.api
         guard let curl = api.easy_init() else {

@@ -47,6 +47,8 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
     case timedOut(url: String, seconds: Double)
     /// Any other failure of the transfer; `code` is libcurl's CURLcode.
     case transport(code: Int, detail: String)
+    /// libcurl itself could not be loaded: no request can be sent until it is installed.
+    case libraryUnavailable(String)
 
     public var description: String {
         switch self {
@@ -56,6 +58,7 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
             "no answer from \(url) within \(seconds) s; the server or the network is slow or down, try again later"
         case .transport(let code, let detail):
             "HTTP transfer failed (libcurl error \(code)): \(detail)"
+        case .libraryUnavailable(let detail): detail
         }
     }
 }

@@ -20,12 +20,14 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case notRegistered(String)
     /// The user named something that does not exist locally (an offer, a device).
     case notFound(String)
+    /// A library this program needs is missing (libcurl): nothing is sent until it is installed.
+    case unavailable(String)
 
     public var description: String {
         switch self {
         case .configuration(let message), .io(let message), .network(let message),
             .unauthorized(let message), .protocolViolation(let message), .corruptCache(let message),
-            .notRegistered(let message), .notFound(let message):
+            .notRegistered(let message), .notFound(let message), .unavailable(let message):
             message
         case .server(let status, _, let message):
             "the server refused the request (HTTP \(status)): \(message)"

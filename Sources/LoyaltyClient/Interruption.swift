@@ -37,14 +37,17 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) == 0 { for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) } }
         wakeup = (ends[0], ends[1])
-        let taken = signals.filter { signalNumber in
+        func handler(_ signalNumber: Int32) -> Int {
             var current = sigaction()
             sigaction(signalNumber, nil, &current)
-            let handler = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
-            return handler != unsafeBitCast(SIG_IGN, to: Int.self)
+            return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
         }
-        // Ignored until the source has registered, which it does on dispatch's own thread.
-        for signalNumber in taken { signal(signalNumber, SIG_IGN) }
+        let taken = signals.filter { handler($0) != unsafeBitCast(SIG_IGN, to: Int.self) }
+        // Ignored until the source has registered, which it does on dispatch's own thread. Only from the
+        // default action: dispatch installs its handler once per signal, and would not put it back.
+        for signalNumber in taken where handler(signalNumber) == unsafeBitCast(SIG_DFL, to: Int.self) {
+            signal(signalNumber, SIG_IGN)
+        }
         // A queue of its own (an overcommitting one) runs even while the shared pool's threads are all busy.
         let queue = DispatchQueue(label: "Interruption")
         sources = taken.map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
@@ -68,7 +71,8 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
     /// Whether a signal asked the command to end.
     public var isRequested: Bool { requested.load(ordering: .acquiring) }
 
-    /// Runs `cancel` on the first signal (at once if it already came), from another thread.
+    /// Runs `cancel` when the command is first asked to end (at once if it already was): on the signal's
+    /// dispatch queue, or on the thread that calls `request`.
     public func cancels(_ cancel: @escaping @Sendable () -> Void) {
         let already = state.withLock { state in
             state.cancels.append(cancel)
@@ -120,8 +124,9 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
             return (state.signals == max(count, 1), state.cancels, state.restores)
         }
         if first {
-            for cancel in cancels { cancel() }
+            // Requested before the radio stops: a scan that ends because of the cancel sees why it ended.
             requested.store(true, ordering: .releasing)
+            for cancel in cancels { cancel() }
             var byte: UInt8 = 1
             _ = write(wakeup.write, &byte, 1)
         }

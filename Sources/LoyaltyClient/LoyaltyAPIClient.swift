@@ -262,6 +262,7 @@ public final class LoyaltyAPIClient {
         do {
             response = try http.send(request)
         } catch {
+            if case .libraryUnavailable(let detail) = error { throw .unavailable(detail) }
             throw .network("\(error) (server URL: --server, LOYALTY_SERVER or the config file)")
         }
         if (200..<300).contains(response.status) || accepting.contains(response.status) {

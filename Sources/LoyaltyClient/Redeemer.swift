@@ -12,12 +12,10 @@ public enum OfferReference: Sendable, Equatable {
             self = .id(id)
             return
         }
-        guard let region = try? BeaconIdentityConstraint(parsing: text), let major = region.major,
-            let minor = region.minor
-        else {
+        guard let identity = try? BeaconIdentity(parsing: text) else {
             throw .notFound("'\(text)' is not an offer: give an offer id or UUID:MAJOR:MINOR (see `loyalty offers`)")
         }
-        self = .beacon(BeaconIdentity(uuid: region.uuid, major: major, minor: minor))
+        self = .beacon(identity)
     }
 
     /// The cached offer, or a `notFound` error suggesting a sync.

@@ -11,9 +11,13 @@ import Testing
     @Test func exitCodesFollowTheReadme() throws {
         let server = try StoryServer.shared.get()
         let directory = server.work.path
+        let notACapture = server.work.appendingPathComponent("not-a-capture-\(UUID()).txt")
+        try Data("hello\n".utf8).write(to: notACapture)
         let cases: [(arguments: [String], environment: [String: String], status: Int32)] = [
             (["scan", "--replay", "/nonexistent/walk.btsnoop"], [:], 74),
             (["scan", "--replay", directory], [:], 74),
+            (["beacon", "calibrate", "8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1", "--replay", "/nonexistent/walk.btsnoop"], [:], 74),
+            (["beacon", "calibrate", "8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1", "--replay", notACapture.path], [:], 65),
             (["sync", "--server", "notaurl"], [:], 64),
             (["redeem", "garbage"], [:], 64),
             (["retailer", "register", "--name", ""], ["LOYALTY_ADMIN_TOKEN": server.operatorToken, "LOYALTY_SERVER": server.url], 64),
@@ -24,6 +28,24 @@ import Testing
             #expect(result.status == status, "loyalty \(arguments.joined(separator: " ")): \(result.status) \(result.stderr)")
             #expect(result.stderr.hasPrefix("error: ") || result.stderr.hasPrefix("loyalty"), "\(result.stderr)")
         }
+    }
+
+    /// libcurl is loaded on the first request: without it (hidden here under an empty file, in a mount
+    /// namespace of the run's own) a request is "unavailable", naming the package, not a network failure.
+    @Test func aMissingLibcurlIsUnavailableNamingItsPackage() throws {
+        let hide = """
+            library=$(readlink -f "$(ldconfig -p | awk '/libcurl\\.so\\.4 /{print $NF; exit}')") &&
+            mount --bind /dev/null "$library" && exec "$0" account create
+            """
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-exit-\(UUID())")
+        let result = try Binary(at: "unshare").run(
+            ["--mount", "sh", "-c", hide, Binary("loyalty").url.path], environment: ["LOYALTY_HOME": home.path])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("libcurl4") && !result.stderr.contains("server URL"), "\(result.stderr)")
+        // A command that sends nothing still works without it.
+        let offline = try Binary(at: "unshare").run(
+            ["--mount", "sh", "-c", hide.replacing("account create", with: "decode 0201061aff4c0002158f0c1ddc11e54a078910425941b072f900010001c5"), Binary("loyalty").url.path])
+        #expect(offline.status == 0, "\(offline.stderr)")
     }
 
     @Test func aMalformedPacketIsSaidOnce() throws {
