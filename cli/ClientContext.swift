@@ -112,9 +112,12 @@ enum OfferScanOptions {
 
 /// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
 /// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
-/// until dismissed; otherwise for --dwell seconds.
-func openOfferSession(_ arguments: ParsedArguments, interactive: Bool) throws -> OfferSession {
+/// until dismissed; otherwise for --dwell seconds. A sync under way is abandoned once `interruption` asks.
+func openOfferSession(
+    _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
+) throws -> OfferSession {
     let context = try ClientContext(arguments)
+    if let interruption { context.api.isCancelled = { interruption.isRequested } }
     let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
     let dwell = try arguments.value(OfferScanOptions.dwell) ?? 5
     let cache = try context.openCache()

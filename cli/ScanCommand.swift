@@ -125,9 +125,9 @@ private func runScan(_ arguments: ParsedArguments) throws {
         snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,
         maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
-    let offers = try openOfferSession(arguments, interactive: !json)
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
+    let offers = try openOfferSession(arguments, interactive: !json, interruption: interruption)
     let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: interruption)
     defer { printer.keys?.restore() }
     var syncWarned = false

@@ -79,6 +79,13 @@ static inline CURLcode loyalty_curl_easy_setopt_write_callback(
     return ((loyalty_curl_setopt_function)setopt)(handle, option, callback);
 }
 
+/// For CURLOPT_XFERINFOFUNCTION.
+static inline CURLcode loyalty_curl_easy_setopt_xferinfo_callback(
+    void *setopt, CURL *handle, CURLoption option, curl_xferinfo_callback callback)
+{
+    return ((loyalty_curl_setopt_function)setopt)(handle, option, callback);
+}
+
 static inline CURLcode loyalty_curl_easy_getinfo_long(void *getinfo, CURL *handle, CURLINFO info, long *value)
 {
     return ((loyalty_curl_getinfo_function)getinfo)(handle, info, value);

@@ -84,6 +84,12 @@ private final class EasyHandle {
         setPointer(CURLOPT_WRITEDATA, receivedPointer)
         _ = loyalty_curl_easy_setopt_write_callback(api.easy_setopt, curl, CURLOPT_HEADERFUNCTION, receiveHeader)
         setPointer(CURLOPT_HEADERDATA, receivedPointer)
+        if let isCancelled = request.isCancelled {
+            received.isCancelled = isCancelled
+            setLong(CURLOPT_NOPROGRESS, 0)
+            _ = loyalty_curl_easy_setopt_xferinfo_callback(api.easy_setopt, curl, CURLOPT_XFERINFOFUNCTION, checkCancelled)
+            setPointer(CURLOPT_XFERINFODATA, receivedPointer)
+        }
         let method = request.method.uppercased()
         if let body = request.body {
             // A body makes it a POST; the custom request line turns that into PUT, PATCH, DELETE...
@@ -128,6 +134,8 @@ private final class EasyHandle {
             errorBuffer[0] != 0
             ? String(cString: errorBuffer) : api.easy_strerror(code).map { String(cString: $0) } ?? "error \(code)"
         switch code {
+        case CURLE_ABORTED_BY_CALLBACK:
+            return .cancelled(url: request.url)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .couldNotConnect(url: request.url, detail: detail)
         case CURLE_OPERATION_TIMEDOUT:
@@ -168,10 +176,18 @@ private final class EasyHandle {
     }
 }
 
-/// What the callbacks collect during one transfer.
+/// What the callbacks collect during one transfer, and what they ask whether to go on.
 private final class ReceivedResponse {
     var headers: [String: String] = [:]
     var body: [UInt8] = []
+    var isCancelled: (@Sendable () -> Bool)?
+}
+
+/// libcurl's progress callback, called about once a second even while nothing moves: non-zero aborts.
+private let checkCancelled: @convention(c) (UnsafeMutableRawPointer?, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> Int32 = {
+    context, _, _, _, _ in
+    guard let context else { return 0 }
+    return Unmanaged<ReceivedResponse>.fromOpaque(context).takeUnretainedValue().isCancelled?() == true ? 1 : 0
 }
 
 private let receiveBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

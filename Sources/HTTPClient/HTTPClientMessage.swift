@@ -7,11 +7,14 @@ public struct HTTPClientRequest: Sendable {
     public var connectTimeout: Double
     /// Seconds allowed for the whole exchange, connection included.
     public var totalTimeout: Double
+    /// Asked about once a second while the request runs: true abandons it (`HTTPClientError.cancelled`).
+    public var isCancelled: (@Sendable () -> Bool)?
 
     public init(
         method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
-        connectTimeout: Double = 5, totalTimeout: Double = 30
+        connectTimeout: Double = 5, totalTimeout: Double = 30, isCancelled: (@Sendable () -> Bool)? = nil
     ) {
+        self.isCancelled = isCancelled
         self.method = method
         self.url = url
         self.headers = headers
@@ -49,6 +52,8 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
     case transport(code: Int, detail: String)
     /// libcurl itself could not be loaded: no request can be sent until it is installed.
     case libraryUnavailable(String)
+    /// The request's `isCancelled` said to stop before the answer came.
+    case cancelled(url: String)
 
     public var description: String {
         switch self {
@@ -59,6 +64,7 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
         case .transport(let code, let detail):
             "HTTP transfer failed (libcurl error \(code)): \(detail)"
         case .libraryUnavailable(let detail): detail
+        case .cancelled(let url): "the request to \(url) was abandoned: the command is ending"
         }
     }
 }

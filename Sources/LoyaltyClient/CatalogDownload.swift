@@ -28,13 +28,16 @@ final class CatalogDownload: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts downloading at `since` (nil: the whole catalog), on a connection of its own.
+    /// Starts downloading at `since` (nil: the whole catalog), on a connection of its own that `like` would
+    /// open (its server, timeouts and cancellation).
     init(
-        server: URL, timeouts: Timeouts, since: String?, etag: String?, area: CatalogArea?, limit: Int?,
+        like caller: LoyaltyAPIClient, since: String?, etag: String?, area: CatalogArea?, limit: Int?,
         _ credential: Credential
     ) {
+        let (server, timeouts, isCancelled) = (caller.server, caller.timeouts, caller.isCancelled)
         Thread { [self] in
             let api = LoyaltyAPIClient(server: server, timeouts: timeouts)
+            api.isCancelled = isCancelled
             var since = since
             var etag = etag
             while true {

@@ -49,6 +49,8 @@ public struct Timeouts: Sendable, Equatable {
 public final class LoyaltyAPIClient {
     public let server: URL
     public let timeouts: Timeouts
+    /// Asked while a request waits (a scan's Ctrl-C): true abandons it.
+    public var isCancelled: (@Sendable () -> Bool)?
     /// Made on the first request: an offline scan never pays for libcurl's and TLS's start-up.
     private lazy var http = HTTPClient()
 
@@ -257,12 +259,13 @@ public final class LoyaltyAPIClient {
         let request = HTTPClientRequest(
             method: method, url: components.url!.absoluteString, headers: allHeaders,
             body: body.map { [UInt8]($0) },
-            connectTimeout: timeouts.connect, totalTimeout: timeouts.total)
+            connectTimeout: timeouts.connect, totalTimeout: timeouts.total, isCancelled: isCancelled)
         let response: HTTPClientResponse
         do {
             response = try http.send(request)
         } catch {
             if case .libraryUnavailable(let detail) = error { throw .unavailable(detail) }
+            if case .cancelled = error { throw .network(error.description) }
             throw .network("\(error) (server URL: --server, LOYALTY_SERVER or the config file)")
         }
         if (200..<300).contains(response.status) || accepting.contains(response.status) {

@@ -120,7 +120,7 @@ public struct SyncEngine {
     ) throws(ClientError) -> Bool {
         let sentAt = now()
         let download = CatalogDownload(
-            server: api.server, timeouts: api.timeouts, since: since, etag: etag, area: area,
+            like: api, since: since, etag: etag, area: area,
             limit: catalogPageLimit, credential)
         defer { download.close() }
         var cursor = since

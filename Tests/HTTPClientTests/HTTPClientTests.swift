@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import Synchronization
 import HTTPServer
 import Testing
 
@@ -87,6 +88,24 @@ private func echoServer() throws -> HTTPServer {
         }
         #expect(error == .timedOut(url: url, seconds: 0.2))
         #expect(error?.description.contains("within 0.2 s") == true)
+    }
+
+    /// A request whose `isCancelled` turns true is abandoned at libcurl's next progress check (about once a
+    /// second), long before its timeout; one that stays false is answered as usual.
+    @Test func aCancelledRequestIsAbandonedBeforeItsTimeout() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let url = "http://127.0.0.1:\(server.port)/slow"
+        let started = ContinuousClock.now
+        let asked = Atomic<Int>(0)
+        let error = #expect(throws: HTTPClientError.self) {
+            _ = try HTTPClient().send(
+                HTTPClientRequest(url: url, totalTimeout: 30, isCancelled: { asked.add(1, ordering: .relaxed).newValue > 1 }))
+        }
+        #expect(error == .cancelled(url: url))
+        #expect(ContinuousClock.now - started < .seconds(20))
+        let answered = try HTTPClient().send(HTTPClientRequest(url: url, isCancelled: { false }))
+        #expect(answered.status == 200)
     }
 
     @Test func headerInjectionIsRefused() throws {
