@@ -124,17 +124,23 @@ import Testing
         #expect(scan.transcript.contains("replayed "), "\(scan.transcript)")
     }
 
-    /// A Ctrl-C while the opening sync waits on a server that never answers abandons the request (libcurl
-    /// asks about once a second): the scan ends with its summary, long before the request's 60 s timeout.
-    @Test func aCtrlCAbandonsASyncThatHangs() throws {
+    /// A scan whose opening sync waits on a server that never answers (for up to 60 s), once it reads keys;
+    /// the server's socket lives as long as the run.
+    private static func scanWithAHangingSync() throws -> (TerminalRun, LoopbackSocket) {
         let server = try StoryServer.shared.get()
         let shopper = try server.newAccount()
         let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
         let silent = try LoopbackSocket(listening: true)
-        defer { withExtendedLifetime(silent) {} }
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: silent.url)
-        defer { scan.kill() }
         #expect(scan.waitFor(seconds: 30) { scan.localModes() & tcflag_t(ECHO) == 0 }, "the scan reads single keys")
+        return (scan, silent)
+    }
+
+    /// A Ctrl-C then abandons the request (libcurl asks about once a second): the scan ends with its summary,
+    /// long before the request's timeout.
+    @Test func aCtrlCAbandonsASyncThatHangs() throws {
+        let (scan, silent) = try Self.scanWithAHangingSync()
+        defer { withExtendedLifetime(silent) { scan.kill() } }
         Glibc.kill(scan.process.processIdentifier, SIGINT)
         #expect(scan.waitForExit(seconds: 10) == 0, "\(scan.transcript)")
         #expect(scan.transcript.contains("replayed "), "\(scan.transcript)")
@@ -144,14 +150,8 @@ import Testing
     /// A second signal before the first has ended the scan ends it at once, with the terminal restored. (Two
     /// SIGINTs sent together would arrive as one: a SIGTERM follows the SIGINT here.)
     @Test func aSecondSignalEndsTheScanAtOnce() throws {
-        let server = try StoryServer.shared.get()
-        let shopper = try server.newAccount()
-        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
-        let silent = try LoopbackSocket(listening: true)
-        defer { withExtendedLifetime(silent) {} }
-        let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: silent.url)
-        defer { scan.kill() }
-        #expect(scan.waitFor(seconds: 30) { scan.localModes() & tcflag_t(ECHO) == 0 }, "the scan reads single keys")
+        let (scan, silent) = try Self.scanWithAHangingSync()
+        defer { withExtendedLifetime(silent) { scan.kill() } }
         Glibc.kill(scan.process.processIdentifier, SIGINT)
         Glibc.kill(scan.process.processIdentifier, SIGTERM)
         // Whichever the dispatch queue takes second ends the process: 128 + that signal, not 0.
