@@ -114,12 +114,8 @@ private func runScan(_ arguments: ParsedArguments) throws {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
     }
-    let regions = try arguments.values(ScanOptions.region).map { text throws(UsageError) in
-        do throws(BeaconIdentityConstraint.ParseError) {
-            return try BeaconIdentityConstraint(parsing: text)
-        } catch {
-            throw arguments.usageError(error.description)
-        }
+    let regions = try arguments.checked {
+        try arguments.values(ScanOptions.region).map(BeaconIdentityConstraint.init(parsing:))
     }
     let ranging = Ranger.Configuration(
         snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,

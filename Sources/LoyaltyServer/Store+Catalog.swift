@@ -76,34 +76,22 @@ extension Store {
                     WHERE version > \(after) AND version <= \(through.version) ORDER BY version
                     """
                 ).map(CatalogRetailer.init(row:))
-                let offers = try connection.query(
-                    """
-                    SELECT * FROM offers
-                    WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
-                    ORDER BY version
-                    """
-                )
-                for row in offers {
-                    if try row.decode("deleted_at", as: Date?.self) == nil {
-                        page.offers.append(try Offer(row: row))
-                    } else {
-                        page.removed.append(try CatalogTombstone(row: row))
-                    }
-                }
-                let stores = try connection.query(
-                    """
-                    SELECT * FROM stores
-                    WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
-                    ORDER BY version
-                    """
-                )
-                for row in stores {
-                    if try row.decode("deleted_at", as: Date?.self) == nil {
-                        page.stores.append(try RetailStore(row: row))
-                    } else {
-                        page.removedStores.append(try CatalogTombstone(row: row))
-                    }
-                }
+                (page.offers, page.removed) = try liveAndRemoved(
+                    connection.query(
+                        """
+                        SELECT * FROM offers
+                        WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
+                        ORDER BY version
+                        """
+                    ), Offer.init(row:))
+                (page.stores, page.removedStores) = try liveAndRemoved(
+                    connection.query(
+                        """
+                        SELECT * FROM stores
+                        WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
+                        ORDER BY version
+                        """
+                    ), RetailStore.init(row:))
                 return (page, through)
             }
         }
@@ -201,4 +189,20 @@ extension RetailStore {
             longitude: try row.decode("longitude"), radiusMetres: try row.decode("radius_m"),
             updatedAt: try row.decode("updated_at"))
     }
+}
+
+/// Catalog rows in version order: the live ones as `T`, the deleted ones (only a delta page asks for them)
+/// as tombstones.
+private func liveAndRemoved<T>(
+    _ rows: PostgresResult, _ live: (PostgresRow) throws -> T
+) throws -> (live: [T], removed: [CatalogTombstone]) {
+    var result: (live: [T], removed: [CatalogTombstone]) = ([], [])
+    for row in rows {
+        if try row.decode("deleted_at", as: Date?.self) == nil {
+            result.live.append(try live(row))
+        } else {
+            result.removed.append(try CatalogTombstone(row: row))
+        }
+    }
+    return result
 }

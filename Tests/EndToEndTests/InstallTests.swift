@@ -207,6 +207,21 @@ import Testing
             let zsh = try Binary(at: "zsh").run(["-n", share.appendingPathComponent("zsh/site-functions/\(file)").path])
             #expect(zsh.status == 0 && zsh.stderr.isEmpty, "\(file): \(zsh.stderr)")
         }
+        // zsh's walk to the command (bash's and fish's are checked likewise), with _arguments and _describe stubbed to print what they are given: options
+        // before the command (and their values) are stepped over, and what follows it is the command's.
+        let zshScript = share.appendingPathComponent("zsh/site-functions/_loyalty").path
+        let walk = try Binary(at: "zsh").run([
+            "-c",
+            """
+            eval "$(sed -e '$d' '\(zshScript)')"
+            _arguments() { print -r -- "${words[*]}"; state=command; }
+            _describe() { print -r -- "${commands[1]%%:*}"; }
+            at() { words=("$@"); CURRENT=$#; _loyalty; }
+            at loyalty --server http://x --timeout 3 retailer of
+            at loyalty retailer --json offers ''
+            """,
+        ])
+        #expect(walk.stdout == "loyalty of\nregister\nloyalty \nimport\n", "\(walk.stdout)\(walk.stderr)")
 
         // fish completes without a terminal: a group's subcommands, a command's options, the server's options.
         let fishDirectory = share.appendingPathComponent("fish/vendor_completions.d").path
@@ -216,7 +231,8 @@ import Testing
             source \(fishDirectory)/loyalty.fish; source \(fishDirectory)/loyalty-server.fish
             complete -C 'loyalty retailer store '; echo ==
             complete -C 'loyalty sync --'; echo ==
-            complete -C 'loyalty-server --'
+            complete -C 'loyalty-server --'; echo ==
+            complete -C 'loyalty --server http://x --json retailer store '
             """,
         ])
         #expect(fish.stderr.isEmpty, "\(fish.stderr)")
@@ -225,6 +241,7 @@ import Testing
         }
         let store = try #require(tree.first { $0.path == ["retailer", "store"] })
         let sync = try #require(tree.first { $0.path == ["sync"] })
-        #expect(fishAnswers == [Set(store.commands), Set(sync.options), Set(serverOptions)])
+        // The last: options before the command, and their values, are stepped over.
+        #expect(fishAnswers == [Set(store.commands), Set(sync.options), Set(serverOptions), Set(store.commands)])
     }
 }

@@ -25,6 +25,16 @@ import Testing
         return (shopper, walk)
     }
 
+    /// A minute-long walk past one beacon replayed at its own pace, once its table is on screen.
+    private static func realtimeReplay() throws -> TerminalRun {
+        let server = try StoryServer.shared.get()
+        let shopper = try server.newAccount()
+        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
+        let scan = try TerminalRun(["scan", "--replay", walk.path, "--realtime", "--offline"], shopper)
+        #expect(scan.waitFor("BEACON"), "\(scan.transcript)")
+        return scan
+    }
+
     @Test func everyOfferOfTheWalkShowsInTurnAndTheReplayEnds() throws {
         let server = try StoryServer.shared.get()
         let (shopper, walk) = try Self.walkPastThreeOffers(server)
@@ -67,12 +77,8 @@ import Testing
 
     /// q while a paced replay runs ends it as Ctrl-C does: the summary, exit 0, the terminal as it was.
     @Test func quittingARealtimeReplayEndsItWithItsSummary() throws {
-        let server = try StoryServer.shared.get()
-        let shopper = try server.newAccount()
-        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
-        let scan = try TerminalRun(["scan", "--replay", walk.path, "--realtime", "--offline"], shopper)
+        let scan = try Self.realtimeReplay()
         defer { scan.kill() }
-        #expect(scan.waitFor("BEACON"), "\(scan.transcript)")
         scan.send("q")
         #expect(scan.waitForExit(seconds: 10) == 0, "\(scan.transcript)")
         #expect(scan.transcript.contains("replayed "), "\(scan.transcript)")
@@ -111,12 +117,8 @@ import Testing
 
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
     func aSignalEndsARealtimeReplayWithItsSummaryAndTheTerminalRestored(signal: Int32) throws {
-        let server = try StoryServer.shared.get()
-        let shopper = try server.newAccount()
-        let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
-        let scan = try TerminalRun(["scan", "--replay", walk.path, "--realtime", "--offline"], shopper)
+        let scan = try Self.realtimeReplay()
         defer { scan.kill() }
-        #expect(scan.waitFor("BEACON"), "\(scan.transcript)")
         #expect(scan.localModes() & tcflag_t(ECHO) == 0, "the scan reads single keys")
         Glibc.kill(scan.process.processIdentifier, signal)
         #expect(scan.waitForExit(seconds: 10) == 0, "\(scan.transcript)")
