@@ -37,7 +37,8 @@ final class ScanPrinter: ScanOutput {
         keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
     }
 
-    func snapshotDue() throws {
+    func snapshotDue(_ snapshot: RangingSnapshot) throws {
+        if json { return printOut(bytes: lines.line(snapshot)) }
         if let keys { try handle(key: keys.poll()) }
     }
 
@@ -46,17 +47,16 @@ final class ScanPrinter: ScanOutput {
         redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
     }
 
+    /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
+    /// shows the offer when redrawn.
+    func show(_ offer: OfferPresentation) -> () -> Void {
+        guard json else { return {} }
+        let line = Array((lines.line(offer) + "\n").utf8)
+        return { printOut(bytes: line) }
+    }
+
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
-        if json {
-            printOut(bytes: lines.line(snapshot))
-            if let shown {
-                // The offer is already recorded as seen: its line must leave the process now, not sit in a
-                // pipe's buffer that a kill would discard (the shopper would never be shown it).
-                printOut(lines.line(shown))
-                fflush(nil)  // every output stream; stdout itself is not concurrency-safe to name
-            }
-            return
-        }
+        if json { return }
         lastSnapshot = snapshot
         redrawTable()
     }

@@ -51,8 +51,8 @@ public struct BeaconScanSession {
     }
 
     private mutating func report(_ snapshot: RangingSnapshot) throws {
-        try output.snapshotDue()
+        try output.snapshotDue(snapshot)
         offers.syncIfDue(warned: &syncWarned, output: output)
-        try output.report(snapshot, shown: try offers.update(snapshot))
+        try output.report(snapshot, shown: try offers.update(snapshot, show: output.show))
     }
 }

@@ -74,10 +74,11 @@ public final class OfferSession {
     }
 
     /// Feeds one ranging snapshot; returns the offer it shows, already claimed and recorded as seen (cache
-    /// and outbox in one transaction; nil when another scan on this device claimed it first).
-    public func update(time: Double, beacons: [BeaconProximity]) throws(ClientError)
-        -> OfferPresentation?
-    {
+    /// and outbox in one transaction; nil when another scan on this device claimed it first). `show` makes,
+    /// before the claim, what shows the offer, run as soon as the claim commits (`ScanOutput.show`).
+    public func update(
+        time: Double, beacons: [BeaconProximity], show: (OfferPresentation) -> () -> Void = { _ in {} }
+    ) throws(ClientError) -> OfferPresentation? {
         if serverOrigin == nil {
             serverOrigin = (time, deviceClock().addingTimeInterval(try cache.serverTimeOffset))
         }
@@ -93,22 +94,27 @@ public final class OfferSession {
         let table = resolved
         lastSnapshot = (time, serverTime)
         return try claimed(
-            presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }))
+            presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }),
+            show: show)
     }
 
     /// `shown`, claimed and recorded as seen; when another scan on this device claimed it first, the next
     /// waiting offer (held until dismissed), or nil.
-    private func claimed(_ shown: OfferPresentation?) throws(ClientError) -> OfferPresentation? {
+    private func claimed(
+        _ shown: OfferPresentation?, show: (OfferPresentation) -> () -> Void = { _ in {} }
+    ) throws(ClientError) -> OfferPresentation? {
         var candidate = shown
         while let shown = candidate {
             // The server is told the real moment in server time: a replay runs faster than its capture, whose
             // timeline would put the sighting in the future.
             let now = deviceClock().addingTimeInterval(try cache.serverTimeOffset)
             let offer = shown.offer.offer
+            let showing = show(shown)
             if try cache.claimShown(
                 offer.id, shownAt: shown.serverTime, reportedAt: min(now, shown.serverTime),
                 reshowAfter: offer.reshowAfterSeconds)
             {
+                showing()
                 return shown
             }
             // Another scan on this device showed it first.
@@ -120,12 +126,14 @@ public final class OfferSession {
     }
 
     /// Feeds one snapshot of the `Ranger`.
-    public func update(_ snapshot: RangingSnapshot) throws(ClientError) -> OfferPresentation? {
+    public func update(
+        _ snapshot: RangingSnapshot, show: (OfferPresentation) -> () -> Void = { _ in {} }
+    ) throws(ClientError) -> OfferPresentation? {
         try update(
             time: snapshot.time,
             beacons: snapshot.beacons.map {
                 BeaconProximity(identity: $0.identity, proximity: $0.proximity)
-            })
+            }, show: show)
     }
 
     /// Syncs when online and `syncInterval` device seconds have passed since the last sync (or none

@@ -4,10 +4,14 @@ import Geofencing
 /// Where a scan's sessions say what happens: `loyalty scan` prints it as JSON lines or on a terminal.
 /// The sessions call it on the thread that feeds them, in the order things happen.
 public protocol ScanOutput: AnyObject {
-    /// A ranging snapshot is about to reach the offers: an interactive terminal reads the shopper's keys here.
-    func snapshotDue() throws
+    /// A ranging snapshot is about to reach the offers: an interactive terminal reads the shopper's keys here;
+    /// JSON lines write its range line here, before an offer it shows is claimed.
+    func snapshotDue(_ snapshot: RangingSnapshot) throws
     func report(_ event: RegionEvent)
-    /// A ranging snapshot, and the offer it showed (already recorded as seen).
+    /// What shows `offer`, made before the offer is claimed and run the moment the claim commits
+    /// (`OfferSession.update`): a kill between the two loses the offer, recorded as seen and never shown.
+    func show(_ offer: OfferPresentation) -> () -> Void
+    /// A ranging snapshot, and the offer it showed (already recorded as seen, and shown by `show`).
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws
     /// The beacons' side ended at its last snapshot; an offer may still be on screen.
     func beaconsFinished() throws

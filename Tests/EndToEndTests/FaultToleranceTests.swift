@@ -48,7 +48,8 @@ import Testing
         let last = try loyalty.run(["scan", "--replay", walk, "--json", "--offline"], environment: phone)
         shown += offerIDs(last)
         #expect(killed > 0, "no scan was still running when killed: the walk is too short to test this")
-        #expect(shown.count == 20 && Set(shown).count == 20, "\(shown.count) shown, \(Set(shown).count) distinct")
+        #expect(
+            shown.count == 20 && Set(shown).count == 20, "\(shown.count) shown, \(Set(shown).count) distinct: \(shown)")
         let sync = try loyalty.run(["sync", "--json"], environment: phone)
         #expect(sync.jsonLines.first?["pushed"] as? Int == 20, "\(sync.stdout) \(sync.stderr)")
     }

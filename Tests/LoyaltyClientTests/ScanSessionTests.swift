@@ -55,7 +55,8 @@ private final class RecordedOutput: ScanOutput {
     var lines: [String] = []
     var times: [Double] = []
 
-    func snapshotDue() {}
+    func snapshotDue(_ snapshot: RangingSnapshot) {}
+    func show(_ offer: OfferPresentation) -> () -> Void { {} }
     func report(_ event: RegionEvent) {
         lines.append("\(event.kind == .enter ? "enter" : "exit") \(event.region)")
         times.append(event.time)
