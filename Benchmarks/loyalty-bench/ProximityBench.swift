@@ -4,29 +4,44 @@ import Foundation
 /// The engine's stable proximity class against the bare Kalman filter (the rule before it),
 /// AltBeacon's running average and ARMA filters, on the counter walk (`BeaconWalk.counterLinger`) with
 /// seeds drawn afresh each run.
+///
+/// Entry lag is split by how the truth entered: mid-walk (crossing a boundary while walking) or setting off
+/// from a stand (the shopper left 0.3 m and crosses 0.5 m after 0.33 s; left 3.3 m and crosses 3 m after
+/// 0.5 s). A row with eager margins shows the trade: entering from a stand as early as the bare filter
+/// does costs flapping while standing.
 @MainActor func benchProximity(walks: Int = 100) {
     let firstSeed = UInt64.random(in: 1...UInt64.max / 2)
     let seeds = firstSeed..<(firstSeed + UInt64(walks))
     print("proximity: \(walks) walks per noise level, seeds \(seeds.lowerBound)..<\(seeds.upperBound)")
-    func total(_ method: ProximityTrial.Method, noise: Double, seeds: Range<UInt64>) -> ProximityScore {
-        seeds.map { ProximityTrial.score(method, walk: .counterLinger(rssiNoise: noise, seed: $0)) }.reduce(
-            ProximityScore(), +)
+    func total(
+        _ method: ProximityTrial.Method, noise: Double, seeds: Range<UInt64>, margins: ProximityMargins = .standard
+    ) -> ProximityScore {
+        seeds.map {
+            ProximityTrial.score(method, walk: .counterLinger(rssiNoise: noise, seed: $0), margins: margins)
+        }.reduce(ProximityScore(), +)
+    }
+    let eager = ProximityMargins(moving: 2.5, standingMean: 0.75, motionGate: 3, lead: 2, departureGate: 2.5, departure: 0)
+    func row(_ name: String, _ score: ProximityScore) {
+        print(
+            "    \(name)".padding(toLength: 38, withPad: " ", startingAt: 0)
+                + String(
+                    format: "%6.2fx %7.1f %% %7.2f s %6.2f s %6.2f s %8.2f %6d of %d", score.changeRatio,
+                    100 * score.agreement, score.meanEntryLag, score.meanWalkingEntryLag,
+                    score.meanSettingOffEntryLag, score.standingChangesPerWalk, score.missedEntries, score.entries))
     }
     let baselines: [ProximityTrial.Method] = [.kalmanThreshold, .altBeaconRunningAverage, .altBeaconARMA, .arma]
     for noise in [2.0, 4.0, 6.0, 8.0] {
         print(
             "  noise \(Int(noise)) dB".padding(toLength: 38, withPad: " ", startingAt: 0)
-                + "changes/ideal  in true class  entry lag  missed entries")
+                + "changes    right  entry lag: all  mid-walk  set off  standing  missed")
+        print(String(repeating: " ", count: 38) + "/ideal                                          changes/walk")
         var scores: [ProximityTrial.Method: ProximityScore] = [:]
         for method in [ProximityTrial.Method.engine] + baselines {
             let score = total(method, noise: noise, seeds: seeds)
             scores[method] = score
-            print(
-                "    \(method.name)".padding(toLength: 38, withPad: " ", startingAt: 0)
-                    + String(
-                        format: "%12.2fx %13.1f %% %8.2f s  %4d of %d", score.changeRatio, 100 * score.agreement,
-                        score.meanEntryLag, score.missedEntries, score.entries))
+            row(method.name, score)
         }
+        row("engine, eager margins (the trade)", total(.engine, noise: noise, seeds: seeds, margins: eager))
         let engine = scores[.engine]!
         // The targets hold up to the 6 dB; 8 dB is shown for what it is.
         guard noise <= 6 else { continue }
@@ -37,10 +52,14 @@ import Foundation
             let missed = score.missedEntries > 0 ? " with \(score.missedEntries) missed" : ""
             return String(format: "%@ %.2f s", name, score.meanEntryLag) + missed
         }
-        let before = scores[.kalmanThreshold]!.meanEntryLag
+        let bare = scores[.kalmanThreshold]!
         record(
             "\(label): entry lag", String(format: "%.2f s (", engine.meanEntryLag) + lags.joined(separator: ", ") + ")",
-            target: "<= the bare Kalman filter's", met: engine.meanEntryLag <= before + 1e-9)
+            target: "<= the bare Kalman filter's", met: engine.meanEntryLag <= bare.meanEntryLag + 1e-9)
+        record(
+            "\(label): entry lag mid-walk",
+            String(format: "%.2f s (bare Kalman %.2f s)", engine.meanWalkingEntryLag, bare.meanWalkingEntryLag),
+            target: "<= the bare Kalman filter's", met: engine.meanWalkingEntryLag <= bare.meanWalkingEntryLag + 1e-9)
         record(
             "\(label): class changes / ideal", String(format: "%.2fx", engine.changeRatio), target: "<= 1.5x",
             met: engine.changeRatio <= 1.5)

@@ -54,26 +54,61 @@ public struct ProximityBoundaries: Sendable, Hashable {
     }
 }
 
+/// The margins of `ProximityClassifier`, in standard deviations or errors of the estimate that decides.
+/// Smaller margins enter a class sooner and flap more: `make bench` prints the trade.
+public struct ProximityMargins: Sendable, Hashable {
+    /// Standard deviations of the Kalman level past a boundary that move the class while walking.
+    public var moving: Double
+    /// Standard errors of the standing mean past a boundary that move the class.
+    public var standingMean: Double
+    /// Standard deviations of the Kalman level (from the standing mean) or trend (from 0) that say the
+    /// shopper moved.
+    public var motionGate: Double
+    /// Seconds the Kalman level is projected along its trend.
+    public var lead: Double
+    /// Standard errors of the recent mean from the standing mean that say the shopper set off.
+    public var departureGate: Double
+    /// Standard errors of the recent mean past a boundary that move the class once the shopper set off.
+    public var departure: Double
+
+    public init(
+        moving: Double, standingMean: Double, motionGate: Double, lead: Double, departureGate: Double,
+        departure: Double
+    ) {
+        self.moving = moving
+        self.standingMean = standingMean
+        self.motionGate = motionGate
+        self.lead = lead
+        self.departureGate = departureGate
+        self.departure = departure
+    }
+
+    /// Chosen on the counter walk (`BeaconWalk.counterLinger`) at 2 to 6 dB of noise: at most 1.5x the ideal
+    /// number of class changes and 90 % of snapshots right, with the least entry lag that leaves.
+    public static let standard = ProximityMargins(
+        moving: 2.5, standingMean: 0.75, motionGate: 3, lead: 1.5, departureGate: 3.5, departure: 1)
+}
+
 /// The stable proximity of one beacon: it changes class only on evidence beyond the boundary.
 ///
 /// Both a margin and a persistence: the margin is in RSSI (a distance ratio: 1 dB is 12 % of distance
 /// at n = 2), counted in standard errors of the estimate that decides, and the persistence comes from
-/// that estimate improving the longer the shopper stands still:
+/// that estimate improving the longer the shopper stands still (the names are `ProximityMargins`'):
 /// - walking, the Kalman filter's level (`RSSIFilter`) decides, projected `lead` seconds along its trend
 ///   so that a shopper crossing a boundary is not held back by the margin; it moves the class when it is
-///   `movingMargin` of its standard deviations past a boundary;
+///   `moving` of its standard deviations past a boundary;
 /// - standing, the mean of every reading since the shopper stopped decides. Its standard error shrinks
-///   as `sqrt(measurementNoise / n)` and it moves the class once it is `meanMargin` of them past a
+///   as `sqrt(measurementNoise / n)` and it moves the class once it is `standingMean` of them past a
 ///   boundary: a shopper who stands 3.3 m from a beacon (0.8 dB past the 3 m limit) settles as far and
 ///   stays there, whichever way an overshoot or the noise first threw the class. The Kalman level
 ///   leaving the mean, or its trend leaving 0, by `motionGate` standard deviations says the shopper
 ///   moved: the mean starts afresh and the Kalman level decides until the mean is the better estimate.
 /// - leaving a stand across a boundary, the mean of the last `recentCount` readings decides before the
 ///   Kalman level can: it moves the class when it is `departureGate` of its standard errors from the
-///   standing mean and `departureMargin` of them past the boundary, errors counted with the spread of the
+///   standing mean and `departure` of them past the boundary, errors counted with the spread of the
 ///   readings since the stop (so 2 dB of noise is not treated as the 5 dB the filter assumes). The Kalman
-///   filter, tuned to smooth, takes a second or more to follow a shopper who sets off; without this an
-///   entry lagged the bare filter's (1.32 s against 1.03 s at 2 dB, `make bench`).
+///   filter, tuned to smooth, takes a second or more to follow a shopper who sets off; without this,
+///   entries lagged the bare filter's even at 2 dB (1.32 s against 1.03 s when it was added).
 ///
 /// Why not simpler: a fixed margin locks in whatever class an overshoot or a burst of noise picked (with
 /// 3 dB, as long as the shopper stands 0.8 dB from the boundary) or, made small, lets the class flap; a
@@ -83,19 +118,6 @@ public struct ProximityBoundaries: Sendable, Hashable {
 ///
 /// `update` is O(1) and does not allocate.
 public struct ProximityClassifier: Sendable {
-    /// Standard deviations of the Kalman level past a boundary that move the class while walking.
-    static let movingMargin = 2.5
-    /// Standard errors of the standing mean past a boundary that move the class.
-    static let meanMargin = 0.75
-    /// Standard deviations of the Kalman level (from the standing mean) or trend (from 0) that say the
-    /// shopper moved.
-    static let motionGate = 3.0
-    /// Seconds the Kalman level is projected along its trend.
-    static let lead = 1.5
-    /// Standard errors of the recent mean from the standing mean that say the shopper set off, and past a
-    /// boundary that move the class then.
-    static let departureGate = 3.5
-    static let departureMargin = 1.0
     /// The readings of the recent mean (0.8 s at 10 Hz).
     static let recentCount = SIMD8<Double>.scalarCount
 
@@ -118,27 +140,28 @@ public struct ProximityClassifier: Sendable {
     /// Takes one reading `rssi` after `filter` has been updated with it. `measurementNoise` is the
     /// variance of one reading, dB².
     public mutating func update(
-        rssi: Double, filter: RSSIFilter, measurementNoise: Double, boundaries: ProximityBoundaries
+        rssi: Double, filter: RSSIFilter, measurementNoise: Double, boundaries: ProximityBoundaries,
+        margins: ProximityMargins
     ) {
         guard let level = filter.value else { return }
         recent[recentNext] = rssi
         recentNext = (recentNext + 1) % Self.recentCount
         recentFull = recentFull || recentNext == 0
         if recentFull, standingCount >= Double(2 * Self.recentCount), proximity != .unknown {
-            departOnRecentReadings(boundaries: boundaries)
+            departOnRecentReadings(boundaries: boundaries, margins: margins)
         }
         let levelVariance = max(filter.levelVariance, .leastNormalMagnitude)
         if standingCount > 0 {
             let mean = standingSum / standingCount
             let moved =
-                abs(level - mean) > Self.motionGate * (levelVariance + measurementNoise / standingCount).squareRoot()
-                || abs(filter.trend) > Self.motionGate * filter.trendVariance.squareRoot()
+                abs(level - mean) > margins.motionGate * (levelVariance + measurementNoise / standingCount).squareRoot()
+                || abs(filter.trend) > margins.motionGate * filter.trendVariance.squareRoot()
             if moved { restartStanding() }
         }
         standingSum += rssi
         standingSquares += rssi * rssi
         standingCount += 1
-        let projected = level + filter.trend * Self.lead
+        let projected = level + filter.trend * margins.lead
         guard proximity != .unknown else {
             proximity = boundaries.bucket(projected)
             return
@@ -147,16 +170,16 @@ public struct ProximityClassifier: Sendable {
         // the Kalman level is worth (measurementNoise / levelVariance of them): a walk starting restarts it.
         guard standingCount * levelVariance >= measurementNoise else {
             proximity = boundaries.move(
-                proximity, level: projected, margin: Self.movingMargin * levelVariance.squareRoot())
+                proximity, level: projected, margin: margins.moving * levelVariance.squareRoot())
             return
         }
         proximity = boundaries.move(
             proximity, level: standingSum / standingCount,
-            margin: Self.meanMargin * (measurementNoise / standingCount).squareRoot())
+            margin: margins.standingMean * (measurementNoise / standingCount).squareRoot())
     }
 
     /// Moves the class when the recent readings have left the standing mean across a boundary.
-    private mutating func departOnRecentReadings(boundaries: ProximityBoundaries) {
+    private mutating func departOnRecentReadings(boundaries: ProximityBoundaries, margins: ProximityMargins) {
         let mean = standingSum / standingCount
         // The spread of the readings since the stop, at least 1 dB: whole-dBm readings of a still beacon
         // can all be equal.
@@ -165,8 +188,8 @@ public struct ProximityClassifier: Sendable {
         let departure = recentMean - mean
         // Compared squared: the square root is only needed past the gate.
         let squaredError = variance / Double(Self.recentCount)
-        guard departure * departure > Self.departureGate * Self.departureGate * squaredError else { return }
-        let margin = Self.departureMargin * squaredError.squareRoot()
+        guard departure * departure > margins.departureGate * margins.departureGate * squaredError else { return }
+        let margin = margins.departure * squaredError.squareRoot()
         let moved =
             recentMean > mean
             ? boundaries.move(proximity, level: recentMean, up: margin, down: .infinity)

@@ -36,6 +36,15 @@ public struct ProximityScore: Sendable, Hashable {
     public var entriesShown = 0
     /// Seconds from the truth entering a class to the first snapshot showing it, summed over entries shown.
     public var entryLagSum = 0.0
+    /// Of the entries, those made mid-walk (the shopper moving for the whole second before), shown, and their
+    /// summed lag. The others are made setting off from a stand.
+    public var walkingEntries = 0
+    public var walkingEntriesShown = 0
+    public var walkingEntryLagSum = 0.0
+    /// Snapshots taken while the shopper stood still (for the whole second before), and the class changes
+    /// at them: flapping, as the truth did not change.
+    public var standingSnapshots = 0
+    public var standingChanges = 0
 
     public init() {}
 
@@ -43,6 +52,12 @@ public struct ProximityScore: Sendable, Hashable {
     public var agreement: Double { Double(agreeing) / Double(max(snapshots, 1)) }
     public var meanEntryLag: Double { entryLagSum / Double(max(entriesShown, 1)) }
     public var missedEntries: Int { entries - entriesShown }
+    public var meanWalkingEntryLag: Double { walkingEntryLagSum / Double(max(walkingEntriesShown, 1)) }
+    public var meanSettingOffEntryLag: Double {
+        (entryLagSum - walkingEntryLagSum) / Double(max(entriesShown - walkingEntriesShown, 1))
+    }
+    /// Class changes while standing, per walk.
+    public var standingChangesPerWalk: Double { Double(standingChanges) / Double(max(walks, 1)) }
 
     public static func + (a: ProximityScore, b: ProximityScore) -> ProximityScore {
         var sum = a
@@ -54,6 +69,11 @@ public struct ProximityScore: Sendable, Hashable {
         sum.entries += b.entries
         sum.entriesShown += b.entriesShown
         sum.entryLagSum += b.entryLagSum
+        sum.walkingEntries += b.walkingEntries
+        sum.walkingEntriesShown += b.walkingEntriesShown
+        sum.walkingEntryLagSum += b.walkingEntryLagSum
+        sum.standingSnapshots += b.standingSnapshots
+        sum.standingChanges += b.standingChanges
         return sum
     }
 }
@@ -86,14 +106,18 @@ public enum ProximityTrial {
 
     /// The snapshot classes of `method` on `walk` (its first beacon), one per second of the sightings'
     /// clock, as (time, class).
-    public static func snapshots(_ method: Method, walk: BeaconWalk) -> [(time: Double, proximity: Proximity)] {
+    /// `margins` are the engine's.
+    public static func snapshots(_ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard)
+        -> [(time: Double, proximity: Proximity)]
+    {
         let model = DistanceModel(pathLossExponent: walk.pathLossExponent)
         var out: [(time: Double, proximity: Proximity)] = []
         switch method {
         case .engine, .kalmanThreshold:
             var ranger = try! Ranger(
                 configuration: Ranger.Configuration(
-                    distanceModel: model, proximityRule: method == .engine ? .evidence : .threshold))
+                    distanceModel: model, proximityRule: method == .engine ? .evidence : .threshold,
+                    proximityMargins: margins))
             walk.forEachAdvert { sighting, _ in
                 if let snapshot = ranger.observe(sighting) {
                     out.append((snapshot.time, snapshot.beacons.first?.proximity ?? .unknown))
@@ -122,11 +146,20 @@ public enum ProximityTrial {
     }
 
     /// Scores `method` on `walk` against the class of the walk's true distance.
-    public static func score(_ method: Method, walk: BeaconWalk) -> ProximityScore {
+    public static func score(_ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard)
+        -> ProximityScore
+    {
         let model = DistanceModel(pathLossExponent: walk.pathLossExponent)
         let beacon = walk.beacons[0]
         let start = walk.start.unixSeconds
-        let shown = snapshots(method, walk: walk)
+        let shown = snapshots(method, walk: walk, margins: margins)
+        // The 10 ms steps of the second before `time` (walk time) in which the shopper stood still.
+        func stillSteps(before time: Double) -> Int {
+            (0..<100).count { step in
+                let t = time - 1 + Double(step) / 100
+                return abs(beacon.distance(at: t + 0.01) - beacon.distance(at: t)) < 1e-9
+            }
+        }
         var score = ProximityScore()
         score.walks = 1
         var previous: (shown: Proximity, truth: Proximity)?
@@ -134,8 +167,13 @@ public enum ProximityTrial {
             let truth = model.proximity(distance: beacon.distance(at: time - start))
             score.snapshots += 1
             if proximity == truth { score.agreeing += 1 }
+            let standing = stillSteps(before: time - start) == 100
+            if standing { score.standingSnapshots += 1 }
             if let previous {
-                if previous.shown != proximity { score.changes += 1 }
+                if previous.shown != proximity {
+                    score.changes += 1
+                    if standing { score.standingChanges += 1 }
+                }
                 if previous.truth != truth { score.idealChanges += 1 }
             }
             previous = (proximity, truth)
@@ -152,12 +190,18 @@ public enum ProximityTrial {
         }
         for (index, entry) in entries.enumerated() {
             let leaves = index + 1 < entries.count ? entries[index + 1].time : .infinity
+            let walking = stillSteps(before: entry.time - start) == 0
             score.entries += 1
+            if walking { score.walkingEntries += 1 }
             if let first = shown.first(where: { $0.time >= entry.time && $0.proximity == entry.proximity }),
                 first.time < leaves
             {
                 score.entriesShown += 1
                 score.entryLagSum += first.time - entry.time
+                if walking {
+                    score.walkingEntriesShown += 1
+                    score.walkingEntryLagSum += first.time - entry.time
+                }
             }
         }
         return score

@@ -60,11 +60,13 @@ public struct Ranger: Sendable {
         public var distanceModel: DistanceModel
         /// `.evidence` needs the Kalman filter's variance; with a running average the rule is `.threshold`.
         public var proximityRule: ProximityRule
+        /// The margins of the `.evidence` rule.
+        public var proximityMargins: ProximityMargins
 
         public init(
             snapshotInterval: Double = 1, maxTrackingAge: Double = 5, dropAfter: Double? = nil,
             filter: RSSIFilter.Method = .standard, distanceModel: DistanceModel = DistanceModel(),
-            proximityRule: ProximityRule = .evidence
+            proximityRule: ProximityRule = .evidence, proximityMargins: ProximityMargins = .standard
         ) {
             self.snapshotInterval = snapshotInterval
             self.maxTrackingAge = maxTrackingAge
@@ -72,6 +74,7 @@ public struct Ranger: Sendable {
             self.filter = filter
             self.distanceModel = distanceModel
             self.proximityRule = proximityRule
+            self.proximityMargins = proximityMargins
         }
 
         /// The variance of one reading when the stable class is kept, nil when the rule is `.threshold`.
@@ -128,7 +131,9 @@ public struct Ranger: Sendable {
             let rssi = Double(sighting.rssi)
             filter.update(rssi: rssi, at: sighting.time)
             if let noise = configuration.evidenceNoise, let boundaries {
-                classifier.update(rssi: rssi, filter: filter, measurementNoise: noise, boundaries: boundaries)
+                classifier.update(
+                    rssi: rssi, filter: filter, measurementNoise: noise, boundaries: boundaries,
+                    margins: configuration.proximityMargins)
             }
         }
 
