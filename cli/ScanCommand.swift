@@ -49,7 +49,9 @@ let scanCommand = Command(
         damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
         Offers on a terminal: one at a time, until d (dismiss) or r (redeem); offers whose beacons came
-        near meanwhile wait their turn and show next (each is recorded as seen only when it shows). When
+        near meanwhile wait their turn and show next (each is recorded as seen only when it shows). A
+        redemption that does not go through leaves the offer on screen and names the `loyalty redeem`
+        that redeems it later; one the server refuses for good says why and shows the next. When
         a replay ends with an offer on screen the scan says how many are left and waits for d, r or q;
         with standard input not a terminal it ends, saying how many did not show. q ends the scan as
         Ctrl-C does, with its summary (and a damaged capture's error).
@@ -123,8 +125,8 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
-    let offers = try openOfferSession(arguments, interactive: !json, interruption: interruption)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: interruption)
+    let (offers, redemption) = try openOfferSession(arguments, interactive: !json, interruption: interruption)
+    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: redemption, interruption: interruption)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)

@@ -9,15 +9,16 @@ import LoyaltyClient
 #endif
 
 /// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
-/// it and the offer on screen, which the shopper dismisses (d) or redeems (r), and the offers waiting
-/// for it; q ends the scan. When the beacons end, the shopper pages through the offers left.
+/// it and the offer on screen, which the shopper dismisses (d) or redeems (r; a failed redemption leaves
+/// it on screen), and the offers waiting for it; q ends the scan. When the beacons end, the shopper pages
+/// through the offers left.
 final class ScanPrinter: ScanOutput {
     let json: Bool
     /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
     private var table: LiveTable?
     let keys: TerminalKeys?
     private let offers: OfferSession
-    /// The scan's arguments, for redeeming as `loyalty redeem` would.
+    private let redemption: ScanRedemption?
     private let arguments: ParsedArguments
     private let interruption: Interruption?
     private var lastSnapshot: RangingSnapshot?
@@ -28,10 +29,14 @@ final class ScanPrinter: ScanOutput {
     private var lines = ScanJSONLines()
 
     /// Without `interruption` (a scan of geofences alone), no table and no keys.
-    init(_ arguments: ParsedArguments, json: Bool, offers: OfferSession, interruption: Interruption?) {
+    init(
+        _ arguments: ParsedArguments, json: Bool, offers: OfferSession, redemption: ScanRedemption?,
+        interruption: Interruption?
+    ) {
         self.arguments = arguments
         self.json = json
         self.offers = offers
+        self.redemption = redemption
         self.interruption = interruption
         table = json || interruption == nil ? nil : LiveTable()
         keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
@@ -126,32 +131,16 @@ final class ScanPrinter: ScanOutput {
             if let ended { self.ended = (ended.word, false) }
             return redrawTable()
         }
-        guard let shown = offers.current else { return }
+        guard offers.current != nil else { return }
         switch key {
         case UInt8(ascii: "d"):
             try offers.dismiss()
             redrawTable()
         case UInt8(ascii: "r"):
-            let outcome = try redeemDuringScan(shown.offer)
-            try offers.dismiss()
-            // Above the table, so the code to show at the till stays on screen.
-            redrawTable(after: outcome)
+            // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
+            if let outcome = try redemption?.redeemCurrent(of: offers) { redrawTable(after: outcome) }
         default:
             return
-        }
-    }
-
-    /// Redeems as `loyalty redeem` would (the idempotency key is kept until the answer); the line to show.
-    private func redeemDuringScan(_ offer: ResolvedOffer) throws -> String {
-        do {
-            let context = try ClientContext(arguments)
-            let redeemer = Redeemer(
-                cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1,
-                now: Date.init)
-            let redemption = try redeemer.redeem(offer)
-            return "redeemed \"\(TerminalText.escaped(offer.offer.title))\": show code \(redemption.code) at the till"
-        } catch let error as ClientError {
-            return "could not redeem \"\(TerminalText.escaped(offer.offer.title))\": \(TerminalText.escaped(error.description))"
         }
     }
 

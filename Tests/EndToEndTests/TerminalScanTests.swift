@@ -10,8 +10,9 @@ import Testing
 /// show in turn however fast the replay ran, the replay ends at the capture's end, and a signal ends it
 /// with its summary and the terminal as it was.
 @Suite struct TerminalScanTests {
-    /// Three offers whose beacons come near one after the other while the first is still on screen.
-    private static func walkPastThreeOffers(_ server: StoryServer) throws -> (StoryDevice, URL) {
+    /// Three offers whose beacons come near one after the other while the first is still on screen (the
+    /// beacons' proximity UUID is the retailer's).
+    static func walkPastThreeOffers(_ server: StoryServer) throws -> (StoryDevice, URL, uuid: String) {
         let uuid = UUID().uuidString
         let store = try server.retailer("Arcade", uuid: uuid)
         try store.setOffer(1, 1, "First sushi", [])
@@ -22,11 +23,11 @@ import Testing
         let walk = try server.walk([
             "\(uuid):1:1@0=1,20=1", "\(uuid):1:2@0=15,4=15,5=1,20=1", "\(uuid):1:3@0=15,9=15,10=1,20=1",
         ])
-        return (shopper, walk)
+        return (shopper, walk, uuid)
     }
 
     /// A minute-long walk past one beacon replayed at its own pace, once its table is on screen.
-    private static func realtimeReplay() throws -> TerminalRun {
+    static func realtimeReplay() throws -> TerminalRun {
         let server = try StoryServer.shared.get()
         let shopper = try server.newAccount()
         let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
@@ -37,7 +38,7 @@ import Testing
 
     @Test func everyOfferOfTheWalkShowsInTurnAndTheReplayEnds() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let scan = try TerminalRun(["scan", "--replay", walk.path], shopper)
         defer { scan.kill() }
 
@@ -63,7 +64,7 @@ import Testing
     /// An offer still waiting when the shopper quits was never shown, so it is not recorded as seen.
     @Test func quittingLeavesTheWaitingOffersUnseen() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)
         defer { scan.kill() }
         #expect(scan.waitFor("capture ended: 2 more offers; d next"), "\(scan.transcript)")
@@ -90,7 +91,7 @@ import Testing
     @Test(arguments: ["ddd", "q"])
     func aDamagedCaptureEndsWithTheTerminalRestored(key: String) throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
         let bytes = try Data(contentsOf: walk)
         try bytes.prefix(bytes.count / 2).write(to: damaged)
@@ -107,7 +108,7 @@ import Testing
     /// what did not show.
     @Test func withoutKeysTheReplayEndsAndSaysWhatDidNotShow() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper, standardInput: .nullDevice)
         defer { scan.kill() }
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")
@@ -173,7 +174,7 @@ extension StoryDevice {
 
 /// `loyalty` with a pseudo-terminal as its standard input (unless given another), output and error; what
 /// it writes is collected as it comes.
-private final class TerminalRun: @unchecked Sendable {
+final class TerminalRun: @unchecked Sendable {
     let process = Process()
     private let master: Int32
     private let lock = NSLock()
