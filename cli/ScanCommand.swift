@@ -54,13 +54,14 @@ let scanCommand = Command(
         that redeems it later; one the server refuses for good says why and shows the next. When
         a replay ends with an offer on screen the scan says how many are left and waits for d, r or q;
         with standard input not a terminal it ends, saying how many did not show. q ends the scan as
-        Ctrl-C does, with its summary (and a damaged capture's error).
+        Ctrl-C does, with its summary (and a damaged capture's error). Ctrl-Z gives the shell its terminal
+        back; fg takes single keys again and draws the table anew.
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks. Live time is the monotonic clock and runs while nothing is heard. Ctrl-C,
-        SIGTERM or SIGHUP end a beacon scan or a replay with the summary, the terminal and the controller
-        as found (a second Ctrl-C ends at once). While bluetoothd is discovering, the scan joins its
-        discovery through D-Bus instead of reprogramming the controller.
+        Ctrl-\\ (SIGQUIT), SIGTERM or SIGHUP end a beacon scan or a replay with the summary, the terminal
+        and the controller as found (a second Ctrl-C ends at once). While bluetoothd is discovering, the
+        scan joins its discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
         position inside a store's radius, "exit" once the shopper has been more than --exit-margin

@@ -43,7 +43,7 @@ final class ScanPrinter: ScanOutput {
     }
 
     func snapshotDue() throws {
-        if let keys { try handle(key: keys.poll()) }
+        if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
@@ -76,11 +76,11 @@ final class ScanPrinter: ScanOutput {
         ended = (word, keys != nil && !interruption.isRequested)
         redrawTable()
         while ended?.asking == true, offers.current != nil {
-            guard let key = keys?.waitForKey() else {
+            guard let input = keys?.waitForKey() else {
                 ended = (interruption.isRequested && !quit ? "interrupted" : word, false)
                 return redrawTable()
             }
-            try handle(key: key)
+            try handle(input)
         }
     }
 
@@ -123,8 +123,14 @@ final class ScanPrinter: ScanOutput {
     }
 
     /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan as a
-    /// first Ctrl-C does: the summary still comes, and a damaged capture's error.
-    private func handle(key: UInt8?) throws {
+    /// first Ctrl-C does: the summary still comes, and a damaged capture's error. Back from a stop, the
+    /// table is drawn again under what the shell wrote.
+    private func handle(_ input: TerminalInput?) throws {
+        guard case .key(let key) = input else {
+            guard input == .resumed else { return }
+            table?.startAfresh()
+            return redrawTable()
+        }
         if key == UInt8(ascii: "q") {
             quit = true
             interruption?.request()

@@ -116,7 +116,7 @@ import Testing
         #expect(scan.transcript.contains("replayed "))
     }
 
-    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
     func aSignalEndsARealtimeReplayWithItsSummaryAndTheTerminalRestored(signal: Int32) throws {
         let scan = try Self.realtimeReplay()
         defer { scan.kill() }
@@ -244,6 +244,14 @@ final class TerminalRun: @unchecked Sendable {
         var settings = termios()
         tcgetattr(master, &settings)
         return settings.c_lflag
+    }
+
+    /// Echo and line editing back on, as a shell puts them back for a job it stopped.
+    func setCanonical() {
+        var settings = termios()
+        tcgetattr(master, &settings)
+        settings.c_lflag |= tcflag_t(ECHO | ICANON)
+        tcsetattr(master, TCSANOW, &settings)
     }
 
     /// Ends a run a failed expectation left behind.
