@@ -37,8 +37,8 @@ let scanCommand = Command(
         Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
         first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
         far, unknown when not heard for --tracking-age). Monitoring: "enter" when a beacon of a region is
-        first heard, "exit" after --exit-timeout seconds without one. Without --region every proximity
-        UUID heard is monitored.
+        first heard, "exit" after --exit-timeout seconds without one. Without --region the retailers of
+        the cached catalog are (as syncs during the scan change them), or without any every UUID heard.
 
         On a terminal: a live table, redrawn in place under the enter and exit lines (of beacon regions
         and, with --location, stores), which stay above it. With --json or in a pipe: JSON lines, each
