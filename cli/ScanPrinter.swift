@@ -154,7 +154,8 @@ final class ScanPrinter: ScanOutput {
     /// a table, it is simply printed).
     private func redrawTable(after line: String? = nil) {
         let screen = lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? ""
-        if let text = table?.draw(screen, after: line, columns: LiveTable.columns) {
+        let window = LiveTable.windowSize
+        if let text = table?.draw(screen, after: line, columns: window.columns, windowRows: window.rows) {
             print(text, terminator: "")
         } else if let line {
             printOut(line)

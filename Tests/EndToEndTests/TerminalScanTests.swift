@@ -181,10 +181,13 @@ final class TerminalRun: @unchecked Sendable {
     private var output = Data()  // guarded by `lock`
     private let closed = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil) throws {
+    init(
+        _ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil,
+        rows: UInt16 = 60, columns: UInt16 = 160
+    ) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
-        var size = winsize(ws_row: 60, ws_col: 160, ws_xpixel: 0, ws_ypixel: 0)
+        var size = winsize(ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
         guard openpty(&master, &slave, nil, nil, &size) == 0 else { throw StoryFailure("openpty failed: \(errno)") }
         self.master = master
         let terminal = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
