@@ -74,7 +74,6 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
             minor: try arguments.value(Advertise.minor), measuredPower: try arguments.value(Advertise.measuredPower),
             intervalMilliseconds: try arguments.value(Advertise.interval))
     }
-    let adapter = try arguments.value(Advertise.adapter)
     let transport = try hciTransport(arguments, adapter: Advertise.adapter)
     let duration = try arguments.value(Advertise.duration).map { text in
         guard let seconds = positiveSeconds(text) else {

@@ -149,7 +149,7 @@ final class ScanPrinter: ScanOutput {
                 cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1,
                 now: Date.init)
             let redemption = try redeemer.redeem(offer)
-            return "redeemed \"\(TerminalText.escaped(offer.offer.title))\": show code \(redemption.code) at the till"
+            return "redeemed \"\(TerminalText.escaped(offer.offer.title))\": show code \(TerminalText.escaped(redemption.code)) at the till"
         } catch let error as ClientError {
             return "could not redeem \"\(TerminalText.escaped(offer.offer.title))\": \(TerminalText.escaped(error.description))"
         }

@@ -173,7 +173,7 @@ extension StoryDevice {
 
 /// `loyalty` with a pseudo-terminal as its standard input (unless given another), output and error; what
 /// it writes is collected as it comes.
-private final class TerminalRun: @unchecked Sendable {
+final class TerminalRun: @unchecked Sendable {
     let process = Process()
     private let master: Int32
     private let lock = NSLock()
