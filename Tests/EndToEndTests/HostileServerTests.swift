@@ -28,6 +28,21 @@ import Testing
                 """)
     }
 
+    /// A retailer named `name` with one offer at 1:1 on a beacon UUID of its own, and a shopper who synced it
+    /// from the real server.
+    static func shop(_ name: String, offer: String) throws
+        -> (retailer: StoryDevice, shopper: StoryDevice, uuid: String, offerID: String)
+    {
+        let story = try StoryServer.shared.get()
+        let uuid = UUID().uuidString
+        let retailer = try story.retailer(name, uuid: uuid)
+        try retailer.setOffer(1, 1, offer, [])
+        let shopper = try story.newAccount()
+        try shopper.ok(["sync"])
+        let offerID = try #require(try shopper.ok(["offers", "--json"]).jsonLines.first?["id"] as? String)
+        return (retailer, shopper, uuid, offerID)
+    }
+
     /// Whether `text` holds none of `hostile`'s characters raw.
     static func isClean(_ text: String) -> Bool {
         !text.contains("]0;pwned\u{07}") && !text.contains("\u{1B}[2J") && !text.contains("\u{202E}")
@@ -46,13 +61,7 @@ import Testing
     /// `redeem` prints the code beside its QR symbol, `history` the newest one not used yet, `till check` the
     /// code, the offer's title and the till's name as the server gave them.
     @Test func codesTitlesAndTillNamesFromTheServerAreEscaped() throws {
-        let story = try StoryServer.shared.get()
-        let uuid = UUID().uuidString
-        let retailer = try story.retailer("Hostile shop \(uuid.prefix(4))", uuid: uuid)
-        try retailer.setOffer(1, 1, "Free coffee", [])
-        let shopper = try story.newAccount()
-        try shopper.ok(["sync"])
-        let offerID = try #require(try shopper.ok(["offers", "--json"]).jsonLines.first?["id"] as? String)
+        let (retailer, shopper, uuid, offerID) = try Self.shop("Hostile shop", offer: "Free coffee")
 
         let server = try CannedHTTPServer([Self.redemption(offerID: offerID)])
         for options in [[], ["--qr"]] {
@@ -86,14 +95,8 @@ import Testing
 
     /// On a scan's terminal: the warning of a failed sync, and the code of an offer redeemed with `r`.
     @Test func aScansSyncWarningAndRedemptionAreEscaped() throws {
-        let story = try StoryServer.shared.get()
-        let uuid = UUID().uuidString
-        let retailer = try story.retailer("Hostile arcade", uuid: uuid)
-        try retailer.setOffer(1, 1, "Free tea", [])
-        let shopper = try story.newAccount()
-        try shopper.ok(["sync"])
-        let offerID = try #require(try shopper.ok(["offers", "--json"]).jsonLines.first?["id"] as? String)
-        let walk = try story.walk(["\(uuid):1:1@0=1,20=1"])
+        let (_, shopper, uuid, offerID) = try Self.shop("Hostile arcade", offer: "Free tea")
+        let walk = try StoryServer.shared.get().walk(["\(uuid):1:1@0=1,20=1"])
 
         let server = try CannedHTTPServer([Self.redemption(offerID: offerID), Self.error(503)])
         let scan = try TerminalRun(["scan", "--replay", walk.path], shopper, server: server.url)
