@@ -157,13 +157,16 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
         try bluez { () throws(DBusFailure) in
             try managerCall("RegisterAdvertisement", [.objectPath(Self.objectPath), .properties([])])
         }
+        // The bluetoothd that holds the registration: one restarted in the meantime (a new owner) has none.
+        let registrar = bus.nameOwner("org.bluez")
         try wakeup.waitOut(duration) { timeout throws(RadioError) in
             let came = try bluez { () throws(DBusFailure) in
                 try bus.dispatch(timeoutMilliseconds: timeout, wakeup: wakeup.readEnd)
             }
-            if came, !released, !bus.nameHasOwner("org.bluez") {
+            if came, !released, registrar == nil || bus.nameOwner("org.bluez") != registrar {
                 throw .bluezAdvertising(
-                    adapter, "org.freedesktop.DBus.Error.NameHasNoOwner", "bluetoothd left the system bus")
+                    adapter, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                    "bluetoothd left the system bus or restarted, and the advertisement with it")
             }
         }
         if released { throw .advertisementReleased(adapter) }

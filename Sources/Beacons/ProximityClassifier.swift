@@ -66,9 +66,9 @@ public struct ProximityMargins: Sendable, Hashable {
     public var motionGate: Double
     /// Seconds the Kalman level is projected along its trend.
     public var lead: Double
-    /// Standard errors of the recent mean from the standing mean that say the shopper set off, and past a
-    /// boundary that move the class then.
+    /// Standard errors of the recent mean from the standing mean that say the shopper set off.
     public var departureGate: Double
+    /// Standard errors of the recent mean past a boundary that move the class once the shopper set off.
     public var departure: Double
 
     public init(
@@ -107,8 +107,8 @@ public struct ProximityMargins: Sendable, Hashable {
 ///   Kalman level can: it moves the class when it is `departureGate` of its standard errors from the
 ///   standing mean and `departure` of them past the boundary, errors counted with the spread of the
 ///   readings since the stop (so 2 dB of noise is not treated as the 5 dB the filter assumes). The Kalman
-///   filter, tuned to smooth, takes a second or more to follow a shopper who sets off; without this an
-///   entry lagged the bare filter's (1.32 s against 1.03 s at 2 dB, `make bench`).
+///   filter, tuned to smooth, takes a second or more to follow a shopper who sets off; without this,
+///   entries lagged the bare filter's even at 2 dB (1.32 s against 1.03 s when it was added).
 ///
 /// Why not simpler: a fixed margin locks in whatever class an overshoot or a burst of noise picked (with
 /// 3 dB, as long as the shopper stands 0.8 dB from the boundary) or, made small, lets the class flap; a

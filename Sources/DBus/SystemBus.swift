@@ -52,6 +52,15 @@ public final class SystemBus {
         return owned
     }
 
+    /// The unique name of the connection that owns `name` (`:1.42`), nil when none does: a program that
+    /// restarted owns it under a new unique name.
+    public func nameOwner(_ name: String) -> String? {
+        let owner = try? call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "GetNameOwner", arguments: [.string(name)])
+        return owner?.first?.string
+    }
+
     /// Asks the bus for signals matching `rule` (`type='signal',sender='org.bluez',...`).
     public func addMatch(_ rule: String) throws(DBusFailure) {
         var error = LibDBus.Error()

@@ -18,18 +18,6 @@ extension OfferCache {
         }
     }
 
-    /// Records offers this device showed: the seen set and the outbox change together.
-    public func recordShown(_ items: [SeenItem]) throws(ClientError) {
-        try write { db in
-            for item in items {
-                try Self.mergeSeen(db, item)
-                try db.run(
-                    "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)",
-                    [.text(item.offerID.uuidString), .real(item.seenAt.timeIntervalSince1970)])
-            }
-        }
-    }
-
     /// Claims an offer for showing at `shownAt` (the scan's server time), as one transaction: false when the
     /// seen set (written by any process on this device, or synced) has it and `reshowAfter` seconds have not
     /// passed since; otherwise records `shownAt` in the seen set and `reportedAt` in the outbox, and returns

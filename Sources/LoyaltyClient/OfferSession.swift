@@ -66,7 +66,7 @@ public final class OfferSession {
     }
 
     /// The cached offer a beacon announces.
-    public func offer(for identity: BeaconIdentity) throws(ClientError) -> ResolvedOffer? {
+    private func offer(for identity: BeaconIdentity) throws(ClientError) -> ResolvedOffer? {
         if let known = resolved[identity] { return known }
         let found = try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
         resolved[identity] = found

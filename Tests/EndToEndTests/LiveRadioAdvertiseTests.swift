@@ -68,6 +68,28 @@ extension LiveRadioTests {
         #expect(orphaned.stderr.contains("exit=69") && orphaned.stderr.contains("bluetoothd"), "\(orphaned.stderr)")
     }
 
+    /// bluetoothd killed (no Release sent) and restarted while the advertise process could not see it go
+    /// (stopped): on waking it finds org.bluez owned again, but by a bluetoothd that never had its
+    /// advertisement, and says so (exit 69).
+    @Test(.enabled(if: Self.full, "make check"))
+    func aBluetoothdRestartedUnderTheAdvertisementEndsIt() throws {
+        guard let guest = guest() else { return }
+        try startBluetoothd(guest)
+        defer { try? stopBluetoothd(guest) }
+        try guest.startInBackground(
+            shell("beacon advertise --uuid \(Self.matey) --major 3 --minor 9") + "; echo exit=$? >&2", name: "restarted")
+        try #require(try waitForLine(guest, "restarted", containing: "through bluetoothd", seconds: 30))
+        // The background shell's child is `loyalty` (env executes it).
+        let advertiser = "-P $(cat \(guest.resultsPath)/restarted.pid)"
+        #expect(try guest.run("pkill -STOP \(advertiser)").status == 0)
+        #expect(try guest.run("kill -KILL $(pidof bluetoothd)").status == 0)
+        try stopBluetoothd(guest)  // waits until it is gone
+        try startBluetoothd(guest)
+        #expect(try guest.run("pkill -CONT \(advertiser)").status == 0)
+        let ended = try guest.background("restarted", timeout: 30)
+        #expect(ended.stderr.contains("exit=69") && ended.stderr.contains("restarted"), "\(ended.stderr)")
+    }
+
     /// bluetoothd's LEAdvertisingManager1 ActiveInstances on hci0, nil when it cannot be read.
     private func activeInstances(_ guest: GuestRadio) throws -> Int? {
         let shown = try guest.run(

@@ -71,7 +71,7 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
             CatalogPage(
                 cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [quoted, plain], removed: []),
             etag: nil, serverTimeOffset: 0)
-        try cache.recordShown([SeenItem(offerID: plain.id, seenAt: epoch)])
+        try cache.show(plain.id, at: epoch)
         var lines: [[String: Any]] = []
         try cache.forEachOfferJSON { line in
             lines.append(try! JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any])
@@ -108,8 +108,8 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         let id2 = UUID()
         do {
             let cache = try OfferCache(file: file)
-            try cache.recordShown([SeenItem(offerID: id1, seenAt: epoch)])
-            try cache.recordShown([SeenItem(offerID: id2, seenAt: epoch.addingTimeInterval(5))])
+            try cache.show(id1, at: epoch)
+            try cache.show(id2, at: epoch.addingTimeInterval(5))
         }
         // Reopened, as after the process died: nothing lost.
         let cache = try OfferCache(file: file)
@@ -171,7 +171,7 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
             CatalogPage(cursor: "c1", full: true, serverTime: epoch, retailers: [], offers: [], removed: []),
             etag: "e", serverTimeOffset: 0)
         try cache.apply(SeenPage(cursor: "s1", items: []))
-        try cache.recordShown([SeenItem(offerID: UUID(), seenAt: epoch)])
+        try cache.show(UUID(), at: epoch)
         try cache.forgetCursors()
         #expect(try cache.catalogCursor == nil)
         #expect(try cache.catalogETag == nil)

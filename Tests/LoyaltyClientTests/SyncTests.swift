@@ -71,7 +71,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         let item = SeenItem(offerID: offer.id, seenAt: Date())
         // The acknowledgement was lost: the same item goes again at the next sync.
         _ = try server.api.pushSeen([item], device.credential)
-        try device.cache.recordShown([item])
+        try device.cache.show(item.offerID, at: item.seenAt)
         #expect(try device.syncEngine(server).sync().pushed == 1)
         let page = try server.api.seen(since: nil, device.credential)
         #expect(page.items.map(\.offerID) == [offer.id])
@@ -104,7 +104,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         _ = try mateys(first)
         let device = try ShopperDevice(try first.api.createAccount(deviceName: nil))
         _ = try device.syncEngine(first).sync()
-        try device.cache.recordShown([SeenItem(offerID: try device.cache.offers()[0].offer.id, seenAt: Date())])
+        try device.cache.show(try device.cache.offers()[0].offer.id, at: Date())
         _ = try device.syncEngine(first).sync()
         #expect(try device.cache.seenCursor != nil)
 
@@ -241,7 +241,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
     @Test func anUnreachableServerIsANetworkError() throws {
         let directory = try temporaryDirectory()
         let cache = try OfferCache(file: directory.appendingPathComponent("cache.sqlite"))
-        try cache.recordShown([SeenItem(offerID: UUID(), seenAt: Date())])
+        try cache.show(UUID(), at: Date())
         // Port 9 (discard) on loopback: nothing listens.
         let api = LoyaltyAPIClient(server: URL(string: "http://127.0.0.1:9")!, timeouts: Timeouts(connect: 1, total: 2))
         let engine = SyncEngine(cache: cache, api: api, credential: .device("x"), now: Date.init)
