@@ -105,6 +105,7 @@ extension BTSnoopError: CommandError {
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
     let replay = try arguments.value(ScanOptions.replay)
+    let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
     if let location, replay == nil {
         // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
         if case .nmea = location {
@@ -112,7 +113,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 arguments, location,
                 radioProblem: "a NMEA log runs on its own clock; add --replay CAPTURE to merge beacons into it")
         }
-        let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: ScanOptions.adapter))
+        let diagnosis = RadioDiagnosis.examine(transport: transport)
         if let problem = diagnosis.checks.first(where: { $0.status != .ok }) {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
@@ -156,7 +157,6 @@ private func runScan(_ arguments: ParsedArguments) throws {
     } else {
         let options = LEScanOptions(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
-        let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
         let radio = RadioSightings(try openScanner(transport: transport, options: options))
         interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)

@@ -86,6 +86,37 @@ import Testing
         }
     }
 
+    /// libdbus aborts the process on a malformed path or name; the wrapper refuses it first, as a D-Bus error.
+    @Test func aMalformedPathOrNameIsAnErrorNotAnAbort() throws {
+        let bus = try PrivateBus()
+        let caller = try SystemBus(address: bus.address)
+        let good = ("org.bluez", "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Get")
+        let malformed = [
+            ("org..bluez", good.1, good.2, good.3), (good.0, "/org/bluez/hci 0", good.2, good.3),
+            (good.0, "/org/bluez/hci-0", good.2, good.3), (good.0, "/org/bluez/", good.2, good.3),
+            (good.0, "", good.2, good.3), (good.0, good.1, "Properties", good.3), (good.0, good.1, good.2, "Get.All"),
+        ]
+        for (destination, path, interface, method) in malformed {
+            do {
+                try caller.call(destination: destination, path: path, interface: interface, method: method)
+                Issue.record("called \(destination) \(path) \(interface).\(method)")
+            } catch {
+                #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs", "\(error)")
+                #expect(!error.message.isEmpty)
+            }
+        }
+        #expect(throws: DBusFailure.self) {
+            try caller.call(
+                destination: good.0, path: good.1, interface: good.2, method: good.3, arguments: [.objectPath("x/y")])
+        }
+        // The adapter's path is built from its name: a malformed one is bluetoothd's error, exit 69.
+        let advertiser = try BlueZAdvertiser(
+            adapter: "hci 0", advertisement: try BeaconAdvertisement(frame: Self.frame), busAddress: bus.address)
+        #expect(throws: RadioError.bluezAdvertising("hci 0", "org.freedesktop.DBus.Error.InvalidArgs", "Object path was not valid: '/org/bluez/hci 0'")) {
+            try advertiser.run(duration: 0.1)
+        }
+    }
+
     @Test func bluetoothdsRefusalsSayWhatToDo() {
         let full = RadioError.bluezAdvertising("hci0", "org.bluez.Error.NotPermitted", "Maximum advertisements reached")
         #expect(full.description.contains("no free advertising instance on hci0 (Maximum advertisements reached)"))
