@@ -19,7 +19,7 @@ enum ScanOptions {
         "snapshot-interval", value: "SECONDS", help: "Seconds between ranging snapshots (default 1).",
         parse: positiveSeconds)
     static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
-    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default hci0).")
+    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default: the first one).")
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
@@ -168,7 +168,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
 /// kernel adapter (a raw scan would kill its discovery), else raw HCI (every advertisement; BlueZScanner
 /// says why), over the kernel socket or an H4 stream.
 func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
-    if case .kernel(let adapter) = transport, BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
+    if case .kernel(let adapter) = transport, try BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
         return try BlueZScanner(adapter: adapter)
     }
     return try LEScanner(transport: transport, options: options)

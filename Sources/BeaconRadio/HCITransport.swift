@@ -61,7 +61,7 @@ public enum HCITransport: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .kernel(let adapter): adapter ?? "hci0"
+        case .kernel(let adapter): Self.adapterName(adapter)
         case .tcp(let host, let port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
         case .unix(let path): "unix:\(path)"
         case .serial(let device, let baud): "serial:\(device):\(baud)"

@@ -175,6 +175,7 @@ enum LibDBus {
         switch argument {
         case .string(let text): appendString(text, type: type("s"), to: &iterator)
         case .objectPath(let path): appendString(path, type: type("o"), to: &iterator)
+        case .uint32(var number): dbus_message_iter_append_basic(&iterator, type("u"), &number)
         case .variant(let value): appendVariant(value, to: &iterator)
         case .properties(let properties):
             appendDictionary(properties, signature: "{sv}", to: &iterator) { property, entry in
