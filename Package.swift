@@ -65,7 +65,7 @@ let package = Package(
         // radio harness (GuestRadio/). Never a dependency of `loyalty` or `loyalty-server`.
         .target(
             name: "LoyaltyTesting",
-            dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient"]),
+            dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient", "DBus"]),
         .executableTarget(
             name: "loyalty-bench",
             dependencies: [
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
-        .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus"]),
+        .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),

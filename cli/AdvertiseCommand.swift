@@ -74,11 +74,7 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
             minor: try arguments.value(Advertise.minor), measuredPower: try arguments.value(Advertise.measuredPower),
             intervalMilliseconds: try arguments.value(Advertise.interval))
     }
-    let adapter = try arguments.value(Advertise.adapter)
     let transport = try hciTransport(arguments, adapter: Advertise.adapter)
-    if let adapter, !HCICommand.isAdapterName(adapter) {
-        throw arguments.usageError("--adapter takes an adapter name like hci0, got '\(adapter)'")
-    }
     let duration = try arguments.value(Advertise.duration).map { text in
         guard let seconds = positiveSeconds(text) else {
             throw arguments.usageError("--duration must be a number of seconds greater than 0, got '\(text)'")

@@ -51,6 +51,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
     let identity = try arguments.checked { try BeaconIdentity(parsing: text) }
     let seconds = try arguments.value(Calibrate.seconds) ?? 30
     let minimum = try arguments.value(Calibrate.minimumSamples) ?? 20
+    let transport = try hciTransport(arguments, adapter: Calibrate.adapter)
 
     let heard: CalibrationSamples
     if let file = try arguments.value(Calibrate.replay) {
@@ -61,7 +62,6 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
         }
     } else {
         // The same path as a scan: beside a discovering bluetoothd, through it.
-        let transport = try hciTransport(arguments, adapter: Calibrate.adapter)
         let scanner = try openScanner(transport: transport, options: LEScanOptions())
         Interruption.cancels(scanner.cancel)
         if standardOutputIsTerminal {

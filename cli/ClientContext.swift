@@ -111,11 +111,12 @@ enum OfferScanOptions {
 }
 
 /// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
-/// and every minute unless --offline or the device has no account. With `interactive`, an offer stays
-/// until dismissed; otherwise for --dwell seconds. A sync under way is abandoned once `interruption` asks.
+/// and every minute unless --offline or the device has no account, and redeeming with `r`. With
+/// `interactive`, an offer stays until dismissed; otherwise for --dwell seconds. A sync or a redemption
+/// under way is abandoned once `interruption` asks.
 func openOfferSession(
     _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
-) throws -> OfferSession {
+) throws -> (offers: OfferSession, redemption: ScanRedemption) {
     let context = try ClientContext(arguments)
     if let interruption { context.api.isCancelled = { interruption.isRequested } }
     let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
@@ -123,9 +124,13 @@ func openOfferSession(
     let cache = try context.openCache()
     let hasAccount = try context.home.loadDevice() != nil
     let online = !arguments.flag(OfferScanOptions.offline) && hasAccount
-    return try OfferSession(
+    let offers = try OfferSession(
         cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
         sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
+    let redeemer = Result { () throws(ClientError) in
+        Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
+    }
+    return (offers, ScanRedemption(redeemer))
 }
 
 /// Says that the cached catalog is partial, if it is: on standard error, or with `json` as a JSON line.

@@ -58,9 +58,9 @@ func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, output:
 func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
     printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
-    let offers = try openOfferSession(arguments, interactive: false)
+    let offers = try openOfferSession(arguments, interactive: false).offers
     try warnIfCatalogPartial(offers.cache, json: json)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: nil)
+    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: nil, interruption: nil)
     var session = try geofenceSession(arguments, offers: offers, output: printer)
     printer.positionsEnded(try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) })
 }

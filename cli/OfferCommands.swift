@@ -60,7 +60,7 @@ let historyCommand = Command(
         printOut(history.table)
         if let open = history.open {
             printOut("")
-            printCode(open.code, beside: ["show code \(open.code) at the till", "for \"\(open.title)\""], context)
+            printCode(open.code, beside: ClientText.openCode(open.code, title: open.title), context)
         }
     })
 
@@ -88,10 +88,5 @@ let redeemCommand = Command(
             throw error.explainingRedemption(of: offer)
         }
         if context.json { return printOut(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
-        printCode(
-            redemption.code,
-            beside: [
-                "redeemed \"\(offer.offer.title)\" at \(offer.retailer.name)",
-                "show code \(redemption.code) at the till",
-            ], context)
+        printCode(redemption.code, beside: ClientText.redeemed(redemption, of: offer), context)
     })

@@ -19,7 +19,7 @@ enum ScanOptions {
         "snapshot-interval", value: "SECONDS", help: "Seconds between ranging snapshots (default 1).",
         parse: positiveSeconds)
     static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
-    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default hci0).")
+    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default: the first one).")
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
@@ -37,8 +37,8 @@ let scanCommand = Command(
         Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
         first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
         far, unknown when not heard for --tracking-age). Monitoring: "enter" when a beacon of a region is
-        first heard, "exit" after --exit-timeout seconds without one. Without --region every proximity
-        UUID heard is monitored.
+        first heard, "exit" after --exit-timeout seconds without one. Without --region the retailers of
+        the cached catalog are (as syncs during the scan change them), or without any every UUID heard.
 
         On a terminal: a live table, redrawn in place under the enter and exit lines (of beacon regions
         and, with --location, stores), which stay above it. With --json or in a pipe: JSON lines, each
@@ -49,16 +49,19 @@ let scanCommand = Command(
         damaged capture file ends the replay with an error naming the byte offset (exit code 65).
 
         Offers on a terminal: one at a time, until d (dismiss) or r (redeem); offers whose beacons came
-        near meanwhile wait their turn and show next (each is recorded as seen only when it shows). When
+        near meanwhile wait their turn and show next (each is recorded as seen only when it shows). A
+        redemption that does not go through leaves the offer on screen and names the `loyalty redeem`
+        that redeems it later; one the server refuses for good says why and shows the next. When
         a replay ends with an offer on screen the scan says how many are left and waits for d, r or q;
         with standard input not a terminal it ends, saying how many did not show. q ends the scan as
-        Ctrl-C does, with its summary (and a damaged capture's error).
+        Ctrl-C does, with its summary (and a damaged capture's error). Ctrl-Z gives the shell its terminal
+        back; fg takes single keys again and draws the table anew.
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks. Live time is the monotonic clock and runs while nothing is heard. Ctrl-C,
-        SIGTERM or SIGHUP end a beacon scan or a replay with the summary, the terminal and the controller
-        as found (a second Ctrl-C ends at once). While bluetoothd is discovering, the scan joins its
-        discovery through D-Bus instead of reprogramming the controller.
+        Ctrl-\\ (SIGQUIT), SIGTERM or SIGHUP end a beacon scan or a replay with the summary, the terminal
+        and the controller as found (a second Ctrl-C ends at once). While bluetoothd is discovering, the
+        scan joins its discovery through D-Bus instead of reprogramming the controller.
 
         Stores: with --location, the cached stores' geofences are monitored too: "enter" at the first
         position inside a store's radius, "exit" once the shopper has been more than --exit-margin
@@ -102,6 +105,7 @@ extension BTSnoopError: CommandError {
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
     let replay = try arguments.value(ScanOptions.replay)
+    let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
     if let location, replay == nil {
         // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
         if case .nmea = location {
@@ -109,7 +113,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 arguments, location,
                 radioProblem: "a NMEA log runs on its own clock; add --replay CAPTURE to merge beacons into it")
         }
-        let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: ScanOptions.adapter))
+        let diagnosis = RadioDiagnosis.examine(transport: transport)
         if let problem = diagnosis.checks.first(where: { $0.status != .ok }) {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
@@ -123,8 +127,8 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
-    let offers = try openOfferSession(arguments, interactive: !json, interruption: interruption)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, interruption: interruption)
+    let (offers, redemption) = try openOfferSession(arguments, interactive: !json, interruption: interruption)
+    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: redemption, interruption: interruption)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
@@ -153,7 +157,6 @@ private func runScan(_ arguments: ParsedArguments) throws {
     } else {
         let options = LEScanOptions(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
-        let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
         let radio = RadioSightings(try openScanner(transport: transport, options: options))
         interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)
@@ -165,7 +168,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
 /// kernel adapter (a raw scan would kill its discovery), else raw HCI (every advertisement; BlueZScanner
 /// says why), over the kernel socket or an H4 stream.
 func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
-    if case .kernel(let adapter) = transport, BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
+    if case .kernel(let adapter) = transport, try BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
         return try BlueZScanner(adapter: adapter)
     }
     return try LEScanner(transport: transport, options: options)

@@ -9,15 +9,16 @@ import LoyaltyClient
 #endif
 
 /// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
-/// it and the offer on screen, which the shopper dismisses (d) or redeems (r), and the offers waiting
-/// for it; q ends the scan. When the beacons end, the shopper pages through the offers left.
+/// it and the offer on screen, which the shopper dismisses (d) or redeems (r; a failed redemption leaves
+/// it on screen), and the offers waiting for it; q ends the scan. When the beacons end, the shopper pages
+/// through the offers left.
 final class ScanPrinter: ScanOutput {
     let json: Bool
     /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
     private var table: LiveTable?
     let keys: TerminalKeys?
     private let offers: OfferSession
-    /// The scan's arguments, for redeeming as `loyalty redeem` would.
+    private let redemption: ScanRedemption?
     private let arguments: ParsedArguments
     private let interruption: Interruption?
     private var lastSnapshot: RangingSnapshot?
@@ -28,10 +29,14 @@ final class ScanPrinter: ScanOutput {
     private var lines = ScanJSONLines()
 
     /// Without `interruption` (a scan of geofences alone), no table and no keys.
-    init(_ arguments: ParsedArguments, json: Bool, offers: OfferSession, interruption: Interruption?) {
+    init(
+        _ arguments: ParsedArguments, json: Bool, offers: OfferSession, redemption: ScanRedemption?,
+        interruption: Interruption?
+    ) {
         self.arguments = arguments
         self.json = json
         self.offers = offers
+        self.redemption = redemption
         self.interruption = interruption
         table = json || interruption == nil ? nil : LiveTable()
         keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
@@ -39,7 +44,7 @@ final class ScanPrinter: ScanOutput {
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
         if json { return printOut(bytes: lines.line(snapshot)) }
-        if let keys { try handle(key: keys.poll()) }
+        if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
@@ -71,11 +76,11 @@ final class ScanPrinter: ScanOutput {
         ended = (word, keys != nil && !interruption.isRequested)
         redrawTable()
         while ended?.asking == true, offers.current != nil {
-            guard let key = keys?.waitForKey() else {
+            guard let input = keys?.waitForKey() else {
                 ended = (interruption.isRequested && !quit ? "interrupted" : word, false)
                 return redrawTable()
             }
-            try handle(key: key)
+            try handle(input)
         }
     }
 
@@ -118,40 +123,30 @@ final class ScanPrinter: ScanOutput {
     }
 
     /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan as a
-    /// first Ctrl-C does: the summary still comes, and a damaged capture's error.
-    private func handle(key: UInt8?) throws {
+    /// first Ctrl-C does: the summary still comes, and a damaged capture's error. Back from a stop, the
+    /// table is drawn again under what the shell wrote.
+    private func handle(_ input: TerminalInput?) throws {
+        guard case .key(let key) = input else {
+            guard input == .resumed else { return }
+            table?.startAfresh()
+            return redrawTable()
+        }
         if key == UInt8(ascii: "q") {
             quit = true
             interruption?.request()
             if let ended { self.ended = (ended.word, false) }
             return redrawTable()
         }
-        guard let shown = offers.current else { return }
+        guard offers.current != nil else { return }
         switch key {
         case UInt8(ascii: "d"):
             try offers.dismiss()
             redrawTable()
         case UInt8(ascii: "r"):
-            let outcome = try redeemDuringScan(shown.offer)
-            try offers.dismiss()
-            // Above the table, so the code to show at the till stays on screen.
-            redrawTable(after: outcome)
+            // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
+            if let outcome = try redemption?.redeemCurrent(of: offers) { redrawTable(after: outcome) }
         default:
             return
-        }
-    }
-
-    /// Redeems as `loyalty redeem` would (the idempotency key is kept until the answer); the line to show.
-    private func redeemDuringScan(_ offer: ResolvedOffer) throws -> String {
-        do {
-            let context = try ClientContext(arguments)
-            let redeemer = Redeemer(
-                cache: try context.openCache(), api: context.api, credential: try context.deviceCredential().1,
-                now: Date.init)
-            let redemption = try redeemer.redeem(offer)
-            return "redeemed \"\(TerminalText.escaped(offer.offer.title))\": show code \(redemption.code) at the till"
-        } catch let error as ClientError {
-            return "could not redeem \"\(TerminalText.escaped(offer.offer.title))\": \(TerminalText.escaped(error.description))"
         }
     }
 
@@ -159,7 +154,8 @@ final class ScanPrinter: ScanOutput {
     /// a table, it is simply printed).
     private func redrawTable(after line: String? = nil) {
         let screen = lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? ""
-        if let text = table?.draw(screen, after: line, columns: LiveTable.columns) {
+        let window = LiveTable.windowSize
+        if let text = table?.draw(screen, after: line, columns: window.columns, windowRows: window.rows) {
             print(text, terminator: "")
         } else if let line {
             printOut(line)

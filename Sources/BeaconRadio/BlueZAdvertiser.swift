@@ -72,7 +72,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     /// ActiveInstances and SupportedInstances (free ones); nil when no bluetoothd runs or it offers none there.
     /// Throws when bluetoothd runs but the bus refuses this user: raw HCI would overwrite its advertising.
     public static func bluetoothdManages(adapter: String?) throws(RadioError) -> (active: Int, free: Int)? {
-        let name = adapter ?? "hci0"
+        let name = HCITransport.adapterName(adapter)
         guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez") else { return nil }
         let reply: [DBusValue]
         do {
@@ -80,9 +80,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
                 destination: "org.bluez", path: "/org/bluez/\(name)", interface: "org.freedesktop.DBus.Properties",
                 method: "GetAll", arguments: [.string(managerInterface)])
         } catch {
-            if error.name == "org.freedesktop.DBus.Error.AccessDenied" {
-                throw .bluezAdvertising(name, error.name, error.message)
-            }
+            if error.refusedByPolicy { throw .busRefusesUser(error.message) }
             return nil
         }
         guard let properties = reply.first, let active = properties["ActiveInstances"]?.integer,
@@ -95,7 +93,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     public init(adapter: String? = nil, advertisement: BeaconAdvertisement, busAddress: String? = nil)
         throws(RadioError)
     {
-        let name = adapter ?? "hci0"
+        let name = HCITransport.adapterName(adapter)
         do { bus = try SystemBus(address: busAddress) } catch {
             throw .bluezAdvertising(name, error.name, error.message)
         }
@@ -210,6 +208,13 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
 
     /// `body`'s D-Bus failure as this adapter's radio error.
     private func bluez<T>(_ body: () throws(DBusFailure) -> T) throws(RadioError) -> T {
-        do { return try body() } catch { throw .bluezAdvertising(adapter, error.name, error.message) }
+        do { return try body() } catch {
+            throw error.refusedByPolicy ? .busRefusesUser(error.message) : .bluezAdvertising(adapter, error.name, error.message)
+        }
     }
+}
+
+extension DBusFailure {
+    /// The bus's policy refused the call, not bluetoothd: this user may not reach bluetoothd at all.
+    var refusedByPolicy: Bool { name == "org.freedesktop.DBus.Error.AccessDenied" }
 }

@@ -50,19 +50,24 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         return bus.nameHasOwner("org.bluez")
     }
 
-    /// Whether bluetoothd is discovering on `adapter` now (another program asked it to).
-    public static func bluetoothdDiscovers(adapter: String?) -> Bool {
-        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez"),
-            let reply = try? bus.call(
-                destination: "org.bluez", path: "/org/bluez/\(adapter ?? "hci0")",
+    /// Whether bluetoothd is discovering on `adapter` now (another program asked it to). Throws when bluetoothd
+    /// runs but the bus refuses this user: it may be discovering, and a raw scan would end that.
+    public static func bluetoothdDiscovers(adapter: String?) throws(RadioError) -> Bool {
+        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez") else { return false }
+        do {
+            let reply = try bus.call(
+                destination: "org.bluez", path: "/org/bluez/\(HCITransport.adapterName(adapter))",
                 interface: "org.freedesktop.DBus.Properties", method: "Get",
                 arguments: [.string("org.bluez.Adapter1"), .string("Discovering")])
-        else { return false }
-        return reply.first?.unwrapped == .bool(true)
+            return reply.first?.unwrapped == .bool(true)
+        } catch {
+            if error.refusedByPolicy { throw .busRefusesUser(error.message) }
+            return false
+        }
     }
 
     public init(adapter: String? = nil, clock: any BeaconClock = MonotonicBeaconClock()) throws(RadioError) {
-        let name = adapter ?? "hci0"
+        let name = HCITransport.adapterName(adapter)
         do { bus = try SystemBus() } catch { throw .bluez(name, error.description) }
         self.adapter = name
         adapterPath = "/org/bluez/\(name)"

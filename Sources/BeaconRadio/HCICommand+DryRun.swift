@@ -6,9 +6,4 @@ extension HCICommand {
 
     /// `beacon advertise --dry-run`'s two lines: the opcode and name, then the packet's bytes.
     public var dryRunText: String { "\(opcodeText) \(name ?? "HCI command")\n  \(packet.hexText(separator: " "))" }
-
-    /// Whether `text` names an adapter the way `--adapter` takes it: hci and a number.
-    public static func isAdapterName(_ text: String) -> Bool {
-        text.hasPrefix("hci") && text.count > 3 && text.dropFirst(3).allSatisfy(\.isWholeNumber)
-    }
 }

@@ -19,7 +19,7 @@ final class HCISocket: HCIChannel {
         let capabilities = ProcessCapabilities.current()
         if let refusal = bluetoothSocketRefusal() {
             throw RadioError(
-                errno: refusal, call: "socket(AF_BLUETOOTH)", adapter: adapter ?? "hci0", capabilities: capabilities)
+                errno: refusal, call: "socket(AF_BLUETOOTH)", adapter: HCITransport.adapterName(adapter), capabilities: capabilities)
         }
         let deviceID: Int32
         if let adapter {
@@ -91,4 +91,14 @@ func monotonicMilliseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
+extension HCITransport {
+    /// The kernel adapter `adapter` names, or when nil the one raw HCI opens (`hci_get_route`: the first that is
+    /// up), so that bluetoothd's paths and raw HCI mean the same adapter; hci0 when the kernel has none.
+    public static func adapterName(_ adapter: String?) -> String {
+        if let adapter { return adapter }
+        let deviceID = hci_get_route(nil)
+        return deviceID >= 0 ? "hci\(deviceID)" : "hci0"
+    }
 }

@@ -20,9 +20,7 @@ public enum HCITransport: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads `--hci`'s text; nil when it is none of the forms.
     public init?(parsing text: String) {
-        if text.hasPrefix("hci"), text.count > 3, text.dropFirst(3).allSatisfy(\.isASCII),
-            text.dropFirst(3).allSatisfy(\.isWholeNumber)
-        {
+        if Self.isAdapterName(text) {
             self = .kernel(text)
             return
         }
@@ -54,9 +52,16 @@ public enum HCITransport: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether `text` names a kernel adapter as `--adapter` and `--hci` take it: `hci` and ASCII digits. Only
+    /// such a name becomes part of a D-Bus object path (`/org/bluez/hci0`) or reaches the kernel.
+    public static func isAdapterName(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.count > 3 && bytes.starts(with: "hci".utf8) && bytes.dropFirst(3).allSatisfy { (0x30...0x39).contains($0) }
+    }
+
     public var description: String {
         switch self {
-        case .kernel(let adapter): adapter ?? "hci0"
+        case .kernel(let adapter): Self.adapterName(adapter)
         case .tcp(let host, let port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
         case .unix(let path): "unix:\(path)"
         case .serial(let device, let baud): "serial:\(device):\(baud)"

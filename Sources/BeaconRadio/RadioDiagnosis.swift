@@ -85,8 +85,15 @@ public struct RadioDiagnosis: Hashable, Sendable {
 
     /// Which path a live scan takes, and why.
     private static func scanPath(adapter: String?) -> Check {
+        let discovers: Bool
+        do throws(RadioError) { discovers = try BlueZScanner.bluetoothdDiscovers(adapter: adapter) } catch {
+            return Check(
+                name: "scan-path", status: .warning,
+                detail: "bluetoothd runs but refuses this user: a scan cannot tell whether it is discovering, and ends",
+                remedy: error.description)
+        }
         let detail =
-            if BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
+            if discovers {
                 "bluetoothd is discovering: a scan joins its discovery through D-Bus (SetDiscoveryFilter, StartDiscovery) and leaves it running; readings come as its discovery delivers them"
             } else if BlueZScanner.bluetoothdRuns() {
                 "bluetoothd runs but is not discovering: a scan programs the controller over raw HCI (every advertisement) and leaves it as found"
@@ -98,7 +105,7 @@ public struct RadioDiagnosis: Hashable, Sendable {
 
     /// Which path `beacon advertise` takes, and why.
     private static func advertisePath(adapter: String?) -> Check {
-        let name = adapter ?? "hci0"
+        let name = HCITransport.adapterName(adapter)
         let managed: (active: Int, free: Int)?
         do throws(RadioError) { managed = try BlueZAdvertiser.bluetoothdManages(adapter: adapter) } catch {
             return Check(

@@ -78,6 +78,8 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     case bluezAdvertising(String, String, String)
     /// bluetoothd withdrew our advertisement (Release): the adapter went away or bluetoothd is stopping.
     case advertisementReleased(String)
+    /// bluetoothd runs, but the system bus's policy keeps this user from it (AccessDenied).
+    case busRefusesUser(String)
 
     /// The line that grants the capabilities to the installed binary.
     public static let setcapCommand = "sudo setcap 'cap_net_raw,cap_net_admin+ep' \"$(command -v loyalty)\""
@@ -145,9 +147,10 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .bluezAdvertising(let name, "org.bluez.Error.NotPermitted", let message):
             return "bluetoothd has no free advertising instance on \(name) (\(message)): other programs hold them all; "
                 + "end one (`bluetoothctl advertise off` ends bluetoothctl's) and retry"
-        case .bluezAdvertising(_, "org.freedesktop.DBus.Error.AccessDenied", let message):
-            return "the system bus does not let this user reach bluetoothd (\(message)): run as root or as a member of "
-                + "the `bluetooth` group (/etc/dbus-1/system.d/bluetooth.conf)"
+        case .busRefusesUser(let message):
+            return "the system bus does not let this user reach bluetoothd (\(message)), and going around it over raw "
+                + "HCI would undo its scanning or advertising: run as root or as a member of the `bluetooth` group "
+                + "(/etc/dbus-1/system.d/bluetooth.conf)"
         case .bluezAdvertising(let name, let error, let message):
             return "bluetoothd could not advertise on \(name): \(error): \(message) (`bluetoothctl show` says its state)"
         case .advertisementReleased(let name):
@@ -159,7 +162,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     /// this user, 65 (EX_DATAERR) for a stream that is not H4, 69 (EX_UNAVAILABLE) for the rest.
     public var exitStatus: Int32 {
         switch self {
-        case .missingCapabilities, .bluezAdvertising(_, "org.freedesktop.DBus.Error.AccessDenied", _): 77
+        case .missingCapabilities, .busRefusesUser: 77
         case .framingLost: 65
         default: 69
         }

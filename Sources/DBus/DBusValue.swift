@@ -77,6 +77,8 @@ public indirect enum DBusValue: Hashable, Sendable {
 public enum DBusArgument: Sendable {
     case string(String)
     case objectPath(String)
+    /// `u`: RequestName's flags.
+    case uint32(UInt32)
     /// `a{sv}`: a discovery filter, options, an object's properties.
     case properties([(String, DBusPropertyValue)])
     /// `v`: one property (Properties.Get's answer).

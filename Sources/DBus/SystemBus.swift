@@ -147,10 +147,17 @@ enum LibDBus {
 
     static func type(_ character: Character) -> Int32 { Int32(character.asciiValue!) }
 
-    /// A method call message with its arguments; the caller unrefs it.
+    /// A method call message with its arguments; the caller unrefs it. Names and paths are checked first:
+    /// libdbus aborts the process on a malformed one (its argument checks are fatal), and a path can hold
+    /// what a user typed (`/org/bluez/` and `--adapter`'s name).
     static func methodCall(
         _ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusArgument]
     ) throws(DBusFailure) -> OpaquePointer {
+        var error = Error()
+        let paths = [path] + arguments.compactMap { if case .objectPath(let path) = $0 { path } else { nil } }
+        guard dbus_validate_bus_name(destination, &error.raw) != 0, dbus_validate_interface(interface, &error.raw) != 0,
+            dbus_validate_member(method, &error.raw) != 0, paths.allSatisfy({ dbus_validate_path($0, &error.raw) != 0 })
+        else { throw error.taken(or: "cannot call \(interface).\(method) on \(path)") }
         guard let message = dbus_message_new_method_call(destination, path, interface, method) else {
             throw DBusFailure(name: "org.freedesktop.DBus.Error.NoMemory", message: "cannot build \(method)")
         }
@@ -168,6 +175,7 @@ enum LibDBus {
         switch argument {
         case .string(let text): appendString(text, type: type("s"), to: &iterator)
         case .objectPath(let path): appendString(path, type: type("o"), to: &iterator)
+        case .uint32(var number): dbus_message_iter_append_basic(&iterator, type("u"), &number)
         case .variant(let value): appendVariant(value, to: &iterator)
         case .properties(let properties):
             appendDictionary(properties, signature: "{sv}", to: &iterator) { property, entry in

@@ -30,8 +30,9 @@ private struct CurlLibrary: @unchecked Sendable {  // function pointers set once
     init() {
         var api = loyalty_curl()
         if loyalty_curl_load(&api) == 0 {
-            _ = api.global_init(Int(CURL_GLOBAL_ALL))
-            problem = nil
+            let code = api.global_init(Int(CURL_GLOBAL_ALL))
+            let reason = api.easy_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
+            problem = code == CURLE_OK ? nil : "libcurl could not initialize (curl_global_init: \(reason))"
         } else {
             let reason = dlerror().map { String(cString: $0) } ?? "a libcurl entry point is missing"
             problem = "libcurl (libcurl.so.4, Debian package libcurl4) could not be loaded: \(reason)"
@@ -54,7 +55,8 @@ private final class EasyHandle {
         }
         api = library.api
         guard let curl = api.easy_init() else {
-            fatalError("libcurl could not create an easy handle: out of memory or libcurl failed to initialize")
+            errorBuffer.deallocate()
+            throw .libraryUnavailable("libcurl could not create a connection handle (curl_easy_init): out of memory?")
         }
         self.curl = curl
     }

@@ -50,7 +50,7 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
     case timedOut(url: String, seconds: Double)
     /// Any other failure of the transfer; `code` is libcurl's CURLcode.
     case transport(code: Int, detail: String)
-    /// libcurl itself could not be loaded: no request can be sent until it is installed.
+    /// libcurl itself could not be loaded or set up: no request can be sent until it is installed (or memory is free).
     case libraryUnavailable(String)
     /// The request's `isCancelled` said to stop before the answer came.
     case cancelled(url: String)

@@ -8,17 +8,26 @@ public struct BeaconScanSession {
     public let offers: OfferSession
     public let output: ScanOutput
     private var syncWarned: Bool
+    /// The catalog revision whose retailers the monitor watches; nil when its regions do not follow the
+    /// catalog (given on the command line, or every UUID heard).
+    private var loadedRevision: Int?
 
-    /// `syncWarned`: a sync before the scan already failed and said so.
-    public init(ranger: Ranger, monitor: RegionMonitor, offers: OfferSession, output: ScanOutput, syncWarned: Bool) {
+    /// `syncWarned`: a sync before the scan already failed and said so. With `followsCatalog`, the monitor's
+    /// regions are the retailers the cache knows, reloaded after a sync changes the catalog.
+    public init(
+        ranger: Ranger, monitor: RegionMonitor, offers: OfferSession, output: ScanOutput, syncWarned: Bool,
+        followsCatalog: Bool = false
+    ) {
         self.ranger = ranger
         self.monitor = monitor
         self.offers = offers
         self.output = output
         self.syncWarned = syncWarned
+        loadedRevision = followsCatalog ? offers.catalogRevision : nil
     }
 
-    /// Monitors `regions`, or without any the retailers the cache knows, or without those every UUID heard.
+    /// Monitors `regions`, or without any the retailers the cache knows (as syncs change them), or without
+    /// those every UUID heard.
     public init(
         offers: OfferSession, regions: [BeaconIdentityConstraint], ranging: Ranger.Configuration, exitTimeout: Double,
         output: ScanOutput, syncWarned: Bool
@@ -29,18 +38,30 @@ public struct BeaconScanSession {
         for region in monitored { monitor.add(BeaconRegion(region)) }
         self.init(
             ranger: try Ranger(configuration: ranging), monitor: monitor, offers: offers, output: output,
-            syncWarned: syncWarned)
+            syncWarned: syncWarned, followsCatalog: regions.isEmpty && !monitored.isEmpty)
     }
 
     public mutating func observe(_ sighting: BeaconSighting) throws {
+        reloadRegionsIfSynced()
         for event in monitor.observe(sighting) { output.report(event) }
         if let snapshot = ranger.observe(sighting) { try report(snapshot) }
     }
 
     /// The clock tick: what fell due by `time`, region exits and the ranging snapshot.
     public mutating func advance(to time: Double) throws {
+        reloadRegionsIfSynced()
         for event in monitor.advance(to: time) { output.report(event) }
         if let snapshot = ranger.advance(to: time) { try report(snapshot) }
+    }
+
+    /// After a sync that changed the catalog (this session's or the stores'), monitors the retailers the
+    /// cache knows now: new ones added, removed ones dropped (without an exit), the rest kept as they are.
+    private mutating func reloadRegionsIfSynced() {
+        guard let loaded = loadedRevision, loaded != offers.catalogRevision else { return }
+        loadedRevision = offers.catalogRevision
+        let current = Set(offers.regions)
+        for region in monitor.regions where !current.contains(region.constraint) { monitor.remove(region.constraint) }
+        for region in offers.regions { monitor.add(BeaconRegion(region)) }
     }
 
     /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan.

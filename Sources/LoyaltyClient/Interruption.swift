@@ -5,16 +5,16 @@ import Synchronization
     import Glibc
 #endif
 
-/// Ctrl-C, SIGTERM and SIGHUP, taken by dispatch sources rather than signal handlers, so that what they
-/// do is ordinary code on a dispatch queue (a handler may call nothing but async-signal-safe functions).
+/// Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\), taken by dispatch sources (`SignalSources`).
 ///
 /// The first signal asks the command to end: `isRequested` turns true, the `cancels` actions run (a radio
 /// stops listening) and `sleep` and `waitForInput` return early. A second one ends the process at once
 /// with 128 + the signal, after the `restores` actions (a terminal's settings), for a command stuck where
 /// it cannot look. A signal the process was started ignoring (`nohup`) stays ignored.
 public final class Interruption: @unchecked Sendable {  // its state is in the Mutex and the Atomic
-    /// The process's: ending on any of these leaves the terminal and the radio as they were.
-    public static let process = Interruption(signals: [SIGINT, SIGTERM, SIGHUP])
+    /// The process's: ending on any of these leaves the terminal and the radio as they were. (SIGQUIT would
+    /// end the process without a word, its terminal raw.)
+    public static let process = Interruption(signals: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
 
     /// `process.cancels(cancel)`.
     public static func cancels(_ cancel: @escaping @Sendable () -> Void) { process.cancels(cancel) }
@@ -29,7 +29,6 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
     private let requested = Atomic<Bool>(false)
     /// Readable once a signal came: wakes a thread blocked in `poll`.
     private let wakeup: (read: Int32, write: Int32)
-    private let sources: [any DispatchSourceSignal]
 
     /// Takes `signals` from now on, for the life of the process.
     public init(signals: [Int32]) {
@@ -37,35 +36,10 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) == 0 { for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) } }
         wakeup = (ends[0], ends[1])
-        func handler(_ signalNumber: Int32) -> Int {
-            var current = sigaction()
-            sigaction(signalNumber, nil, &current)
-            return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
-        }
-        let taken = signals.filter { handler($0) != unsafeBitCast(SIG_IGN, to: Int.self) }
-        // Ignored until the source has registered, which it does on dispatch's own thread. Only from the
-        // default action: dispatch installs its handler once per signal, and would not put it back.
-        for signalNumber in taken where handler(signalNumber) == unsafeBitCast(SIG_DFL, to: Int.self) {
-            signal(signalNumber, SIG_IGN)
-        }
         // A queue of its own (an overcommitting one) runs even while the shared pool's threads are all busy.
-        let queue = DispatchQueue(label: "Interruption")
-        sources = taken.map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
-        // The sources hold this object for the life of the process. Once registered, dispatch's handler
-        // replaces SIG_IGN: wait for that (briefly), so that what comes after init is not ignored.
-        let registered = DispatchGroup()
-        for (source, signalNumber) in zip(sources, taken) {
-            source.setEventHandler { self.received(signalNumber, count: Int(source.data)) }
-            registered.enter()
-            source.setRegistrationHandler { registered.leave() }
-            source.resume()
+        SignalSources(signals, queue: DispatchQueue(label: "Interruption")).start { signalNumber, count in
+            self.received(signalNumber, count: count)
         }
-        _ = registered.wait(timeout: .now() + 1)
-        // A parent may start us with them blocked (Foundation's Process passes on its threads' mask).
-        var blocked = sigset_t()
-        sigemptyset(&blocked)
-        for signalNumber in taken { sigaddset(&blocked, signalNumber) }
-        pthread_sigmask(SIG_UNBLOCK, &blocked, nil)
     }
 
     /// Whether a signal asked the command to end.
@@ -99,15 +73,12 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
         return false
     }
 
-    /// Blocks until `descriptor` can be read (or is at its end); false if a signal came first.
-    public func waitForInput(_ descriptor: Int32) -> Bool {
+    /// Blocks until one of `descriptors` can be read (or is at its end); false if a signal came first.
+    public func waitForInput(_ descriptors: Int32...) -> Bool {
         while !isRequested {
-            var polled = [
-                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakeup.read, events: Int16(POLLIN), revents: 0),
-            ]
-            if poll(&polled, 2, -1) < 0, errno != EINTR { return false }
-            if polled[0].revents != 0 { return !isRequested }
+            var polled = (descriptors + [wakeup.read]).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if poll(&polled, nfds_t(polled.count), -1) < 0, errno != EINTR { return false }
+            if polled.dropLast().contains(where: { $0.revents != 0 }) { return !isRequested }
         }
         return false
     }

@@ -266,7 +266,8 @@ public final class LoyaltyAPIClient {
         } catch {
             if case .libraryUnavailable(let detail) = error { throw .unavailable(detail) }
             if case .cancelled = error { throw .network(error.description) }
-            throw .network("\(error) (server URL: --server, LOYALTY_SERVER or the config file)")
+            // libcurl's own words can quote the server's answer.
+            throw .network("\(TerminalText.escaped(error.description)) (server URL: --server, LOYALTY_SERVER or the config file)")
         }
         if (200..<300).contains(response.status) || accepting.contains(response.status) {
             return response
@@ -277,9 +278,11 @@ public final class LoyaltyAPIClient {
         case 401, 403:
             throw .unauthorized(credential.refusal)
         default:
+            // The server's message is printed by every command's `error:` line and the scan's warnings:
+            // escaped here, once, for all of them.
             throw .server(
                 status: response.status, code: detail?.code,
-                message: detail?.message ?? "unexpected answer from \(server.absoluteString)\(path)")
+                message: detail.map { TerminalText.escaped($0.message) } ?? "unexpected answer from \(server.absoluteString)\(path)")
         }
     }
 

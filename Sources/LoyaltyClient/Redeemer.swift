@@ -70,16 +70,18 @@ public struct Redeemer {
 }
 
 extension ClientError {
-    /// A failed redemption of `offer` as the shopper at the till needs it: what happened and what to do.
-    public func explainingRedemption(of offer: ResolvedOffer) -> ClientError {
+    /// A failed redemption of `offer` as the shopper at the till needs it: what happened and what to do;
+    /// `retry` says how to send the same request again.
+    public func explainingRedemption(
+        of offer: ResolvedOffer, retry: String = "run the same `loyalty redeem` again"
+    ) -> ClientError {
         switch self {
         case .server(409, .limitReached, _):
             .server(
                 status: 409, code: .limitReached,
                 message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
         case .network(let message):
-            .network(
-                "\(message); run the same `loyalty redeem` again: it resends the same request, so it never redeems twice")
+            .network("\(message); \(retry): it resends the same request, so it never redeems twice")
         case .server(410, _, let reason):
             // The server says which: removed, ended, or not started yet.
             .server(

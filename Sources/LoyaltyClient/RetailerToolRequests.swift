@@ -32,8 +32,14 @@ extension LoyaltyAPIClient {
             body: Data(csv), accepting: [422])
         guard response.status == 422 else { return .success(try decode(OfferImportResult.self, response)) }
         let detail = try decode(APIErrorBody.self, response).error
+        let problems = detail.rows ?? [OfferImportProblem(line: 1, field: detail.field, message: detail.message)]
+        // Printed on the terminal: the server's words escaped, as in every ClientError.
         return .failure(
-            OfferImportFailure(problems: detail.rows ?? [OfferImportProblem(line: 1, field: detail.field, message: detail.message)]))
+            OfferImportFailure(
+                problems: problems.map {
+                    OfferImportProblem(
+                        line: $0.line, field: $0.field.map(TerminalText.escaped), message: TerminalText.escaped($0.message))
+                }))
     }
 
     public func exportOffers(_ credential: Credential) throws(ClientError) -> [UInt8] {

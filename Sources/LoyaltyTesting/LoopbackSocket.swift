@@ -7,7 +7,7 @@ import Foundation
 /// A TCP socket on 127.0.0.1 at a port the kernel picked, closed when released.
 public final class LoopbackSocket {
     public let port: UInt16
-    private let descriptor: Int32
+    let descriptor: Int32
 
     /// With `listening`, a server that hangs: it never accepts, so connections complete in its backlog and no
     /// answer ever comes. Without, only the port is held.

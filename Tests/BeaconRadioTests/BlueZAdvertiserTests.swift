@@ -1,6 +1,7 @@
 import Beacons
 import DBus
 import Foundation
+import LoyaltyTesting
 import Testing
 
 @testable import BeaconRadio
@@ -86,11 +87,60 @@ import Testing
         }
     }
 
+    /// libdbus aborts the process on a malformed path or name; the wrapper refuses it first, as a D-Bus error.
+    @Test func aMalformedPathOrNameIsAnErrorNotAnAbort() throws {
+        let bus = try PrivateBus()
+        let caller = try SystemBus(address: bus.address)
+        let good = ("org.bluez", "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Get")
+        let malformed = [
+            ("org..bluez", good.1, good.2, good.3), (good.0, "/org/bluez/hci 0", good.2, good.3),
+            (good.0, "/org/bluez/hci-0", good.2, good.3), (good.0, "/org/bluez/", good.2, good.3),
+            (good.0, "", good.2, good.3), (good.0, good.1, "Properties", good.3), (good.0, good.1, good.2, "Get.All"),
+        ]
+        for (destination, path, interface, method) in malformed {
+            do {
+                try caller.call(destination: destination, path: path, interface: interface, method: method)
+                Issue.record("called \(destination) \(path) \(interface).\(method)")
+            } catch {
+                #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs", "\(error)")
+                #expect(!error.message.isEmpty)
+            }
+        }
+        #expect(throws: DBusFailure.self) {
+            try caller.call(
+                destination: good.0, path: good.1, interface: good.2, method: good.3, arguments: [.objectPath("x/y")])
+        }
+        // The adapter's path is built from its name: a malformed one is bluetoothd's error, exit 69.
+        let advertiser = try BlueZAdvertiser(
+            adapter: "hci 0", advertisement: try BeaconAdvertisement(frame: Self.frame), busAddress: bus.address)
+        #expect(throws: RadioError.bluezAdvertising("hci 0", "org.freedesktop.DBus.Error.InvalidArgs", "Object path was not valid: '/org/bluez/hci 0'")) {
+            try advertiser.run(duration: 0.1)
+        }
+    }
+
+    /// A bus whose policy keeps this user from bluetoothd (outside the bluetooth group): 77 and what to do,
+    /// never a raw-HCI fallback that would undo bluetoothd's advertising.
+    @Test func aBusThatRefusesThisUserIs77() throws {
+        let bus = try PrivateBus(refusing: "org.bluez")
+        let bluetoothd = try bus.own("org.bluez")
+        let advertiser = try BlueZAdvertiser(
+            adapter: "hci0", advertisement: try BeaconAdvertisement(frame: Self.frame), busAddress: bus.address)
+        do {
+            try advertiser.run(duration: 0.1)
+            Issue.record("advertised through a bus that refuses this user")
+        } catch {
+            guard case .busRefusesUser(let message) = error else { Issue.record("\(error)"); return }
+            #expect(message.contains("Rejected send message"), "\(message)")
+            #expect(error.exitStatus == 77)
+        }
+        withExtendedLifetime(bluetoothd) {}
+    }
+
     @Test func bluetoothdsRefusalsSayWhatToDo() {
         let full = RadioError.bluezAdvertising("hci0", "org.bluez.Error.NotPermitted", "Maximum advertisements reached")
         #expect(full.description.contains("no free advertising instance on hci0 (Maximum advertisements reached)"))
         #expect(full.exitStatus == 69)
-        let denied = RadioError.bluezAdvertising("hci0", "org.freedesktop.DBus.Error.AccessDenied", "Rejected send message")
+        let denied = RadioError.busRefusesUser("Rejected send message")
         #expect(denied.description.contains("the `bluetooth` group"))
         #expect(denied.exitStatus == 77)
         #expect(RadioError.advertisementReleased("hci0").description.hasPrefix("bluetoothd withdrew the advertisement on hci0"))
@@ -103,36 +153,6 @@ extension RadioError {
     fileprivate var message: String {
         if case .bluezAdvertising(_, _, let message) = self { return message }
         return ""
-    }
-}
-
-/// A private message bus: Debian's dbus-daemon with its session configuration on a socket of its own.
-private final class PrivateBus {
-    let address: String
-    private let process = Process()
-
-    init() throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"), "dbus-daemon is missing: make test-deps")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--nopidfile", "--print-address=1", "--address=unix:tmpdir=/tmp"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(address.hasPrefix("unix:"), "dbus-daemon did not say its address")
-    }
-
-    deinit {
-        // SIGKILL: Process starts it with this thread's signal mask, which may block SIGTERM.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 }
 

@@ -69,4 +69,14 @@ import Testing
         }
         #expect(HCITransport.tcp(host: "::1", port: 6402).description == "tcp:[::1]:6402")
     }
+
+    /// `--adapter` and `--hci` take the same names: `hci` and ASCII digits, nothing a D-Bus object path refuses.
+    @Test func adapterNamesAreHciAndASCIIDigits() {
+        for good in ["hci0", "hci12"] {
+            #expect(HCITransport.isAdapterName(good) && HCITransport(parsing: good) == .kernel(good), "\(good)")
+        }
+        for bad in ["", "hci", "hcix", "usb0", "hci 0", "hci-0", "hci\u{663}", "hci0\u{301}", "HCI0", " hci0", "hci0/x"] {
+            #expect(!HCITransport.isAdapterName(bad) && HCITransport(parsing: bad) == nil, "\(bad)")
+        }
+    }
 }

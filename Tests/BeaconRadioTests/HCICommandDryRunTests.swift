@@ -1,7 +1,7 @@
 import BeaconRadio
 import Testing
 
-/// What `beacon advertise --dry-run` prints for a command, and the adapter names `--adapter` takes.
+/// What `beacon advertise --dry-run` prints for a command.
 @Suite struct HCICommandDryRunTests {
     @Test func dryRunShowsOpcodeNameAndPacket() {
         let command = HCICommand(ogf: 0x08, ocf: 0x000A, parameters: [0x01])
@@ -9,13 +9,5 @@ import Testing
         #expect(command.dryRunText == "0x200A LE Set Advertising Enable\n  0A 20 01 01")
         let unnamed = HCICommand(ogf: 0x03, ocf: 0x0003)
         #expect(unnamed.dryRunText == "0x0C03 HCI command\n  03 0C 00")
-    }
-
-    @Test func adapterNamesAreHciAndANumber() {
-        #expect(HCICommand.isAdapterName("hci0"))
-        #expect(HCICommand.isAdapterName("hci12"))
-        #expect(!HCICommand.isAdapterName("hci"))
-        #expect(!HCICommand.isAdapterName("hcix"))
-        #expect(!HCICommand.isAdapterName("usb0"))
     }
 }

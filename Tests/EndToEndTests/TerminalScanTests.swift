@@ -10,8 +10,9 @@ import Testing
 /// show in turn however fast the replay ran, the replay ends at the capture's end, and a signal ends it
 /// with its summary and the terminal as it was.
 @Suite struct TerminalScanTests {
-    /// Three offers whose beacons come near one after the other while the first is still on screen.
-    private static func walkPastThreeOffers(_ server: StoryServer) throws -> (StoryDevice, URL) {
+    /// Three offers whose beacons come near one after the other while the first is still on screen (the
+    /// beacons' proximity UUID is the retailer's).
+    static func walkPastThreeOffers(_ server: StoryServer) throws -> (StoryDevice, URL, uuid: String) {
         let uuid = UUID().uuidString
         let store = try server.retailer("Arcade", uuid: uuid)
         try store.setOffer(1, 1, "First sushi", [])
@@ -22,11 +23,11 @@ import Testing
         let walk = try server.walk([
             "\(uuid):1:1@0=1,20=1", "\(uuid):1:2@0=15,4=15,5=1,20=1", "\(uuid):1:3@0=15,9=15,10=1,20=1",
         ])
-        return (shopper, walk)
+        return (shopper, walk, uuid)
     }
 
     /// A minute-long walk past one beacon replayed at its own pace, once its table is on screen.
-    private static func realtimeReplay() throws -> TerminalRun {
+    static func realtimeReplay() throws -> TerminalRun {
         let server = try StoryServer.shared.get()
         let shopper = try server.newAccount()
         let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,60=2"])
@@ -37,7 +38,7 @@ import Testing
 
     @Test func everyOfferOfTheWalkShowsInTurnAndTheReplayEnds() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let scan = try TerminalRun(["scan", "--replay", walk.path], shopper)
         defer { scan.kill() }
 
@@ -63,7 +64,7 @@ import Testing
     /// An offer still waiting when the shopper quits was never shown, so it is not recorded as seen.
     @Test func quittingLeavesTheWaitingOffersUnseen() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)
         defer { scan.kill() }
         #expect(scan.waitFor("capture ended: 2 more offers; d next"), "\(scan.transcript)")
@@ -90,7 +91,7 @@ import Testing
     @Test(arguments: ["ddd", "q"])
     func aDamagedCaptureEndsWithTheTerminalRestored(key: String) throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
         let bytes = try Data(contentsOf: walk)
         try bytes.prefix(bytes.count / 2).write(to: damaged)
@@ -107,7 +108,7 @@ import Testing
     /// what did not show.
     @Test func withoutKeysTheReplayEndsAndSaysWhatDidNotShow() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper, standardInput: .nullDevice)
         defer { scan.kill() }
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")
@@ -115,7 +116,7 @@ import Testing
         #expect(scan.transcript.contains("replayed "))
     }
 
-    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
     func aSignalEndsARealtimeReplayWithItsSummaryAndTheTerminalRestored(signal: Int32) throws {
         let scan = try Self.realtimeReplay()
         defer { scan.kill() }
@@ -173,17 +174,20 @@ extension StoryDevice {
 
 /// `loyalty` with a pseudo-terminal as its standard input (unless given another), output and error; what
 /// it writes is collected as it comes.
-private final class TerminalRun: @unchecked Sendable {
+final class TerminalRun: @unchecked Sendable {
     let process = Process()
     private let master: Int32
     private let lock = NSLock()
     private var output = Data()  // guarded by `lock`
     private let closed = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil) throws {
+    init(
+        _ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil,
+        rows: UInt16 = 60, columns: UInt16 = 160
+    ) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
-        var size = winsize(ws_row: 60, ws_col: 160, ws_xpixel: 0, ws_ypixel: 0)
+        var size = winsize(ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
         guard openpty(&master, &slave, nil, nil, &size) == 0 else { throw StoryFailure("openpty failed: \(errno)") }
         self.master = master
         let terminal = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
@@ -243,6 +247,14 @@ private final class TerminalRun: @unchecked Sendable {
         var settings = termios()
         tcgetattr(master, &settings)
         return settings.c_lflag
+    }
+
+    /// Echo and line editing back on, as a shell puts them back for a job it stopped.
+    func setCanonical() {
+        var settings = termios()
+        tcgetattr(master, &settings)
+        settings.c_lflag |= tcflag_t(ECHO | ICANON)
+        tcsetattr(master, TCSANOW, &settings)
     }
 
     /// Ends a run a failed expectation left behind.
