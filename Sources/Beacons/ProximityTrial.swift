@@ -81,6 +81,11 @@ public struct ProximityScore: Sendable, Hashable {
 /// Runs a proximity rule over a `BeaconWalk` of one beacon: the engine (a `Ranger`) or one of the
 /// Android Beacon Library's filters classified by the same `DistanceModel` at the same ticks.
 public enum ProximityTrial {
+    /// Margins small enough that the engine enters a class from a stand about as early as the bare Kalman
+    /// filter at 6 dB: the trade `make bench` shows beside `ProximityMargins.standard` (they flap more).
+    public static let eagerMargins = ProximityMargins(
+        moving: 2.5, standingMean: 0.75, motionGate: 3, lead: 2, departureGate: 2.5, departure: 0)
+
     public enum Method: Sendable, Hashable, CaseIterable {
         /// The `Ranger` with its stable class (`ProximityRule.evidence`).
         case engine

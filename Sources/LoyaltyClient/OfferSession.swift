@@ -62,7 +62,8 @@ public final class OfferSession {
     public func dismiss() throws(ClientError) -> OfferPresentation? {
         presenter.dismiss()
         guard let last = lastSnapshot else { return nil }
-        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime))
+        // Only a terminal dismisses; it draws the offer it returns.
+        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime), show: { _ in {} })
     }
 
     /// The cached offer a beacon announces.
@@ -101,7 +102,7 @@ public final class OfferSession {
     /// `shown`, claimed and recorded as seen; when another scan on this device claimed it first, the next
     /// waiting offer (held until dismissed), or nil.
     private func claimed(
-        _ shown: OfferPresentation?, show: (OfferPresentation) -> () -> Void = { _ in {} }
+        _ shown: OfferPresentation?, show: (OfferPresentation) -> () -> Void
     ) throws(ClientError) -> OfferPresentation? {
         var candidate = shown
         while let shown = candidate {
@@ -127,7 +128,7 @@ public final class OfferSession {
 
     /// Feeds one snapshot of the `Ranger`.
     public func update(
-        _ snapshot: RangingSnapshot, show: (OfferPresentation) -> () -> Void = { _ in {} }
+        _ snapshot: RangingSnapshot, show: (OfferPresentation) -> () -> Void
     ) throws(ClientError) -> OfferPresentation? {
         try update(
             time: snapshot.time,

@@ -66,11 +66,10 @@ import Testing
 
     @Test func smallerMarginsEnterFromAStandSoonerAndFlapMore() {
         // The trade `make bench` prints: the margins are what holds the class still.
-        let eager = ProximityMargins(
-            moving: 2.5, standingMean: 0.75, motionGate: 3, lead: 2, departureGate: 2.5, departure: 0)
         let standard = Self.total(.engine, noise: 6)
         let eagerScore = Self.seeds.map {
-            ProximityTrial.score(.engine, walk: .counterLinger(rssiNoise: 6, seed: $0), margins: eager)
+            ProximityTrial.score(
+                .engine, walk: .counterLinger(rssiNoise: 6, seed: $0), margins: ProximityTrial.eagerMargins)
         }.reduce(ProximityScore(), +)
         #expect(eagerScore.meanSettingOffEntryLag < standard.meanSettingOffEntryLag, "\(eagerScore) vs \(standard)")
         #expect(eagerScore.standingChanges > standard.standingChanges, "\(eagerScore) vs \(standard)")
