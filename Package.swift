@@ -56,10 +56,11 @@ let package = Package(
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
-        .executableTarget(
-            name: "loyalty",
-            dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode"],
-            path: "cli"),
+        // The `loyalty` command tree and everything it prints: commands, the terminal, text and JSON lines.
+        .target(
+            name: "LoyaltyCLI",
+            dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode"]),
+        .executableTarget(name: "loyalty", dependencies: ["Arguments", "LoyaltyCLI"], path: "cli"),
 
         // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer, the guest-kernel
         // radio harness (GuestRadio/). Never a dependency of `loyalty` or `loyalty-server`.
@@ -89,6 +90,9 @@ let package = Package(
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),
+        .testTarget(
+            name: "LoyaltyCLITests",
+            dependencies: ["LoyaltyCLI", "LoyaltyClient", "LoyaltyAPI", "Beacons", "Arguments", "LoyaltyTesting"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),

@@ -1,0 +1,58 @@
+import Foundation
+import Geofencing
+import LoyaltyAPI
+import Testing
+
+@testable import Beacons
+@testable import LoyaltyCLI
+import LoyaltyClient
+
+/// The JSON lines of `loyalty scan --json`, byte for byte: scripts and the end-to-end tests read them.
+@Suite struct ScanJSONLinesTests {
+    let uuid = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
+
+    func beacon(_ identity: BeaconIdentity, _ proximity: Proximity, distance: Double?, rssi: Double?) -> RangedBeacon {
+        RangedBeacon(
+            identity: identity, kind: .iBeacon, proximity: proximity, distance: distance, rssi: rssi, lastRSSI: -61,
+            measuredPower: -59, address: BluetoothAddress(wire: (1, 2, 3, 4, 5, 6)), lastSeen: 3)
+    }
+
+    @Test func regionRangeAndSummaryLines() {
+        var lines = ScanJSONLines()
+        let region = BeaconIdentityConstraint(uuid: uuid, major: 1)
+        #expect(
+            lines.line(RegionEvent(kind: .enter, region: region, time: 1.23456))
+                == #"{"event":"enter","t":1.235,"region":"8F0C1DDC-11E5-4A07-8910-425941B072F9:1"}"#)
+        #expect(lines.line(RegionEvent(kind: .exit, region: region, time: 2)).hasPrefix(#"{"event":"exit","t":2.0,"#))
+        let snapshot = RangingSnapshot(
+            time: 3.5,
+            beacons: [
+                beacon(BeaconIdentity(uuid: uuid, major: 1, minor: 2), .near, distance: 1.006, rssi: -61.04),
+                beacon(BeaconIdentity(uuid: uuid, major: 2, minor: 1), .unknown, distance: nil, rssi: nil),
+            ])
+        let expected =
+            #"{"event":"range","t":3.500,"beacons":[{"uuid":"8F0C1DDC-11E5-4A07-8910-425941B072F9","major":1,"minor":2,"rssi":-61.0,"distance_m":1.01,"proximity":"near"},"#
+            + #"{"uuid":"8F0C1DDC-11E5-4A07-8910-425941B072F9","major":2,"minor":1,"rssi":null,"distance_m":null,"proximity":"unknown"}]}"#
+        #expect(String(decoding: lines.line(snapshot), as: UTF8.self) == expected + "\n")
+        #expect(String(decoding: lines.line(snapshot), as: UTF8.self) == expected + "\n")  // the buffer is reused
+        var statistics = CaptureStatistics()
+        statistics.records = 9
+        statistics.advertisingReports = 7
+        statistics.beaconFrames = 5
+        statistics.malformedEvents = 1
+        #expect(
+            lines.line(statistics)
+                == #"{"event":"summary","records":9,"advertising_reports":7,"beacon_frames":5,"malformed_skipped":1}"#)
+    }
+
+    @Test func fixedDecimalsRoundHalfAwayAndKeepTheirZeros() {
+        var text = ""
+        text.appendFixed(-0.04, decimals: 1)
+        text += " "
+        text.appendFixed(2.5, decimals: 0)
+        text += " "
+        text.appendFixed(.nan, decimals: 2)
+        #expect(text == "0.0 3 null")
+        #expect(String(format1: 12.96) == "13.0")
+    }
+}
