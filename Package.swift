@@ -49,6 +49,7 @@ let package = Package(
                 .embedInCode("Resources/0003-feed-row-by-key.sql"),
                 .embedInCode("Resources/0004-till-and-console.sql"),
                 .embedInCode("Resources/0005-key-rotation-grace.sql"),
+                .embedInCode("Resources/0007-hardening.sql"),
                 .embedInCode("Resources/openapi.yaml"),
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),

@@ -42,9 +42,12 @@ CREATE TABLE retailers (
     version bigint NOT NULL,
     -- The key before the last rotation: accepted until the new key's first use or until it expires (24 h).
     previous_api_key_hash bytea UNIQUE,
-    previous_key_expires_at timestamptz
+    previous_key_expires_at timestamptz,
+    -- The name as it reads (RetailerName.readingKey): no two retailers' names read alike.
+    name_key text
 );
 CREATE INDEX retailers_version ON retailers (version);
+CREATE UNIQUE INDEX retailers_name_key ON retailers (name_key);
 CREATE TRIGGER retailers_feed_version
     BEFORE INSERT OR UPDATE OF name, uuid ON retailers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
@@ -68,6 +71,7 @@ CREATE TABLE offers (
     updated_at timestamptz NOT NULL,
     deleted_at timestamptz,
     version bigint NOT NULL,
+    created_at timestamptz,  -- no sighting of the offer is older (NULL: made before this was kept)
     CHECK (ends_at > starts_at)
 );
 CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
@@ -139,7 +143,8 @@ CREATE TABLE link_codes (
     code_hash bytea PRIMARY KEY,  -- SHA-256 of the code
     account_id uuid NOT NULL,
     expires_at timestamptz NOT NULL,
-    used_at timestamptz
+    used_at timestamptz,
+    device_id uuid  -- the device that made it: revoking the device expires the code
 );
 
 -- The account's grow-only seen set: the first report of an offer wins (ON CONFLICT DO NOTHING).
@@ -167,11 +172,14 @@ CREATE TABLE till_keys (
 CREATE INDEX till_keys_retailer ON till_keys (retailer_id, created_at);
 
 -- A signed-in console: the cookie's SHA-256, whose retailer it is and until when. Signing out deletes the row.
+-- It lives only as long as the key it was made with (api_key_hash): the current key, or the one before in its
+-- grace period.
 CREATE TABLE console_sessions (
     token_hash bytea PRIMARY KEY,
     retailer_id uuid NOT NULL REFERENCES retailers (id),
     created_at timestamptz NOT NULL,
-    expires_at timestamptz NOT NULL
+    expires_at timestamptz NOT NULL,
+    api_key_hash bytea NOT NULL
 );
 CREATE INDEX console_sessions_retailer ON console_sessions (retailer_id);
 

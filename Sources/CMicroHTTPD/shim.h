@@ -26,7 +26,8 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_LogCallback logger, void *logger_context,
-    unsigned int thread_pool_size, unsigned int connection_limit,
+    MHD_NotifyConnectionCallback notify, void *notify_context,
+    unsigned int thread_pool_size, unsigned int connection_limit, unsigned int per_ip_connection_limit,
     size_t memory_limit_per_connection, unsigned int connection_timeout_seconds)
 {
     return MHD_start_daemon(
@@ -35,6 +36,8 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
         MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_UNESCAPE_CALLBACK, loyalty_MHD_unescape, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit_per_connection,

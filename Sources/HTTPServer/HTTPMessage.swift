@@ -55,4 +55,7 @@ public enum HTTPRejection: Sendable, Equatable {
     /// Transfer-Encoding, two Content-Lengths, a Transfer-Encoding other than chunked; or a header value
     /// holds a NUL, which would cut it short. The connection is closed: what follows cannot be trusted.
     case malformedFraming(String)
+    /// The bodies of the requests in flight hold `HTTPServerLimits.maxBodyBytesInFlight`, and this one's would
+    /// pass it; it was not read. The connection is closed: the client may retry in a moment.
+    case busy
 }

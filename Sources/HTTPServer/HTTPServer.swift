@@ -9,8 +9,17 @@ public struct HTTPServerLimits: Sendable {
     public var maxBodyBytesByPath: [String: Int] = [:]
     /// Connections beyond this are closed on accept.
     public var connectionLimit: Int = 1024
+    /// Connections from one client address beyond this are closed on accept, so one client cannot hold them
+    /// all (0: no limit). Above the 64 connections of `make check`'s load test, which come from one address.
+    public var connectionsPerClientAddress: Int = 128
     /// An idle connection is closed after this long.
     public var connectionTimeoutSeconds: Int = 30
+    /// A request's head (its request line and headers) must be in whole within this long of the connection's
+    /// opening or of the previous answer on it, however often bytes trickle in; a slower connection is closed.
+    public var requestHeadTimeoutSeconds: Int = 10
+    /// What the bodies of all requests in flight may hold together: a body that would take more is refused
+    /// with `HTTPRejection.busy`, so memory stays bounded whatever the number of connections.
+    public var maxBodyBytesInFlight: Int = 128 << 20
     /// Handler threads: each request's handler blocks one of them for as long as it runs.
     public var threads: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
     /// Per connection, for the request line, headers and read buffer; longer headers get 431.
@@ -49,18 +58,19 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     /// Binds and starts serving at once. `port` 0 picks an ephemeral port (read `port`).
-    /// MHD's own error messages (e.g. "connection limit reached") go to `diagnostics`,
-    /// standard error when nil.
+    /// `admit` sees each request's head (an empty body) before its body is read: an answer it gives refuses the
+    /// request unread. MHD's own error messages (e.g. "connection limit reached") and the connections closed
+    /// for a slow head go to `diagnostics`, standard error when nil, each kind at most once per 10 s.
     public init(
         host: String, port: UInt16, limits: HTTPServerLimits = .init(),
         reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
+        admit: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
         diagnostics: (@Sendable (String) -> Void)? = nil
     ) throws(HTTPServerError) {
         var address = try Self.socketAddress(host: host, port: port)
         let context = ServerContext(
-            maxBodyBytes: limits.maxBodyBytes, maxBodyBytesByPath: limits.maxBodyBytesByPath, reject: reject,
-            handler: handler, diagnostics: diagnostics)
+            limits: limits, reject: reject, admit: admit, handler: handler, diagnostics: diagnostics)
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
         if address.ss_family == sa_family_t(AF_INET6) { flags |= MHD_USE_IPv6.rawValue }
@@ -69,8 +79,9 @@ public final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 loyalty_MHD_start_daemon(
                     flags, address, accessHandler, contextPointer, requestCompleted, contextPointer,
-                    logMessage, contextPointer, UInt32(clamping: max(1, limits.threads)),
-                    UInt32(clamping: limits.connectionLimit), max(0, limits.memoryPerConnection),
+                    logMessage, contextPointer, connectionNotified, contextPointer,
+                    UInt32(clamping: max(1, limits.threads)), UInt32(clamping: limits.connectionLimit),
+                    UInt32(clamping: max(0, limits.connectionsPerClientAddress)), max(0, limits.memoryPerConnection),
                     UInt32(clamping: limits.connectionTimeoutSeconds))
             }
         }
@@ -82,10 +93,12 @@ public final class HTTPServer: @unchecked Sendable {
         self.context = context
         self.daemon = started
         self.port = loyalty_MHD_bound_port(started)
+        context.heads.startWatching(context)
     }
 
     deinit {
         if let daemon { MHD_stop_daemon(daemon) }
+        context.heads.stopWatching()
     }
 
     /// Stops accepting connections, waits up to `gracePeriod` for the requests in flight to be
@@ -102,6 +115,8 @@ public final class HTTPServer: @unchecked Sendable {
         MHD_stop_daemon(daemon)
         // MHD hands the listening socket back on quiesce and closes it no more.
         if listenSocket >= 0 { close(listenSocket) }
+        context.heads.stopWatching()
+        context.flushDiagnostics()
     }
 
     /// Fails as `init` would when `host:port` cannot be bound (taken by another process, not this machine's,
@@ -170,39 +185,87 @@ private final class ServerContext: @unchecked Sendable {
     /// An oversized chunked body is read and dropped so the client gets its 413; past this many
     /// dropped bytes the sender is cut off instead.
     let maxDiscardedBytes: Int
+    let maxBodyBytesInFlight: Int
+    /// What the bodies of the requests in flight hold (reserved at their Content-Length, or chunk by chunk).
+    let bodyBytesInFlight = Atomic<Int>(0)
     let reject: @Sendable (HTTPRejection) -> HTTPResponse
+    let admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let diagnostics: (@Sendable (String) -> Void)?
     let isDraining = Atomic<Bool>(false)
+    let heads: HeadDeadlines
 
     private let condition = NSCondition()
     /// Requests the access handler has seen and MHD has not yet reported complete. Guarded by `condition`.
     private var requestsInFlight = 0
     private var lastMessage: String?
+    /// Per message, when it was last passed on and how many like it were held back since. Guarded by `condition`.
+    private var shownMessages: [String: (at: ContinuousClock.Instant, heldBack: Int)] = [:]
+    /// A thousand refused connections make one line, not a thousand.
+    private static let diagnosticInterval = Duration.seconds(10)
 
     init(
-        maxBodyBytes: Int, maxBodyBytesByPath: [String: Int],
-        reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-        diagnostics: (@Sendable (String) -> Void)?
+        limits: HTTPServerLimits, reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
+        admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, diagnostics: (@Sendable (String) -> Void)?
     ) {
-        self.maxBodyBytes = max(0, maxBodyBytes)
-        self.maxBodyBytesByPath = maxBodyBytesByPath
+        self.maxBodyBytes = max(0, limits.maxBodyBytes)
+        self.maxBodyBytesByPath = limits.maxBodyBytesByPath
         self.maxDiscardedBytes = max(4 * self.maxBodyBytes, 1 << 20)
+        self.maxBodyBytesInFlight = limits.maxBodyBytesInFlight
         self.reject = reject
+        self.admit = admit
         self.handler = handler
         self.diagnostics = diagnostics
+        self.heads = HeadDeadlines(timeout: .seconds(max(1, limits.requestHeadTimeoutSeconds)))
     }
 
     var lastDiagnostic: String? { condition.withLock { lastMessage } }
 
+    /// Passes `message` on unless the same text was passed on less than `diagnosticInterval` ago; then it is
+    /// counted, and the count goes with the next one passed on.
     func record(diagnostic message: String) {
-        condition.withLock { lastMessage = message }
+        let now = ContinuousClock.now
+        let heldBack: Int? = condition.withLock {
+            lastMessage = message
+            if let shown = shownMessages[message], now - shown.at < Self.diagnosticInterval {
+                shownMessages[message]?.heldBack += 1
+                return nil
+            }
+            if shownMessages.count > 100 {
+                shownMessages = shownMessages.filter { now - $0.value.at < Self.diagnosticInterval }
+            }
+            defer { shownMessages[message] = (now, 0) }
+            return shownMessages[message]?.heldBack ?? 0
+        }
+        guard let heldBack else { return }
+        emit(heldBack == 0 ? message : "\(message) (and \(heldBack) more like it in the last 10 s or longer)")
+    }
+
+    /// The counts of messages held back since they were last passed on: at shutdown, so none is lost.
+    func flushDiagnostics() {
+        let held = condition.withLock {
+            defer { shownMessages = [:] }
+            return shownMessages.filter { $0.value.heldBack > 0 }.map { ($0.key, $0.value.heldBack) }
+        }
+        for (message, count) in held.sorted(by: { $0.0 < $1.0 }) {
+            emit("\(message) (\(count) more like it since it was last logged)")
+        }
+    }
+
+    private func emit(_ message: String) {
         if let diagnostics {
             diagnostics(message)
         } else {
             FileHandle.standardError.write(Data("libmicrohttpd: \(message)\n".utf8))
         }
+    }
+
+    /// Takes `bytes` of the bodies' budget; false, taking nothing, when they would pass it.
+    func reserveBody(_ bytes: Int) -> Bool {
+        guard bodyBytesInFlight.add(bytes, ordering: .relaxed).newValue > maxBodyBytesInFlight else { return true }
+        bodyBytesInFlight.subtract(bytes, ordering: .relaxed)
+        return false
     }
 
     func requestStarted() {
@@ -225,12 +288,75 @@ private final class ServerContext: @unchecked Sendable {
     }
 }
 
+/// The connections waiting for a request head, each with the time its head must be in by. Any byte resets MHD's
+/// idle timeout, so a client sending a header line every few seconds would hold its connection for ever: a timer
+/// shuts the socket of one past its deadline, and MHD, reading the end, closes the connection.
+private final class HeadDeadlines: @unchecked Sendable {  // `waiting` is a Mutex; a dispatch timer is thread-safe
+    private struct Waiting {
+        var socket: Int32
+        var deadline: ContinuousClock.Instant
+    }
+
+    let timeout: Duration
+    /// By connection (its address). Shutting a socket under this lock is safe: MHD reports a connection closed
+    /// (`closed`) before it closes the socket, so a socket here is never one reused by another connection.
+    private let waiting = Mutex<[UInt: Waiting]>([:])
+    private let timer = DispatchSource.makeTimerSource(queue: .global())
+
+    init(timeout: Duration) { self.timeout = timeout }
+
+    func opened(_ connection: OpaquePointer) {
+        let socket = loyalty_MHD_connection_socket(connection)
+        guard socket >= 0 else { return }
+        let deadline = ContinuousClock.now + timeout
+        waiting.withLock { $0[UInt(bitPattern: connection)] = Waiting(socket: socket, deadline: deadline) }
+    }
+
+    func headArrived(_ connection: OpaquePointer) {
+        _ = waiting.withLock { $0.removeValue(forKey: UInt(bitPattern: connection)) }
+    }
+
+    /// An answer went out: the next request's head is due within `timeout` (an idle keep-alive connection ends so).
+    func answered(_ connection: OpaquePointer) { opened(connection) }
+
+    func closed(_ connection: OpaquePointer) { headArrived(connection) }
+
+    func startWatching(_ context: ServerContext) {
+        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        let seconds = timeout.components.seconds
+        timer.setEventHandler { [weak self, weak context] in
+            guard let self, let context, self.closeOverdue() > 0 else { return }
+            context.record(diagnostic: "closed connections whose request head took longer than \(seconds) s")
+        }
+        timer.resume()
+    }
+
+    /// Idempotent.
+    func stopWatching() { timer.cancel() }
+
+    /// Shuts the sockets past their deadline; how many.
+    private func closeOverdue() -> Int {
+        let now = ContinuousClock.now
+        return waiting.withLock { waiting in
+            let overdue = waiting.filter { $0.value.deadline <= now }
+            for (connection, entry) in overdue {
+                shutdown(entry.socket, Int32(SHUT_RDWR))
+                waiting.removeValue(forKey: connection)
+            }
+            return overdue.count
+        }
+    }
+}
+
 /// One request's state between the access handler's calls, kept in MHD's `*con_cls`.
 private final class RequestState {
     var body: [UInt8] = []
     var maxBodyBytes = 0
-    var isTooLarge = false
+    /// Answered before the whole body was read (too large, refused from its head, no room): the rest is dropped.
+    var isRefused = false
     var discardedBytes = 0
+    /// What this request holds of `ServerContext.bodyBytesInFlight`, given back when it completes.
+    var reservedBytes = 0
 }
 
 /// Called once when the headers are in, once per body chunk, and once more at the end of the body;
@@ -246,20 +372,31 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let state = RequestState()
         requestPointer.pointee = Unmanaged.passRetained(state).toOpaque()
         context.requestStarted()
+        context.heads.headArrived(connection)
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
+        // Each refusal is queued before the body is read: MHD drops the body and closes the connection.
         let framing = FramingHeaders(of: connection, method: method)
         if let problem = framing.problem {
             return queue(context.reject(.malformedFraming(problem)), on: connection, context, closing: true)
         }
-        if let length = framing.contentLengths.first.flatMap({ Int($0) }) {
-            guard length <= state.maxBodyBytes else {
-                // Queued before the body is read: MHD drops the body and closes the connection.
-                state.isTooLarge = true
-                return queue(
-                    context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context,
-                    closing: true)
+        let length = framing.contentLengths.first.flatMap { Int($0) }
+        if let length, length > state.maxBodyBytes {
+            state.isRefused = true
+            return queue(
+                context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context, closing: true)
+        }
+        if let admit = context.admit, let refusal = admit(head(of: connection, url: url, method: method)) {
+            state.isRefused = true
+            return queue(
+                refusal, on: connection, context, closing: (length ?? 0) > 0 || !framing.transferEncodings.isEmpty)
+        }
+        if let length, length > 0 {
+            guard context.reserveBody(length) else {
+                state.isRefused = true
+                return queue(context.reject(.busy), on: connection, context, closing: true)
             }
+            state.reservedBytes = length
             state.body.reserveCapacity(length)
         }
         return MHD_Result.YES
@@ -269,15 +406,22 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
         uploadDataSize.pointee = 0
-        if !state.isTooLarge && state.body.count + chunkSize > state.maxBodyBytes {
-            state.isTooLarge = true
+        // A chunked body takes its share of the budget as it comes.
+        let growth = state.body.count + chunkSize - state.reservedBytes
+        let rejection: HTTPRejection? =
+            state.isRefused ? nil
+            : state.body.count + chunkSize > state.maxBodyBytes ? .bodyTooLarge(limit: state.maxBodyBytes)
+            : growth > 0 && !context.reserveBody(growth) ? .busy : nil
+        if growth > 0 && rejection == nil && !state.isRefused { state.reservedBytes += growth }
+        if let rejection {
+            state.isRefused = true
             state.body = []
             // MHD 0.9.75 takes no response while it hands over a body (MHD_queue_response wants the state
-            // before or after it), so the 413 is written to the socket now and its sending side shut: the
+            // before or after it), so the answer is written to the socket now and its sending side shut: the
             // client reads it while it still sends. The rest is dropped; told NO at the end, MHD closes.
-            writeDirectly(context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), to: connection)
+            writeDirectly(context.reject(rejection), to: connection)
         }
-        if state.isTooLarge {
+        if state.isRefused {
             state.discardedBytes += chunkSize
             return state.discardedBytes > context.maxDiscardedBytes ? MHD_Result.NO : MHD_Result.YES
         }
@@ -285,23 +429,40 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return MHD_Result.YES
     }
 
-    if state.isTooLarge { return MHD_Result.NO }  // answered when the body went over the limit
-    var request = HTTPRequest(
+    if state.isRefused { return MHD_Result.NO }  // answered already
+    var request = head(of: connection, url: url, method: method)
+    swap(&request.body, &state.body)
+    return queue(context.handler(request), on: connection, context)
+}
+
+/// The request as far as its head tells: no body.
+private func head(of connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?)
+    -> HTTPRequest
+{
+    HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
         path: url.map { String(cString: $0) } ?? "/",
         query: values(of: connection, .GET_ARGUMENT_KIND, lowercasingNames: false),
         headers: values(of: connection, .HEADER_KIND, lowercasingNames: true),
         remoteAddress: remoteAddress(of: connection))
-    swap(&request.body, &state.body)
-    return queue(context.handler(request), on: connection, context)
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = {
-    contextPointer, _, requestPointer, _ in
+    contextPointer, connection, requestPointer, _ in
     guard let contextPointer, let statePointer = requestPointer?.pointee else { return }
-    Unmanaged<RequestState>.fromOpaque(statePointer).release()
+    let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    let state = Unmanaged<RequestState>.fromOpaque(statePointer)
+    context.bodyBytesInFlight.subtract(state.takeUnretainedValue().reservedBytes, ordering: .relaxed)
+    state.release()
     requestPointer?.pointee = nil
-    Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().requestFinished()
+    if let connection { context.heads.answered(connection) }
+    context.requestFinished()
+}
+
+private let connectionNotified: MHD_NotifyConnectionCallback = { contextPointer, connection, _, event in
+    guard let contextPointer, let connection else { return }
+    let heads = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().heads
+    if event == .CONNECTION_NOTIFY_STARTED { heads.opened(connection) } else { heads.closed(connection) }
 }
 
 private let logMessage: MHD_LogCallback = { contextPointer, format, arguments in

@@ -70,6 +70,12 @@ public struct Router: Sendable {
         return route.handler(request)
     }
 
+    /// The pattern that `respond` would run for `method` and `path`, if any.
+    public func pattern(method: String, path: String) -> String? {
+        var allowed: Set<String> = []
+        return match(Self.segments(of: path), from: 0, node: 0, method: method, allowed: &allowed)?.pattern
+    }
+
     private static func segments(of path: String) -> [Substring] {
         path.split(separator: "/")
     }

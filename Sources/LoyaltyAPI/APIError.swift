@@ -38,6 +38,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case validationFailed = "validation_failed"
     /// 429: too many attempts from this address or for this account; retry after `Retry-After` seconds.
     case rateLimited = "rate_limited"
+    /// 503: the server holds as many request bodies as it may at once; retry after `Retry-After` seconds.
+    case serverBusy = "server_busy"
     /// 503: the database is unreachable; retry later.
     case databaseUnavailable = "database_unavailable"
     /// 500: a bug; the request id in the logs says more.

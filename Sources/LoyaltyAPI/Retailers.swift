@@ -64,15 +64,20 @@ public struct Retailer: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/retailer/key`: the new key; the old one keeps working until the new one is first used, for 24 h
-/// at most.
+/// `POST /v1/retailer/key`: the new key; the old one keeps reading and syncing until the new one is first used,
+/// or until `previousKeyExpiresAt` (24 h), and can no longer rotate, sign in to the console or make till keys.
 public struct APIKey: Codable, Sendable, Equatable {
     public var apiKey: String
+    public var previousKeyExpiresAt: Date?
 
-    public init(apiKey: String) { self.apiKey = apiKey }
+    public init(apiKey: String, previousKeyExpiresAt: Date? = nil) {
+        self.apiKey = apiKey
+        self.previousKeyExpiresAt = previousKeyExpiresAt
+    }
 
     public enum CodingKeys: String, CodingKey {
         case apiKey = "api_key"
+        case previousKeyExpiresAt = "previous_key_expires_at"
     }
 }
 

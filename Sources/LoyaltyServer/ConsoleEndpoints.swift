@@ -30,13 +30,15 @@ extension Endpoints {
             throw APIFailure(415, .badRequest, "send the API key as application/json", field: "Content-Type")
         }
         let signIn = try request.decodeBody(ConsoleSignIn.self)
-        guard signIn.apiKey.hasPrefix(retailerKeyPrefix), let retailer = try store.retailer(apiKey: signIn.apiKey)
+        guard signIn.apiKey.hasPrefix(retailerKeyPrefix), let access = try store.retailer(apiKey: signIn.apiKey)
         else { throw APIFailure(401, .unauthorized, "this API key is not a retailer's current key", field: "api_key") }
-        let session = try store.createConsoleSession(retailerID: retailer.id)
+        // A session lasts hours: one from a rotated-out key would outlive the key.
+        guard !access.isRotatedOut else { throw rotatedOut }
+        let session = try store.createConsoleSession(retailerID: access.retailer.id, keyDigest: access.keyDigest)
         return .json(
             201,
             ConsoleSession(
-                retailer: retailer, csrfToken: Self.csrfToken(session.token), expiresAt: session.expiresAt),
+                retailer: access.retailer, csrfToken: Self.csrfToken(session.token), expiresAt: session.expiresAt),
             headers: [
                 "Set-Cookie": Self.sessionCookie(request, value: session.token, maxAge: Int(consoleSessionLifetime)),
                 "Cache-Control": "no-store",
@@ -49,7 +51,8 @@ extension Endpoints {
         }
         return .json(
             200,
-            ConsoleSession(retailer: session.retailer, csrfToken: Self.csrfToken(token), expiresAt: session.expiresAt),
+            ConsoleSession(
+                retailer: session.access.retailer, csrfToken: Self.csrfToken(token), expiresAt: session.expiresAt),
             headers: ["Cache-Control": "no-store"])
     }
 
@@ -75,7 +78,7 @@ extension Endpoints {
                     field: "X-CSRF-Token")
             }
         }
-        return .console(session.retailer, sessionToken: token)
+        return .console(session.access, sessionToken: token)
     }
 
     /// Derived from the session token, so nothing more is stored; it cannot be turned back into the cookie.

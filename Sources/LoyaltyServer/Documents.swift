@@ -17,6 +17,9 @@ public enum Documents {
                 SchemaMigration(
                     version: 5, name: "key-rotation-grace",
                     sql: String(decoding: PackageResources._005_key_rotation_grace_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 7, name: "hardening",
+                    sql: String(decoding: PackageResources._007_hardening_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

@@ -5,11 +5,11 @@ import LoyaltyAPI
 /// Who a bearer token belongs to. Token prefixes tell the kinds apart before any lookup.
 enum Principal {
     case `operator`
-    case retailer(Retailer)
+    case retailer(RetailerAccess)
     case device(DeviceSession)
     case till(TillSession)
     /// A retailer signed in to the console: the session cookie, checked for its CSRF token on writes.
-    case console(Retailer, sessionToken: String)
+    case console(RetailerAccess, sessionToken: String)
 }
 
 /// The handler of each route. Handlers throw `APIFailure`, `StoreError` or database errors;
@@ -59,6 +59,12 @@ struct Endpoints: Sendable {
         return core + tillRoutes + bulkOfferRoutes + figureRoutes + consoleRoutes
     }
 
+    /// The routes anyone may call, "METHOD pattern": every other route needs a credential.
+    static let openRoutes: Set<String> = [
+        "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.yaml", "POST /v1/accounts", "POST /v1/devices",
+        "GET /console/", "GET /console/{file}", "POST /v1/console/session",
+    ]
+
     // MARK: Operations
 
     func readiness(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -89,12 +95,13 @@ struct Endpoints: Sendable {
         .json(200, try requireRetailer(request))
     }
 
+    /// The same from the CLI and the console: the key that asked (the console's: the one its session came from)
+    /// goes into its grace period, and with it the session rotating it; every other session ends now.
     func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
-        let retailer = try requireRetailer(request)
-        let key = try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken ?? "")
-        // A new key locks out whoever signed in to the console with the old one, but not the session rotating it.
+        let access = try requireRetailerManagingCredentials(request)
+        let key = try store.rotateKey(retailerID: access.retailer.id, replacing: access.keyDigest)
         try store.endConsoleSessions(
-            retailerID: retailer.id, keeping: request.bearerToken == nil ? request.consoleSessionToken : nil)
+            retailerID: access.retailer.id, keeping: request.bearerToken == nil ? request.consoleSessionToken : nil)
         return .json(200, key)
     }
 
@@ -349,11 +356,31 @@ struct Endpoints: Sendable {
         guard case .operator = try principal(request) else { throw forbidden("the operator token") }
     }
 
+    /// The retailer of an API key or console session, a rotated-out key's too: for reading and syncing.
     func requireRetailer(_ request: HTTPRequest) throws -> Retailer {
+        try requireRetailerAccess(request).retailer
+    }
+
+    /// For what makes or ends credentials (a new API key, till keys): not with a rotated-out key, nor a console
+    /// session made with one, which may have leaked.
+    func requireRetailerManagingCredentials(_ request: HTTPRequest) throws -> RetailerAccess {
+        let access = try requireRetailerAccess(request)
+        guard !access.isRotatedOut else { throw rotatedOut }
+        return access
+    }
+
+    private func requireRetailerAccess(_ request: HTTPRequest) throws -> RetailerAccess {
         switch try principal(request) {
-        case .retailer(let retailer), .console(let retailer, _): return retailer
+        case .retailer(let access), .console(let access, _): return access
         default: throw forbidden("a retailer API key")
         }
+    }
+
+    var rotatedOut: APIFailure {
+        APIFailure(
+            403, .forbidden,
+            "this API key was rotated out: until the new key's first use (24 h at most) it reads and syncs, but it "
+                + "cannot rotate, sign in to the console or manage till keys; use the new key")
     }
 
     /// `requireDevice` and the catalog feed's head in one database round trip.

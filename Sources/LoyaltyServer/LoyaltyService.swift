@@ -6,6 +6,7 @@ import LoyaltyAPI
 /// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
 public final class LoyaltyService: Sendable {
     private let router: Router
+    private let endpoints: Endpoints
     private let metrics: Metrics
     private let log: @Sendable (String) -> Void
 
@@ -25,6 +26,7 @@ public final class LoyaltyService: Sendable {
             }
         }
         self.router = router
+        self.endpoints = endpoints
         self.metrics = metrics
         self.log = log
     }
@@ -48,8 +50,34 @@ public final class LoyaltyService: Sendable {
             })
     }
 
+    /// Refuses a request with a body from its head, before the body is read (give it to `HTTPServer` as `admit`):
+    /// a route that needs a credential asked without one, and a large body (an import) whose credential does
+    /// not let it in. So no one without a key makes the server hold a body.
+    public func admit(_ head: HTTPRequest) -> HTTPResponse? {
+        let announcesBody = (head.header("content-length").flatMap { Int($0) } ?? 0) > 0
+            || head.header("transfer-encoding") != nil
+        guard announcesBody, let route = router.pattern(method: head.method, path: head.path),
+            !Endpoints.openRoutes.contains("\(head.method) \(route)")
+        else { return nil }
+        let refusal: (any Error)?
+        if head.bearerToken == nil && head.consoleSessionToken == nil {
+            refusal = APIFailure.unauthorized
+        } else if Self.maxBodyBytesByPath[head.path] != nil {
+            do {
+                _ = try endpoints.requireRetailer(head)
+                refusal = nil
+            } catch {
+                refusal = error
+            }
+        } else {
+            return nil
+        }
+        guard let refusal else { return nil }
+        return Self.answer(head, route: route, metrics: metrics, log: log) { _ in throw refusal }
+    }
+
     /// The answer to a request the HTTP server refused before reading it (a body over the limit, framing that
-    /// proxies could read differently).
+    /// proxies could read differently, no room for its body).
     public func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         switch rejection {
         case .bodyTooLarge(let limit):
@@ -59,6 +87,12 @@ public final class LoyaltyService: Sendable {
         case .malformedFraming(let problem):
             metrics.record(route: "rejected", method: "-", status: 400, seconds: 0)
             return .failure(APIFailure(400, .badRequest, "\(problem); send one Content-Length or chunked framing"))
+        case .busy:
+            metrics.record(route: "rejected", method: "-", status: 503, seconds: 0)
+            var failure = APIFailure(
+                503, .serverBusy, "the server holds as many request bodies as it may; retry in a few seconds")
+            failure.headers["Retry-After"] = "5"
+            return .failure(failure)
         }
     }
 

@@ -165,7 +165,7 @@ public enum ServerCommand {
         }
 
         let server = try HTTPServer(
-            host: options.host, port: options.port, limits: limits, reject: service.reject, handler: service.handle,
+            host: options.host, port: options.port, limits: limits, reject: service.reject, admit: service.admit, handler: service.handle,
             diagnostics: { message in
                 ServerLog.standardError(ServerLog.line(.warning, "libmicrohttpd", ["message": .string(message)]))
             })

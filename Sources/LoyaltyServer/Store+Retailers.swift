@@ -30,7 +30,7 @@ extension Store {
 
     /// The retailer whose API key this is, looked up by the key's digest: its current key, or the one before
     /// while that is in its grace period (see `rotateKey`). The new key's first use ends the grace period.
-    func retailer(apiKey: String) throws -> Retailer? {
+    func retailer(apiKey: String) throws -> RetailerAccess? {
         let digest = Secrets.digest(of: apiKey)
         let now = clock()
         return try pool.withConnection { connection in
@@ -43,7 +43,8 @@ extension Store {
             guard let row = rows.first else { return nil }
             let current = try row.decode("api_key_hash", as: [UInt8].self)
             let previous = try row.decode("previous_api_key_hash", as: [UInt8]?.self)
-            if Secrets.constantTimeEqual(current, digest) {
+            let isCurrent = Secrets.constantTimeEqual(current, digest)
+            if isCurrent {
                 if previous != nil {
                     try connection.query(
                         """
@@ -54,28 +55,31 @@ extension Store {
             } else if !Secrets.constantTimeEqual(previous ?? [], digest) {
                 return nil
             }
-            return Retailer(
-                id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
-                createdAt: try row.decode("created_at"))
+            return RetailerAccess(
+                retailer: Retailer(
+                    id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
+                    createdAt: try row.decode("created_at")),
+                keyDigest: digest, isRotatedOut: !isCurrent)
         }
     }
 
-    /// A new key. The key that asked for it (`replacing`) keeps working for `keyRotationGrace` or until the new
-    /// key is first used, whichever comes first: a client that could not save the new key keeps working while
-    /// its user puts the printed key in place, and can rotate again with the same key. Any other stops at once.
-    func rotateKey(retailerID: UUID, replacing oldKey: String) throws -> APIKey {
+    /// A new key. The key that asked for it (its digest `replacing`) keeps reading and syncing for
+    /// `keyRotationGrace` or until the new key is first used, whichever comes first: a client that could not
+    /// save the new key keeps working while its user puts the printed key in place. It can no longer rotate,
+    /// sign in or make keys (`RetailerAccess.isRotatedOut`). Any other key stops at once.
+    func rotateKey(retailerID: UUID, replacing oldKeyDigest: [UInt8]) throws -> APIKey {
         let apiKey = Secrets.token(prefix: retailerKeyPrefix)
         let expires = clock().addingTimeInterval(keyRotationGrace)
         _ = try pool.withConnection { connection in
             try connection.query(
                 """
-                UPDATE retailers SET previous_api_key_hash = \(Secrets.digest(of: oldKey)),
+                UPDATE retailers SET previous_api_key_hash = \(oldKeyDigest),
                     previous_key_expires_at = \(expires), api_key_hash = \(Secrets.digest(of: apiKey))
                 WHERE id = \(retailerID)
                 """
             )
         }
-        return APIKey(apiKey: apiKey)
+        return APIKey(apiKey: apiKey, previousKeyExpiresAt: expires)
     }
 
     // MARK: Offers
@@ -168,3 +172,13 @@ extension Store {
 }
 
 let retailerKeyPrefix = "lk_"
+
+/// A retailer as the key of a request let it in (an API key, or the one a console session was made with).
+struct RetailerAccess {
+    var retailer: Retailer
+    /// SHA-256 of the key.
+    var keyDigest: [UInt8]
+    /// The key was rotated out and is in its grace period: it reads and syncs (offers, stores, imports), but
+    /// cannot rotate, sign in to the console or manage till keys, so a leaked key cannot outlive its rotation.
+    var isRotatedOut: Bool
+}

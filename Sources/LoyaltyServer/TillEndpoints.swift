@@ -16,7 +16,7 @@ extension Endpoints {
     }
 
     func createTillKey(_ request: HTTPRequest) throws -> HTTPResponse {
-        let retailer = try requireRetailer(request)
+        let retailer = try requireRetailerManagingCredentials(request).retailer
         let draft = try request.decodeBody(TillKeyDraft.self)
         return .json(201, try store.createTillKey(retailerID: retailer.id, name: draft.name))
     }
@@ -26,7 +26,7 @@ extension Endpoints {
     }
 
     func revokeTillKey(_ request: HTTPRequest) throws -> HTTPResponse {
-        let retailer = try requireRetailer(request)
+        let retailer = try requireRetailerManagingCredentials(request).retailer
         guard let keyID = request.pathParameters["id"].flatMap(UUID.init(uuidString:)),
             try store.revokeTillKey(keyID, retailerID: retailer.id)
         else { throw APIFailure(404, .notFound, "this retailer has no such till key") }
@@ -51,7 +51,7 @@ extension Endpoints {
     private func requireTill(_ request: HTTPRequest) throws -> (retailerID: UUID, keyID: UUID?, name: String) {
         switch try principal(request) {
         case .till(let till): return (till.retailerID, till.keyID, till.name)
-        case .console(let retailer, _): return (retailer.id, nil, "console")
+        case .console(let access, _): return (access.retailer.id, nil, "console")
         default: throw forbidden("a till key")
         }
     }

@@ -78,7 +78,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
             http = nil
         case .socket:
             http = try HTTPServer(
-                host: "127.0.0.1", port: 0, limits: limits, reject: service.reject, handler: service.handle)
+                host: "127.0.0.1", port: 0, limits: limits, reject: service.reject, admit: service.admit, handler: service.handle)
         }
     }
 
@@ -106,9 +106,13 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         case .inProcess:
             let handlerRequest = request.handlerRequest
             let limit = limits.maxBodyBytesByPath[handlerRequest.path] ?? limits.maxBodyBytes
+            var head = handlerRequest
+            head.body = []
             let response =
                 if let body = request.body, body.count > limit {
                     service.reject(.bodyTooLarge(limit: limit))
+                } else if let refusal = service.admit(head) {
+                    refusal
                 } else {
                     service.handle(handlerRequest)
                 }
