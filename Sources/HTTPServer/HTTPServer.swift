@@ -291,7 +291,7 @@ private final class ServerContext: @unchecked Sendable {
 /// The connections waiting for a request head, each with the time its head must be in by. Any byte resets MHD's
 /// idle timeout, so a client sending a header line every few seconds would hold its connection for ever: a timer
 /// shuts the socket of one past its deadline, and MHD, reading the end, closes the connection.
-private final class HeadDeadlines: @unchecked Sendable {  // `waiting` is a Mutex; a dispatch timer is thread-safe
+private final class HeadDeadlines: @unchecked Sendable {  // `timer` is guarded by `timerLock`
     private struct Waiting {
         var socket: Int32
         var deadline: ContinuousClock.Instant
@@ -301,7 +301,9 @@ private final class HeadDeadlines: @unchecked Sendable {  // `waiting` is a Mute
     /// By connection (its address). Shutting a socket under this lock is safe: MHD reports a connection closed
     /// (`closed`) before it closes the socket, so a socket here is never one reused by another connection.
     private let waiting = Mutex<[UInt: Waiting]>([:])
-    private let timer = DispatchSource.makeTimerSource(queue: .global())
+    private let timerLock = NSLock()
+    /// Made and resumed by `startWatching` (dispatch traps on releasing a source never resumed).
+    private var timer: DispatchSourceTimer?
 
     init(timeout: Duration) { self.timeout = timeout }
 
@@ -322,6 +324,7 @@ private final class HeadDeadlines: @unchecked Sendable {  // `waiting` is a Mute
     func closed(_ connection: OpaquePointer) { headArrived(connection) }
 
     func startWatching(_ context: ServerContext) {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
         let seconds = timeout.components.seconds
         timer.setEventHandler { [weak self, weak context] in
@@ -329,10 +332,16 @@ private final class HeadDeadlines: @unchecked Sendable {  // `waiting` is a Mute
             context.record(diagnostic: "closed connections whose request head took longer than \(seconds) s")
         }
         timer.resume()
+        timerLock.withLock { self.timer = timer }
     }
 
     /// Idempotent.
-    func stopWatching() { timer.cancel() }
+    func stopWatching() {
+        timerLock.withLock {
+            timer?.cancel()
+            timer = nil
+        }
+    }
 
     /// Shuts the sockets past their deadline; how many.
     private func closeOverdue() -> Int {

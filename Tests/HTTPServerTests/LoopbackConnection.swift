@@ -17,11 +17,27 @@ struct LoopbackConnection: ~Copyable {
 
     private let socket: Int32
 
-    init(host: String = "127.0.0.1", port: UInt16) throws {
+    /// `source`: the IPv4 loopback address to connect from (127.0.0.2 is another client than 127.0.0.1).
+    init(host: String = "127.0.0.1", port: UInt16, from source: String? = nil) throws {
         let isIPv6 = host.contains(":")
         socket = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else {
             throw Failure(description: "socket: \(String(cString: strerror(errno)))")
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(socket)
+                throw Failure(description: "bind to \(source): \(reason)")
+            }
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -104,6 +120,16 @@ struct LoopbackConnection: ~Copyable {
             if count == 0 { return true }
             if count < 0 { return errno == ECONNRESET }
         }
+    }
+
+    /// Whether the server closes the connection within `waiting`, without reading what it sent.
+    func isClosed(waiting: Duration) -> Bool {
+        let milliseconds = Int32(waiting.components.seconds * 1000 + waiting.components.attoseconds / 1_000_000_000_000_000)
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, milliseconds) > 0 else { return false }
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno == ECONNRESET)
     }
 
     private static func parse(_ bytes: [UInt8]) throws -> Response? {

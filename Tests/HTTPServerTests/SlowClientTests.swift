@@ -1,0 +1,91 @@
+import Foundation
+import HTTPServer
+import Synchronization
+import Testing
+
+/// A connection the test keeps open while it opens others (a `LoopbackConnection` cannot go in an array).
+private final class HeldConnection {
+    let connection: LoopbackConnection
+
+    init(port: UInt16, from source: String? = nil, sending head: String) throws {
+        connection = try LoopbackConnection(port: port, from: source)
+        try connection.send(head)
+    }
+}
+
+private final class DiagnosticLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func record(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: DiagnosticLines = DiagnosticLines())
+    throws -> HTTPServer
+{
+    var limits = HTTPServerLimits()
+    limits.threads = 2
+    configure(&limits)
+    return try HTTPServer(
+        host: "127.0.0.1", port: 0, limits: limits, reject: { _ in HTTPResponse(status: 400) },
+        handler: { _ in HTTPResponse(status: 200, body: Array("served".utf8)) }, diagnostics: diagnostics.record)
+}
+
+/// Slow and greedy clients (issue 23, item 1): a head that trickles in, many connections from one address, and the
+/// log they would flood.
+@Suite struct SlowClientTests {
+    /// Each header line resets the idle timeout; the head's own deadline still ends the connection.
+    @Test func aHeadTricklingInIsCutOffAtItsDeadline() throws {
+        let server = try server { $0.requestHeadTimeoutSeconds = 1 }
+        defer { server.shutdown() }
+        let slow = try LoopbackConnection(port: server.port)
+        try slow.send("GET / HTTP/1.1\r\nHost: test\r\n")
+        var linesSent = 0
+        while linesSent < 50, !slow.isClosed(waiting: .milliseconds(200)) {
+            try? slow.send("X-Drip-\(linesSent): 1\r\n")
+            linesSent += 1
+        }
+        #expect(linesSent < 50, "the connection was still open after 50 header lines over 10 s")
+
+        let other = try LoopbackConnection(port: server.port)
+        try other.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try other.receive().text == "served")
+    }
+
+    @Test func oneClientAddressCannotTakeEveryConnection() throws {
+        let server = try server {
+            $0.connectionsPerClientAddress = 3
+            $0.requestHeadTimeoutSeconds = 60
+        }
+        defer { server.shutdown() }
+        let held = try (0..<3).map { _ in try HeldConnection(port: server.port, sending: "GET / HTTP/1.1\r\n") }
+        let fourth = try LoopbackConnection(port: server.port)
+        let fourthClosed = fourth.isClosed(waiting: .seconds(5))
+        #expect(fourthClosed, "a fourth connection from 127.0.0.1 was kept")
+
+        let otherClient = try LoopbackConnection(port: server.port, from: "127.0.0.2")
+        try otherClient.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try otherClient.receive().text == "served")
+        #expect(held.allSatisfy { !$0.connection.isClosed(waiting: .zero) })
+    }
+
+    /// A thousand refused connections once wrote a thousand log lines.
+    @Test func refusedConnectionsAreLoggedOnceWithACount() throws {
+        let lines = DiagnosticLines()
+        let server = try server(
+            {
+                $0.connectionsPerClientAddress = 1
+                $0.requestHeadTimeoutSeconds = 60
+            }, diagnostics: lines)
+        let held = try HeldConnection(port: server.port, sending: "GET / HTTP/1.1\r\n")
+        for _ in 0..<20 {
+            let refused = try LoopbackConnection(port: server.port)
+            let closed = refused.isClosed(waiting: .seconds(5))
+            #expect(closed)
+        }
+        server.shutdown()
+        _ = held
+        let logged = lines.all.filter { $0.contains("connection limit") }
+        #expect(logged.count == 2, "\(logged)")
+        #expect(logged.last?.contains("19 more like it") == true, "\(logged)")
+    }
+}
