@@ -113,6 +113,29 @@ struct ConsoleLogin {
         #expect(try server.request("GET", "/v1/retailer", headers: second.headers()).status == 401)
     }
 
+    /// The console rotates as the CLI does: its session came from the old key, so it goes on reading with that
+    /// key's grace and cannot rotate again or make keys; it ends when the key does, at the new key's first use.
+    @Test func aSessionDiesWithTheKeyItCameFrom() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let login = try ConsoleLogin(server, apiKey: matey.apiKey)
+        let rotated = try server.request("POST", "/v1/retailer/key", headers: login.headers(csrf: login.csrf))
+        #expect(rotated.status == 200)
+        let newKey: APIKey = try rotated.decode()
+        #expect(newKey.previousKeyExpiresAt != nil)
+
+        #expect(try server.request("GET", "/v1/retailer", headers: login.headers()).status == 200)
+        #expect(try server.request("POST", "/v1/retailer/key", headers: login.headers(csrf: login.csrf)).status == 403)
+        let tillKey = try server.request(
+            "POST", "/v1/retailer/till-keys", json: TillKeyDraft(name: "t"), headers: login.headers(csrf: login.csrf))
+        #expect(tillKey.status == 403)
+        #expect(try server.request("GET", "/v1/retailer", token: matey.apiKey).status == 200)
+
+        #expect(try server.request("GET", "/v1/retailer", token: newKey.apiKey).status == 200)
+        #expect(try server.request("GET", "/v1/retailer", headers: login.headers()).status == 401)
+        #expect(try server.request("GET", "/v1/retailer", token: matey.apiKey).status == 401)
+    }
+
     /// The console's files: a policy without inline scripts, and markup with no inline script or handler.
     @Test func theConsoleIsServedWithAStrictPolicyAndNoInlineScript() throws {
         let server = try TestServer()
