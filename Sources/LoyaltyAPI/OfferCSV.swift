@@ -34,6 +34,8 @@ public struct OfferImportProblem: Codable, Sendable, Equatable, Error, CustomStr
 /// line. The header names the columns: `major,minor,title` are required, and any of `description`, `category`,
 /// `image_url`, `starts_at`, `ends_at` (RFC 3339), `per_shopper_limit`, `total_limit`, `reshow_after_s` may
 /// follow, in any order; an empty cell is an absent value. A UTF-8 byte order mark and CRLF line ends are read.
+/// A cell a spreadsheet would run as a formula (one starting with = + - @, a tab or a CR) is exported behind a
+/// single quote, as OWASP advises against CSV injection, and read back without it (`neutralised`).
 public enum OfferCSV {
     public static let requiredColumns = ["major", "minor", "title"]
     public static let columns = requiredColumns + [
@@ -54,7 +56,8 @@ public enum OfferCSV {
         }
         let records: [(line: Int, cells: [String])]
         do {
-            records = try CSVRecords.parse(text)
+            // Bounded as it is read: a header of a million commas costs one refusal, not a million cells.
+            records = try CSVRecords.parse(text, maxCells: columns.count, maxRecords: 1 + maxRows)
         } catch {
             return .failure(OfferImportFailure(problems: [error]))
         }
@@ -79,14 +82,6 @@ public enum OfferCSV {
         }
         if !headerProblems.isEmpty { return .failure(OfferImportFailure(problems: headerProblems)) }
         let rows = records.dropFirst()
-        guard rows.count <= maxRows else {
-            return .failure(
-                OfferImportFailure(problems: [
-                    OfferImportProblem(
-                        line: rows[rows.startIndex + maxRows].line, field: nil,
-                        message: "is past the limit of \(maxRows) offers an import takes; split the file")
-                ]))
-        }
         var problems: [OfferImportProblem] = []
         var parsed: [OfferImportRow] = []
         parsed.reserveCapacity(rows.count)
@@ -100,7 +95,8 @@ public enum OfferCSV {
                 continue
             }
             do {
-                let row = try offer(line: record.line, cells: Dictionary(uniqueKeysWithValues: zip(names, record.cells)))
+                let cells = Dictionary(uniqueKeysWithValues: zip(names, record.cells.map(Self.restored)))
+                let row = try offer(line: record.line, cells: cells)
                 let beacon = UInt32(row.major) << 16 | UInt32(row.minor)
                 if let earlier = firstLine[beacon] {
                     problems.append(
@@ -159,9 +155,31 @@ public enum OfferCSV {
                 offer.endsAt.map(LoyaltyJSON.formatTimestamp), String(offer.perShopperLimit),
                 offer.totalLimit.map(String.init), offer.reshowAfterSeconds.map(String.init),
             ]
-            text += cells.map { quoted($0 ?? "") }.joined(separator: ",") + "\r\n"
+            text += cells.map { quoted(neutralised($0 ?? "")) }.joined(separator: ",") + "\r\n"
         }
         return text
+    }
+
+    /// The first characters with which a spreadsheet takes a cell for a formula.
+    private static let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r", "\r\n"]
+
+    /// `cell` behind a single quote when a spreadsheet would run it, or when it starts with a quote that
+    /// `restored` would take away: so `restored(neutralised(x)) == x` for every x.
+    static func neutralised(_ cell: String) -> String {
+        guard let first = cell.first else { return cell }
+        let escapes = formulaStarts.contains(first) || (first == "'" && startsEscaped(cell))
+        return escapes ? "'" + cell : cell
+    }
+
+    /// An exported cell as it was before `neutralised`.
+    static func restored(_ cell: String) -> String {
+        startsEscaped(cell) ? String(cell.dropFirst()) : cell
+    }
+
+    /// A quote followed by a formula start or another quote: what `neutralised` writes.
+    private static func startsEscaped(_ cell: String) -> Bool {
+        guard cell.first == "'", let second = cell.dropFirst().first else { return false }
+        return second == "'" || formulaStarts.contains(second)
     }
 
     private static func quoted(_ cell: String) -> String {
@@ -178,9 +196,12 @@ public struct OfferImportFailure: Error, Sendable, Equatable {
 }
 
 /// RFC 4180 records: cells split by commas, quoted cells may hold commas, quotes ("") and line ends; LF and
-/// CRLF both end a record. Blank lines are skipped. Each record keeps the line it starts on.
+/// CRLF both end a record. Blank lines are skipped. Each record keeps the line it starts on. A record of more
+/// than `maxCells` cells, or more than `maxRecords` records, is refused where it is met.
 enum CSVRecords {
-    static func parse(_ text: String) throws(OfferImportProblem) -> [(line: Int, cells: [String])] {
+    static func parse(_ text: String, maxCells: Int, maxRecords: Int) throws(OfferImportProblem)
+        -> [(line: Int, cells: [String])]
+    {
         var records: [(line: Int, cells: [String])] = []
         var cells: [String] = []
         var cell: [UInt8] = []
@@ -191,10 +212,17 @@ enum CSVRecords {
         var bytes = Array(text.utf8)
         bytes.append(UInt8(ascii: "\n"))
         var index = 0
-        func endRecord() {
+        func endRecord() throws(OfferImportProblem) {
             cells.append(String(decoding: cell, as: UTF8.self))
             cell.removeAll(keepingCapacity: true)
-            if !(cells.count == 1 && cells[0].isEmpty) { records.append((recordLine, cells)) }
+            if !(cells.count == 1 && cells[0].isEmpty) {
+                guard records.count < maxRecords else {
+                    throw OfferImportProblem(
+                        line: recordLine, field: nil,
+                        message: "is past the limit of \(maxRecords - 1) offers an import takes; split the file")
+                }
+                records.append((recordLine, cells))
+            }
             cells = []
         }
         while index < bytes.count {
@@ -217,13 +245,18 @@ enum CSVRecords {
             }
             switch byte {
             case UInt8(ascii: ","):
+                guard cells.count + 1 < maxCells else {
+                    throw OfferImportProblem(
+                        line: recordLine, field: nil,
+                        message: "has more than \(maxCells) cells; the columns are \(OfferCSV.columns.joined(separator: ","))")
+                }
                 cells.append(String(decoding: cell, as: UTF8.self))
                 cell.removeAll(keepingCapacity: true)
                 afterQuote = false
             case UInt8(ascii: "\r") where index < bytes.count && bytes[index] == UInt8(ascii: "\n"):
                 continue
             case UInt8(ascii: "\n"):
-                endRecord()
+                try endRecord()
                 afterQuote = false
                 line += 1
                 recordLine = line

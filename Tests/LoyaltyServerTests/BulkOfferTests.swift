@@ -213,3 +213,40 @@ extension TestServer {
         }
     }
 }
+
+/// What a hostile file or a hostile title cannot do (issue 23, items 4 and 12).
+@Suite struct OfferCSVHardeningTests {
+    /// 5,000 columns once cost 5,000 problems (and a million a minute and gigabytes): now one, at the header.
+    @Test func aHeaderBeyondTheKnownColumnsIsRefusedAtOnce() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let header = "major,minor,title" + (0..<5_000).map { ",extra\($0)" }.joined()
+        let reply = try server.importOffers(matey, header + "\n1,1,Sushi\n")
+        #expect(reply.status == 422)
+        let error = try reply.decode(APIErrorBody.self).error
+        #expect(error.rows?.count == 1, "\(error.rows?.count ?? 0) problems")
+        #expect(error.message.contains("line 1: has more than 11 cells"), "\(error.message)")
+        #expect(try server.offers(matey).isEmpty)
+    }
+
+    /// A spreadsheet opening the export must not run a cell: each that starts as a formula would gets a quote,
+    /// which importing the file again takes away.
+    @Test func theExportNeutralisesFormulasAndImportsBackUnchanged() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let titles = ["=HYPERLINK(\"https://evil.example\",\"Sushi\")", "+1 free drink", "-50% off", "@SUM(A1)", "'quoted'", "''="]
+        for (minor, title) in titles.enumerated() {
+            try server.putOffer(matey, major: 1, minor: minor, OfferDraft(title: title))
+        }
+        let export = try server.request("GET", "/v1/retailer/offers/export", token: matey.apiKey).text
+        let exportedTitles = export.split(separator: "\r\n").dropFirst().map { line in
+            line.split(separator: ",", maxSplits: 2)[2]
+        }
+        #expect(exportedTitles.allSatisfy { $0.hasPrefix("'") || $0.hasPrefix("\"'") }, "\(exportedTitles)")
+        #expect(!exportedTitles.contains { $0.hasPrefix("=") || $0.hasPrefix("\"=") }, "\(exportedTitles)")
+
+        let again = try server.importOffers(matey, export)
+        #expect(try again.decode(OfferImportResult.self) == OfferImportResult(created: 0, updated: 0, unchanged: 6))
+        #expect(try server.offers(matey).map(\.title) == titles)
+    }
+}
