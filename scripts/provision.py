@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Creates retailers with offers and shopper accounts on a live loyalty-server and prints their
 credentials as JSON: {"retailers": [{"key", "uuid", "offers": [{"id", "major", "minor", "per_shopper_limit",
-"total_limit"}]}], "devices": ["ld_..."]}. Used by `make check` to prepare tokens before fuzzing and load."""
+"total_limit"}]}], "devices": ["ld_..."]}. Every device has seen every offer, as after a walk through each shop:
+the server redeems only offers in the account's seen set. Used by `make check` to prepare tokens before fuzzing
+and load."""
+import datetime
 import argparse
 import json
 import urllib.request
@@ -39,7 +42,12 @@ for r in range(arguments.retailers):
         offers.append({"id": offer["id"], "major": major, "minor": minor,
                        "per_shopper_limit": arguments.per_shopper_limit, "total_limit": arguments.total_limit})
     result["retailers"].append({"key": retailer["api_key"], "uuid": retailer["uuid"], "offers": offers})
+seen_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+every_offer = [offer["id"] for retailer in result["retailers"] for offer in retailer["offers"]]
 for d in range(arguments.devices):
     account = call(arguments.url, "POST", "/v1/accounts", "none", {"name": "device %d" % d})
     result["devices"].append(account["device_token"])
+    for start in range(0, len(every_offer), 500):
+        items = [{"offer_id": offer, "seen_at": seen_at} for offer in every_offer[start:start + 500]]
+        call(arguments.url, "POST", "/v1/seen", account["device_token"], {"items": items})
 print(json.dumps(result))

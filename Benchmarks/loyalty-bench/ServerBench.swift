@@ -72,7 +72,13 @@ private let catalogSize = 100_000
         """)
     recordWrite("POST /v1/seen (10 items)", seen, reference: seenReference)
 
-    // POST /v1/redemptions of random offers, each with its own Idempotency-Key.
+    // POST /v1/redemptions of random offers, each with its own Idempotency-Key. The server redeems only offers in
+    // the account's seen set: every bench account has seen every offer, as after a walk through each shop.
+    try connection.execute(
+        script: """
+            INSERT INTO seen (account_id, offer_id, seen_at, version)
+            SELECT c.account_id, o.id, now(), 0 FROM bench_clients c CROSS JOIN offers o ON CONFLICT DO NOTHING
+            """)
     let run = UUID().uuidString.prefix(8)
     let redemptions = try load.wrk(
         "redemptions",

@@ -18,6 +18,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case idempotencyKeyReused = "idempotency_key_reused"
     /// 409: the per-shopper or total redemption limit is reached.
     case limitReached = "limit_reached"
+    /// 409: the account has not seen the offer (near its beacon, as a scan records it), so cannot redeem it.
+    case offerNotSeen = "offer_not_seen"
     /// 410: the offer was removed or is outside its validity window.
     case offerUnavailable = "offer_unavailable"
     /// 410: the catalog cursor can no longer be served; sync again without `since`.

@@ -51,6 +51,8 @@ public struct Redeemer {
     }
 
     public func redeem(_ offer: ResolvedOffer) throws(ClientError) -> Redemption {
+        // The server redeems only an offer in the account's seen set: sightings not sent yet (a scan offline) go first.
+        _ = try SyncEngine(cache: cache, api: api, credential: credential, now: now).pushOutbox()
         let key = try cache.idempotencyKey(forRedeeming: offer.offer.id, now: now()) {
             UUID().uuidString.lowercased()
         }
@@ -80,6 +82,11 @@ extension ClientError {
             .server(
                 status: 409, code: .limitReached,
                 message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
+        case .server(409, .offerNotSeen, _):
+            .server(
+                status: 409, code: .offerNotSeen,
+                message: "\"\(offer.offer.title)\" cannot be redeemed yet: this account has not been near its beacon; "
+                    + "go to the shop and run `loyalty scan` until the offer shows, then redeem it")
         case .network(let message):
             .network("\(message); \(retry): it resends the same request, so it never redeems twice")
         case .server(410, _, let reason):

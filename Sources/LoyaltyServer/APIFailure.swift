@@ -67,6 +67,11 @@ struct APIFailure: Error {
             self.init(409, .limitReached, detail)
         case .offerUnavailable(let detail):
             self.init(410, .offerUnavailable, detail)
+        case .offerNotSeen:
+            self.init(
+                409, .offerNotSeen,
+                "this account has not seen the offer: it is redeemed after a scan has shown it near its beacon "
+                    + "(and sent it to POST /v1/seen)")
         case .cursorExpired:
             self.init(
                 410, .cursorExpired, "this cursor can no longer be served; sync again without 'since'", field: "since")

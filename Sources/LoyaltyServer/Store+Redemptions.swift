@@ -13,6 +13,8 @@ extension Store {
     /// a failed check rolls the step back. The counter and the redemption are written by two
     /// single-row statements on their own keys (the offer's, the account's): see docs/SCALING.md. With an
     /// idempotency key already used by this account, answers the first redemption (`created` false) instead.
+    /// Only an offer in the account's seen set is redeemed: codes are for shoppers who came near the beacon, not
+    /// for fresh accounts draining a rival's limited offer.
     func redeem(offerID: UUID, accountID: UUID, idempotencyKey: String?) throws -> (
         redemption: Redemption, created: Bool
     ) {
@@ -38,6 +40,7 @@ extension Store {
                             SELECT o.deleted_at, o.starts_at, o.ends_at, o.per_shopper_limit, o.total_limit,
                                 (SELECT count(*) FROM redemptions
                                     WHERE account_id = \(accountID) AND offer_id = o.id) AS mine,
+                                EXISTS (SELECT 1 FROM seen WHERE account_id = \(accountID) AND offer_id = o.id) AS seen,
                                 first.id, first.offer_id, first.code, first.created_at
                             FROM offers o
                                 LEFT JOIN redemptions first
@@ -64,6 +67,7 @@ extension Store {
                     if try offer.decode("mine", as: Int.self) >= (try offer.decode("per_shopper_limit", as: Int.self)) {
                         throw StoreError.limitReached("this account has redeemed the offer as often as it may")
                     }
+                    guard try offer.decode("seen", as: Bool.self) else { throw StoreError.offerNotSeen }
                     let row = try connection.query(
                         """
                         INSERT INTO redemptions (account_id, offer_id, code, idempotency_key, created_at)

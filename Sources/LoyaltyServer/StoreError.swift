@@ -6,6 +6,8 @@ enum StoreError: Error, Equatable {
     case uuidTaken
     case limitReached(String)
     case offerUnavailable(String)
+    /// Redeeming an offer the account has not seen.
+    case offerNotSeen
     case cursorExpired
     case linkCodeInvalid
     case idempotencyKeyReused

@@ -67,6 +67,12 @@ extension TestServer {
             "GET", "/v1/catalog\(query)", token: device.deviceToken, headers: etag.map { ["If-None-Match": $0] } ?? [:])
     }
 
+    /// Records that the device's account saw the offer now, as a scan near its beacon does: redeeming needs it.
+    public func see(_ device: DeviceCredentials, _ offerIDs: UUID...) throws {
+        let push = try json(SeenPush(items: offerIDs.map { SeenItem(offerID: $0, seenAt: clock.read()) }))
+        _ = try expecting([200], "POST", "/v1/seen", token: device.deviceToken, body: push)
+    }
+
     public func redeem(_ device: DeviceCredentials, _ offerID: UUID, key: String? = nil) throws -> TestResponse {
         try request(
             "POST", "/v1/redemptions", token: device.deviceToken, json: RedemptionRequest(offerID: offerID),

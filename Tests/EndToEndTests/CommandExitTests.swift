@@ -72,6 +72,21 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// Codes are for shoppers who came near the beacon (issue 23, item 5): a fresh account is told to go there.
+    @Test func redeemingAnOfferNeverSeenSaysToGoNearItsBeacon() throws {
+        let server = try StoryServer.shared.get()
+        let uuid = UUID().uuidString
+        let store = try server.retailer("Rival shop", uuid: uuid)
+        try store.setOffer(1, 1, "Limited sushi", ["--total-limit", "20"])
+        let shopper = try server.newAccount()
+        try shopper.ok(["sync"])
+        let unseen = try shopper.run(["redeem", "\(uuid):1:1"])
+        #expect(unseen.status == 1, "\(unseen.stdout)\(unseen.stderr)")
+        #expect(unseen.stderr.contains("has not been near its beacon") && unseen.stderr.contains("loyalty scan"), "\(unseen.stderr)")
+        try shopper.visit(uuid, minors: [1])
+        #expect(try shopper.ok(["redeem", "\(uuid):1:1"]).stdout.contains("Limited sushi"))
+    }
+
     @Test func offerMessagesSayWhatIsTrue() throws {
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString

@@ -60,6 +60,8 @@ import Testing
         let server = try LoyaltyServerProcess()
         defer { server.stop() }
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 1)
+        let visit = try loyalty.run(["scan", "--replay", try server.walk(uuid: uuid, minors: [1])], environment: phone)
+        #expect(visit.status == 0, "\(visit.stderr)")
         let first = try loyalty.run(["redeem", "\(uuid):1:1", "--json"], environment: phone)
         #expect(first.status == 0, "\(first.stderr)")
         let code = first.jsonLines.first?["code"] as? String

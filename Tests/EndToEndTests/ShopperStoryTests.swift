@@ -290,6 +290,19 @@ struct StoryDevice {
         return other
     }
 
+    /// Walks up to the beacons `UUID:1:MINOR`, one after the other, near each for 4 s, and syncs: the account has
+    /// seen their offers, as a shopper in the shop has, and may redeem them.
+    func visit(_ uuid: String, minors: [Int]) throws {
+        let end = 8 * minors.count + 8
+        let walk = try server.walk(
+            minors.enumerated().map { index, minor in
+                let t = 8 * index + 2
+                return "\(uuid):1:\(minor)@0=20,\(t)=20,\(t + 1)=1,\(t + 5)=1,\(t + 6)=20,\(end)=20"
+            })
+        try ok(["scan", "--replay", walk.path, "--json"])
+        try ok(["sync"])
+    }
+
     /// The offers a replay of `walk` showed, in order.
     func scan(_ walk: URL, _ options: [String] = []) throws -> [Shown] {
         try ok(["scan", "--replay", walk.path, "--json"] + options).jsonLines.compactMap { line in

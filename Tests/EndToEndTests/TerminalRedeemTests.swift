@@ -52,12 +52,15 @@ import Testing
         #expect(redeemed.stdout.contains("redeemed \"First sushi\""), "\(redeemed.stdout)")
     }
 
-    /// A refusal that no retry changes (the shopper's limit, reached before the scan) takes the offer off
-    /// the screen, saying why; the next waiting offer shows.
+    /// A refusal that no retry changes (the offer sold out to another shopper before the scan) takes the offer
+    /// off the screen, saying why; the next waiting offer shows.
     @Test func aDefiniteRefusalMovesOnToTheNextOffer() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server)
-        try shopper.ok(["redeem", "\(uuid):1:1"])
+        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server, firstOptions: ["--total-limit", "1"])
+        let rival = try server.newAccount()
+        try rival.ok(["sync"])
+        try rival.visit(uuid, minors: [1])
+        try rival.ok(["redeem", "\(uuid):1:1"])
         let scan = try TerminalRun(["scan", "--replay", walk.path], shopper)
         defer { scan.kill() }
         #expect(scan.waitFor("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")

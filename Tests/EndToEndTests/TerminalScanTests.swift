@@ -12,10 +12,12 @@ import Testing
 @Suite struct TerminalScanTests {
     /// Three offers whose beacons come near one after the other while the first is still on screen (the
     /// beacons' proximity UUID is the retailer's).
-    static func walkPastThreeOffers(_ server: StoryServer) throws -> (StoryDevice, URL, uuid: String) {
+    static func walkPastThreeOffers(_ server: StoryServer, firstOptions: [String] = []) throws
+        -> (StoryDevice, URL, uuid: String)
+    {
         let uuid = UUID().uuidString
         let store = try server.retailer("Arcade", uuid: uuid)
-        try store.setOffer(1, 1, "First sushi", [])
+        try store.setOffer(1, 1, "First sushi", firstOptions)
         try store.setOffer(1, 2, "Second pizza", [])
         try store.setOffer(1, 3, "Third coat", [])
         let shopper = try server.newAccount()

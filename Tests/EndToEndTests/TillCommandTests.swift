@@ -24,6 +24,7 @@ import Testing
         }
 
         func redeem(_ minor: Int = 1) throws -> String {
+            try shopper.visit(uuid, minors: [minor])
             let line = try shopper.ok(["redeem", "\(uuid):1:\(minor)", "--json"]).jsonLines
             return try #require(line.first?["code"] as? String)
         }
@@ -150,6 +151,7 @@ import Testing
     /// With --qr (standard output is no terminal here) the code comes as a QR code beside the text.
     @Test func redeemAndHistoryDrawTheCodeAsAQRCode() throws {
         let shop = try Shop()
+        try shop.shopper.visit(shop.uuid, minors: [1])
         let redeemed = try shop.shopper.ok(["redeem", "\(shop.uuid):1:1", "--qr"]).stdout
         let lines = redeemed.split(separator: "\n")
         #expect(lines.count >= 15, "\(redeemed)")

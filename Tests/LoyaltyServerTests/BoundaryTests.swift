@@ -45,6 +45,7 @@ import Testing
             .decode()
         #expect(bobsRedemptions.redemptions.isEmpty)
         // The same idempotency key from another account is another request, not a replay.
+        try server.see(bob, offer.id)
         let bobs = try server.redeem(bob, offer.id, key: "shared-key")
         #expect(bobs.status == 201 && bobs.headers["idempotent-replayed"] == nil)
         let bobsDevices: DeviceList = try server.request("GET", "/v1/devices", token: bob.deviceToken).decode()

@@ -61,6 +61,7 @@ import Testing
             tenants.alice, major: 9, minor: 9, OfferDraft(title: "many", perShopperLimit: 1_000))
         let other = try server.putOffer(
             tenants.alice, major: 9, minor: 8, OfferDraft(title: "other", perShopperLimit: 1_000))
+        try server.see(tenants.ben, generous.id, other.id)
         let first = try server.redeem(tenants.ben, generous.id, key: "k-1")
         #expect(first.status == 201)
         var redemptions: [String: Redemption] = [:]

@@ -41,6 +41,9 @@ import Testing
             "POST", "/v1/devices", json: DeviceRegistration(code: code.code)
         ).decode()
         let unused: LinkCode = try send("POST", "/v1/link-codes", token: laptop.deviceToken).decode()
+        _ = try send(
+            "POST", "/v1/seen", token: phone.deviceToken,
+            json: SeenPush(items: [SeenItem(offerID: offer.id, seenAt: server.clock.read())]))
         let redemption: Redemption = try send(
             "POST", "/v1/redemptions", token: phone.deviceToken,
             json: RedemptionRequest(offerID: offer.id),

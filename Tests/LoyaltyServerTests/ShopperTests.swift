@@ -142,6 +142,7 @@ import Testing
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "sushi", perShopperLimit: 1))
         let other = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "pizza"))
         let shopper = try server.createAccount()
+        try server.see(shopper, offer.id, other.id)
 
         let first = try server.redeem(shopper, offer.id, key: "k-1")
         #expect(first.status == 201)
@@ -175,6 +176,7 @@ import Testing
         let removed = try server.putOffer(retailer, major: 1, minor: 3, OfferDraft(title: "removed"))
         #expect(try server.request("DELETE", "/v1/retailer/offers/1/3", token: retailer.apiKey).status == 204)
         let shopper = try server.createAccount()
+        try server.see(shopper, removed.id)
 
         for offer in [future, past, removed] {
             let reply = try server.redeem(shopper, offer.id)
@@ -182,7 +184,26 @@ import Testing
         }
         #expect(try server.redeem(shopper, UUID()).status == 404)
         server.clock.advance(by: 3601)
+        try server.see(shopper, future.id)
         #expect(try server.redeem(shopper, future.id).status == 201)
+    }
+
+    /// Thirty fresh accounts from one address once took 17 of a rival's 20 codes without a visit: an offer is
+    /// redeemed only once it is in the account's seen set (issue 23, item 5).
+    @Test func anAccountThatNeverSawTheOfferCannotRedeemIt() throws {
+        let server = try TestServer()
+        let rival = try server.registerRetailer()
+        let offer = try server.putOffer(rival, major: 1, minor: 1, OfferDraft(title: "20 only", totalLimit: 20))
+        let drainers = try (0..<5).map { _ in try server.createAccount() }
+        for drainer in drainers {
+            let reply = try server.redeem(drainer, offer.id)
+            #expect(reply.status == 409 && reply.errorCode == .offerNotSeen, "\(reply.text)")
+        }
+        let stats: RetailerStatistics = try server.request("GET", "/v1/retailer/stats", token: rival.apiKey).decode()
+        #expect(stats.offers.first?.redemptions == 0 && stats.offers.first?.remaining == 20)
+
+        try server.see(drainers[0], offer.id)
+        #expect(try server.redeem(drainers[0], offer.id).status == 201)
     }
 
     @Test func theTotalLimitHoldsUnderFiftyParallelRedemptions() throws {
@@ -190,6 +211,7 @@ import Testing
         let retailer = try server.registerRetailer()
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "10 only", totalLimit: 10))
         let shoppers = try (0..<50).map { _ in try server.createAccount() }
+        for shopper in shoppers { try server.see(shopper, offer.id) }
         let statuses = parallelStatuses(50) { index in try server.redeem(shoppers[index], offer.id).status }
         #expect(statuses.filter { $0 == 201 }.count == 10)
         #expect(statuses.filter { $0 == 409 }.count == 40)
@@ -203,6 +225,7 @@ import Testing
         let retailer = try server.registerRetailer()
         let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "once", perShopperLimit: 1))
         let shopper = try server.createAccount()
+        try server.see(shopper, offer.id)
         let statuses = parallelStatuses(50) { index in try server.redeem(shopper, offer.id, key: "key-\(index)").status
         }
         #expect(statuses.filter { $0 == 201 }.count == 1)

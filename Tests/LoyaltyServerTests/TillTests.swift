@@ -23,6 +23,7 @@ extension TestServer {
     {
         let offer = try putOffer(retailer, major: major, minor: 1, draft)
         let shopper = try createAccount()
+        try see(shopper, offer.id)
         let reply = try redeem(shopper, offer.id)
         try #require(reply.status == 201, "\(reply.text)")
         return (offer, try reply.decode(), shopper)
