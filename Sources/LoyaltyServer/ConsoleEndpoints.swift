@@ -30,8 +30,15 @@ extension Endpoints {
             throw APIFailure(415, .badRequest, "send the API key as application/json", field: "Content-Type")
         }
         let signIn = try request.decodeBody(ConsoleSignIn.self)
-        guard signIn.apiKey.hasPrefix(retailerKeyPrefix), let access = try store.retailer(apiKey: signIn.apiKey)
-        else { throw APIFailure(401, .unauthorized, "this API key is not a retailer's current key", field: "api_key") }
+        // Guessing keys here is guessing them anywhere: the same limit as a retailer key in a header.
+        let access: RetailerAccess
+        do {
+            access = try authenticating(.retailer, from: request) {
+                signIn.apiKey.hasPrefix(retailerKeyPrefix) ? try store.retailer(apiKey: signIn.apiKey) : nil
+            }
+        } catch let failure as APIFailure where failure.status == 401 {
+            throw APIFailure(401, .unauthorized, "this API key is not a retailer's current key", field: "api_key")
+        }
         // A session lasts hours: one from a rotated-out key would outlive the key.
         guard !access.isRotatedOut else { throw rotatedOut }
         let session = try store.createConsoleSession(retailerID: access.retailer.id, keyDigest: access.keyDigest)
@@ -46,9 +53,10 @@ extension Endpoints {
     }
 
     func showConsoleSession(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let token = request.consoleSessionToken, let session = try store.consoleSession(token: token) else {
+        guard let token = request.consoleSessionToken else {
             throw APIFailure(401, .unauthorized, "not signed in to the console")
         }
+        let session = try consoleSession(token, from: request)
         return .json(
             200,
             ConsoleSession(
@@ -68,7 +76,7 @@ extension Endpoints {
     /// (anything but GET and HEAD) must carry the session's CSRF token in `X-CSRF-Token`.
     func consolePrincipal(_ request: HTTPRequest) throws -> Principal? {
         guard let token = request.consoleSessionToken else { return nil }
-        guard let session = try store.consoleSession(token: token) else { throw APIFailure.unauthorized }
+        let session = try consoleSession(token, from: request)
         if request.method != "GET" && request.method != "HEAD" {
             guard let sent = request.header("x-csrf-token"),
                 Secrets.constantTimeEqual(Array(sent.utf8), Array(Self.csrfToken(token).utf8))
@@ -79,6 +87,13 @@ extension Endpoints {
             }
         }
         return .console(session.access, sessionToken: token)
+    }
+
+    /// The live session of a cookie, through the failed-authentication limit as any credential.
+    private func consoleSession(_ token: String, from request: HTTPRequest) throws
+        -> (access: RetailerAccess, expiresAt: Date)
+    {
+        try authenticating(.console, from: request) { try store.consoleSession(token: token) }
     }
 
     /// Derived from the session token, so nothing more is stored; it cannot be turned back into the cookie.

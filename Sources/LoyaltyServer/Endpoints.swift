@@ -330,25 +330,40 @@ struct Endpoints: Sendable {
         }
     }
 
-    /// Runs a token's lookup unless its address (or the account a device token names) has failed too often;
-    /// a lookup that finds nothing counts as a failure.
+    /// Runs a token's lookup unless its address (or the account a device token names) has failed too often with
+    /// that kind of token; a lookup that finds nothing counts as a failure.
     private func authenticating<Found>(
         _ token: String, from request: HTTPRequest, lookUp: () throws -> Found?
     ) throws -> Found {
         let account = DeviceToken.accountID(in: token)?.uuidString
-        try limit(.failedAuthenticationByAddress, request.remoteAddress, taking: false)
         if let account { try limit(.failedAuthenticationByAccount, account, taking: false) }
+        return try authenticating(CredentialKind(bearerToken: token), from: request) {
+            guard let found = try lookUp() else {
+                if let account { rateLimiter.take(.failedAuthenticationByAccount, account) }
+                return nil
+            }
+            return found
+        }
+    }
+
+    /// Runs a lookup of a `kind` credential unless the address has failed too often with that kind; one that
+    /// finds nothing takes from the address's bucket for the kind and answers 401.
+    func authenticating<Found>(
+        _ kind: CredentialKind, from request: HTTPRequest, lookUp: () throws -> Found?
+    ) throws -> Found {
+        try limit(.failedAuthenticationByAddress, request.remoteAddress, kind: kind, taking: false)
         guard let found = try lookUp() else {
-            rateLimiter.take(.failedAuthenticationByAddress, request.remoteAddress)
-            if let account { rateLimiter.take(.failedAuthenticationByAccount, account) }
+            rateLimiter.take(.failedAuthenticationByAddress, request.remoteAddress, kind: kind)
             throw APIFailure.unauthorized
         }
         return found
     }
 
-    /// 429 when `client`'s bucket for `limit` is empty; takes a token from it when `taking`.
-    private func limit(_ limit: RateLimit, _ client: String, taking: Bool) throws(APIFailure) {
-        let wait = taking ? rateLimiter.take(limit, client) : rateLimiter.check(limit, client)
+    /// 429 when `client`'s bucket for `limit` (and `kind`) is empty; takes a token from it when `taking`.
+    private func limit(_ limit: RateLimit, _ client: String, kind: CredentialKind? = nil, taking: Bool)
+        throws(APIFailure)
+    {
+        let wait = taking ? rateLimiter.take(limit, client, kind: kind) : rateLimiter.check(limit, client, kind: kind)
         if let wait { throw APIFailure.rateLimited(retryAfter: wait) }
     }
 

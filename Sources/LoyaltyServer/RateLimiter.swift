@@ -42,16 +42,29 @@ public enum RateLimit: String, Sendable, CaseIterable {
     case linkCodeAttempts = "link_code_attempts"
     /// `POST /v1/link-codes`, per account.
     case linkCodeCreation = "link_code_creation"
-    /// A bearer token that matches nothing, per address.
+    /// A credential that matches nothing, per address and per kind of credential (`CredentialKind`): a shop's
+    /// bad device tokens never lock its tills out.
     case failedAuthenticationByAddress = "failed_authentication_address"
     /// A device token naming an account with a secret that does not match, per account.
     case failedAuthenticationByAccount = "failed_authentication_account"
+}
+
+/// What a failed authentication tried, from the credential's prefix: each kind has its own buckets.
+enum CredentialKind: String {
+    case device, retailer, till, console, other
+
+    init(bearerToken token: String) {
+        self =
+            token.hasPrefix(deviceTokenPrefix) ? .device
+            : token.hasPrefix(retailerKeyPrefix) ? .retailer : token.hasPrefix(tillKeyPrefix) ? .till : .other
+    }
 }
 
 final class RateLimiter: Sendable {
     private struct Key: Hashable {
         var limit: RateLimit
         var client: String
+        var kind: CredentialKind?
     }
 
     private struct Level {
@@ -89,23 +102,24 @@ final class RateLimiter: Sendable {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// Seconds until `client` may try again when its bucket for `limit` is empty (counted as refused), else nil.
-    func check(_ limit: RateLimit, _ client: String) -> Int? {
+    /// Seconds until `client` may try again when its bucket for `limit` (and `kind`) is empty (counted as
+    /// refused), else nil.
+    func check(_ limit: RateLimit, _ client: String, kind: CredentialKind? = nil) -> Int? {
         guard limits.buckets[limit] != nil, partlyEmpty.load(ordering: .relaxed) > 0 else { return nil }
-        return update(limit, client, taking: false)
+        return update(limit, client, kind, taking: false)
     }
 
     /// Takes a token: the seconds until one is there when the bucket is empty (counted as refused), else nil.
     @discardableResult
-    func take(_ limit: RateLimit, _ client: String) -> Int? {
+    func take(_ limit: RateLimit, _ client: String, kind: CredentialKind? = nil) -> Int? {
         guard limits.buckets[limit] != nil else { return nil }
-        return update(limit, client, taking: true)
+        return update(limit, client, kind, taking: true)
     }
 
-    private func update(_ limit: RateLimit, _ client: String, taking: Bool) -> Int? {
+    private func update(_ limit: RateLimit, _ client: String, _ kind: CredentialKind?, taking: Bool) -> Int? {
         guard let bucket = limits.buckets[limit] else { return nil }
         let now = now()
-        let key = Key(limit: limit, client: Self.clientKey(client))
+        let key = Key(limit: limit, client: Self.clientKey(client), kind: kind)
         return state.withLock { state in
             var level = state.levels[key] ?? Level(tokens: bucket.burst, updated: now)
             level.tokens = min(bucket.burst, level.tokens + max(0, now - level.updated) * bucket.perSecond)

@@ -75,16 +75,63 @@ import Testing
         // Ann's account is held back; Ben's is not, and the address has failures left.
         expectLimited(try server.request("GET", "/v1/catalog", token: ann.deviceToken), "Ann's own token")
         #expect(try server.request("GET", "/v1/seen", token: ben.deviceToken).status == 200)
-        // Wrong retailer keys use up the address's bucket: then even the right key is not tried.
+        // Wrong retailer keys use up the address's bucket for retailer keys: then even the right key is not tried.
         statuses = []
-        for attempt in 0..<12 {
+        for attempt in 0..<22 {
             statuses.append(try server.request("GET", "/v1/retailer", token: "lk_wrong\(attempt)").status)
         }
-        #expect(statuses.prefix(10).allSatisfy { $0 == 401 } && statuses.last == 429, "\(statuses)")
+        #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.last == 429, "\(statuses)")
         expectLimited(try server.request("GET", "/v1/retailer", token: retailer.apiKey), "the right key")
         let metrics = try server.request("GET", "/metrics").text
         #expect((refused(.failedAuthenticationByAccount, in: metrics) ?? 0) >= 2, "\(metrics)")
         #expect((refused(.failedAuthenticationByAddress, in: metrics) ?? 0) >= 2, "\(metrics)")
+    }
+
+    /// A shop's NAT once turned 21 bad device tokens into a 429 for every request from it, till keys included
+    /// (issue 23, item 6): each kind of credential has its own bucket per address.
+    @Test func oneKindsFailuresNeverLockOutAnotherKind() throws {
+        let server = try TestServer(rateLimits: .standard)
+        let matey = try server.registerRetailer()
+        let tillKey = try server.createTillKey(matey, name: "Front till").tillKey
+        let login = try ConsoleLogin(server, apiKey: matey.apiKey)
+        var statuses: [Int] = []
+        for _ in 0..<25 {
+            statuses.append(try server.request("GET", "/v1/catalog", token: DeviceToken.issue(accountID: UUID())).status)
+        }
+        #expect(statuses.last == 429, "\(statuses)")
+        let code = TillCodeRequest(code: "AAAAAAAAAA")
+        #expect(try server.request("POST", "/v1/till/check", token: tillKey, json: code).status == 404)
+        #expect(try server.request("GET", "/v1/retailer", token: matey.apiKey).status == 200)
+        #expect(try server.request("GET", "/v1/retailer", headers: login.headers()).status == 200)
+
+        // Bad till keys hold back till keys only: the retailer's own key still works.
+        for attempt in 0..<25 { _ = try server.request("POST", "/v1/till/check", token: "lt_wrong\(attempt)", json: code) }
+        expectLimited(try server.request("POST", "/v1/till/check", token: tillKey, json: code), "the right till key")
+        #expect(try server.request("GET", "/v1/retailer", token: matey.apiKey).status == 200)
+    }
+
+    /// The console's sign-in and its cookie are guessed like any credential (issue 23, item 11): 1,000 wrong keys
+    /// once never met a 429.
+    @Test func consoleSignInsAndCookiesGoThroughTheFailedAuthenticationLimit() throws {
+        let server = try TestServer(rateLimits: .standard)
+        let matey = try server.registerRetailer()
+        var statuses: [Int] = []
+        for attempt in 0..<25 {
+            let signIn = ConsoleSignIn(apiKey: "lk_guess\(attempt)")
+            statuses.append(try server.request("POST", "/v1/console/session", json: signIn).status)
+        }
+        #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.last == 429, "\(statuses)")
+        expectLimited(
+            try server.request("POST", "/v1/console/session", json: ConsoleSignIn(apiKey: matey.apiKey)), "the right key")
+
+        statuses = []
+        for attempt in 0..<25 {
+            let cookie = ["Cookie": "\(consoleCookieName)=\(consoleSessionPrefix)guess\(attempt)"]
+            statuses.append(try server.request("GET", "/v1/retailer/offers", headers: cookie).status)
+        }
+        #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.last == 429, "\(statuses)")
+        let metrics = try server.request("GET", "/metrics").text
+        #expect(refused(.failedAuthenticationByAddress, in: metrics) == 11, "\(metrics)")
     }
 
     @Test func bucketsRefillAndForgetFullClients() {
