@@ -146,6 +146,7 @@ CREATE TABLE link_codes (
     used_at timestamptz,
     device_id uuid  -- the device that made it: revoking the device expires the code
 );
+CREATE INDEX link_codes_device ON link_codes (device_id) WHERE used_at IS NULL;
 
 -- The account's grow-only seen set: the first report of an offer wins (ON CONFLICT DO NOTHING).
 CREATE TABLE seen (

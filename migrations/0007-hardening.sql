@@ -7,6 +7,7 @@ ALTER TABLE console_sessions ADD COLUMN api_key_hash bytea NOT NULL;
 
 -- A link code dies with the device that made it: revoking the device expires its unspent codes.
 ALTER TABLE link_codes ADD COLUMN device_id uuid;
+CREATE INDEX link_codes_device ON link_codes (device_id) WHERE used_at IS NULL;
 
 -- When the offer was made: no sighting of it is older. Unknown (NULL) for offers made before this column.
 ALTER TABLE offers ADD COLUMN created_at timestamptz;

@@ -32,10 +32,11 @@ extension Store {
                     """
                     WITH written AS (
                         INSERT INTO offers AS o (retailer_id, major, minor, title, description, category, image_url,
-                            starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, version)
+                            starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, version,
+                            created_at)
                         SELECT \(retailerID), i.major, i.minor, i.title, i.description, i.category, i.image_url,
                             i.starts_at, i.ends_at, i.per_shopper_limit, i.total_limit, i.reshow_after_s, \(clock()),
-                            \(head) + i.position
+                            \(head) + i.position, \(clock())
                         FROM unnest(\(array(rows.map { String($0.major) }))::int[],
                             \(array(rows.map { String($0.minor) }))::int[], \(array(drafts.map(\.title)))::text[],
                             \(array(drafts.map(\.description)))::text[], \(array(drafts.map(\.category)))::text[],

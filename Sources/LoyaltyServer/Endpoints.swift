@@ -166,9 +166,9 @@ struct Endpoints: Sendable {
     }
 
     func createLinkCode(_ request: HTTPRequest) throws -> HTTPResponse {
-        let accountID = try requireDevice(request).accountID
-        try limit(.linkCodeCreation, accountID.uuidString, taking: true)
-        return .json(201, try store.createLinkCode(accountID: accountID))
+        let session = try requireDevice(request)
+        try limit(.linkCodeCreation, session.accountID.uuidString, taking: true)
+        return .json(201, try store.createLinkCode(for: session))
     }
 
     func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {

@@ -92,10 +92,11 @@ extension Store {
             try connection.query(
                 """
                 INSERT INTO offers (retailer_id, major, minor, title, description, category, image_url,
-                    starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at)
+                    starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, created_at)
                 VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(draft.title), \(draft.description),
                     \(draft.category), \(draft.imageURL), \(draft.startsAt), \(draft.endsAt),
-                    \(draft.perShopperLimit ?? 1), \(draft.totalLimit), \(draft.reshowAfterSeconds), \(clock()))
+                    \(draft.perShopperLimit ?? 1), \(draft.totalLimit), \(draft.reshowAfterSeconds), \(clock()),
+                    \(clock()))
                 ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
                     title = excluded.title, description = excluded.description, category = excluded.category,
                     image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,

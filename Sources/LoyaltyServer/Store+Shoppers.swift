@@ -67,7 +67,8 @@ extension Store {
         return (DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id")), row)
     }
 
-    func createLinkCode(accountID: UUID) throws -> LinkCode {
+    /// A code that links a new device to the account of `session`'s device, which it dies with (`revokeDevice`).
+    func createLinkCode(for session: DeviceSession) throws -> LinkCode {
         let expiresAt = clock().addingTimeInterval(linkCodeLifetime)
         while true {
             let code = LinkCode.random()
@@ -75,8 +76,8 @@ extension Store {
                 _ = try pool.withConnection { connection in
                     try connection.query(
                         """
-                        INSERT INTO link_codes (code_hash, account_id, expires_at)
-                        VALUES (\(LinkCode.digest(of: code)), \(accountID), \(expiresAt))
+                        INSERT INTO link_codes (code_hash, account_id, expires_at, device_id)
+                        VALUES (\(LinkCode.digest(of: code)), \(session.accountID), \(expiresAt), \(session.deviceID))
                         """
                     )
                 }
@@ -135,15 +136,27 @@ extension Store {
             })
     }
 
-    /// Revokes one of the account's devices (idempotent); false when the account has no such device.
+    /// Revokes one of the account's devices (idempotent), and the link codes it made and nobody spent: a stolen
+    /// phone's code must not link the thief's next device. False when the account has no such device.
     func revokeDevice(_ deviceID: UUID, of accountID: UUID) throws -> Bool {
-        try pool.withConnection { connection in
-            try connection.query(
-                """
-                UPDATE devices SET revoked_at = coalesce(revoked_at, \(clock()))
-                WHERE id = \(deviceID) AND account_id = \(accountID)
-                """
-            ).rowsAffected > 0
+        let now = clock()
+        return try pool.withConnection { connection in
+            try connection.transaction { connection in
+                guard
+                    try connection.query(
+                        """
+                        UPDATE devices SET revoked_at = coalesce(revoked_at, \(now))
+                        WHERE id = \(deviceID) AND account_id = \(accountID)
+                        """
+                    ).rowsAffected > 0
+                else { return false }
+                try connection.query(
+                    """
+                    UPDATE link_codes SET expires_at = \(now)
+                    WHERE device_id = \(deviceID) AND account_id = \(accountID) AND used_at IS NULL AND expires_at > \(now)
+                    """)
+                return true
+            }
         }
     }
 
@@ -152,7 +165,8 @@ extension Store {
     /// Adds items to the account's seen set; returns how many were new. The account row's
     /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql). A time
     /// after the server's clock is taken as now, and an item outside its offer's window is skipped: no
-    /// device can report a sighting that has not happened yet or of an offer it could not have been shown.
+    /// device can report a sighting that has not happened yet or of an offer it could not have been shown. A time
+    /// before the offer was made is taken as its making: figures and beacon health cannot be backdated.
     func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
         let now = clock()
         let json = String(decoding: try LoyaltyJSON.encoder().encode(items), as: UTF8.self)
@@ -163,12 +177,13 @@ extension Store {
                     UPDATE accounts SET seen_version = seen_version + 1 WHERE id = \(accountID)
                     RETURNING seen_version)
                 INSERT INTO seen (account_id, offer_id, seen_at, version)
-                SELECT \(accountID), item.offer_id, least(item.seen_at, \(now)), bump.seen_version
-                FROM bump, jsonb_to_recordset(\(json)::jsonb) AS item (offer_id uuid, seen_at timestamptz)
-                WHERE EXISTS (
-                    SELECT 1 FROM offers WHERE offers.id = item.offer_id
-                        AND (starts_at IS NULL OR starts_at <= least(item.seen_at, \(now)))
-                        AND (ends_at IS NULL OR least(item.seen_at, \(now)) < ends_at))
+                SELECT \(accountID), item.offer_id, item.seen_at, bump.seen_version
+                FROM bump, (
+                    SELECT i.offer_id, greatest(least(i.seen_at, \(now)), o.created_at) AS seen_at, o.starts_at, o.ends_at
+                    FROM jsonb_to_recordset(\(json)::jsonb) AS i (offer_id uuid, seen_at timestamptz)
+                        JOIN offers o ON o.id = i.offer_id) AS item
+                WHERE (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
+                    AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
                 ON CONFLICT DO NOTHING
                 """
             ).rowsAffected

@@ -21,15 +21,33 @@ import Testing
         #expect(seen.items.map(\.seenAt) == [server.clock.read()])
     }
 
+    /// A sighting from before the offer existed once showed it shown months early and forged beacon health
+    /// (issue 23, item 10): it is taken as seen when the offer was made.
+    @Test func aSeenTimeBeforeTheOfferWasMadeIsTakenAsItsMaking() throws {
+        let server = try TestServer()
+        let retailer = try server.registerRetailer()
+        let made = server.clock.read()
+        let offer = try server.putOffer(retailer, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        server.clock.advance(by: 3600)
+        let shopper = try server.createAccount()
+        let push = SeenPush(items: [SeenItem(offerID: offer.id, seenAt: made.addingTimeInterval(-90 * 86_400))])
+        #expect(try server.request("POST", "/v1/seen", token: shopper.deviceToken, json: push).status == 200)
+        let seen: SeenPage = try server.request("GET", "/v1/seen", token: shopper.deviceToken).decode()
+        #expect(seen.items.map(\.seenAt) == [made])
+    }
+
     @Test func anOfferIsNeverRecordedAsSeenOutsideItsWindow() throws {
         let server = try TestServer()
-        let now = server.clock.read()
+        let made = server.clock.read()
         let retailer = try server.registerRetailer()
         let later = try server.putOffer(
-            retailer, major: 1, minor: 1, OfferDraft(title: "From 2031", startsAt: now.addingTimeInterval(4 * 365 * 86_400)))
+            retailer, major: 1, minor: 1, OfferDraft(title: "From 2031", startsAt: made.addingTimeInterval(4 * 365 * 86_400)))
+        // Made two weeks ago, for the week after.
         let ended = try server.putOffer(
             retailer, major: 1, minor: 2,
-            OfferDraft(title: "Last week", startsAt: now.addingTimeInterval(-14 * 86_400), endsAt: now.addingTimeInterval(-7 * 86_400)))
+            OfferDraft(title: "Last week", startsAt: made.addingTimeInterval(86_400), endsAt: made.addingTimeInterval(7 * 86_400)))
+        server.clock.advance(by: 14 * 86_400)
+        let now = server.clock.read()
         let shopper = try server.createAccount()
         let outside = [
             SeenItem(offerID: later.id, seenAt: now),

@@ -17,7 +17,9 @@ import Testing
         let laptop = try server.linkDevice(to: phone)
         #expect(laptop.accountID == phone.accountID && laptop.deviceID != phone.deviceID)
 
-        // Both in the past: a time after the server's clock would be taken as now (SeenTimeTests).
+        // Both in the past, after the offers were made: a time after the server's clock would be taken as now, one
+        // before the offer was made as its making (SeenTimeTests).
+        server.clock.advance(by: 600)
         let later = server.clock.read()
         let early = later.addingTimeInterval(-300)
         let fromPhone = SeenPush(items: [SeenItem(offerID: sushi.id, seenAt: early)])
@@ -115,6 +117,21 @@ import Testing
         }
         let old = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: "k7m2-q9xp"))
         #expect(old.status == 201, "\(old.text)")
+    }
+
+    /// A link code made by a device that is then revoked (a stolen phone) links nothing (issue 23, item 9); one
+    /// made by another device of the account still does.
+    @Test func aLinkCodeDiesWithTheRevokedDeviceThatMadeIt() throws {
+        let server = try TestServer()
+        let phone = try server.createAccount()
+        let stolen = try server.linkDevice(to: phone, name: "stolen")
+        let thiefs: LinkCode = try server.request("POST", "/v1/link-codes", token: stolen.deviceToken).decode()
+        let owners: LinkCode = try server.request("POST", "/v1/link-codes", token: phone.deviceToken).decode()
+        #expect(try server.request("DELETE", "/v1/devices/\(stolen.deviceID)", token: phone.deviceToken).status == 204)
+
+        let refused = try server.request("POST", "/v1/devices", json: DeviceRegistration(code: thiefs.code))
+        #expect(refused.status == 404 && refused.errorCode == .linkCodeInvalid, "\(refused.text)")
+        #expect(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: owners.code)).status == 201)
     }
 
     @Test func aRevokedDeviceIsLockedOut() throws {
