@@ -93,6 +93,10 @@ public final class LoyaltyService: Sendable {
                 503, .serverBusy, "the server holds as many request bodies as it may; retry in a few seconds")
             failure.headers["Retry-After"] = "5"
             return .failure(failure)
+        case .tooManyQueryParameters(let limit):
+            metrics.record(route: "rejected", method: "-", status: 414, seconds: 0)
+            return .failure(
+                APIFailure(414, .badRequest, "the request has more than \(limit) query parameters; send fewer"))
         }
     }
 
@@ -115,6 +119,13 @@ public final class LoyaltyService: Sendable {
             response = .failure(answer.failure)
         }
         response.headers["X-Request-Id"] = requestID
+        // A signed-in answer is the caller's own (offers, keys, an export): no cache keeps it, unless the handler
+        // chose otherwise (the catalog's no-cache, revalidated by its ETag).
+        if request.bearerToken != nil || request.consoleSessionToken != nil,
+            !response.headers.keys.contains(where: { $0.lowercased() == "cache-control" })
+        {
+            response.headers["Cache-Control"] = "no-store"
+        }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.record(route: route, method: request.method, status: response.status, seconds: seconds)
