@@ -3,13 +3,15 @@ import HTTPServer
 import Synchronization
 import Testing
 
-/// A connection the test keeps open while it opens others (a `LoopbackConnection` cannot go in an array).
+/// A connection the test keeps open while it opens others (a `LoopbackConnection` cannot go in an array), served
+/// once so that the server has surely taken it.
 private final class HeldConnection {
     let connection: LoopbackConnection
 
-    init(port: UInt16, from source: String? = nil, sending head: String) throws {
-        connection = try LoopbackConnection(port: port, from: source)
-        try connection.send(head)
+    init(port: UInt16) throws {
+        connection = try LoopbackConnection(port: port)
+        try connection.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try connection.receive()
     }
 }
 
@@ -57,7 +59,7 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
             $0.requestHeadTimeoutSeconds = 60
         }
         defer { server.shutdown() }
-        let held = try (0..<3).map { _ in try HeldConnection(port: server.port, sending: "GET / HTTP/1.1\r\n") }
+        let held = try (0..<3).map { _ in try HeldConnection(port: server.port) }
         let fourth = try LoopbackConnection(port: server.port)
         let fourthClosed = fourth.isClosed(waiting: .seconds(5))
         #expect(fourthClosed, "a fourth connection from 127.0.0.1 was kept")
@@ -76,7 +78,7 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
                 $0.connectionsPerClientAddress = 1
                 $0.requestHeadTimeoutSeconds = 60
             }, diagnostics: lines)
-        let held = try HeldConnection(port: server.port, sending: "GET / HTTP/1.1\r\n")
+        let held = try HeldConnection(port: server.port)
         for _ in 0..<20 {
             let refused = try LoopbackConnection(port: server.port)
             let closed = refused.isClosed(waiting: .seconds(5))
