@@ -14,6 +14,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case methodNotAllowed = "method_not_allowed"
     /// 409: the proximity UUID is taken by another retailer.
     case uuidTaken = "uuid_taken"
+    /// 409: another retailer's name reads the same (case, width, spacing and invisible characters aside).
+    case nameTaken = "name_taken"
     /// 409: an `Idempotency-Key` was reused for a different request.
     case idempotencyKeyReused = "idempotency_key_reused"
     /// 409: the per-shopper or total redemption limit is reached.

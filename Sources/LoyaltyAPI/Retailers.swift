@@ -17,10 +17,22 @@ public struct RetailerRegistration: RequestBody, Equatable {
 
     public func validate() throws(ValidationError) {
         try Validation.text(name, field: "name", length: Validation.nameLength)
+        // Spaces and invisible characters (zero-width spaces and joiners, marks) alone show as no name at all.
+        guard name.unicodeScalars.contains(where: { !Self.isInvisible($0) }) else {
+            throw ValidationError(field: "name", message: "must have a visible character, not only spaces or invisible ones")
+        }
         // The all-zero UUID is what unset or broken beacons broadcast: no retailer's region.
         if uuid == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
             throw ValidationError(field: "uuid", message: "must not be the all-zero UUID; omit uuid to be assigned one")
         }
+    }
+}
+
+extension RetailerRegistration {
+    /// White space, or a format character or one a renderer ignores (U+200B, U+200D, U+FEFF, U+00AD...).
+    public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isWhitespace || scalar.properties.generalCategory == .format
+            || scalar.properties.isDefaultIgnorableCodePoint
     }
 }
 

@@ -63,6 +63,10 @@ struct APIFailure: Error {
             self.init(
                 409, .uuidTaken, "another retailer has this proximity UUID; omit uuid to be assigned one", field: "uuid"
             )
+        case .nameTaken:
+            self.init(
+                409, .nameTaken, "another retailer's name reads the same as this one; choose a name of its own",
+                field: "name")
         case .limitReached(let detail):
             self.init(409, .limitReached, detail)
         case .offerUnavailable(let detail):

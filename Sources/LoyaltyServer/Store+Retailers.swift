@@ -7,15 +7,19 @@ import Postgres
 extension Store {
     // MARK: Retailers
 
+    /// Registers under the folded name (`RetailerName`), refusing one that reads as another retailer's.
     func registerRetailer(_ registration: RetailerRegistration) throws -> RetailerCredentials {
         let apiKey = Secrets.token(prefix: retailerKeyPrefix)
         let proximityUUID = registration.uuid ?? UUID()
+        let name = RetailerName.folded(registration.name)
+        try Validation.text(name, field: "name", length: Validation.nameLength)
         do {
             let row = try pool.withConnection { connection in
                 try connection.query(
                     """
-                    INSERT INTO retailers (name, uuid, api_key_hash, created_at)
-                    VALUES (\(registration.name), \(proximityUUID), \(Secrets.digest(of: apiKey)), \(clock()))
+                    INSERT INTO retailers (name, name_key, uuid, api_key_hash, created_at)
+                    VALUES (\(name), \(RetailerName.readingKey(name)), \(proximityUUID), \(Secrets.digest(of: apiKey)),
+                        \(clock()))
                     RETURNING id, name, uuid
                     """
                 )[0]
@@ -24,7 +28,7 @@ extension Store {
                 id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
                 apiKey: apiKey)
         } catch let error as PostgresError where error.isUniqueViolation {
-            throw StoreError.uuidTaken
+            throw error.constraintName == "retailers_name_key" ? StoreError.nameTaken : StoreError.uuidTaken
         }
     }
 

@@ -4,6 +4,7 @@ import Foundation
 enum StoreError: Error, Equatable {
     case notFound
     case uuidTaken
+    case nameTaken
     case limitReached(String)
     case offerUnavailable(String)
     /// Redeeming an offer the account has not seen.

@@ -31,7 +31,7 @@ import Testing
 
     @Test func aRedemptionThatFailsLeavesTheOfferOnScreenAndSaysHowToRedeemLater() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server)
+        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server, name: "Failing arcade")
         let id = try Self.firstOfferID(shopper, uuid)
         // Bound but not listening: every request is refused at once.
         let closed = try LoopbackSocket(listening: false)
@@ -42,7 +42,7 @@ import Testing
         #expect(scan.waitFor("later run `loyalty redeem \(id)`"), "\(scan.transcript)")
         let failed = try #require(scan.transcript.range(of: "could not redeem \"First sushi\""))
         let redrawn = scan.transcript[failed.upperBound...]
-        #expect(redrawn.contains("OFFER from Arcade: First sushi"), "\(scan.transcript)")
+        #expect(redrawn.contains("OFFER from Failing arcade: First sushi"), "\(scan.transcript)")
         #expect(redrawn.contains("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")
         #expect(!scan.transcript.contains("Second pizza"), "the next offer did not take its place")
         scan.send("q")
@@ -56,7 +56,7 @@ import Testing
     /// off the screen, saying why; the next waiting offer shows.
     @Test func aDefiniteRefusalMovesOnToTheNextOffer() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server, firstOptions: ["--total-limit", "1"])
+        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server, name: "Sold-out arcade", firstOptions: ["--total-limit", "1"])
         let rival = try server.newAccount()
         try rival.ok(["sync"])
         try rival.visit(uuid, minors: [1])
@@ -66,7 +66,7 @@ import Testing
         #expect(scan.waitFor("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")
         scan.send("r")
         #expect(scan.waitFor("\"First sushi\" cannot be redeemed again"), "\(scan.transcript)")
-        #expect(scan.waitFor("OFFER from Arcade: Second pizza"), "\(scan.transcript)")
+        #expect(scan.waitFor("OFFER from Sold-out arcade: Second pizza"), "\(scan.transcript)")
         #expect(scan.waitFor("capture ended: 1 more offer; d next"), "\(scan.transcript)")
         #expect(!scan.transcript.contains("loyalty redeem"), "nothing to redeem later: \(scan.transcript)")
         scan.send("q")
@@ -77,7 +77,7 @@ import Testing
     /// ends the scan long before the request's 60 s timeout, the offer still unredeemed.
     @Test func aCtrlCAbandonsARedemptionThatHangs() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server)
+        let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server, name: "Hanging arcade")
         let id = try Self.firstOfferID(shopper, uuid)
         let silent = try LoopbackSocket(listening: true)
         let scan = try TerminalRun(

@@ -12,11 +12,12 @@ import Testing
 @Suite struct TerminalScanTests {
     /// Three offers whose beacons come near one after the other while the first is still on screen (the
     /// beacons' proximity UUID is the retailer's).
-    static func walkPastThreeOffers(_ server: StoryServer, firstOptions: [String] = []) throws
+    /// `name`: the retailer's, one of its own on the shared server (no two retailers' names read alike).
+    static func walkPastThreeOffers(_ server: StoryServer, name: String, firstOptions: [String] = []) throws
         -> (StoryDevice, URL, uuid: String)
     {
         let uuid = UUID().uuidString
-        let store = try server.retailer("Arcade", uuid: uuid)
+        let store = try server.retailer(name, uuid: uuid)
         try store.setOffer(1, 1, "First sushi", firstOptions)
         try store.setOffer(1, 2, "Second pizza", [])
         try store.setOffer(1, 3, "Third coat", [])
@@ -40,7 +41,7 @@ import Testing
 
     @Test func everyOfferOfTheWalkShowsInTurnAndTheReplayEnds() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server, name: "Arcade")
         let scan = try TerminalRun(["scan", "--replay", walk.path], shopper)
         defer { scan.kill() }
 
@@ -66,7 +67,7 @@ import Testing
     /// An offer still waiting when the shopper quits was never shown, so it is not recorded as seen.
     @Test func quittingLeavesTheWaitingOffersUnseen() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server, name: "Arcade 1")
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)
         defer { scan.kill() }
         #expect(scan.waitFor("capture ended: 2 more offers; d next"), "\(scan.transcript)")
@@ -93,7 +94,7 @@ import Testing
     @Test(arguments: ["ddd", "q"])
     func aDamagedCaptureEndsWithTheTerminalRestored(key: String) throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server, name: "Arcade 2")
         let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
         let bytes = try Data(contentsOf: walk)
         try bytes.prefix(bytes.count / 2).write(to: damaged)
@@ -110,7 +111,7 @@ import Testing
     /// what did not show.
     @Test func withoutKeysTheReplayEndsAndSaysWhatDidNotShow() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, _) = try Self.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server, name: "Arcade 3")
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper, standardInput: .nullDevice)
         defer { scan.kill() }
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")

@@ -17,7 +17,7 @@ import Testing
 
     @Test func aStoppedScanGivesTheTerminalBackAndTakesKeysAgainWhenContinued() throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, _) = try TerminalScanTests.walkPastThreeOffers(server)
+        let (shopper, walk, _) = try TerminalScanTests.walkPastThreeOffers(server, name: "Stop arcade")
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)
         defer { scan.kill() }
         let pid = scan.process.processIdentifier

@@ -7,7 +7,7 @@ import Testing
     @Test func aTableTallerThanTheWindowIsCutAndStillRedrawnInPlace() throws {
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString
-        let retailer = try server.retailer("Arcade", uuid: uuid)
+        let retailer = try server.retailer("Window arcade", uuid: uuid)
         try retailer.setOffer(1, 1, "寿司 30% off 🍣", [])
         let shopper = try server.newAccount()
         try shopper.ok(["sync"])
@@ -18,7 +18,7 @@ import Testing
         scan.send("q")
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")
         let transcript = scan.transcript
-        #expect(transcript.contains("OFFER from Arcade: 寿司 30% off 🍣"), "\(transcript)")
+        #expect(transcript.contains("OFFER from Window arcade: 寿司 30% off 🍣"), "\(transcript)")
         #expect(transcript.contains("more lines: the window is too short)"), "\(transcript)")
         // Every erasure goes up at most the nine rows above the cursor's.
         let ups = transcript.components(separatedBy: "\u{1B}[").dropFirst().compactMap { part in

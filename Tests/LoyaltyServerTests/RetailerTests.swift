@@ -63,6 +63,28 @@ import Testing
         #expect(try server.request("GET", "/v1/retailer", token: first.apiKey).status == 200)
     }
 
+    /// Shoppers pick a retailer by its name (issue 23, item 16): one that reads as another's (case, width, spaces,
+    /// invisible characters aside) is refused, one of nothing visible too, and names are stored folded.
+    @Test func lookAlikeDuplicateAndInvisibleRetailerNamesAreRefused() throws {
+        let server = try TestServer()
+        _ = try server.registerRetailer("Matey's")
+        func register(_ name: String) throws -> TestResponse {
+            try server.request("POST", "/v1/retailers", token: server.operatorToken, json: RetailerRegistration(name: name))
+        }
+        for lookAlike in ["Matey's", "matey's", " Matey's ", "\u{FF2D}\u{FF41}\u{FF54}\u{FF45}\u{FF59}'s", "Mat\u{200B}ey's", "MATEY'S\u{FEFF}"] {
+            let reply = try register(lookAlike)
+            #expect(reply.status == 409 && reply.errorCode == .nameTaken, "\(lookAlike.debugDescription): \(reply.text)")
+        }
+        for invisible in ["\u{200B}", " \u{200D} ", "\u{FEFF}\u{00AD}", "   "] {
+            let reply = try register(invisible)
+            #expect(reply.status == 422 && reply.errorField == "name", "\(invisible.debugDescription): \(reply.text)")
+        }
+        let folded: RetailerCredentials = try register(" \u{FF34}ucci's  Pizza\u{200B} ").decode()
+        #expect(folded.name == "Tucci's  Pizza")
+        #expect(try register("Tucci's Pizza").errorCode == .nameTaken)
+        #expect(try register("Matey's West End").status == 201)
+    }
+
     /// A key is rotated because it may have leaked: in its grace period it reads and syncs, and nothing more. It
     /// cannot rotate again (which locked the retailer's new key out), sign in to the console (whose session
     /// outlived the key) or make keys.

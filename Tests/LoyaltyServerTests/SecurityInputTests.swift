@@ -126,7 +126,9 @@ import Testing
             let nul = try field.template(tenants).send(to: server, content: Array(#"a\u0000b"#.utf8))
             #expect(nul.status == 422 && nul.errorField == field.field, "\(field): \(nul.text)")
             guard field.isFreeText else { continue }
-            for text in verbatim { try field.expectStored(text, tenants) }
+            // A retailer name that reads as one registered just before is refused (RetailerTests): Café twice.
+            for text in verbatim where !(field.isFolded && text == "Cafe\u{301}") { try field.expectStored(text, tenants) }
+            guard !field.isFolded else { continue }  // the escaped pair is the 😀 registered above
             let escapedPair = try field.template(tenants).send(
                 to: server, content: Array(#"\ud83d\ude00"#.utf8))
             #expect(

@@ -31,7 +31,7 @@ extension Tenants {
         }
         return [
             StringField(
-                name: "retailer name", field: "name", maxLength: Validation.nameLength.upperBound,
+                name: "retailer name", field: "name", maxLength: Validation.nameLength.upperBound, isFolded: true,
                 template: { tenants in
                     BodyTemplate(
                         method: "POST", path: "/v1/retailers", token: tenants.server.operatorToken,
@@ -126,6 +126,8 @@ struct StringField: CustomStringConvertible {
     var prefix = ""
     /// Any text is a valid value (not so for URLs and link codes).
     var isFreeText = true
+    /// Stored as `RetailerName.folded`, and refused when it reads as one stored before (a retailer's name).
+    var isFolded = false
     /// Makes the request (and whatever it needs first, such as a fresh link code).
     var template: (Tenants) throws -> BodyTemplate
     /// The value as stored, read with a GET after a 2xx `reply`.
@@ -133,7 +135,8 @@ struct StringField: CustomStringConvertible {
 
     var description: String { name }
 
-    /// `value` is accepted, then read back with the same bytes (no normalisation, nothing trimmed).
+    /// `value` is accepted, then read back with the same bytes (no normalisation, nothing trimmed), or folded as a
+    /// retailer's name is.
     func expectStored(
         _ value: String, _ tenants: Tenants, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
@@ -150,7 +153,8 @@ struct StringField: CustomStringConvertible {
         guard (200..<300).contains(reply.status) else { return }
         let stored = try readBack(tenants, reply)
         #expect(
-            stored.map { Array($0.utf8) } == Array(value.utf8), "\(name): \(stored.debugDescription)",
+            stored.map { Array($0.utf8) } == Array((isFolded ? RetailerName.folded(value) : value).utf8),
+            "\(name): \(stored.debugDescription)",
             sourceLocation: sourceLocation)
     }
 
