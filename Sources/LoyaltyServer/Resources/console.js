@@ -362,7 +362,9 @@ async function rotateKey() {
   try {
     const answer = await api("POST", "/v1/retailer/key");
     $("new-key").textContent = "New API key, shown only now: " + answer.api_key;
-    say("The API key was rotated; the old one no longer works.");
+    say("The API key was rotated. The old key, and this session made with it, keep reading and syncing until "
+      + dateText(answer.previous_key_expires_at) + " or the new key's first use, but cannot rotate or make till keys: "
+      + "put the new key in place and sign in with it.");
   } catch (error) { say(error.message, true); }
 }
 
