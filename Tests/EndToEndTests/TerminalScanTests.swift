@@ -94,7 +94,7 @@ import Testing
     @Test(arguments: ["ddd", "q"])
     func aDamagedCaptureEndsWithTheTerminalRestored(key: String) throws {
         let server = try StoryServer.shared.get()
-        let (shopper, walk, _) = try Self.walkPastThreeOffers(server, name: "Arcade 2")
+        let (shopper, walk, _) = try Self.walkPastThreeOffers(server, name: "Arcade 2 \(key)")
         let damaged = walk.deletingPathExtension().appendingPathExtension("damaged.btsnoop")
         let bytes = try Data(contentsOf: walk)
         try bytes.prefix(bytes.count / 2).write(to: damaged)
