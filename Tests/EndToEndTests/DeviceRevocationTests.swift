@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// A revoked device can follow the advice it is given, and the device you are on is not revoked by accident.
