@@ -51,8 +51,9 @@ public struct Redeemer {
     }
 
     public func redeem(_ offer: ResolvedOffer) throws(ClientError) -> Redemption {
-        // The server redeems only an offer in the account's seen set: sightings not sent yet (a scan offline) go first.
-        _ = try SyncEngine(cache: cache, api: api, credential: credential, now: now).pushOutbox()
+        // The server redeems only an offer in the account's seen set: sightings not sent yet (a scan offline) go
+        // first. As best it can: if they cannot go, the redemption's own answer says what is wrong.
+        _ = try? SyncEngine(cache: cache, api: api, credential: credential, now: now).pushOutbox()
         let key = try cache.idempotencyKey(forRedeeming: offer.offer.id, now: now()) {
             UUID().uuidString.lowercased()
         }

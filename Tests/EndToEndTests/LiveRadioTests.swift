@@ -287,7 +287,7 @@ import Testing
         guard let guest = guest() else { return }
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString
-        let store = try server.retailer("Live shop", uuid: uuid)
+        let store = try server.retailer("Live shop \(location ?? "by radio")", uuid: uuid)
         try store.setOffer(1, 1, "Not advertised", [])
         try store.setOffer(1, 2, "Advertised here", [])
         let shopper = try server.newAccount()

@@ -34,6 +34,12 @@ import Testing
                 try call(instances[index % 2], "POST", "/v1/accounts", json: [:]).object["device_token"] as? String)
         }
 
+        // Each has seen the offer near its beacon: the server redeems only offers in the account's seen set.
+        let seen: [String: Any] = [
+            "items": [["offer_id": offerID, "seen_at": ISO8601DateFormatter().string(from: Date())]]
+        ]
+        for shopper in shoppers { _ = try call(instances[0], "POST", "/v1/seen", token: shopper, json: seen) }
+
         // 40 redemptions at once, each shopper's four split across the instances: 12 in all, 2 at most each.
         let answers = Mutex<[(shopper: Int, status: Int)]>([])
         concurrently(40) { request in
@@ -65,6 +71,10 @@ import Testing
         let pizzaID = try #require(pizza.object["id"] as? String)
         let shopper = try #require(
             try call(second.url, "POST", "/v1/accounts", json: [:]).object["device_token"] as? String)
+        let seenPizza: [String: Any] = [
+            "items": [["offer_id": pizzaID, "seen_at": ISO8601DateFormatter().string(from: Date())]]
+        ]
+        _ = try call(first.url, "POST", "/v1/seen", token: shopper, json: seenPizza)
         let replies = Mutex<[Reply]>([])
         concurrently(6) { request in
             if let reply = try? call(

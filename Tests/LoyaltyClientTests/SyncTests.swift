@@ -262,6 +262,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         _ = try device.syncEngine(server).sync()
         let offer = try OfferReference(parsing: "\(try device.cache.retailers()[0].uuid.uuidString):1:1")
             .resolve(in: device.cache)
+        _ = try server.api.pushSeen([SeenItem(offerID: offer.offer.id, seenAt: Date())], device.credential)
         // The first attempt reached the server but its answer was lost.
         let key = try device.cache.idempotencyKey(forRedeeming: offer.offer.id, now: Date()) { "lost-answer-key" }
         let lost = try server.api.redeem(offerID: offer.offer.id, idempotencyKey: key, device.credential)
@@ -348,6 +349,7 @@ final class ManualClock: @unchecked Sendable {
         _ = try device.syncEngine(server).sync()
         let offer = try OfferReference(parsing: "\(try device.cache.retailers()[0].uuid.uuidString):1:1")
             .resolve(in: device.cache)
+        _ = try server.api.pushSeen([SeenItem(offerID: offer.offer.id, seenAt: Date())], device.credential)
         let redemption = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
             .redeem(offer)
         #expect(try device.syncEngine(server).sync().codesAccepted == 0)
