@@ -59,9 +59,9 @@ extension Store {
             let minor: Int = try row.decode("minor")
             let offerID = try row.decode("offer_id", as: UUID?.self)
             let lastHeard = try row.decode("last_heard_at", as: Date?.self)
-            let since = lastHeard ?? (try row.decode("offer_updated_at", as: Date?.self))
-                ?? (try row.decode("named_at", as: Date?.self)) ?? now
-            let quiet = since < quietSince
+            let offerUpdated = try row.decode("offer_updated_at", as: Date?.self)
+            let named = try row.decode("named_at", as: Date?.self)
+            let quiet = (lastHeard ?? offerUpdated ?? named ?? now) < quietSince
             return FleetBeacon(
                 major: UInt16(major), minor: UInt16(minor), name: try row.decode("name", as: String?.self),
                 placement: (try row.decode("placement", as: String?.self)).flatMap { $0.isEmpty ? nil : $0 },
