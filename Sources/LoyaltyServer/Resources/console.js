@@ -24,9 +24,9 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
-/// A table cell that, on a phone's card, is a line headed by its column's name.
+/// A table cell that, on a phone's card, is a line headed by its column's name (one value beside it).
 function cell(label, attributes, ...children) {
-  return el("td", Object.assign({ "data-label": label }, attributes || {}), ...children);
+  return el("td", Object.assign({ "data-label": label }, attributes || {}), el("span", { class: "value" }, ...children));
 }
 
 function button(text, label, onClick, className) {
@@ -114,7 +114,8 @@ function showApp(session) {
   $("app").hidden = false;
   $("sign-out").hidden = false;
   $("who").textContent = "Signed in as " + session.retailer.name;
-  if (!location.hash) location.hash = "#offers";
+  // replaceState, not location.hash: that would fire hashchange and load the page a second time.
+  if (!location.hash) history.replaceState(null, "", "#offers");
   showPage();
 }
 
@@ -235,7 +236,7 @@ function offerRow(offer) {
     cell("Redeemed", { class: "number" }, stats.redemptions),
     cell("Accepted", { class: "number" }, stats.accepted),
     cell("Remaining", { class: "number" }, stats.remaining === undefined ? "unlimited" : stats.remaining),
-    cell("Actions", {}, el("span", { class: "row-actions" },
+    cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" },
       button("Edit", "Edit offer " + beacon, () => openOfferDrawer(offer), "plain"),
       button("Remove", "Remove offer " + beacon, () => removeOffer(offer), "danger"))));
 }
@@ -290,15 +291,15 @@ async function saveOffer(event) {
   try {
     await api("PUT", "/v1/retailer/offers/" + encodeURIComponent(major) + "/" + encodeURIComponent(minor), draft);
     $("offer-drawer").close();
+    await reloadPage();
     say("Saved offer " + beaconText(major, minor) + ".");
-    await showPageData();
   } catch (error) {
     say("Not saved: " + error.message, true);
   }
 }
 
-/// Reloads the page on show (an offer saved from the fleet page shows there).
-function showPageData() {
+/// Reloads the page shown: an offer saved from the fleet page shows there.
+function reloadPage() {
   const page = (location.hash || "#offers").slice(1);
   return loaders[page] ? loaders[page]() : Promise.resolve();
 }
@@ -312,8 +313,8 @@ async function removeOffer(offer) {
   if (!yes) { say("Nothing removed."); return; }
   try {
     await api("DELETE", "/v1/retailer/offers/" + offer.major + "/" + offer.minor);
-    say("Removed offer " + beacon + ".");
     await loaders.offers();
+    say("Removed offer " + beacon + ".");
   } catch (error) {
     say("Not removed: " + error.message, true);
   }
@@ -353,16 +354,16 @@ loaders.beacons = async function () {
       actions.push(button("Add an offer", "Add an offer at beacon " + at,
         () => openOfferDrawer(null, { major: beacon.major, minor: beacon.minor }), "plain"));
     }
-    return el("tr", { "data-beacon": at, "data-sightings": total, "data-quiet": beacon.quiet },
+    return el("tr", { "data-beacon": at, "data-sightings": total, "data-quiet": String(beacon.quiet) },
       beaconCell(beacon.major, beacon.minor),
       cell("Name", { class: "lead" }, el("strong", {}, beacon.name || "Unnamed"),
         beacon.placement ? el("span", { class: "sub" }, beacon.placement) : null),
       cell("Offer", {}, beacon.offer_id ? chip(beacon.category) : null, beacon.offer_id ? beacon.title : "No offer"),
       cell("Last heard", {}, beacon.last_heard_at ? dateText(beacon.last_heard_at) : "never"),
-      cell("Sightings", {}, sparkline(beacon.sightings, total + " sightings in " + fleet.days + " days at " + at),
+      cell("Sightings", { class: "spark-cell" }, sparkline(beacon.sightings, total + " sightings in " + fleet.days + " days at " + at),
         " ", el("span", { class: "sightings-total" }, String(total))),
       cell("Check", {}, ...check),
-      cell("Actions", {}, el("span", { class: "row-actions" }, ...actions)));
+      cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" }, ...actions)));
   });
   $("beacons-table").tBodies[0].replaceChildren(...rows);
   const quietCount = fleet.beacons.filter((beacon) => beacon.quiet).length;
@@ -390,8 +391,8 @@ async function saveBeacon(event) {
     await api("PUT", "/v1/retailer/fleet/" + beacon.major + "/" + beacon.minor,
       { name: $("beacon-name").value, placement: $("beacon-placement").value || undefined });
     $("beacon-drawer").close();
-    say("Saved beacon " + beaconText(beacon.major, beacon.minor) + ".");
     await loaders.beacons();
+    say("Saved beacon " + beaconText(beacon.major, beacon.minor) + ".");
   } catch (error) {
     say("Not saved: " + error.message, true);
   }
@@ -464,7 +465,10 @@ function niceStep(top, count) {
 /// Bars per day with a labelled count axis and dated day axis, drawn here (no chart library).
 function drawChart(days, label) {
   const svg = $("figures-chart");
-  const left = 56, right = 706, top = 16, bottom = 240;
+  // As wide as the screen gives it (so its 12 px text stays 12 px on a phone), 720 at most.
+  const across = Math.round(Math.min(720, Math.max(300, svg.parentElement.clientWidth)));
+  svg.setAttribute("viewBox", "0 0 " + across + " 300");
+  const left = 56, right = across - 14, top = 16, bottom = 240;
   const totals = { shown: sum(days, "shown"), redeemed: sum(days, "redeemed"), accepted: sum(days, "accepted") };
   svg.replaceChildren(el("title", { id: "figures-chart-title" }, label + ", " + days.length + " days from "
     + days[0].date + " to " + days[days.length - 1].date + ": " + totals.shown + " shown, " + totals.redeemed
@@ -481,7 +485,7 @@ function drawChart(days, label) {
   svg.append(el("text", { x: 14, y: (top + bottom) / 2, "font-size": "12", "text-anchor": "middle", fill: "#1a1a1a",
     transform: "rotate(-90 14 " + (top + bottom) / 2 + ")" }, "per day"));
   const width = (right - left) / days.length;
-  const labelEvery = Math.ceil(days.length / 6);
+  const labelEvery = Math.ceil(days.length / Math.max(2, Math.floor((right - left) / 64)));
   days.forEach((day, index) => {
     const x = left + index * width;
     series.forEach(([name, colour], bar) => {
@@ -509,7 +513,7 @@ loaders.stores = async function () {
     cell("Name", { class: "lead" }, el("strong", {}, store.name)),
     cell("Latitude", {}, store.latitude.toFixed(5)), cell("Longitude", {}, store.longitude.toFixed(5)),
     cell("Radius", { class: "number" }, store.radius_m + " m"),
-    cell("Actions", {}, el("span", { class: "row-actions" },
+    cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" },
       button("Edit", "Edit store " + store.store_id, () => openStoreDrawer(store), "plain"),
       button("Remove", "Remove store " + store.store_id, () => removeStore(store), "danger"))))));
   drawStores(state.stores);
@@ -538,6 +542,8 @@ function drawStores(stores) {
   const scale = Math.min(560 / Math.max(maxX - minX, 1), 330 / Math.max(maxY - minY, 1));
   const offsetX = 20 + (560 - (maxX - minX) * scale) / 2, offsetY = 20 + (330 - (maxY - minY) * scale) / 2;
   svg.setAttribute("data-metres-per-unit", (1 / scale).toFixed(4));
+  // Text at 13 px on the screen whatever the map's drawn width.
+  const fontSize = (13 * Math.max(1, 600 / Math.max(svg.clientWidth, 1))).toFixed(1);
   for (const p of points) {
     const cx = offsetX + (p.x - minX) * scale, cy = offsetY + (p.y - minY) * scale;
     svg.append(el("g", { "data-store": p.store.store_id },
@@ -545,8 +551,8 @@ function drawStores(stores) {
       el("circle", { cx: cx.toFixed(1), cy: cy.toFixed(1), r: Math.max(p.store.radius_m * scale, 2).toFixed(1),
         fill: "#0b4f8a", "fill-opacity": "0.2", stroke: "#0b4f8a", "stroke-width": "2" }),
       el("circle", { cx: cx.toFixed(1), cy: cy.toFixed(1), r: 3, fill: "#0b4f8a" }),
-      el("text", { x: cx.toFixed(1), y: (cy - 8).toFixed(1), "font-size": "13", "text-anchor": "middle", fill: "#1a1a1a" },
-        p.store.name)));
+      el("text", { x: cx.toFixed(1), y: (cy - 8).toFixed(1), "font-size": fontSize, "text-anchor": "middle",
+        fill: "#1a1a1a" }, p.store.name)));
   }
   const metres = scaleBarMetres(560 / scale);
   const length = metres * scale;
@@ -554,7 +560,7 @@ function drawStores(stores) {
     el("line", { x1: 20, x2: 20 + length, y1: 385, y2: 385, stroke: "#1a1a1a", "stroke-width": "3" }),
     el("line", { x1: 20, x2: 20, y1: 378, y2: 392, stroke: "#1a1a1a" }),
     el("line", { x1: 20 + length, x2: 20 + length, y1: 378, y2: 392, stroke: "#1a1a1a" }),
-    el("text", { x: 28 + length, y: 390, "font-size": "13", fill: "#1a1a1a" },
+    el("text", { x: 28 + length, y: 390, "font-size": fontSize, fill: "#1a1a1a" },
       metres >= 1000 ? metres / 1000 + " km" : metres + " m")));
 }
 
@@ -582,8 +588,8 @@ async function saveStore(event) {
       longitude: Number($("store-longitude").value), radius_m: Number($("store-radius").value),
     });
     $("store-drawer").close();
-    say("Saved store " + id + ".");
     await loaders.stores();
+    say("Saved store " + id + ".");
   } catch (error) {
     say("Not saved: " + error.message, true);
   }
@@ -597,8 +603,8 @@ async function removeStore(store) {
   if (!yes) { say("Nothing removed."); return; }
   try {
     await api("DELETE", "/v1/retailer/stores/" + encodeURIComponent(store.store_id));
-    say("Removed store " + store.store_id + ".");
     await loaders.stores();
+    say("Removed store " + store.store_id + ".");
   } catch (error) {
     say("Not removed: " + error.message, true);
   }
@@ -663,7 +669,7 @@ loaders.keys = async function () {
     return el("tr", {}, cell("Name", { class: "lead" }, el("strong", {}, key.name)),
       cell("Created", {}, dateText(key.created_at)),
       cell("Revoked", {}, key.revoked_at ? dateText(key.revoked_at) : "no"),
-      cell("Actions", {}, el("span", { class: "row-actions" }, revoke)));
+      cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" }, revoke)));
   }));
 };
 
@@ -675,8 +681,8 @@ async function revokeTillKey(key) {
   if (!yes) { say("Nothing revoked."); return; }
   try {
     await api("DELETE", "/v1/retailer/till-keys/" + encodeURIComponent(key.id));
-    say("Revoked the till key " + key.name + ".");
     await loaders.keys();
+    say("Revoked the till key " + key.name + ".");
   } catch (error) { say(error.message, true); }
 }
 
@@ -745,8 +751,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   window.addEventListener("hashchange", showPage);
   for (const link of document.querySelectorAll("nav a")) link.addEventListener("click", () => say(""));
   on("offers-filter", "submit", (event) => event.preventDefault());
-  for (const id of ["offers-search", "offers-category", "offers-state"]) {
-    on(id, "input", () => { state.offersPage = 0; renderOffers(); });
+  for (const [id, event] of [["offers-search", "input"], ["offers-category", "change"], ["offers-state", "change"]]) {
+    on(id, event, () => { state.offersPage = 0; renderOffers(); });
   }
   on("offers-previous", "click", () => { state.offersPage -= 1; renderOffers(); });
   on("offers-next", "click", () => { state.offersPage += 1; renderOffers(); });
