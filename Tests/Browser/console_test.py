@@ -357,7 +357,14 @@ def beacons_page(console, server, key):
     check("Back door" in console.css('#beacons-table tr[data-beacon="9:9"]').text, "9:9's name is missing")
     summary = console.by_id("beacons-summary").text
     check(f"{len(fleet['beacons'])} beacons" in summary, f"the summary says {summary!r}")
+    console.by_id("beacons-flagged").click()
+    to_check = sorted(f"{b['major']}:{b['minor']}" for b in fleet["beacons"]
+                      if b["quiet"] or ("offer_id" not in b and "last_heard_at" in b))
+    console.until(lambda: sorted(r.get_attribute("data-beacon") for r in console.rows("beacons-table")) == to_check,
+                  f"listed only the beacons to check, {to_check}")
     console.audit("beacons")
+    console.by_id("beacons-flagged").click()
+    console.until(lambda: len(console.rows("beacons-table")) == len(expected), "listed every beacon again")
     console.css('button[aria-label="Name beacon 1:1"]').click()
     console.visible("beacon-form")
     console.type("beacon-name", "Sushi counter")

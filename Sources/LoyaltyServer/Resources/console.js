@@ -342,7 +342,16 @@ loaders.beacons = async function () {
   const fleet = await api("GET", "/v1/retailer/fleet?days=" + encodeURIComponent(days)
     + "&quiet_days=" + encodeURIComponent(quiet));
   state.fleet = fleet;
-  const rows = fleet.beacons.map((beacon) => {
+  renderFleet();
+};
+
+/// A beacon to check: quiet, or heard by shoppers with no offer on it.
+function needsCheck(beacon) { return beacon.quiet || (!beacon.offer_id && Boolean(beacon.last_heard_at)); }
+
+function renderFleet() {
+  const fleet = state.fleet;
+  const shown = $("beacons-flagged").checked ? fleet.beacons.filter(needsCheck) : fleet.beacons;
+  const rows = shown.map((beacon) => {
     const at = beaconText(beacon.major, beacon.minor);
     const total = beacon.sightings.reduce((sum, day) => sum + day.sightings, 0);
     const check = beacon.quiet ? [el("span", { class: "flag" }, "Quiet"), el("span", { class: "note" }, beacon.note)]
@@ -373,7 +382,7 @@ loaders.beacons = async function () {
   $("beacons-summary").textContent = fleet.beacons.length + " beacons: " + quietCount + " quiet for "
     + fleet.quiet_days + " days, " + withoutOffer + " without an offer; " + sightings + " sightings in the last "
     + fleet.days + " days.";
-};
+}
 
 function openBeaconDrawer(beacon) {
   state.beacon = beacon;
@@ -761,6 +770,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   on("offer-form", "input", previewOffer);
   on("offer-cancel", "click", () => $("offer-drawer").close());
   on("beacons-form", "submit", reporting(() => loaders.beacons()));
+  on("beacons-flagged", "change", () => { if (state.fleet) renderFleet(); });
   on("beacon-form", "submit", saveBeacon);
   on("beacon-cancel", "click", () => $("beacon-drawer").close());
   on("figures-form", "submit", (event) => event.preventDefault());
