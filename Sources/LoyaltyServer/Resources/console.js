@@ -699,15 +699,16 @@ async function rotateKey() {
   const yes = await confirmAction("Rotate the API key?",
     "A new key replaces the current one and is shown only once. The CLI's saved key keeps working until the new "
     + "key is first used, or for 24 hours at most, so hand the new key to the CLI with loyalty retailer key set. "
-    + "Consoles signed in elsewhere are signed out; this one stays signed in.", "Rotate the key");
+    + "Consoles signed in elsewhere are signed out; sign in here again with the new key.", "Rotate the key");
   if (!yes) { say("The API key was not changed."); return; }
   try {
     const answer = await api("POST", "/v1/retailer/key");
     $("new-key-value").textContent = answer.api_key;
     $("new-key-command").textContent = "loyalty retailer key set";
     $("new-key").hidden = false;
-    say("The API key was rotated. Run loyalty retailer key set on each machine whose CLI holds the old key, "
-      + "and give it the new key.");
+    const until = answer.previous_key_expires_at ? ", until " + dateText(answer.previous_key_expires_at) + " at the latest" : "";
+    say("The API key was rotated. The old key works until the new one is first used" + until + ": run loyalty "
+      + "retailer key set on each machine whose CLI holds it, and sign in here again with the new key.");
   } catch (error) { say(error.message, true); }
 }
 
