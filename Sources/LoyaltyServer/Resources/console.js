@@ -264,7 +264,9 @@ function openOfferDrawer(offer, beacon) {
   }
   previewOffer();
   $("offer-drawer").showModal();
-  (editing || at ? $("offer-title") : $("offer-major")).focus();
+  // From the top: the heading says which offer this is.
+  (editing || at ? $("offer-title") : $("offer-major")).focus({ preventScroll: true });
+  $("offer-drawer").scrollTop = 0;
 }
 
 function previewOffer() {
