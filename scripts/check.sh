@@ -2,11 +2,13 @@
 # make check: proves the system holds, with bounded times, and prints a summary table (part, figure, verdict).
 #   fuzz    libFuzzer on the HCI event, AD structure, BTSnoop and request-body parsers (FUZZ_SECONDS each, 60)
 #   api     schemathesis on every operation of openapi.yaml against a live server (CHECK_API_EXAMPLES, 50)
-#   faults  PostgreSQL stopped, server and client SIGKILLed, network cut (scripts/check-faults.py)
+#   faults  PostgreSQL stopped, server and client SIGKILLed, network cut with packets dropped (scripts/check-faults.py)
 #   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
 #   pgbouncer  the server test suite and the two-instance test with every pool behind PgBouncer (transaction pooling)
 #   radio   the live radio in a guest kernel (LiveRadioTests with LOYALTY_LIVE_RADIO=full: beside bluetoothd too)
 # CHECK_PARTS="fuzz api faults load pgbouncer radio" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
+# A part that ran less than it names fails: a fuzzer without executions, fewer fault rows than scenarios, a live
+# check that never reached the guest (the radio part runs with CI set, so such a test fails instead of returning).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
