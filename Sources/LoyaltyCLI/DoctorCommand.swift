@@ -4,8 +4,6 @@ import LoyaltyAPI
 import LoyaltyClient
 
 private enum Doctor {
-    static let adapter = Option<String>(
-        "adapter", value: "NAME", help: "The adapter to check (default: every adapter; a scan uses hci0).")
     static let json = Flag("json", help: "Print one JSON object instead of text.")
 }
 
@@ -19,13 +17,14 @@ let doctorCommand = Command(
         Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
         FILE` works regardless).
         """,
-    options: [Doctor.adapter, hciOption, Doctor.json],
+    options: ControllerOptions.all + [Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
     run: runDoctor
 )
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
-    let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: Doctor.adapter))
-    if arguments.flag(Doctor.json) {
+    let diagnosis = RadioDiagnosis.examine(transport: ControllerOptions.transport(arguments))
+    let output = CommandScope.output(json: arguments.flag(Doctor.json))
+    if output.isJSON {
         let checks = diagnosis.checks.map { check -> JSONValue in
             .object([
                 ("name", .string(check.name)),
@@ -34,13 +33,14 @@ private func runDoctor(_ arguments: ParsedArguments) throws {
                 ("remedy", check.remedy.map(JSONValue.string) ?? .null),
             ])
         }
-        printJSONLine([
-            ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
-            ("ranging_available", .bool(diagnosis.isRangingAvailable)),
-            ("checks", .array(checks)),
-        ])
+        output.line(
+            JSONValue.object([
+                ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
+                ("ranging_available", .bool(diagnosis.isRangingAvailable)),
+                ("checks", .array(checks)),
+            ]).text)
     } else {
-        diagnosis.reportLines.forEach(printOut)
+        diagnosis.reportLines.forEach(output.line)
     }
     if !diagnosis.isMonitoringAvailable {
         throw SilentExit(code: ExitCode.unavailable)
