@@ -52,11 +52,19 @@ extension Endpoints {
             ])
     }
 
+    /// The page asks this on every load: signed out is an ordinary answer (204), not an error status that the
+    /// browser would log on every visit.
     func showConsoleSession(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let token = request.consoleSessionToken else {
-            throw APIFailure(401, .unauthorized, "not signed in to the console")
+            return HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"])
         }
-        let session = try consoleSession(token, from: request)
+        let session: (access: RetailerAccess, expiresAt: Date)
+        do {
+            session = try consoleSession(token, from: request)
+        } catch let failure as APIFailure where failure.status == 401 {
+            // A cookie that names no live session, counted as a failure: signed out all the same.
+            return HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"])
+        }
         return .json(
             200,
             ConsoleSession(

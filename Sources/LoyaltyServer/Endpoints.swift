@@ -269,7 +269,7 @@ struct Endpoints: Sendable {
 
     // MARK: Parameters
 
-    private func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
+    func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
         do {
             return (
                 try Validation.beaconNumber(request.pathParameters["major"] ?? "", field: "major"),
