@@ -19,9 +19,6 @@ static inline size_t loyalty_MHD_unescape(void *context, struct MHD_Connection *
     return MHD_http_unescape(text);
 }
 
-/// MHD_OPTION_URI_LOG_CALLBACK's function: the request target as it came, before MHD parses its query.
-typedef void *(*loyalty_MHD_URILogCallback)(void *context, const char *uri, struct MHD_Connection *connection);
-
 /// Starts a daemon bound to `address` with the options HTTPServer sets. NULL on failure
 /// (the reason goes to `logger`).
 static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
@@ -30,7 +27,6 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_LogCallback logger, void *logger_context,
     MHD_NotifyConnectionCallback notify, void *notify_context,
-    loyalty_MHD_URILogCallback uri_logger, void *uri_logger_context,
     unsigned int thread_pool_size, unsigned int connection_limit, unsigned int per_ip_connection_limit,
     size_t memory_limit_per_connection, unsigned int connection_timeout_seconds)
 {
@@ -41,7 +37,6 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
         MHD_OPTION_UNESCAPE_CALLBACK, loyalty_MHD_unescape, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
         MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
-        MHD_OPTION_URI_LOG_CALLBACK, uri_logger, uri_logger_context,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,

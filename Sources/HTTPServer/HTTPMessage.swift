@@ -58,7 +58,4 @@ public enum HTTPRejection: Sendable, Equatable {
     /// The bodies of the requests in flight hold `HTTPServerLimits.maxBodyBytesInFlight`, and this one's would
     /// pass it; it was not read. The connection is closed: the client may retry in a moment.
     case busy
-    /// The request target has more than `HTTPServerLimits.maxQueryParameters` query parameters. The connection
-    /// is closed.
-    case tooManyQueryParameters(limit: Int)
 }

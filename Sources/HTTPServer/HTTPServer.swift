@@ -24,9 +24,6 @@ public struct HTTPServerLimits: Sendable {
     public var threads: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
     /// Per connection, for the request line, headers and read buffer; longer headers get 431.
     public var memoryPerConnection: Int = 128 * 1024
-    /// A request target with more query parameters is refused with `HTTPRejection.tooManyQueryParameters`: past
-    /// about 1,500, libmicrohttpd runs out of the connection's memory and answers nothing.
-    public var maxQueryParameters: Int = 100
 
     public init() {}
 }
@@ -82,7 +79,7 @@ public final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 loyalty_MHD_start_daemon(
                     flags, address, accessHandler, contextPointer, requestCompleted, contextPointer,
-                    logMessage, contextPointer, connectionNotified, contextPointer, targetArrived, contextPointer,
+                    logMessage, contextPointer, connectionNotified, contextPointer,
                     UInt32(clamping: max(1, limits.threads)), UInt32(clamping: limits.connectionLimit),
                     UInt32(clamping: max(0, limits.connectionsPerClientAddress)), max(0, limits.memoryPerConnection),
                     UInt32(clamping: limits.connectionTimeoutSeconds))
@@ -189,7 +186,6 @@ private final class ServerContext: @unchecked Sendable {
     /// dropped bytes the sender is cut off instead.
     let maxDiscardedBytes: Int
     let maxBodyBytesInFlight: Int
-    let maxQueryParameters: Int
     /// What the bodies of the requests in flight hold (reserved at their Content-Length, or chunk by chunk).
     let bodyBytesInFlight = Atomic<Int>(0)
     let reject: @Sendable (HTTPRejection) -> HTTPResponse
@@ -217,7 +213,6 @@ private final class ServerContext: @unchecked Sendable {
         self.maxBodyBytesByPath = limits.maxBodyBytesByPath
         self.maxDiscardedBytes = max(4 * self.maxBodyBytes, 1 << 20)
         self.maxBodyBytesInFlight = limits.maxBodyBytesInFlight
-        self.maxQueryParameters = limits.maxQueryParameters
         self.reject = reject
         self.admit = admit
         self.handler = handler
@@ -471,29 +466,6 @@ private let requestCompleted: MHD_RequestCompletedCallback = {
     requestPointer?.pointee = nil
     if let connection { context.heads.answered(connection) }
     context.requestFinished()
-}
-
-/// The request target before MHD parses it: too many query parameters are answered here, on the socket (MHD has
-/// nothing of its own to send yet), whose sending side is then shut; MHD, failing on the parameters or not, closes.
-private let targetArrived: loyalty_MHD_URILogCallback = { contextPointer, target, connection in
-    guard let contextPointer, let target, let connection else { return nil }
-    let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
-    var parameters = 0
-    var byte = target
-    var inQuery = false
-    while byte.pointee != 0 {
-        if byte.pointee == CChar(UInt8(ascii: "?")) && !inQuery {
-            inQuery = true
-            parameters = 1
-        } else if inQuery && byte.pointee == CChar(UInt8(ascii: "&")) {
-            parameters += 1
-        }
-        byte += 1
-    }
-    if parameters > context.maxQueryParameters {
-        writeDirectly(context.reject(.tooManyQueryParameters(limit: context.maxQueryParameters)), to: connection)
-    }
-    return nil
 }
 
 private let connectionNotified: MHD_NotifyConnectionCallback = { contextPointer, connection, _, event in

@@ -93,10 +93,6 @@ public final class LoyaltyService: Sendable {
                 503, .serverBusy, "the server holds as many request bodies as it may; retry in a few seconds")
             failure.headers["Retry-After"] = "5"
             return .failure(failure)
-        case .tooManyQueryParameters(let limit):
-            metrics.record(route: "rejected", method: "-", status: 414, seconds: 0)
-            return .failure(
-                APIFailure(414, .badRequest, "the request has more than \(limit) query parameters; send fewer"))
         }
     }
 
