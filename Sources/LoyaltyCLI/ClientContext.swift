@@ -38,6 +38,7 @@ struct ClientContext {
         self.arguments = arguments
         self.environment = environment
         home = try ClientHome(environment: environment)
+        for change in home.narrowPermissions() { printError("note: \(change)") }
         config = try home.loadConfig()
         let timeouts = Timeouts(
             connect: try arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
