@@ -124,7 +124,8 @@ public final class LoyaltyAPIClient {
         if let limit { query["limit"] = String(limit) }
         return try exchange(
             "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
-            accepting: [304, 410], maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: limit ?? CatalogPage.maximumRows))
+            accepting: [304, 410],
+            maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: limit ?? CatalogPage.maximumRows))
     }
 
     func catalogAnswer(_ response: HTTPClientResponse) throws(ClientError) -> CatalogAnswer {

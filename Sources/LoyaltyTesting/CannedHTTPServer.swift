@@ -83,7 +83,9 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
     private static func send(_ bytes: [UInt8], to connection: Int32) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return false }
             sent += count

@@ -120,7 +120,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
             let response = try client.send(
                 HTTPClientRequest(
                     method: request.method, url: baseURL + request.target, headers: request.headers,
-                    body: request.body, maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: CatalogPage.maximumRows)))
+                    body: request.body,
+                    maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: CatalogPage.maximumRows)))
             clientsLock.withLock { idleClients.append(client) }
             return TestResponse(status: response.status, headers: response.headers, body: response.body)
         }

@@ -171,7 +171,8 @@ func sighting(
     /// limit is tracked once others have been forgotten.
     @Test func trackingIsBoundedAndUnknownUUIDsAreHeldTighter() throws {
         var ranger = try Ranger(
-            configuration: .init(maxTrackingAge: 1, dropAfter: 1, limits: .init(total: 6, unknownUUIDs: 3, perUnknownUUID: 2)))
+            configuration: .init(
+                maxTrackingAge: 1, dropAfter: 1, limits: .init(total: 6, unknownUUIDs: 3, perUnknownUUID: 2)))
         ranger.knownUUIDs = [matey]
         for minor in 1...3 { _ = ranger.observe(sighting(otherStore, minor: UInt16(minor), at: 0)) }
         #expect(ranger.trackedCount == 2)

@@ -12,11 +12,11 @@ import Testing
         init(size: String) throws {
             url = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-full-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            try Self.run(["mount", "-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", url.path])
+            try mountTool(["mount", "-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", url.path])
         }
 
         deinit {
-            try? Self.run(["umount", url.path])
+            try? mountTool(["umount", url.path])
             try? FileManager.default.removeItem(at: url)
         }
 
@@ -25,7 +25,7 @@ import Testing
         /// Writes a file until the disk is full, then gives `bytes` of it back.
         func fill(leaving bytes: Int) throws {
             let fd = open(filler.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            guard fd >= 0 else { throw Failure(description: "cannot create \(filler.path)") }
+            guard fd >= 0 else { throw ReadOnlyFolder.Failure(description: "cannot create \(filler.path)") }
             defer { close(fd) }
             let chunk = [UInt8](repeating: 0xAA, count: 4096)
             var size = 0
@@ -35,20 +35,7 @@ import Testing
                 size += written
             }
             guard errno == ENOSPC, ftruncate(fd, off_t(max(0, size - bytes))) == 0 else {
-                throw Failure(description: "filling \(url.path) stopped with errno \(errno)")
-            }
-        }
-
-        struct Failure: Error, CustomStringConvertible { var description: String }
-
-        private static func run(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw Failure(description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+                throw ReadOnlyFolder.Failure(description: "filling \(url.path) stopped with errno \(errno)")
             }
         }
     }

@@ -44,12 +44,11 @@ private func echoServer() throws -> HTTPServer {
         defer { server.shutdown() }
         let client = HTTPClient()
         let url = "http://127.0.0.1:\(server.port)/echo"
-        let fits = try client.send(
-            HTTPClientRequest(method: "POST", url: url, body: [UInt8](repeating: 1, count: 1000), maximumResponseBytes: 1000))
+        let body = [UInt8](repeating: 1, count: 1000)
+        let fits = try client.send(HTTPClientRequest(method: "POST", url: url, body: body, maximumResponseBytes: 1000))
         #expect(fits.body.count == 1000)
         #expect(throws: HTTPClientError.responseTooLarge(url: url, limit: 999)) {
-            try client.send(
-                HTTPClientRequest(method: "POST", url: url, body: [UInt8](repeating: 1, count: 1000), maximumResponseBytes: 999))
+            try client.send(HTTPClientRequest(method: "POST", url: url, body: body, maximumResponseBytes: 999))
         }
         // The handle still works afterwards.
         #expect(try client.send(HTTPClientRequest(url: url)).status == 200)
