@@ -122,6 +122,8 @@ public final class LoyaltyAPIClient {
         var query = area?.queryItems ?? [:]
         if let cursor { query["since"] = cursor }
         if let limit { query["limit"] = String(limit) }
+        // An area's page comes whole, whatever `limit`: it is held to the same size (some 300,000 offers of the
+        // usual few hundred bytes), which a page of the longest rows can be.
         return try exchange(
             "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
             accepting: [304, 410],
