@@ -203,7 +203,8 @@ public struct Ranger: Sendable {
                 "max tracking age must be a positive number of seconds, got \(c.maxTrackingAge)")
         }
         guard c.limits.total > 0, c.limits.unknownUUIDs >= 0, c.limits.perUnknownUUID >= 0 else {
-            throw InvalidBeaconConfiguration("tracking limits must be positive, got \(c.limits)")
+            throw InvalidBeaconConfiguration(
+                "tracking limits must be at least 1 beacon in all and 0 of unknown UUIDs, got \(c.limits)")
         }
         guard c.dropAfter.isFinite, c.dropAfter >= c.maxTrackingAge else {
             throw InvalidBeaconConfiguration(
