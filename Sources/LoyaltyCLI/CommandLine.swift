@@ -3,10 +3,6 @@ import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension ExitCode {
     static let helpText = """
         EXIT CODES:
@@ -21,9 +17,6 @@ extension ExitCode {
         """
 }
 
-/// Whether standard output is a terminal: tables and progress there, JSON lines in pipes.
-var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
-
 /// `--name SECONDS`: a number of seconds greater than zero.
 func secondsOption(_ name: String, help: String) -> Option<Double> {
     Option(name, value: "SECONDS", help: help, expected: "a number of seconds greater than 0") {
@@ -37,9 +30,4 @@ func uuidOption(_ name: String, help: String, required: Bool = false) -> Option<
         guard let uuid = UUID(uuidString: text) else { throw InvalidValue("not a UUID; expected 8-4-4-4-12 hex digits") }
         return uuid
     }
-}
-
-/// Prints one JSON object per line.
-func printJSONLine(_ fields: [(String, JSONValue)]) {
-    printOut(JSONValue.object(fields).text)
 }

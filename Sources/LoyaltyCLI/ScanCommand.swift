@@ -7,7 +7,6 @@ import LoyaltyClient
 enum ScanOptions {
     static let replay = Option<String>(
         "replay", value: "FILE", help: "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning.")
-    static let json = Flag("json", help: "JSON lines, also on a terminal.")
     static let region = Option<BeaconIdentityConstraint>(
         "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true,
         parse: BeaconIdentityConstraint.init(parsing:))
@@ -22,7 +21,7 @@ enum ScanOptions {
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
 
     static let all: [any DeclaredOption] = [
-        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates,
+        replay, ClientOptions.json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates,
     ] + ControllerOptions.all
 }
 
@@ -119,15 +118,17 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let ranging = Ranger.Configuration(
         snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
         maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
-    let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
+    let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
-    let (offers, redemption) = try openOfferSession(arguments, interactive: !json, interruption: interruption)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: redemption, interruption: interruption)
+    let (offers, redemption) = try openOfferSession(
+        arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
+    let printer = ScanPrinter(
+        arguments, output: output, offers: offers, redemption: redemption, interruption: interruption)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
-    try warnIfCatalogPartial(offers.cache, json: json)
+    try warnIfCatalogPartial(offers.cache, output)
     let exitTimeout = arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
         beacons: try BeaconScanSession(
@@ -141,7 +142,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
             pace: arguments.flag(ScanOptions.realtime) ? { time in
                 guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
                 // What was printed before the pause reaches a reader at the other end of a pipe now.
-                fflush(nil)
+                output.flush()
                 interruption.sleep(delay)
             } : nil,
             stopped: { interruption.isRequested },

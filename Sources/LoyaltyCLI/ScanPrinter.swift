@@ -8,12 +8,12 @@ import LoyaltyClient
     import Glibc
 #endif
 
-/// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
+/// What a scan says, as it happens: JSON lines; or on a terminal a live table with the event log above
 /// it and the offer on screen, which the shopper dismisses (d) or redeems (r; a failed redemption leaves
 /// it on screen), and the offers waiting for it; q ends the scan. When the beacons end, the shopper pages
-/// through the offers left.
+/// through the offers left. In a pipe, text is the event log alone, each offer a line of it.
 final class ScanPrinter: ScanOutput {
-    let json: Bool
+    let output: CommandOutput
     /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
     private var table: LiveTable?
     let keys: TerminalKeys?
@@ -28,40 +28,46 @@ final class ScanPrinter: ScanOutput {
     private var quit = false
     private var lines = ScanJSONLines()
 
+    /// Whether offers stay until the shopper answers them: with the live table, which takes keys.
+    static func isInteractive(_ output: CommandOutput) -> Bool { !output.isJSON && output.isTerminal }
+
     /// Without `interruption` (a scan of geofences alone), no table and no keys.
     init(
-        _ arguments: ParsedArguments, json: Bool, offers: OfferSession, redemption: ScanRedemption?,
+        _ arguments: ParsedArguments, output: CommandOutput, offers: OfferSession, redemption: ScanRedemption?,
         interruption: Interruption?
     ) {
         self.arguments = arguments
-        self.json = json
+        self.output = output
         self.offers = offers
         self.redemption = redemption
         self.interruption = interruption
-        table = json || interruption == nil ? nil : LiveTable()
+        table = Self.isInteractive(output) && interruption != nil ? LiveTable() : nil
         keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
     }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
-        if json { return printOut(bytes: lines.line(snapshot)) }
+        if output.isJSON { return output.write(bytes: lines.line(snapshot)) }
         if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
-        if json { return printOut(lines.line(event)) }
+        if output.isJSON { return output.line(lines.line(event)) }
         redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
     }
 
     /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
     /// shows the offer when redrawn.
     func show(_ offer: OfferPresentation) -> () -> Void {
-        guard json else { return {} }
-        let line = Array((lines.line(offer) + "\n").utf8)
-        return { printOut(bytes: line) }
+        guard table == nil else { return {} }
+        let line =
+            output.isJSON
+            ? lines.line(offer) : ClientText.eventLine(at: offer.time, ClientText.offerShown(offer.offer))
+        let bytes = Array((line + "\n").utf8)
+        return { [output] in output.write(bytes: bytes) }
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
-        if json { return }
+        if table == nil { return }
         lastSnapshot = snapshot
         redrawTable()
     }
@@ -85,7 +91,7 @@ final class ScanPrinter: ScanOutput {
     }
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
-        if json { return printOut(lines.line(event, store: resolved)) }
+        if output.isJSON { return output.line(lines.line(event, store: resolved)) }
         let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
         redrawTable(after: ClientText.eventLine(at: event.time, line))
     }
@@ -93,33 +99,33 @@ final class ScanPrinter: ScanOutput {
     /// On standard error; above the live table, if there is one.
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
         let warning = ClientText.syncFailed(error, syncing: syncing)
-        guard let table else { return printError(warning) }
-        print(table.erasure, terminator: "")
-        fflush(nil)  // The erasure reaches the terminal before the warning does.
-        printError(warning)
-        print(table.table, terminator: "")
+        guard let table else { return output.error(warning) }
+        output.write(table.erasure)
+        output.flush()  // The erasure reaches the terminal before the warning does.
+        output.error(warning)
+        output.write(table.table)
     }
 
     /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
-        if json { return printOut(lines.line(statistics)) }
-        printError(ClientText.summary(statistics, live: live))
+        if output.isJSON { return output.line(lines.line(statistics)) }
+        output.error(ClientText.summary(statistics, live: live))
     }
 
     func positionsEnded(_ end: PositionsEnd) {
         switch end {
         case .log(let statistics): summary(statistics)
-        case .gpsdReceiversGone: printError("gpsd has no active GPS receiver any more; the scan ends")
+        case .gpsdReceiversGone: output.error("gpsd has no active GPS receiver any more; the scan ends")
         case .fixed, .gpsdClosed: break
         }
     }
 
     /// A reader at the other end of a pipe gets each event as it happens.
-    func eventHandled() { fflush(nil) }
+    func eventHandled() { output.flush() }
 
     func summary(_ statistics: NMEAStream.Statistics) {
-        if json { return printOut(lines.line(statistics)) }
-        printError(ClientText.summary(statistics))
+        if output.isJSON { return output.line(lines.line(statistics)) }
+        output.error(ClientText.summary(statistics))
     }
 
     /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan as a
@@ -156,9 +162,9 @@ final class ScanPrinter: ScanOutput {
         let screen = lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? ""
         let window = LiveTable.windowSize
         if let text = table?.draw(screen, after: line, columns: window.columns, windowRows: window.rows) {
-            print(text, terminator: "")
+            output.write(text)
         } else if let line {
-            printOut(line)
+            output.line(line)
         }
     }
 
