@@ -1,5 +1,6 @@
 import Beacons
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// Someone near a scan advertising made-up iBeacon identities (or a capture of them) must not grow the scan's
