@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// `account create` on a full disk: the cache is made before the server is asked, so a disk with room for the
@@ -40,7 +41,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: getuid() == 0 || ProcessInfo.processInfo.environment["CI"] != nil, "mounting a tmpfs needs root"))
+    @Test(.enabled(if: getuid() == 0 || runningUnderCI, "mounting a tmpfs needs root"))
     func creatingAnAccountOnAFullDiskMakesNoAccount() throws {
         let server = try StoryServer.shared.get()
         let disk = try TinyDisk(size: "256k")
