@@ -2,40 +2,6 @@ import Beacons
 import DBus
 import Foundation
 
-/// Live advertising, through whichever path owns the controller: `run` advertises until `cancel()` or the end
-/// of its duration, then takes only its own advertising away.
-public protocol LiveAdvertiser: AnyObject, Sendable {
-    var adapter: String { get }
-    /// "hci" (the controller programmed over raw HCI) or "bluetoothd" (registered with LEAdvertisingManager1).
-    var via: String { get }
-    /// The HCI command set sent, "legacy" or "extended"; nil through bluetoothd, where the kernel chooses.
-    var commandSet: String? { get }
-    /// The advertising interval asked for, as the path can express it (0.625 ms units, or whole ms).
-    var intervalMilliseconds: Double { get }
-    func run(duration: Double?) throws(RadioError)
-    func cancel()
-}
-
-extension BeaconAdvertiser: LiveAdvertiser {
-    public var via: String { "hci" }
-    public var commandSet: String? { commands.usesExtendedAdvertising ? "extended" : "legacy" }
-    public var intervalMilliseconds: Double { advertisement.intervalMilliseconds }
-}
-
-/// The advertiser for the controller's owner: bluetoothd's LEAdvertisingManager1 when bluetoothd manages the
-/// kernel adapter (BlueZAdvertiser says why), else raw HCI over the kernel socket or an H4 stream.
-public func openAdvertiser(transport: HCITransport, advertisement: BeaconAdvertisement)
-    throws(RadioError)
-    -> any LiveAdvertiser
-{
-    if case .kernel(let adapter) = transport,
-        try BlueZAdvertiser.bluetoothdManages(adapter: adapter) != nil
-    {
-        return try BlueZAdvertiser(adapter: adapter, advertisement: advertisement)
-    }
-    return try BeaconAdvertiser(transport: transport, advertisement: advertisement)
-}
-
 /// An iBeacon advertised through bluetoothd's D-Bus API (org.bluez.LEAdvertisingManager1), beside a
 /// bluetoothd that manages the adapter.
 ///

@@ -159,13 +159,3 @@ private func runScan(_ arguments: ParsedArguments) throws {
         printer.summary(radio.statistics, live: true)
     }
 }
-
-/// The scanner for the controller's state: bluetoothd's D-Bus API while bluetoothd discovers with the
-/// kernel adapter (a raw scan would kill its discovery), else raw HCI (every advertisement; BlueZScanner
-/// says why), over the kernel socket or an H4 stream.
-func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
-    if case .kernel(let adapter) = transport, try BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
-        return try BlueZScanner(adapter: adapter)
-    }
-    return try LEScanner(transport: transport, options: options)
-}
