@@ -2,21 +2,10 @@ import Beacons
 import DBus
 import Foundation
 
-/// An iBeacon advertised through bluetoothd's D-Bus API (org.bluez.LEAdvertisingManager1), beside a
-/// bluetoothd that manages the adapter.
-///
-/// Why not raw HCI there: the controller's advertising is the kernel's, which runs the advertising instances
-/// that bluetoothd registers for every program (`bluetoothctl advertise`, GATT servers). Raw commands overwrite
-/// the instance that is on, and neither the kernel nor bluetoothd knows to put it back. Registered through
-/// BlueZ the beacon is one more instance: the kernel gives it its own advertising set (LE Extended
-/// Advertising) or rotates the instances on one (legacy), and unregistering removes only ours. Capabilities
-/// are not needed, only the system bus's policy (root or the `bluetooth` group may reach bluetoothd).
-///
-/// The advertisement is an object this process exports (org.bluez.LEAdvertisement1): Type "broadcast"
-/// (non-connectable, so ADV_NONCONN_IND), ManufacturerData {0x004C: the 23 iBeacon bytes}, MinInterval and
-/// MaxInterval the interval in whole milliseconds. No Flags: BlueZ refuses discoverable flags on a broadcast;
-/// the kernel adds "BR/EDR not supported" on an LE-only controller. No TxPower: the frame's measured power is
-/// the RSSI at 1 m, not a transmit power, and the raw path asks for none either.
+/// An iBeacon advertised through bluetoothd's D-Bus API (org.bluez.LEAdvertisingManager1), beside a bluetoothd
+/// that manages the adapter: registered as one more advertisement (an exported LEAdvertisement1 of Type
+/// "broadcast"), so raw commands never overwrite other programs' advertising; unregistering removes only ours.
+/// docs/RADIO.md says why, and what the advertisement holds.
 public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     public let adapter: String
     public var via: String { "bluetoothd" }
