@@ -120,7 +120,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
         maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
-    let interruption = Interruption.process
+    let interruption = CommandScope.interruption
     let (offers, redemption) = try openOfferSession(
         arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
     let printer = ScanPrinter(
