@@ -50,45 +50,39 @@ final class ScriptedKeys: ShopperKeys {
         return (server, shopper, walk)
     }
 
-    func seenTitles(_ shopper: [String: String]) throws -> Set<String> {
+    /// The walk replayed on a captured terminal whose shopper presses `keys`: what it showed, and the titles
+    /// the account has seen after it.
+    func scan(pressing keys: String) throws -> (scan: Binary.Result, seen: Set<String>) {
+        let (server, shopper, walk) = try Self.walkPastThreeOffers()
+        let screen = OutputSink.capturingTerminal(keys: ScriptedKeys(keys))
+        let scan = LoyaltyRun.inProcess(["scan", "--replay", walk.path, "--offline"], environment: shopper, sink: screen)
+        #expect(scan.status == 0, "\(scan.stderr)")
         let history = LoyaltyRun.inProcess(["history", "--json"], environment: shopper, sink: .capturing())
-        return Set(history.jsonLines.compactMap { $0["title"] as? String })
+        return withExtendedLifetime(server) { (scan, Set(history.jsonLines.compactMap { $0["title"] as? String })) }
     }
 
     @Test func eachKeyDismissesTheOfferOnScreenAndTheNextShows() throws {
-        let (server, shopper, walk) = try Self.walkPastThreeOffers()
-        let screen = OutputSink.capturingTerminal(keys: ScriptedKeys("ddd"))
-        let scan = LoyaltyRun.inProcess(["scan", "--replay", walk.path, "--offline"], environment: shopper, sink: screen)
-        #expect(scan.status == 0, "\(scan.stderr)")
+        let (scan, seen) = try scan(pressing: "ddd")
         let titles = ["First sushi", "Second pizza", "Third coat"]
         let shown = titles.map { scan.stdout.range(of: "OFFER from Arcade: \($0)")?.lowerBound }
         #expect(shown.allSatisfy { $0 != nil }, "\(scan.stdout)")
         #expect(shown.compactMap { $0 } == shown.compactMap { $0 }.sorted())
         #expect(scan.stdout.contains("capture ended: 2 more offers; d next, r redeem, q quit"))
         #expect(scan.stdout.contains("capture ended: d dismiss, r redeem, q quit"))
-        #expect(try seenTitles(shopper) == Set(titles))
-        withExtendedLifetime(server) {}
+        #expect(seen == Set(titles))
     }
 
     /// q ends the scan as Ctrl-C does; the offers still waiting never showed, so they are not seen.
     @Test func quittingLeavesTheWaitingOffersUnseen() throws {
-        let (server, shopper, walk) = try Self.walkPastThreeOffers()
-        let screen = OutputSink.capturingTerminal(keys: ScriptedKeys("q"))
-        let scan = LoyaltyRun.inProcess(["scan", "--replay", walk.path, "--offline"], environment: shopper, sink: screen)
-        #expect(scan.status == 0, "\(scan.stderr)")
+        let (scan, seen) = try scan(pressing: "q")
         #expect(scan.stdout.contains("OFFER from Arcade: First sushi") && !scan.stdout.contains("Second pizza"))
-        #expect(try seenTitles(shopper) == ["First sushi"])
-        withExtendedLifetime(server) {}
+        #expect(seen == ["First sushi"])
     }
 
     /// Standard input ends with offers left: the scan says how many did not show, and ends.
     @Test func noMoreKeysEndsTheScanSayingWhatDidNotShow() throws {
-        let (server, shopper, walk) = try Self.walkPastThreeOffers()
-        let screen = OutputSink.capturingTerminal(keys: ScriptedKeys(""))
-        let scan = LoyaltyRun.inProcess(["scan", "--replay", walk.path, "--offline"], environment: shopper, sink: screen)
-        #expect(scan.status == 0, "\(scan.stderr)")
+        let (scan, seen) = try scan(pressing: "")
         #expect(scan.stdout.contains("capture ended: 2 more offers not shown"), "\(scan.stdout)")
-        #expect(try seenTitles(shopper) == ["First sushi"])
-        withExtendedLifetime(server) {}
+        #expect(seen == ["First sushi"])
     }
 }
