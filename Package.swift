@@ -77,7 +77,7 @@ let package = Package(
 
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
-        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
+        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing", "Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),

@@ -16,7 +16,7 @@ final class ScanPrinter: ScanOutput {
     let output: CommandOutput
     /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
     private var table: LiveTable?
-    let keys: TerminalKeys?
+    let keys: (any ShopperKeys)?
     private let offers: OfferSession
     private let redemption: ScanRedemption?
     private let arguments: ParsedArguments
@@ -42,7 +42,7 @@ final class ScanPrinter: ScanOutput {
         self.redemption = redemption
         self.interruption = interruption
         table = Self.isInteractive(output) && interruption != nil ? LiveTable() : nil
-        keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
+        keys = table == nil ? nil : output.sink.keys ?? interruption.flatMap(TerminalKeys.init)
     }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
