@@ -27,6 +27,8 @@ final class ScanPrinter: ScanOutput {
     /// The shopper pressed q: the scan ends as Ctrl-C ends it, with its summary.
     private var quit = false
     private var lines = ScanJSONLines()
+    /// `--notify`: the desktop notifications of what shows here, and the shopper's answers to them.
+    var notifier: DesktopNotifier?
 
     /// Without `interruption` (a scan of geofences alone), no table and no keys.
     init(
@@ -43,11 +45,13 @@ final class ScanPrinter: ScanOutput {
     }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
+        try notifier?.carryOutAnswers(show: show, said: notificationRedeemed)
         if json { return printOut(bytes: lines.line(snapshot)) }
         if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
+        notifier?.regionEvent(event) { (try? offers.cache.retailers()) ?? [] }
         if json { return printOut(lines.line(event)) }
         redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
     }
@@ -55,9 +59,11 @@ final class ScanPrinter: ScanOutput {
     /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
     /// shows the offer when redrawn.
     func show(_ offer: OfferPresentation) -> () -> Void {
-        guard json else { return {} }
-        let line = Array((lines.line(offer) + "\n").utf8)
-        return { printOut(bytes: line) }
+        let line = json ? Array((lines.line(offer) + "\n").utf8) : nil
+        return { [notifier] in
+            if let line { printOut(bytes: line) }
+            notifier?.offerShown(offer)
+        }
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
@@ -85,6 +91,7 @@ final class ScanPrinter: ScanOutput {
     }
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
+        notifier?.storeEvent(event, store: resolved)
         if json { return printOut(lines.line(event, store: resolved)) }
         let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
         redrawTable(after: ClientText.eventLine(at: event.time, line))
@@ -92,7 +99,23 @@ final class ScanPrinter: ScanOutput {
 
     /// On standard error; above the live table, if there is one.
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
-        let warning = ClientText.syncFailed(error, syncing: syncing)
+        warn(ClientText.syncFailed(error, syncing: syncing))
+    }
+
+    /// A redemption a notification asked for: the code as `loyalty redeem --json` prints it, or above the
+    /// table; a failure on standard error.
+    private func notificationRedeemed(_ outcome: ScanRedemption.Outcome, of offer: ResolvedOffer) {
+        if json, let redemption = outcome.redemption {
+            printOut(ClientJSONLines.redeemed(redemption, of: offer.offer))
+        } else if json || table == nil {
+            printError(outcome.line)
+        } else {
+            redrawTable(after: outcome.line)
+        }
+    }
+
+    /// On standard error; above the live table, if there is one.
+    func warn(_ warning: String) {
         guard let table else { return printError(warning) }
         print(table.erasure, terminator: "")
         fflush(nil)  // The erasure reaches the terminal before the warning does.
@@ -140,11 +163,11 @@ final class ScanPrinter: ScanOutput {
         guard offers.current != nil else { return }
         switch key {
         case UInt8(ascii: "d"):
-            try offers.dismiss()
+            try offers.dismiss(show: show)
             redrawTable()
         case UInt8(ascii: "r"):
             // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
-            if let outcome = try redemption?.redeemCurrent(of: offers) { redrawTable(after: outcome) }
+            if let outcome = try redemption?.redeemCurrent(of: offers, show: show) { redrawTable(after: outcome) }
         default:
             return
         }
