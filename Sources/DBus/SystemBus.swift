@@ -42,11 +42,11 @@ public final class SystemBus {
     public static func session() throws(DBusFailure) -> SystemBus {
         let environment = ProcessInfo.processInfo.environment
         let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment["XDG_RUNTIME_DIR"].map { "unix:path=\($0)/bus" }
+            ?? environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : "unix:path=\($0)/bus" }
         guard let address else {
             throw DBusFailure(
                 name: "org.freedesktop.DBus.Error.NoServer",
-                message: "no session bus: neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set")
+                message: "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set")
         }
         return try SystemBus(address: address)
     }
