@@ -231,3 +231,131 @@ private final class OutputBox: @unchecked Sendable {  // guarded by lock
         if isError { stderr = data } else { stdout = data }
     }
 }
+
+/// A real notification server: dunst on an X server of its own (Xvfb) shows the offer a scan posts; the
+/// screen is saved as a PNG (into $LOYALTY_SCREENSHOTS when set; docs/screenshots/ holds one).
+@Suite struct NotificationScreenTests {
+    static let tools = ["/usr/bin/Xvfb", "/usr/bin/dunst", "/usr/bin/dunstctl", "/usr/bin/xwd", "/usr/bin/convert"]
+
+    @Test func dunstShowsTheOfferAndTheScreenIsSaved() throws {
+        let missing = Self.tools.filter { !FileManager.default.isExecutableFile(atPath: $0) }
+        guard missing.isEmpty else {
+            if ProcessInfo.processInfo.environment["CI"] == nil {
+                return print("NotificationScreenTests not run: \(missing) missing (make test-deps)")
+            }
+            Issue.record("\(missing) missing: make test-deps installs them")
+            return
+        }
+        let server = try StoryServer.shared.get()
+        let uuid = UUID().uuidString
+        let store = try server.retailer("Matey's", uuid: uuid)
+        try store.setOffer(
+            1, 1, "30% off sushi at The Japanese Kitchen",
+            ["--description", "Today only: all nigiri & maki <3", "--category", "food"])
+        let shopper = try server.newAccount()
+        try shopper.ok(["sync"])
+        let walk = try server.walk(["\(uuid):1:1@0=1,12=1"])
+
+        let display = try XServer()
+        let bus = try PrivateBus()
+        let settings = server.work.appendingPathComponent("dunstrc-\(UUID().uuidString)")
+        try """
+        [global]
+            width = 520
+            height = 200
+            origin = top-right
+            offset = 20x20
+            font = DejaVu Sans 12
+            frame_width = 2
+            frame_color = "#1F6FEB"
+            padding = 12
+            horizontal_padding = 12
+            markup = full
+            format = "<b>%s</b>\\n%b"
+            show_indicators = no
+        [urgency_normal]
+            background = "#0B3D91"
+            foreground = "#FFFFFF"
+            timeout = 0
+        """.write(to: settings, atomically: true, encoding: .utf8)
+        let session = ["DISPLAY": display.name, "DBUS_SESSION_BUS_ADDRESS": bus.address]
+        let dunst = Process()
+        // -print says what dunst shows; line-buffered, so it reaches the pipe before dunst ends.
+        (dunst.executableURL, dunst.arguments) = (
+            URL(fileURLWithPath: "/usr/bin/stdbuf"), ["-oL", "/usr/bin/dunst", "-config", settings.path, "-print"]
+        )
+        dunst.environment = ProcessInfo.processInfo.environment.merging(session) { $1 }
+        // A file, not a pipe: the children started after dunst would hold a pipe's end open.
+        let printed = server.work.appendingPathComponent("dunst-\(UUID().uuidString).txt")
+        _ = FileManager.default.createFile(atPath: printed.path, contents: nil)
+        dunst.standardOutput = try FileHandle(forWritingTo: printed)
+        dunst.standardError = FileHandle.nullDevice
+        try dunst.run()
+        func stopDunst() -> String {
+            // SIGKILL: Process starts it with this thread's signal mask, which may block SIGTERM.
+            if dunst.isRunning { kill(dunst.processIdentifier, SIGKILL) }
+            dunst.waitUntilExit()
+            return (try? String(contentsOf: printed, encoding: .utf8)) ?? ""
+        }
+        defer { _ = stopDunst() }
+        let watcher = try SystemBus(address: bus.address)
+        let deadline = Date().addingTimeInterval(20)
+        while !watcher.nameHasOwner("org.freedesktop.Notifications"), Date() < deadline {
+            try watcher.addMatch("type='signal',member='NameOwnerChanged'")
+            _ = try watcher.nextSignal(timeoutMilliseconds: 200, wakeup: -1)
+        }
+
+        let scan = try shopper.ok(["scan", "--replay", walk.path, "--json", "--notify"], session)
+        #expect(scan.stderr.isEmpty, "\(scan.stderr)")
+        // Wait until dunst has it on screen.
+        var displayed = ""
+        while displayed != "1", Date() < deadline {
+            displayed = try Binary(at: "/usr/bin/dunstctl").run(["count", "displayed"], environment: session).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if displayed != "1" { _ = try watcher.nextSignal(timeoutMilliseconds: 100, wakeup: -1) }
+        }
+        #expect(displayed == "1")
+
+        let directory = ProcessInfo.processInfo.environment["LOYALTY_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+            ?? server.work
+        let screenshot = directory.appendingPathComponent("offer-notification-dunst.png")
+        let shot = try Binary(at: "bash").run([
+            "-c", "/usr/bin/xwd -root -silent -display \(display.name) | /usr/bin/convert xwd:- '\(screenshot.path)'",
+        ])
+        #expect(shot.status == 0, "\(shot.stderr)")
+        // The notification's blue on the X server's black, its white text: many colours, not a blank screen.
+        let colours = try Binary(at: "/usr/bin/convert").run([screenshot.path, "-format", "%k", "info:"]).stdout
+        #expect((Int(colours) ?? 0) > 10, "\(colours)")
+        print("NotificationScreenTests: the screen is in \(screenshot.path)")
+        let said = stopDunst()
+        #expect(said.contains("appname: 'loyalty'") && said.contains("summary: 'Matey's: 30% off sushi"), "\(said)")
+        #expect(said.contains("category: x-loyalty.offer"), "\(said)")
+    }
+}
+
+/// Xvfb on a display it chose itself (-displayfd), for as long as this is kept.
+final class XServer {
+    let name: String
+    private let process = Process()
+
+    init() throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = ["-displayfd", "1", "-screen", "0", "800x400x24", "-nolisten", "tcp"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var said = ""
+        while !said.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw StoryFailure("Xvfb exited before naming its display") }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        name = ":" + said.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)  // as PrivateBus does: SIGTERM may be blocked in it
+        process.waitUntilExit()
+    }
+}
