@@ -17,7 +17,11 @@ let doctorCommand = Command(
         (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features, and says which path a scan takes:
         raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers; and advertising (advertise-path).
         Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
-        FILE` works regardless).
+        FILE` works regardless). Then, as advice that does not change the exit status: whether a
+        notification server answers on the session bus (scan --notify), and what the scan as a systemd
+        user service (loyalty-scan) has to reach the radio: systemd --user grants no capabilities, so
+        the program needs them as file capabilities (setcap), or, beside a bluetoothd that discovers,
+        BlueZ's D-Bus policy (the `bluetooth` group).
         """,
     options: [Doctor.adapter, hciOption, Doctor.json],
     run: runDoctor
@@ -25,22 +29,29 @@ let doctorCommand = Command(
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
     let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: Doctor.adapter))
+    let desktop = RadioDiagnosis(checks: DesktopDiagnosis.checks(radio: diagnosis))
     if arguments.flag(Doctor.json) {
-        let checks = diagnosis.checks.map { check -> JSONValue in
-            .object([
-                ("name", .string(check.name)),
-                ("status", .string(check.status.rawValue)),
-                ("detail", .string(check.detail)),
-                ("remedy", check.remedy.map(JSONValue.string) ?? .null),
-            ])
+        func json(_ checks: [RadioDiagnosis.Check]) -> JSONValue {
+            .array(
+                checks.map { check -> JSONValue in
+                    .object([
+                        ("name", .string(check.name)),
+                        ("status", .string(check.status.rawValue)),
+                        ("detail", .string(check.detail)),
+                        ("remedy", check.remedy.map(JSONValue.string) ?? .null),
+                    ])
+                })
         }
         printJSONLine([
             ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
             ("ranging_available", .bool(diagnosis.isRangingAvailable)),
-            ("checks", .array(checks)),
+            ("checks", json(diagnosis.checks)),
+            // Notifications and the user service: advice that does not decide the exit status.
+            ("desktop_checks", json(desktop.checks)),
         ])
     } else {
         diagnosis.reportLines.forEach(printOut)
+        desktop.reportLines.dropLast().forEach(printOut)  // its last line is the radio's verdict
     }
     if !diagnosis.isMonitoringAvailable {
         throw SilentExit(code: ExitCode.unavailable)

@@ -178,6 +178,30 @@ import Testing
     }
 }
 
+extension NotificationTests {
+    /// doctor says whether scan --notify has a server to post to, and what a user service has to reach the radio.
+    @Test func doctorSaysWhatNotificationsAndTheUserServiceHave() throws {
+        guard let (bus, mock) = try notificationServer(capabilities: "body actions") else { return }
+        defer { withExtendedLifetime(mock) {} }
+        let loyalty = Binary("loyalty")
+        func desktopChecks(_ environment: [String: String]) throws -> [String: [String: Any]] {
+            let line = try #require(try loyalty.run(["doctor", "--json"], environment: environment).jsonLines.first)
+            let checks = try #require(line["desktop_checks"] as? [[String: Any]])
+            return Dictionary(checks.map { ($0["name"] as? String ?? "", $0) }) { $1 }
+        }
+        let served = try desktopChecks(["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        #expect(served["notifications"]?["status"] as? String == "ok")
+        #expect((served["notifications"]?["detail"] as? String)?.contains("mock-notify shows") == true)
+        #expect((served["notifications"]?["detail"] as? String)?.contains("with Redeem and Dismiss buttons") == true)
+        #expect((served["user-service"]?["detail"] as? String)?.contains("`bluetooth` group") == true)
+        let unserved = try desktopChecks(["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""])
+        #expect(unserved["notifications"]?["status"] as? String == "warning")
+        #expect((unserved["notifications"]?["detail"] as? String)?.hasPrefix("no session bus") == true)
+        let text = try loyalty.run(["doctor"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]).stdout
+        #expect(text.contains("ok      notifications") && text.contains("user-service"), "\(text)")
+    }
+}
+
 /// `loyalty scan` running in the background with a session bus, its output collected until it ends.
 final class RunningScan {
     private let process = Process()
