@@ -41,7 +41,7 @@ struct NotificationEvents: OptionSet, Sendable {
 }
 
 /// What the scan asks a notification server to show (org.freedesktop.Notifications.Notify's arguments).
-struct DesktopNotification: Equatable {
+struct DesktopNotification {
     enum Urgency: UInt8 { case low = 0, normal = 1, critical = 2 }
 
     var summary: String
@@ -53,13 +53,6 @@ struct DesktopNotification: Equatable {
     var imagePath: String? = nil
     /// Milliseconds; -1 the server's default, 0 never.
     var expireTimeout: Int32 = -1
-
-    static func == (left: Self, right: Self) -> Bool {
-        left.summary == right.summary && left.body == right.body && left.category == right.category
-            && left.urgency == right.urgency && left.actions.map(\.key) == right.actions.map(\.key)
-            && left.actions.map(\.label) == right.actions.map(\.label) && left.imagePath == right.imagePath
-            && left.expireTimeout == right.expireTimeout
-    }
 
     /// An offer as it shows: the retailer and title as the summary (which servers never read as markup),
     /// the description as the body; Redeem and Dismiss when the server shows actions.
