@@ -10,7 +10,7 @@ private enum Account {
         "replace", help: "With CODE: leave the account this device has (revoked, say) for the code's account.")
     /// A code typed in groups with spaces arrives as several words; the server ignores the spaces.
     static let code = Positional("CODE", .zeroOrMore)
-    static let device = Positional("ID")
+    static let device = Positional("ID", expected: "a device id (see `loyalty devices`)") { UUID(uuidString: $0) }
     static let yes = Flag("yes", help: "Revoke the device you are on without asking.")
 }
 
@@ -21,7 +21,7 @@ let accountCommand = Command(
 
 private let accountCreate = Command(
     name: "create", summary: "Create an anonymous shopper account with this device in it.",
-    synopsis: "[--name NAME]", discussion: clientDiscussion,
+    discussion: clientDiscussion,
     options: [Account.name] + ClientOptions.all,
     run: clientCommand { context in
         let device = try context.home.createAccount(context.api, deviceName: context.arguments.value(Account.name))
@@ -35,18 +35,17 @@ private let accountShow = Command(
     run: clientCommand { context in
         let device = try context.home.requireDevice()
         let cache = try context.openCache()
-        if context.json {
-            return printOut(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
+        if context.output.isJSON {
+            return context.output.line(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
         }
-        try warnIfCatalogPartial(cache, json: false)
-        printOut(try ClientText.account(device, server: context.api.server, cache: cache))
+        try warnIfCatalogPartial(cache, context.output)
+        context.output.line(try ClientText.account(device, server: context.api.server, cache: cache))
     }
 )
 
 private let accountLink = Command(
     name: "link",
     summary: "Without CODE: print a code for another device. With CODE: join the account that made it.",
-    synopsis: "[CODE [--name NAME] [--replace]]",
     discussion: """
         On the device that has the account, `loyalty account link` prints a single-use code such as
         K7M2-Q9XP-4HTD (valid 10 minutes). On the new device, `loyalty account link CODE` joins that
@@ -60,8 +59,7 @@ private let accountLink = Command(
         let typed = context.arguments.words(Account.code)
         guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
-            if context.json { return printOut(ClientJSONLines.linkCode(link)) }
-            return printOut(ClientText.linkCode(link))
+            return context.output.emit(text: ClientText.linkCode(link), json: ClientJSONLines.linkCode(link))
         }
         let device = try context.home.linkDevice(
             context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName),
@@ -71,8 +69,9 @@ private let accountLink = Command(
 )
 
 private func printDevice(_ device: DeviceCredentials, context: ClientContext, event: String) {
-    if context.json { return printOut(ClientJSONLines.joined(device, event: event)) }
-    printOut(ClientText.joined(device, savedIn: context.home.deviceFile.path))
+    context.output.emit(
+        text: ClientText.joined(device, savedIn: context.home.deviceFile.path),
+        json: ClientJSONLines.joined(device, event: event))
 }
 
 let devicesCommand = Command(
@@ -81,14 +80,12 @@ let devicesCommand = Command(
     run: clientCommand { context in
         let credential = try context.deviceCredential().1
         let devices = try context.api.devices(credential).devices
-        if context.json { return devices.forEach { printOut(ClientJSONLines.device($0)) } }
-        printOut(ClientText.devices(devices))
+        context.output.emit(text: ClientText.devices(devices), jsonLines: devices.map(ClientJSONLines.device))
     }
 )
 
 private let devicesRevoke = Command(
     name: "revoke", summary: "Sign a device of this account out: its token stops working.",
-    synopsis: "[--yes]",
     discussion: """
         Revoking the device you are on asks first on a terminal; elsewhere it needs --yes.
 
@@ -97,14 +94,10 @@ private let devicesRevoke = Command(
     options: [Account.yes] + ClientOptions.all, positionals: [Account.device],
     run: clientCommand { context in
         let (device, credential) = try context.deviceCredential()
-        let text = context.arguments.word(Account.device) ?? ""
-        guard let id = UUID(uuidString: text) else {
-            throw context.arguments.usageError("'\(text)' is not a device id")
-        }
+        let id = context.arguments.word(Account.device)!
         if id == device.deviceID, !context.arguments.flag(Account.yes) { try confirmRevokingThisDevice(context) }
         try context.api.revokeDevice(id, credential)
-        if context.json { return printOut(ClientJSONLines.deviceRevoked(id)) }
-        printOut(ClientText.deviceRevoked(id))
+        context.output.emit(text: ClientText.deviceRevoked(id), json: ClientJSONLines.deviceRevoked(id))
     }
 )
 
@@ -114,9 +107,9 @@ private func confirmRevokingThisDevice(_ context: ClientContext) throws {
     guard isatty(STDIN_FILENO) == 1 else {
         throw context.arguments.usageError("that is this device (\(consequence)): add --yes to revoke it")
     }
-    printError("revoke this device? \(consequence) [y/N] ", newline: false)
+    context.output.error("revoke this device? \(consequence) [y/N] ", newline: false)
     guard readLine()?.lowercased().hasPrefix("y") == true else {
-        printError("not revoked")
+        context.output.error("not revoked")
         throw SilentExit(code: ExitCode.failure)
     }
 }

@@ -1,10 +1,7 @@
 import Arguments
+import Foundation
 import LoyaltyAPI
 import LoyaltyClient
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 extension ExitCode {
     static let helpText = """
@@ -20,13 +17,17 @@ extension ExitCode {
         """
 }
 
-/// Whether standard output is a terminal: tables and progress there, JSON lines in pipes.
-var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+/// `--name SECONDS`: a number of seconds greater than zero.
+func secondsOption(_ name: String, help: String) -> Option<Double> {
+    Option(name, value: "SECONDS", help: help, expected: "a number of seconds greater than 0") {
+        Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+    }
+}
 
-/// A number of seconds greater than zero.
-let positiveSeconds: @Sendable (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-
-/// Prints one JSON object per line.
-func printJSONLine(_ fields: [(String, JSONValue)]) {
-    printOut(JSONValue.object(fields).text)
+/// `--name UUID`: a proximity UUID.
+func uuidOption(_ name: String, help: String, required: Bool = false) -> Option<UUID> {
+    Option(name, value: "UUID", help: help, required: required) { text in
+        guard let uuid = UUID(uuidString: text) else { throw InvalidValue("not a UUID; expected 8-4-4-4-12 hex digits") }
+        return uuid
+    }
 }

@@ -12,7 +12,8 @@ enum NotifyOptions {
     static let notify = Flag(
         "notify", help: "Post each offer (and, with --notify-on, region entries and exits) as a desktop notification.")
     static let notifyOn = Option<NotificationEvents>(
-        "notify-on", value: "EVENTS", help: "With --notify: any of offers,enter,exit, comma-separated (default offers)."
+        "notify-on", value: "EVENTS", help: "With --notify: any of offers,enter,exit, comma-separated (default offers).",
+        expected: "offers, enter or exit, comma-separated"
     ) { NotificationEvents(parsing: $0) }
 
     static let all: [any DeclaredOption] = [notify, notifyOn]

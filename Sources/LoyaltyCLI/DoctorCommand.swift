@@ -4,8 +4,6 @@ import LoyaltyAPI
 import LoyaltyClient
 
 private enum Doctor {
-    static let adapter = Option<String>(
-        "adapter", value: "NAME", help: "The adapter to check (default: every adapter; a scan uses hci0).")
     static let json = Flag("json", help: "Print one JSON object instead of text.")
 }
 
@@ -23,14 +21,15 @@ let doctorCommand = Command(
         the program needs them as file capabilities (setcap), or, beside a bluetoothd that discovers,
         BlueZ's D-Bus policy (the `bluetooth` group).
         """,
-    options: [Doctor.adapter, hciOption, Doctor.json],
+    options: ControllerOptions.all + [Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
     run: runDoctor
 )
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
-    let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: Doctor.adapter))
+    let diagnosis = RadioDiagnosis.examine(transport: ControllerOptions.transport(arguments))
     let desktop = RadioDiagnosis(checks: DesktopDiagnosis.checks(radio: diagnosis))
-    if arguments.flag(Doctor.json) {
+    let output = CommandScope.output(json: arguments.flag(Doctor.json))
+    if output.isJSON {
         func json(_ checks: [RadioDiagnosis.Check]) -> JSONValue {
             .array(
                 checks.map { check -> JSONValue in
@@ -42,16 +41,17 @@ private func runDoctor(_ arguments: ParsedArguments) throws {
                     ])
                 })
         }
-        printJSONLine([
-            ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
-            ("ranging_available", .bool(diagnosis.isRangingAvailable)),
-            ("checks", json(diagnosis.checks)),
-            // Notifications and the user service: advice that does not decide the exit status.
-            ("desktop_checks", json(desktop.checks)),
-        ])
+        output.line(
+            JSONValue.object([
+                ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
+                ("ranging_available", .bool(diagnosis.isRangingAvailable)),
+                ("checks", json(diagnosis.checks)),
+                // Notifications and the user service: advice that does not decide the exit status.
+                ("desktop_checks", json(desktop.checks)),
+            ]).text)
     } else {
-        diagnosis.reportLines.forEach(printOut)
-        desktop.reportLines.dropLast().forEach(printOut)  // its last line is the radio's verdict
+        diagnosis.reportLines.forEach(output.line)
+        desktop.reportLines.dropLast().forEach(output.line)  // its last line is the radio's verdict
     }
     if !diagnosis.isMonitoringAvailable {
         throw SilentExit(code: ExitCode.unavailable)

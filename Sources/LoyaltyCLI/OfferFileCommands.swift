@@ -17,17 +17,18 @@ let retailerOffersImport = Command(
         """,
     options: ClientOptions.all, positionals: [csvFile],
     run: clientCommand { context in
-        guard let path = context.arguments.word(csvFile) else { throw context.arguments.usageError("FILE.csv is required") }
+        let path = context.arguments.word(csvFile)!
         let bytes: [UInt8]
         do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
             throw CommandFailure("cannot read \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
         }
         switch try context.api.importOffers(csv: bytes, try context.retailerCredential()) {
         case .success(let result):
-            if context.json { return printOut(ClientJSONLines.offersImported(result)) }
-            printOut("imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged")
+            context.output.emit(
+                text: "imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged",
+                json: ClientJSONLines.offersImported(result))
         case .failure(let failure):
-            for problem in failure.problems { printError("\(path): \(problem)") }
+            for problem in failure.problems { context.output.error("\(path): \(problem)") }
             throw CommandFailure(
                 "nothing was imported: \(failure.problems.count) problem\(failure.problems.count == 1 ? "" : "s") in \(path)",
                 exitCode: ExitCode.dataError)
@@ -42,11 +43,11 @@ let retailerOffersExport = Command(
     discussion: clientDiscussion, options: [outputFile] + ClientOptions.all,
     run: clientCommand { context in
         let csv = try context.api.exportOffers(try context.retailerCredential())
-        guard let path = try context.arguments.value(outputFile) else {
-            return FileHandle.standardOutput.write(Data(csv))
+        guard let path = context.arguments.value(outputFile) else {
+            return context.output.write(bytes: csv)
         }
         do { try Data(csv).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
             throw CommandFailure("cannot write \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
         }
-        printOut("exported to \(path)")
+        context.output.line("exported to \(path)")
     })

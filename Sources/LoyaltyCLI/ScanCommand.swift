@@ -7,32 +7,27 @@ import LoyaltyClient
 enum ScanOptions {
     static let replay = Option<String>(
         "replay", value: "FILE", help: "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning.")
-    static let json = Flag("json", help: "JSON lines, also on a terminal.")
-    static let region = Option<String>(
-        "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true)
-    static let exitTimeout = Option<Double>(
-        "exit-timeout", value: "SECONDS", help: "Silence before a region is exited (default 10).", parse: positiveSeconds)
-    static let trackingAge = Option<Double>(
-        "tracking-age", value: "SECONDS", help: "Silence before a beacon's proximity is unknown (default 5).",
-        parse: positiveSeconds)
-    static let snapshotInterval = Option<Double>(
-        "snapshot-interval", value: "SECONDS", help: "Seconds between ranging snapshots (default 1).",
-        parse: positiveSeconds)
+    static let region = Option<BeaconIdentityConstraint>(
+        "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true,
+        parse: BeaconIdentityConstraint.init(parsing:))
+    static let exitTimeout = secondsOption("exit-timeout", help: "Silence before a region is exited (default 10).")
+    static let trackingAge = secondsOption(
+        "tracking-age", help: "Silence before a beacon's proximity is unknown (default 5).")
+    static let snapshotInterval = secondsOption(
+        "snapshot-interval", help: "Seconds between ranging snapshots (default 1).")
     static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
-    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default: the first one).")
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
 
     static let all: [any DeclaredOption] = [
-        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, hciOption, active, filterDuplicates,
-    ]
+        replay, ClientOptions.json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates,
+    ] + ControllerOptions.all
 }
 
 let scanCommand = Command(
     name: "scan",
     summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
-    synopsis: "[--replay FILE] [--location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
     discussion: """
         Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
         first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
@@ -85,6 +80,7 @@ let scanCommand = Command(
         answers are read at each ranging snapshot, so they take up to --snapshot-interval to act.
         """,
     options: ScanOptions.all + OfferScanOptions.all + NotifyOptions.all + LocationOptions.all,
+    exclusiveOptions: ControllerOptions.exclusive,
     run: runScan
 )
 
@@ -113,8 +109,8 @@ extension BTSnoopError: CommandError {
 
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
-    let replay = try arguments.value(ScanOptions.replay)
-    let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
+    let replay = arguments.value(ScanOptions.replay)
+    let transport = ControllerOptions.transport(arguments)
     if let location, replay == nil {
         // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
         if case .nmea = location {
@@ -127,29 +123,29 @@ private func runScan(_ arguments: ParsedArguments) throws {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
     }
-    let regions = try arguments.checked {
-        try arguments.values(ScanOptions.region).map(BeaconIdentityConstraint.init(parsing:))
-    }
+    let regions = arguments.values(ScanOptions.region)
     let ranging = Ranger.Configuration(
-        snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,
-        maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
-    let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
+        snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
+        maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
+    let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
-    let (offers, redemption, home) = try openOfferSession(arguments, interactive: !json, interruption: interruption)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: redemption, interruption: interruption)
+    let (offers, redemption, home) = try openOfferSession(
+        arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
+    let printer = ScanPrinter(
+        arguments, output: output, offers: offers, redemption: redemption, interruption: interruption)
     defer { printer.keys?.restore() }
     if arguments.flag(NotifyOptions.notify) {
         let answering = NotificationAnswering(
             offers: offers, redemption: redemption, codeImages: home.dataDirectory.appendingPathComponent("codes"))
         printer.notifier = DesktopNotifier(
-            events: try arguments.value(NotifyOptions.notifyOn) ?? .offers, answering: answering
+            events: arguments.value(NotifyOptions.notifyOn) ?? .offers, answering: answering
         ) { [unowned printer] in printer.warn($0) }
     }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
-    try warnIfCatalogPartial(offers.cache, json: json)
-    let exitTimeout = try arguments.value(ScanOptions.exitTimeout) ?? 10
+    try warnIfCatalogPartial(offers.cache, output)
+    let exitTimeout = arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
         beacons: try BeaconScanSession(
             offers: offers, regions: regions, ranging: ranging, exitTimeout: exitTimeout, output: printer,
@@ -162,7 +158,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
             pace: arguments.flag(ScanOptions.realtime) ? { time in
                 guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
                 // What was printed before the pause reaches a reader at the other end of a pipe now.
-                fflush(nil)
+                output.flush()
                 interruption.sleep(delay)
             } : nil,
             stopped: { interruption.isRequested },

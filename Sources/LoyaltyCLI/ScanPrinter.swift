@@ -8,12 +8,12 @@ import LoyaltyClient
     import Glibc
 #endif
 
-/// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
+/// What a scan says, as it happens: JSON lines; or on a terminal a live table with the event log above
 /// it and the offer on screen, which the shopper dismisses (d) or redeems (r; a failed redemption leaves
 /// it on screen), and the offers waiting for it; q ends the scan. When the beacons end, the shopper pages
-/// through the offers left.
+/// through the offers left. In a pipe, text is the event log alone, each offer a line of it.
 final class ScanPrinter: ScanOutput {
-    let json: Bool
+    let output: CommandOutput
     /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
     private var table: LiveTable?
     let keys: TerminalKeys?
@@ -30,44 +30,50 @@ final class ScanPrinter: ScanOutput {
     /// `--notify`: the desktop notifications of what shows here, and the shopper's answers to them.
     var notifier: DesktopNotifier?
 
+    /// Whether offers stay until the shopper answers them: with the live table, which takes keys.
+    static func isInteractive(_ output: CommandOutput) -> Bool { !output.isJSON && output.isTerminal }
+
     /// Without `interruption` (a scan of geofences alone), no table and no keys.
     init(
-        _ arguments: ParsedArguments, json: Bool, offers: OfferSession, redemption: ScanRedemption?,
+        _ arguments: ParsedArguments, output: CommandOutput, offers: OfferSession, redemption: ScanRedemption?,
         interruption: Interruption?
     ) {
         self.arguments = arguments
-        self.json = json
+        self.output = output
         self.offers = offers
         self.redemption = redemption
         self.interruption = interruption
-        table = json || interruption == nil ? nil : LiveTable()
+        table = Self.isInteractive(output) && interruption != nil ? LiveTable() : nil
         keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
     }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
         try notifier?.carryOutAnswers(show: show, said: notificationRedeemed)
-        if json { return printOut(bytes: lines.line(snapshot)) }
+        if output.isJSON { return output.write(bytes: lines.line(snapshot)) }
         if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
         notifier?.regionEvent(event) { (try? offers.cache.retailers()) ?? [] }
-        if json { return printOut(lines.line(event)) }
+        if output.isJSON { return output.line(lines.line(event)) }
         redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
     }
 
     /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
     /// shows the offer when redrawn.
     func show(_ offer: OfferPresentation) -> () -> Void {
-        let line = json ? Array((lines.line(offer) + "\n").utf8) : nil
-        return { [notifier] in
-            if let line { printOut(bytes: line) }
+        let line =
+            table != nil
+            ? nil : output.isJSON ? lines.line(offer) : ClientText.eventLine(at: offer.time, ClientText.offerShown(offer.offer))
+        let bytes = line.map { Array(($0 + "\n").utf8) }
+        return { [output, notifier] in
+            if let bytes { output.write(bytes: bytes) }
             notifier?.offerShown(offer)
         }
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
-        if json { return }
+        if table == nil { return }
         lastSnapshot = snapshot
         redrawTable()
     }
@@ -92,7 +98,7 @@ final class ScanPrinter: ScanOutput {
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
         notifier?.storeEvent(event, store: resolved)
-        if json { return printOut(lines.line(event, store: resolved)) }
+        if output.isJSON { return output.line(lines.line(event, store: resolved)) }
         let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
         redrawTable(after: ClientText.eventLine(at: event.time, line))
     }
@@ -102,47 +108,43 @@ final class ScanPrinter: ScanOutput {
         warn(ClientText.syncFailed(error, syncing: syncing))
     }
 
-    /// A redemption a notification asked for: the code as `loyalty redeem --json` prints it, or above the
-    /// table; a failure on standard error.
+    /// A redemption a notification asked for: the code as `loyalty redeem --json` prints it, or a line (above
+    /// the table, if there is one); a failure on standard error.
     private func notificationRedeemed(_ outcome: ScanRedemption.Outcome, of offer: ResolvedOffer) {
-        if json, let redemption = outcome.redemption {
-            printOut(ClientJSONLines.redeemed(redemption, of: offer.offer))
-        } else if json || table == nil {
-            printError(outcome.line)
-        } else {
-            redrawTable(after: outcome.line)
-        }
+        if table != nil { return redrawTable(after: outcome.line) }
+        guard let redemption = outcome.redemption else { return output.error(outcome.line) }
+        output.line(output.isJSON ? ClientJSONLines.redeemed(redemption, of: offer.offer) : outcome.line)
     }
 
     /// On standard error; above the live table, if there is one.
     func warn(_ warning: String) {
-        guard let table else { return printError(warning) }
-        print(table.erasure, terminator: "")
-        fflush(nil)  // The erasure reaches the terminal before the warning does.
-        printError(warning)
-        print(table.table, terminator: "")
+        guard let table else { return output.error(warning) }
+        output.write(table.erasure)
+        output.flush()  // The erasure reaches the terminal before the warning does.
+        output.error(warning)
+        output.write(table.table)
     }
 
     /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
-        if json { return printOut(lines.line(statistics)) }
-        printError(ClientText.summary(statistics, live: live))
+        if output.isJSON { return output.line(lines.line(statistics)) }
+        output.error(ClientText.summary(statistics, live: live))
     }
 
     func positionsEnded(_ end: PositionsEnd) {
         switch end {
         case .log(let statistics): summary(statistics)
-        case .gpsdReceiversGone: printError("gpsd has no active GPS receiver any more; the scan ends")
+        case .gpsdReceiversGone: output.error("gpsd has no active GPS receiver any more; the scan ends")
         case .fixed, .gpsdClosed: break
         }
     }
 
     /// A reader at the other end of a pipe gets each event as it happens.
-    func eventHandled() { fflush(nil) }
+    func eventHandled() { output.flush() }
 
     func summary(_ statistics: NMEAStream.Statistics) {
-        if json { return printOut(lines.line(statistics)) }
-        printError(ClientText.summary(statistics))
+        if output.isJSON { return output.line(lines.line(statistics)) }
+        output.error(ClientText.summary(statistics))
     }
 
     /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan as a
@@ -179,9 +181,9 @@ final class ScanPrinter: ScanOutput {
         let screen = lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? ""
         let window = LiveTable.windowSize
         if let text = table?.draw(screen, after: line, columns: window.columns, windowRows: window.rows) {
-            print(text, terminator: "")
+            output.write(text)
         } else if let line {
-            printOut(line)
+            output.line(line)
         }
     }
 

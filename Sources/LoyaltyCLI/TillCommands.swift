@@ -32,7 +32,7 @@ private let tillAccept = Command(
 
 private func runTill(_ context: ClientContext, accept: Bool) throws {
     let arguments = context.arguments
-    guard let key = try arguments.value(TillOptions.key) ?? context.environment["LOYALTY_TILL_KEY"], !key.isEmpty
+    guard let key = arguments.value(TillOptions.key) ?? context.environment["LOYALTY_TILL_KEY"], !key.isEmpty
     else { throw arguments.usageError("give the till key with --till-key KEY or LOYALTY_TILL_KEY") }
     let typed = arguments.word(TillOptions.code) ?? ""
     let code: String
@@ -40,10 +40,10 @@ private func runTill(_ context: ClientContext, accept: Bool) throws {
         throw CommandFailure("the code \(error.message)", exitCode: ExitCode.dataError)
     }
     let answer = try context.api.till(code, accept: accept, .till(key))
-    if context.json { return printOut(ClientJSONLines.tillCode(answer, accepted: accept)) }
+    if context.output.isJSON { return context.output.line(ClientJSONLines.tillCode(answer, accepted: accept)) }
     let (line, refused) = ClientText.till(answer, accepted: accept)
     if refused { throw CommandFailure(line) }
-    printOut(line)
+    context.output.line(line)
 }
 
 /// `loyalty retailer till-key create|list|revoke`.
@@ -51,17 +51,19 @@ let retailerTillKey = Command(
     name: "till-key", summary: "Make, list and revoke the keys your tills accept codes with.",
     subcommands: [tillKeyCreate, tillKeyList, tillKeyRevoke])
 
-private let tillKeyName = Option<String>("name", value: "NAME", help: "The till's name: acceptances say it.")
-private let tillKeyID = Positional("ID")
+private let tillKeyName = Option<String>(
+    "name", value: "NAME", help: "The till's name: acceptances say it.", required: true)
+private let tillKeyID = Positional("ID", expected: "a till key's id (see `loyalty retailer till-key list`)") {
+    UUID(uuidString: $0)
+}
 
 private let tillKeyCreate = Command(
-    name: "create", summary: "A key for one till; it is shown only this once.", synopsis: "--name NAME",
+    name: "create", summary: "A key for one till; it is shown only this once.",
     discussion: clientDiscussion, options: [tillKeyName] + ClientOptions.all,
     run: clientCommand { context in
-        let name = try context.arguments.required(tillKeyName)
+        let name = context.arguments.required(tillKeyName)
         let key = try context.api.createTillKey(name: name, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.tillKeyCreated(key)) }
-        printOut(ClientText.tillKeyCreated(key))
+        context.output.emit(text: ClientText.tillKeyCreated(key), json: ClientJSONLines.tillKeyCreated(key))
     })
 
 private let tillKeyList = Command(
@@ -69,19 +71,18 @@ private let tillKeyList = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let keys = try context.api.tillKeys(try context.retailerCredential()).tillKeys
-        if context.json { return keys.forEach { printOut(ClientJSONLines.tillKey($0)) } }
-        if keys.isEmpty { return printOut("no till keys yet: `loyalty retailer till-key create --name NAME`") }
-        printOut(ClientText.tillKeys(keys))
+        context.output.emit(
+            text: keys.isEmpty ? "no till keys yet: `loyalty retailer till-key create --name NAME`" : ClientText.tillKeys(keys),
+            jsonLines: keys.map(ClientJSONLines.tillKey))
     })
 
 private let tillKeyRevoke = Command(
     name: "revoke", summary: "Revoke till key ID; it stops working at once.",
     discussion: clientDiscussion, options: ClientOptions.all, positionals: [tillKeyID],
     run: clientCommand { context in
-        guard let id = context.arguments.word(tillKeyID).flatMap(UUID.init(uuidString:)) else {
-            throw context.arguments.usageError("ID must be a till key's id (see `loyalty retailer till-key list`)")
-        }
+        let id = context.arguments.word(tillKeyID)!
         try context.api.revokeTillKey(id, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.tillKeyRevoked(id)) }
-        printOut("till key \(id.uuidString.lowercased()) revoked")
+        context.output.emit(
+            text: "till key \(id.uuidString.lowercased()) revoked",
+            json: ClientJSONLines.tillKeyRevoked(id))
     })
