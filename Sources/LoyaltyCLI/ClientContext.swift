@@ -119,7 +119,7 @@ enum OfferScanOptions {
 /// under way is abandoned once `interruption` asks.
 func openOfferSession(
     _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
-) throws -> (offers: OfferSession, redemption: ScanRedemption) {
+) throws -> (offers: OfferSession, redemption: ScanRedemption, home: ClientHome) {
     let context = try ClientContext(arguments)
     if let interruption { context.api.isCancelled = { interruption.isRequested } }
     let minimum = arguments.value(OfferScanOptions.minimumProximity) ?? .near
@@ -133,7 +133,7 @@ func openOfferSession(
     let redeemer = Result { () throws(ClientError) in
         Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
     }
-    return (offers, ScanRedemption(redeemer))
+    return (offers, ScanRedemption(redeemer), context.home)
 }
 
 /// Says that the cached catalog is partial, if it is: on standard error, or as a JSON line.

@@ -69,8 +69,17 @@ let scanCommand = Command(
         log (whose clock is not the radio's), the geofences run alone and the scan says beacons are off.
         With --replay, nmea:FILE is merged with the capture by their UTC timestamps and fixed:LAT,LON
         is one fix at the capture's first time: every line comes in "t" order, the same on every run.
+
+        Notifications: with --notify each offer, as it shows, is also posted as a desktop notification
+        (org.freedesktop.Notifications on the session bus): the retailer and title, the description, and
+        where the notification server shows actions, Redeem and Dismiss. Redeem redeems as r does and
+        replaces the notification with the code for the till and its QR code (a PNG beside the cache);
+        Dismiss, or closing it, dismisses the offer. --notify-on offers,enter,exit chooses what posts:
+        offers, entering and leaving a retailer's region or a store (once per entry). With no session
+        bus or no notification server the scan goes on and says once that notifications are off. The
+        answers are read at each ranging snapshot, so they take up to --snapshot-interval to act.
         """,
-    options: ScanOptions.all + OfferScanOptions.all + LocationOptions.all,
+    options: ScanOptions.all + OfferScanOptions.all + NotifyOptions.all + LocationOptions.all,
     exclusiveOptions: ControllerOptions.exclusive,
     run: runScan
 )
@@ -121,11 +130,18 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = CommandScope.interruption
-    let (offers, redemption) = try openOfferSession(
+    let (offers, redemption, home) = try openOfferSession(
         arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
     let printer = ScanPrinter(
         arguments, output: output, offers: offers, redemption: redemption, interruption: interruption)
     defer { printer.keys?.restore() }
+    if arguments.flag(NotifyOptions.notify) {
+        let answering = NotificationAnswering(
+            offers: offers, redemption: redemption, codeImages: home.dataDirectory.appendingPathComponent("codes"))
+        printer.notifier = DesktopNotifier(
+            events: arguments.value(NotifyOptions.notifyOn) ?? .offers, answering: answering
+        ) { [unowned printer] in printer.warn($0) }
+    }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
     try warnIfCatalogPartial(offers.cache, output)

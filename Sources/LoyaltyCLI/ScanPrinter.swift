@@ -27,6 +27,8 @@ final class ScanPrinter: ScanOutput {
     /// The shopper pressed q: the scan ends as Ctrl-C ends it, with its summary.
     private var quit = false
     private var lines = ScanJSONLines()
+    /// `--notify`: the desktop notifications of what shows here, and the shopper's answers to them.
+    var notifier: DesktopNotifier?
 
     /// Whether offers stay until the shopper answers them: with the live table, which takes keys.
     static func isInteractive(_ output: CommandOutput) -> Bool { !output.isJSON && output.isTerminal }
@@ -46,11 +48,13 @@ final class ScanPrinter: ScanOutput {
     }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
+        try notifier?.carryOutAnswers(show: show, said: notificationRedeemed)
         if output.isJSON { return output.write(bytes: lines.line(snapshot)) }
         if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
+        notifier?.regionEvent(event) { (try? offers.cache.retailers()) ?? [] }
         if output.isJSON { return output.line(lines.line(event)) }
         redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
     }
@@ -58,12 +62,14 @@ final class ScanPrinter: ScanOutput {
     /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
     /// shows the offer when redrawn.
     func show(_ offer: OfferPresentation) -> () -> Void {
-        guard table == nil else { return {} }
         let line =
-            output.isJSON
-            ? lines.line(offer) : ClientText.eventLine(at: offer.time, ClientText.offerShown(offer.offer))
-        let bytes = Array((line + "\n").utf8)
-        return { [output] in output.write(bytes: bytes) }
+            table != nil
+            ? nil : output.isJSON ? lines.line(offer) : ClientText.eventLine(at: offer.time, ClientText.offerShown(offer.offer))
+        let bytes = line.map { Array(($0 + "\n").utf8) }
+        return { [output, notifier] in
+            if let bytes { output.write(bytes: bytes) }
+            notifier?.offerShown(offer)
+        }
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
@@ -91,6 +97,7 @@ final class ScanPrinter: ScanOutput {
     }
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
+        notifier?.storeEvent(event, store: resolved)
         if output.isJSON { return output.line(lines.line(event, store: resolved)) }
         let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
         redrawTable(after: ClientText.eventLine(at: event.time, line))
@@ -98,7 +105,19 @@ final class ScanPrinter: ScanOutput {
 
     /// On standard error; above the live table, if there is one.
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
-        let warning = ClientText.syncFailed(error, syncing: syncing)
+        warn(ClientText.syncFailed(error, syncing: syncing))
+    }
+
+    /// A redemption a notification asked for: the code as `loyalty redeem --json` prints it, or a line (above
+    /// the table, if there is one); a failure on standard error.
+    private func notificationRedeemed(_ outcome: ScanRedemption.Outcome, of offer: ResolvedOffer) {
+        if table != nil { return redrawTable(after: outcome.line) }
+        guard let redemption = outcome.redemption else { return output.error(outcome.line) }
+        output.line(output.isJSON ? ClientJSONLines.redeemed(redemption, of: offer.offer) : outcome.line)
+    }
+
+    /// On standard error; above the live table, if there is one.
+    func warn(_ warning: String) {
         guard let table else { return output.error(warning) }
         output.write(table.erasure)
         output.flush()  // The erasure reaches the terminal before the warning does.
@@ -146,11 +165,11 @@ final class ScanPrinter: ScanOutput {
         guard offers.current != nil else { return }
         switch key {
         case UInt8(ascii: "d"):
-            try offers.dismiss()
+            try offers.dismiss(show: show)
             redrawTable()
         case UInt8(ascii: "r"):
             // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
-            if let outcome = try redemption?.redeemCurrent(of: offers) { redrawTable(after: outcome) }
+            if let outcome = try redemption?.redeemCurrent(of: offers, show: show) { redrawTable(after: outcome) }
         default:
             return
         }

@@ -58,14 +58,14 @@ public final class OfferSession {
     /// How many offers wait for the one on screen to be dismissed.
     public var waitingCount: Int { presenter.waiting.count }
 
-    /// The shopper dismissed the offer on screen (`d`, or after `r` redeemed it); the next waiting offer
-    /// shows at once, at the last snapshot's time, claimed as `update` claims it.
+    /// The shopper dismissed the offer on screen (`d`, a notification's Dismiss, or after a redemption); the
+    /// next waiting offer shows at once, at the last snapshot's time, claimed as `update` claims it (`show` as
+    /// there: a terminal draws the offer it returns, a notification is posted).
     @discardableResult
-    public func dismiss() throws(ClientError) -> OfferPresentation? {
+    public func dismiss(show: (OfferPresentation) -> () -> Void = { _ in {} }) throws(ClientError) -> OfferPresentation? {
         presenter.dismiss()
         guard let last = lastSnapshot else { return nil }
-        // Only a terminal dismisses; it draws the offer it returns.
-        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime), show: { _ in {} })
+        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime), show: show)
     }
 
     /// The cached offer a beacon announces.
