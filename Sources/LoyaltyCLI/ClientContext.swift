@@ -116,7 +116,7 @@ enum OfferScanOptions {
 /// under way is abandoned once `interruption` asks.
 func openOfferSession(
     _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
-) throws -> (offers: OfferSession, redemption: ScanRedemption) {
+) throws -> (offers: OfferSession, redemption: ScanRedemption, hasAccount: Bool) {
     let context = try ClientContext(arguments)
     if let interruption { context.api.isCancelled = { interruption.isRequested } }
     let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
@@ -130,7 +130,7 @@ func openOfferSession(
     let redeemer = Result { () throws(ClientError) in
         Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
     }
-    return (offers, ScanRedemption(redeemer))
+    return (offers, ScanRedemption(redeemer), hasAccount)
 }
 
 /// Says that the cached catalog is partial, if it is: on standard error, or with `json` as a JSON line.

@@ -57,7 +57,7 @@ func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, output:
 /// `loyalty scan --location` without a radio: stores' geofences alone, on the positions' clock.
 func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
     printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
-    let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
+    let json = try ScanScreenChoice(arguments).json
     let offers = try openOfferSession(arguments, interactive: false).offers
     try warnIfCatalogPartial(offers.cache, json: json)
     let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: nil, interruption: nil)

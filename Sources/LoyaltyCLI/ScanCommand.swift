@@ -23,10 +23,31 @@ enum ScanOptions {
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
+    static let color = Option<ColorChoice>(
+        "color", value: "WHEN",
+        help: "Colour the screen: auto (default: a terminal whose TERM is not dumb, without NO_COLOR), always, never."
+    ) { ColorChoice(rawValue: $0) }
 
     static let all: [any DeclaredOption] = [
         replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, hciOption, active, filterDuplicates,
+        color,
     ]
+}
+
+/// How a scan writes: JSON lines with --json or in a pipe (unless --color=always asks for the screen there);
+/// otherwise the shopper's screen, coloured as --color says, redrawn in place where the cursor moves
+/// (a terminal whose TERM is not dumb).
+struct ScanScreenChoice {
+    let json: Bool
+    let style: ScreenStyle
+    let cursorMoves: Bool
+
+    init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let color = try arguments.value(ScanOptions.color) ?? .auto
+        json = arguments.flag(ScanOptions.json) || (!standardOutputIsTerminal && color != .always)
+        style = ScreenStyle(color, standardOutputIsTerminal: standardOutputIsTerminal, environment: environment)
+        cursorMoves = standardOutputIsTerminal && environment["TERM"] != "dumb"
+    }
 }
 
 let scanCommand = Command(
@@ -41,7 +62,17 @@ let scanCommand = Command(
         the cached catalog are (as syncs during the scan change them), or without any every UUID heard.
 
         On a terminal: a live table, redrawn in place under the enter and exit lines (of beacon regions
-        and, with --location, stores), which stay above it. With --json or in a pipe: JSON lines, each
+        and, with --location, stores), which stay above it. Beacons go by their retailer's name and
+        numbers (Matey's 1:1; one of no cached retailer by the start of its UUID), in the hot/cold
+        colours: immediate red, near orange, far blue, unknown dim. The offer on screen is a banner on
+        its category's colour (food blue, clothing red, any other grey) with its description and end
+        date. Everything is cut to fit the window. --color=auto colours a terminal whose TERM is set and
+        not dumb unless NO_COLOR is set (not empty); always also colours a pipe, which then gets these
+        lines instead of JSON; never does not colour. With TERM=dumb (or in that pipe) the screen is plain
+        lines with no cursor movement: the events, a beacon's row when its proximity changes, and each
+        offer once. The closing summary says how many offers were shown, redeemed, dismissed and left
+        waiting; a scan that can show no offer (no account, nothing cached) first says what to run.
+        With --json or in a pipe: JSON lines, each
         with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
         first, while a sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a
         terminal, a warning on standard error): offers on the catalog pages not fetched yet cannot show.
@@ -124,15 +155,22 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let ranging = Ranger.Configuration(
         snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,
         maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
-    let json = arguments.flag(ScanOptions.json) || !standardOutputIsTerminal
+    let screen = try ScanScreenChoice(arguments)
+    let json = screen.json
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
-    let (offers, redemption) = try openOfferSession(arguments, interactive: !json, interruption: interruption)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: redemption, interruption: interruption)
+    let (offers, redemption, hasAccount) = try openOfferSession(
+        arguments, interactive: !json, interruption: interruption)
+    let printer = ScanPrinter(
+        arguments, json: json, offers: offers, redemption: redemption, interruption: interruption,
+        style: screen.style, cursorMoves: screen.cursorMoves)
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
     try warnIfCatalogPartial(offers.cache, json: json)
+    if !json, let hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount) {
+        printError(hint)
+    }
     let exitTimeout = try arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
         beacons: try BeaconScanSession(

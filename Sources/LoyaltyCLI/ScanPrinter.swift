@@ -11,11 +11,16 @@ import LoyaltyClient
 /// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
 /// it and the offer on screen, which the shopper dismisses (d) or redeems (r; a failed redemption leaves
 /// it on screen), and the offers waiting for it; q ends the scan. When the beacons end, the shopper pages
-/// through the offers left.
+/// through the offers left. Where the cursor cannot move (TERM=dumb, a pipe with --color=always), the
+/// screen is lines printed once instead of a table (`ScrollingScreen`).
 final class ScanPrinter: ScanOutput {
     let json: Bool
-    /// The live table, when the beacons are shown on a terminal, and the shopper's keys there.
+    /// The live table, when the beacons are shown on a terminal that moves its cursor; else, without
+    /// --json, the lines that stand for it.
     private var table: LiveTable?
+    private var scrolling: ScrollingScreen?
+    private let style: ScreenStyle
+    /// The shopper's keys, when standard input is a terminal and the scan shows its screen.
     let keys: TerminalKeys?
     private let offers: OfferSession
     private let redemption: ScanRedemption?
@@ -27,19 +32,26 @@ final class ScanPrinter: ScanOutput {
     /// The shopper pressed q: the scan ends as Ctrl-C ends it, with its summary.
     private var quit = false
     private var lines = ScanJSONLines()
+    /// What the shopper did with the offers shown, for the closing summary.
+    private var dismissed = 0
+    private var redeemed = 0
 
-    /// Without `interruption` (a scan of geofences alone), no table and no keys.
+    /// Without `interruption` (a scan of geofences alone), no table and no keys. `cursorMoves`: the
+    /// terminal can redraw the table in place.
     init(
         _ arguments: ParsedArguments, json: Bool, offers: OfferSession, redemption: ScanRedemption?,
-        interruption: Interruption?
+        interruption: Interruption?, style: ScreenStyle = .plain, cursorMoves: Bool = true
     ) {
         self.arguments = arguments
         self.json = json
         self.offers = offers
         self.redemption = redemption
         self.interruption = interruption
-        table = json || interruption == nil ? nil : LiveTable()
-        keys = table == nil ? nil : interruption.flatMap(TerminalKeys.init)
+        self.style = style
+        let screen = !json && interruption != nil
+        table = screen && cursorMoves ? LiveTable() : nil
+        scrolling = screen && !cursorMoves ? ScrollingScreen() : nil
+        keys = screen ? interruption.flatMap(TerminalKeys.init) : nil
     }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
@@ -49,7 +61,8 @@ final class ScanPrinter: ScanOutput {
 
     func report(_ event: RegionEvent) {
         if json { return printOut(lines.line(event)) }
-        redrawTable(after: ClientText.eventLine(at: event.time, ClientText.regionEvent(event)))
+        let name = ClientText.regionEvent(event, retailer: offers.retailerNames[event.region.uuid])
+        redrawTable(after: layout.eventLine(ClientText.eventLine(at: event.time, name)))
     }
 
     /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
@@ -70,7 +83,7 @@ final class ScanPrinter: ScanOutput {
     /// input is not a terminal or a signal ended the scan; then the line under the offer says how many
     /// did not show.
     func beaconsFinished() throws {
-        guard table != nil, offers.current != nil, let interruption else { return }
+        guard table != nil || scrolling != nil, offers.current != nil, let interruption else { return }
         let word =
             quit ? "quit" : interruption.isRequested ? "interrupted" : arguments.isGiven(ScanOptions.replay) ? "capture ended" : "scan ended"
         ended = (word, keys != nil && !interruption.isRequested)
@@ -87,7 +100,7 @@ final class ScanPrinter: ScanOutput {
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
         if json { return printOut(lines.line(event, store: resolved)) }
         let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
-        redrawTable(after: ClientText.eventLine(at: event.time, line))
+        redrawTable(after: layout.eventLine(ClientText.eventLine(at: event.time, line)))
     }
 
     /// On standard error; above the live table, if there is one.
@@ -100,10 +113,15 @@ final class ScanPrinter: ScanOutput {
         print(table.table, terminator: "")
     }
 
-    /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
+    /// The closing lines of a replay or a live scan (`live`: its records are the radio's events): on a
+    /// screen, also what came of the offers.
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
         if json { return printOut(lines.line(statistics)) }
         printError(ClientText.summary(statistics, live: live))
+        guard table != nil || scrolling != nil else { return }
+        printError(
+            ClientText.offerSummary(
+                shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount))
     }
 
     func positionsEnded(_ end: PositionsEnd) {
@@ -141,34 +159,71 @@ final class ScanPrinter: ScanOutput {
         switch key {
         case UInt8(ascii: "d"):
             try offers.dismiss()
+            dismissed += 1
             redrawTable()
         case UInt8(ascii: "r"):
             // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
-            if let outcome = try redemption?.redeemCurrent(of: offers) { redrawTable(after: outcome) }
+            guard let outcome = try redemption?.redeemCurrent(of: offers) else { return }
+            if outcome.redeemed { redeemed += 1 }
+            redrawTable(after: outcome.line)
         default:
             return
         }
     }
 
+    /// The screen laid out for the window as it is now.
+    private var layout: ScanScreen {
+        ScanScreen(columns: LiveTable.windowSize.columns, style: style, retailerNames: offers.retailerNames)
+    }
+
     /// The "hot and cold" view, redrawn in place once per snapshot; `line` goes above it, for good (without
-    /// a table, it is simply printed).
+    /// a table, it is simply printed, and on a scrolling screen so are the rows that changed).
     private func redrawTable(after line: String? = nil) {
-        let screen = lastSnapshot.map { ClientText.ranging($0, offerNotice: offerNotice) } ?? ""
         let window = LiveTable.windowSize
-        if let text = table?.draw(screen, after: line, columns: window.columns, windowRows: window.rows) {
-            print(text, terminator: "")
+        let layout = ScanScreen(columns: window.columns, style: style, retailerNames: offers.retailerNames)
+        if table != nil {
+            let screen = lastSnapshot.map { layout.screen($0, offer: offerLines(layout)) } ?? ""
+            print(table!.draw(screen, after: line, columns: window.columns, windowRows: window.rows), terminator: "")
+        } else if scrolling != nil {
+            print(scrolling!.update(after: line, lastSnapshot, layout, offer: offerLines(layout)), terminator: "")
         } else if let line {
             printOut(line)
         }
     }
 
-    /// The offer on screen and how many wait; once the beacons ended, what the shopper can do instead.
-    private var offerNotice: String? {
-        guard let current = offers.current else { return nil }
-        guard let ended else { return ClientText.offerNotice(current.offer, waiting: offers.waitingCount) }
-        let notice = ClientText.offerNotice(current.offer)
-        guard ended.asking || offers.waitingCount > 0 else { return notice }
-        let left = ClientText.offersLeft(after: ended.word, waiting: offers.waitingCount, asking: ended.asking)
-        return notice + "\n" + left
+    /// The offer on screen as a banner with how many wait; once the beacons ended, what the shopper can do
+    /// instead.
+    private func offerLines(_ layout: ScanScreen) -> [String] {
+        guard let current = offers.current else { return [] }
+        guard let ended else { return layout.offerBanner(current.offer, waiting: offers.waitingCount) }
+        let banner = layout.offerBanner(current.offer)
+        guard ended.asking || offers.waitingCount > 0 else { return banner }
+        return banner + [ClientText.offersLeft(after: ended.word, waiting: offers.waitingCount, asking: ended.asking)]
+    }
+}
+
+/// The scan's screen where the cursor cannot go back up (TERM=dumb, a pipe): lines printed once, in order:
+/// the event lines, a beacon's row when its proximity changes, and the offer's banner when it changes.
+struct ScrollingScreen {
+    private var proximities: [BeaconIdentity: Proximity] = [:]
+    private var headerShown = false
+    private var offer: [String] = []
+
+    mutating func update(after line: String?, _ snapshot: RangingSnapshot?, _ layout: ScanScreen, offer: [String])
+        -> String
+    {
+        var text = line.map { $0 + "\n" } ?? ""
+        if let snapshot, !snapshot.beacons.isEmpty {
+            let lines = layout.beaconLines(snapshot)
+            for (beacon, row) in zip(snapshot.beacons, lines.dropFirst())
+            where proximities.updateValue(beacon.proximity, forKey: beacon.identity) != beacon.proximity {
+                if !headerShown { text += lines[0] + "\n" }
+                headerShown = true
+                text += row + "\n"
+            }
+        }
+        if offer != self.offer, !offer.isEmpty { text += offer.map { $0 + "\n" }.joined() }
+        self.offer = offer
+        return text
     }
 }

@@ -10,27 +10,28 @@ public struct ScanRedemption {
 
     public init(_ redeemer: Result<Redeemer, ClientError>) { self.redeemer = redeemer }
 
-    /// Redeems the offer on screen and returns the line that says what came of it (nil: no offer on screen).
+    /// Redeems the offer on screen and returns the line that says what came of it, and whether it was
+    /// redeemed (nil: no offer on screen).
     /// Redeemed, or refused for good, the offer leaves the screen and the next waiting one shows. Otherwise
     /// (the network, the server's fault, a Ctrl-C) it stays for another `r`: it is already recorded as seen,
     /// so no later scan would show it again, and the line says how to redeem it after the scan.
-    public func redeemCurrent(of offers: OfferSession) throws(ClientError) -> String? {
+    public func redeemCurrent(of offers: OfferSession) throws(ClientError) -> (line: String, redeemed: Bool)? {
         guard let offer = offers.current?.offer else { return nil }
         let title = TerminalText.escaped(offer.offer.title)
         do throws(ClientError) {
             let redemption = try redeemer.get().redeem(offer)
             try offers.dismiss()
-            return "redeemed \"\(title)\": show code \(TerminalText.escaped(redemption.code)) at the till"
+            return ("redeemed \"\(title)\": show code \(TerminalText.escaped(redemption.code)) at the till", true)
         } catch {
             let retry = "press r to try again, or later run `loyalty redeem \(offer.offer.id.uuidString.lowercased())`"
             let explained = error.explainingRedemption(of: offer, retry: retry)
             let failure = "could not redeem \"\(title)\": \(TerminalText.escaped(explained.description))"
             if error.isDefiniteRefusal {
                 try offers.dismiss()
-                return failure
+                return (failure, false)
             }
-            if case .network = error { return failure }  // its explanation already says how to retry
-            return failure + "; " + retry
+            if case .network = error { return (failure, false) }  // its explanation already says how to retry
+            return (failure + "; " + retry, false)
         }
     }
 }
