@@ -169,7 +169,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     offers.syncIfDue(warned: &syncWarned, output: printer)
     try warnIfCatalogPartial(offers.cache, json: json)
     if !json, let hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount) {
-        printError(hint)
+        printer.notice(hint)
     }
     let exitTimeout = try arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(

@@ -117,11 +117,16 @@ final class ScanPrinter: ScanOutput {
     /// screen, also what came of the offers.
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
         if json { return printOut(lines.line(statistics)) }
-        printError(ClientText.summary(statistics, live: live))
-        guard table != nil || scrolling != nil else { return }
-        printError(
+        guard table != nil || scrolling != nil else { return printError(ClientText.summary(statistics, live: live)) }
+        notice(ClientText.summary(statistics, live: live))
+        notice(
             ClientText.offerSummary(
                 shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount))
+    }
+
+    /// A message for the shopper on standard error, broken to the window's width.
+    func notice(_ text: String) {
+        printError(layout.wrapped(text))
     }
 
     func positionsEnded(_ end: PositionsEnd) {
@@ -195,7 +200,9 @@ final class ScanPrinter: ScanOutput {
     /// instead.
     private func offerLines(_ layout: ScanScreen) -> [String] {
         guard let current = offers.current else { return [] }
-        guard let ended else { return layout.offerBanner(current.offer, waiting: offers.waitingCount) }
+        // Lines printed once would repeat the banner each time the count changed.
+        let waiting = table == nil ? 0 : offers.waitingCount
+        guard let ended else { return layout.offerBanner(current.offer, waiting: waiting) }
         let banner = layout.offerBanner(current.offer)
         guard ended.asking || offers.waitingCount > 0 else { return banner }
         return banner + [ClientText.offersLeft(after: ended.word, waiting: offers.waitingCount, asking: ended.asking)]
@@ -203,7 +210,8 @@ final class ScanPrinter: ScanOutput {
 }
 
 /// The scan's screen where the cursor cannot go back up (TERM=dumb, a pipe): lines printed once, in order:
-/// the event lines, a beacon's row when its proximity changes, and the offer's banner when it changes.
+/// the event lines, a beacon's row when its proximity changes, and the offer's banner when another shows
+/// (then only the lines added under it, such as what is left when the beacons end).
 struct ScrollingScreen {
     private var proximities: [BeaconIdentity: Proximity] = [:]
     private var headerShown = false
@@ -222,7 +230,8 @@ struct ScrollingScreen {
                 text += row + "\n"
             }
         }
-        if offer != self.offer, !offer.isEmpty { text += offer.map { $0 + "\n" }.joined() }
+        let added = offer.starts(with: self.offer) ? offer.dropFirst(self.offer.count) : offer[...]
+        text += added.map { $0 + "\n" }.joined()
         self.offer = offer
         return text
     }

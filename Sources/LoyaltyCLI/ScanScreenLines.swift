@@ -57,6 +57,14 @@ struct ScanScreen {
     /// A line of the event log, cut to the width.
     func eventLine(_ line: String) -> String { TerminalCells.fit(line, width) }
 
+    /// A message broken at spaces to the width, its continued lines indented.
+    func wrapped(_ text: String) -> String {
+        let lines = TerminalCells.wrapped(text, width)
+        guard lines.count > 1 else { return text }
+        let rest = TerminalCells.wrapped(lines.dropFirst().joined(separator: " "), width - 2)
+        return ([lines[0]] + rest.map { "  " + $0 }).joined(separator: "\n")
+    }
+
     /// The offer on screen as a banner on its category's colour: who offers it and its title, until when,
     /// its description, and the keys that answer it with how many offers wait.
     func offerBanner(_ offer: ResolvedOffer, waiting: Int = 0) -> [String] {
@@ -181,9 +189,10 @@ enum TerminalCells {
         return kept + "…"
     }
 
-    /// `text` broken at spaces into lines of at most `cells` (a word longer than that is cut), the last
-    /// of `maxLines` ending in "…" when more did not fit.
-    static func wrapped(_ text: String, _ cells: Int, maxLines: Int) -> [String] {
+    /// `text` broken at spaces into lines of at most `cells`. With `maxLines`, a word longer than that is
+    /// cut and the last line ends in "…" when more did not fit; without, a longer word is kept whole (a
+    /// path or a command to copy).
+    static func wrapped(_ text: String, _ cells: Int, maxLines: Int? = nil) -> [String] {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
@@ -193,10 +202,10 @@ enum TerminalCells {
                 continue
             }
             if !line.isEmpty { lines.append(line) }
-            line = fit(word, cells)
+            line = maxLines == nil ? word : fit(word, cells)
         }
         lines.append(line)
-        guard lines.count > maxLines else { return lines }
+        guard let maxLines, lines.count > maxLines else { return lines }
         // The next line's first word did not fit after the last one kept: joined, they are cut with "…".
         return Array(lines.prefix(maxLines - 1)) + [fit(lines[maxLines - 1] + " " + lines[maxLines], cells)]
     }

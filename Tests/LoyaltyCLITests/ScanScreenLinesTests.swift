@@ -54,8 +54,8 @@ import Testing
         let (blue, reset) = ("\u{1B}[1;97;44m", "\u{1B}[0m")
         func spaces(_ count: Int) -> String { String(repeating: " ", count: count) }
         #expect(banner == [
-            blue + #" OFFER from Matey's\u001B[2J: sushi <b>30%</b>"# + spaces(3) + "until 15 Jan 2027, 08:00 UTC " + reset,
-            blue + #" Nigiri and maki,\u0007all day"# + spaces(50) + reset,
+            blue + #" OFFER from Matey's\u001B[2J: sushi <b>30%</b>"# + spaces(4) + "until 15 Jan 2027, 08:00 UTC " + reset,
+            blue + #" Nigiri and maki,\u0007all day"# + spaces(49) + reset,
             blue + " [d] dismiss  [r] redeem" + spaces(33) + "2 more offers waiting " + reset,
         ])
         #expect(banner.allSatisfy { TerminalCells.count($0) == 79 }, "\(banner)")
@@ -68,7 +68,7 @@ import Testing
         #expect(red.allSatisfy { $0.hasPrefix("\u{1B}[1;97;41m") && TerminalCells.count($0) == 59 }, "\(red)")
         offer.category = "toys"
         let plain = ScanScreen(columns: 80, style: .plain, retailerNames: [:]).offerBanner(ResolvedOffer(offer: offer, retailer: retailer))
-        #expect(plain == [#" OFFER from Matey's\u001B[2J: sushi <b>30%</b>   until 15 Jan 2027, 08:00 UTC"#, " [d] dismiss  [r] redeem"])
+        #expect(plain == [#" OFFER from Matey's\u001B[2J: sushi <b>30%</b>    until 15 Jan 2027, 08:00 UTC"#, " [d] dismiss  [r] redeem"])
         #expect(BannerColor(category: "toys") == .neutral && BannerColor(category: nil) == .neutral)
     }
 
