@@ -35,11 +35,10 @@ private let accountShow = Command(
     run: clientCommand { context in
         let device = try context.home.requireDevice()
         let cache = try context.openCache()
-        if context.json {
-            return printOut(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
-        }
+        let server = (context.api.server, context.serverSource)
+        if context.json { return printOut(try ClientJSONLines.account(device, server: server, cache: cache)) }
         try warnIfCatalogPartial(cache, json: false)
-        printOut(try ClientText.account(device, server: context.api.server, cache: cache))
+        printOut(try ClientText.account(device, server: server, cache: cache))
     }
 )
 

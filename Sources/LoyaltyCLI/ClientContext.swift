@@ -33,6 +33,8 @@ struct ClientContext {
     let config: ClientConfig
     let api: LoyaltyAPIClient
     var json: Bool { arguments.flag(ClientOptions.json) }
+    /// Where the server in use was given (--server, LOYALTY_SERVER, the config, the default).
+    let serverSource: ClientConfig.ServerSource
 
     init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.arguments = arguments
@@ -45,6 +47,7 @@ struct ClientContext {
         api = LoyaltyAPIClient(
             server: try Self.serverURL(config, arguments, environment),
             timeouts: timeouts)
+        serverSource = config.serverSetting(flag: try arguments.value(ClientOptions.server), environment: environment).source
     }
 
     /// A URL that is not one is a usage error (64), whichever setting gave it.

@@ -164,14 +164,15 @@ public enum ClientText {
             })
     }
 
-    /// `account show`.
-    public static func account(_ device: DeviceCredentials, server: URL, cache: OfferCache) throws(ClientError)
-        -> String
-    {
+    /// `account show`: the server is the one the account lives on, unless --server or LOYALTY_SERVER says
+    /// otherwise (the line says which).
+    public static func account(
+        _ device: DeviceCredentials, server: (url: URL, source: ClientConfig.ServerSource), cache: OfferCache
+    ) throws(ClientError) -> String {
         """
         account       \(device.accountID.uuidString.lowercased())
         this device   \(device.deviceID.uuidString.lowercased())
-        server        \(server.absoluteString)
+        server        \(server.url.absoluteString) (\(serverSource(server.source)))
         cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
         """
     }
