@@ -47,7 +47,6 @@ private let configShow = Command(
 
 private let configSet = Command(
     name: "set", summary: "Set one key of the config file: server, connect_timeout_s or total_timeout_s.",
-    synopsis: "KEY VALUE",
     discussion: """
         `loyalty config set server https://loyalty.example.com` points every later command at that server
         (a URL that is not http or https with a host is refused, exit 64). The timeouts take seconds

@@ -22,8 +22,8 @@ struct ScanScreen {
     }
 
     /// The live table of the beacons in range, then the offer's lines.
-    func screen(_ snapshot: RangingSnapshot?, offer: [String]) -> String {
-        var lines = snapshot.map(beaconLines) ?? []
+    func screen(_ snapshot: RangingSnapshot, offer: [String]) -> String {
+        var lines = beaconLines(snapshot)
         if !offer.isEmpty { lines += [""] + offer }
         return lines.map { $0 + "\n" }.joined()
     }

@@ -124,7 +124,8 @@ extension ClientConfig {
         }
         guard let retailer else {
             throw .notRegistered(
-                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY")
+                "no retailer API key: run `loyalty retailer register --name NAME` or `loyalty retailer key set`, or set LOYALTY_RETAILER_KEY"
+            )
         }
         return .retailer(retailer.apiKey)
     }
