@@ -3,36 +3,44 @@
 public struct Command: Sendable {
     public let name: String
     public let summary: String
-    /// The options part of the usage line, e.g. `[--full] [--near LAT,LON]`; the positionals follow it.
-    public var synopsis: String
     /// Longer text shown by `--help`: what it does, examples, exit codes.
     public var discussion: String
     public var options: [OptionDeclaration]
-    public var positionals: [Positional]
+    public var positionals: [PositionalDeclaration]
     /// Options that may also come before a subcommand's name, anywhere under this group
     /// (`loyalty --json sync`); the command that runs must declare them too.
     public var globalOptions: [OptionDeclaration]
+    /// Sets of options of which at most one may be given (`--hci` and `--adapter` both name the controller).
+    public var exclusiveOptions: [[OptionDeclaration]]
     public var subcommands: [Command]
     /// The root's release: `--version` prints it, and the root answers `--generate-completion-script`.
     public var version: String?
     public var run: (@Sendable (ParsedArguments) throws -> Void)?
+    /// What makes each option's value of its text, by option name, and each positional's word.
+    let valueParsers: [String: @Sendable (String) throws -> any Sendable]
+    let wordParsers: [PositionalDeclaration: @Sendable (String) throws -> any Sendable]
 
     public init(
-        name: String, summary: String, synopsis: String = "", discussion: String = "",
-        options: [any DeclaredOption] = [], positionals: [Positional] = [],
-        globalOptions: [any DeclaredOption] = [], subcommands: [Command] = [], version: String? = nil,
+        name: String, summary: String, discussion: String = "", options: [any DeclaredOption] = [],
+        positionals: [any DeclaredPositional] = [], globalOptions: [any DeclaredOption] = [],
+        exclusiveOptions: [[any DeclaredOption]] = [], subcommands: [Command] = [], version: String? = nil,
         run: (@Sendable (ParsedArguments) throws -> Void)? = nil
     ) {
         self.name = name
         self.summary = summary
-        self.synopsis = synopsis
         self.discussion = discussion
         self.options = options.map(\.declaration)
-        self.positionals = positionals
+        self.positionals = positionals.map(\.declaration)
         self.globalOptions = globalOptions.map(\.declaration)
+        self.exclusiveOptions = exclusiveOptions.map { $0.map(\.declaration) }
         self.subcommands = subcommands
         self.version = version
         self.run = run
+        valueParsers = Dictionary(
+            options.compactMap { option in option.valueParser.map { (option.declaration.name, $0) } },
+            uniquingKeysWith: { first, _ in first })
+        wordParsers = Dictionary(
+            positionals.map { ($0.declaration, $0.wordParser) }, uniquingKeysWith: { first, _ in first })
     }
 }
 
@@ -96,11 +104,12 @@ public enum Invocation {
 }
 
 extension Command {
-    /// `USAGE: path synopsis POSITIONALS`, as `--help` and usage errors show it.
+    /// `USAGE: path [--flag] [--option VALUE] --required VALUE POSITIONALS`, from the declarations, as
+    /// `--help` and usage errors show it.
     func usage(path: String) -> String {
         var line = "USAGE: \(path)"
         if !subcommands.isEmpty { line += run == nil ? " <command>" : " [<command>]" }
-        if !synopsis.isEmpty { line += " \(synopsis)" }
+        for option in options { line += " \(option.synopsis)" }
         for positional in positionals { line += " \(positional.synopsis)" }
         return line
     }
@@ -109,10 +118,10 @@ extension Command {
     var builtInOptions: [OptionDeclaration] {
         guard version != nil else { return [] }
         return [
-            OptionDeclaration(name: "version", valueName: nil, help: "Show the version.", repeatable: false),
+            OptionDeclaration(name: "version", valueName: nil, help: "Show the version."),
             OptionDeclaration(
                 name: "generate-completion-script", valueName: "SHELL",
-                help: "Print the completion script for bash, zsh or fish.", repeatable: false),
+                help: "Print the completion script for bash, zsh or fish."),
         ]
     }
 
@@ -120,7 +129,7 @@ extension Command {
     /// built-in ones, and --help.
     public var shownOptions: [OptionDeclaration] {
         let own = Set(options.map(\.name))
-        let help = OptionDeclaration(name: "help", valueName: nil, help: "Show this help.", repeatable: false)
+        let help = OptionDeclaration(name: "help", valueName: nil, help: "Show this help.")
         return options + globalOptions.filter { !own.contains($0.name) } + builtInOptions + [help]
     }
 

@@ -1,5 +1,5 @@
-/// What the parser, `--help` and the completion scripts know of one option: `--name VALUE` (or
-/// `--name=VALUE`) when it has a value name, else a flag.
+/// What the parser, `--help`, the usage line and the completion scripts know of one option: `--name VALUE`
+/// (or `--name=VALUE`) when it has a value name, else a flag.
 public struct OptionDeclaration: Hashable, Sendable {
     public let name: String
     /// The value's placeholder in help (`FILE`, `URL`); nil for a flag.
@@ -7,14 +7,40 @@ public struct OptionDeclaration: Hashable, Sendable {
     public let help: String
     /// Whether it may be given more than once (each value is kept).
     public let repeatable: Bool
+    /// Whether the command cannot run without it: a usage error when it is not given.
+    public let isRequired: Bool
+
+    init(name: String, valueName: String?, help: String, repeatable: Bool = false, isRequired: Bool = false) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+        self.repeatable = repeatable
+        self.isRequired = isRequired
+    }
 
     /// Whether its value names a file or directory, which shells complete from the file system.
     var takesPath: Bool { valueName == "FILE" || valueName == "DIR" }
+
+    /// `--full`, `[--near LAT,LON]`, `--name NAME`, `[--region REGION]...`, as the usage line shows it.
+    var synopsis: String {
+        let word = "--\(name)" + (valueName.map { " \($0)" } ?? "")
+        return (isRequired ? word : "[\(word)]") + (repeatable ? "..." : "")
+    }
+}
+
+/// Why a value was refused, in words that follow the option's name: `--uuid: not a UUID; expected
+/// 8-4-4-4-12 hex digits`.
+public struct InvalidValue: Error, CustomStringConvertible {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
 }
 
 /// A declared option, typed: a command lists its declarations and reads its arguments through them.
 public protocol DeclaredOption: Sendable {
     var declaration: OptionDeclaration { get }
+    /// What makes a value of the text given, or throws why not (a usage error naming the option); nil for a flag.
+    var valueParser: (@Sendable (String) throws -> any Sendable)? { get }
 }
 
 /// `--name`, present or not.
@@ -22,33 +48,52 @@ public struct Flag: DeclaredOption {
     public let declaration: OptionDeclaration
 
     public init(_ name: String, help: String) {
-        declaration = OptionDeclaration(name: name, valueName: nil, help: help, repeatable: false)
+        declaration = OptionDeclaration(name: name, valueName: nil, help: help)
     }
+
+    public var valueParser: (@Sendable (String) throws -> any Sendable)? { nil }
 }
 
-/// `--name VALUE`, read as a `Value`: text that `parse` refuses is a usage error naming the option.
-public struct Option<Value>: DeclaredOption {
+/// `--name VALUE`, parsed into a `Value` when the command line is parsed: text that `parse` refuses is a
+/// usage error, `--name: REASON`, before the command runs.
+public struct Option<Value: Sendable>: DeclaredOption {
     public let declaration: OptionDeclaration
-    let parse: @Sendable (String) -> Value?
+    let parse: @Sendable (String) throws -> Value
 
+    /// `parse` throws why it refuses a value (its description is the reason).
     public init(
-        _ name: String, value valueName: String, help: String, repeatable: Bool = false,
-        parse: @escaping @Sendable (String) -> Value?
+        _ name: String, value valueName: String, help: String, repeatable: Bool = false, required: Bool = false,
+        parse: @escaping @Sendable (String) throws -> Value
     ) {
-        declaration = OptionDeclaration(name: name, valueName: valueName, help: help, repeatable: repeatable)
+        declaration = OptionDeclaration(
+            name: name, valueName: valueName, help: help, repeatable: repeatable, isRequired: required)
         self.parse = parse
     }
+
+    /// `parse` returns nil for a value it refuses; the reason is then `expected EXPECTED`.
+    public init(
+        _ name: String, value valueName: String, help: String, repeatable: Bool = false, required: Bool = false,
+        expected: String, parse: @escaping @Sendable (String) -> Value?
+    ) {
+        self.init(name, value: valueName, help: help, repeatable: repeatable, required: required) { text in
+            guard let value = parse(text) else { throw InvalidValue("expected \(expected)") }
+            return value
+        }
+    }
+
+    public var valueParser: (@Sendable (String) throws -> any Sendable)? { parse }
 }
 
 extension Option where Value == String {
-    /// An option whose value is taken as typed; the command checks it.
-    public init(_ name: String, value valueName: String, help: String, repeatable: Bool = false) {
-        self.init(name, value: valueName, help: help, repeatable: repeatable) { $0 }
+    /// An option whose value is taken as typed.
+    public init(_ name: String, value valueName: String, help: String, repeatable: Bool = false, required: Bool = false)
+    {
+        self.init(name, value: valueName, help: help, repeatable: repeatable, required: required) { $0 }
     }
 }
 
-/// Words after the options, under one name, with how many of them there may be.
-public struct Positional: Hashable, Sendable {
+/// What the parser and the usage line know of a positional: its name and how many words it takes.
+public struct PositionalDeclaration: Hashable, Sendable {
     public enum Count: Hashable, Sendable {
         case one
         case optional
@@ -58,11 +103,6 @@ public struct Positional: Hashable, Sendable {
 
     public let name: String
     public let count: Count
-
-    public init(_ name: String, _ count: Count = .one) {
-        self.name = name
-        self.count = count
-    }
 
     var minimum: Int { count == .one || count == .oneOrMore ? 1 : 0 }
     /// nil: no limit.
@@ -76,5 +116,41 @@ public struct Positional: Hashable, Sendable {
         case .oneOrMore: "\(name)..."
         case .zeroOrMore: "[\(name)...]"
         }
+    }
+}
+
+/// A declared positional, typed like an option.
+public protocol DeclaredPositional: Sendable {
+    var declaration: PositionalDeclaration { get }
+    var wordParser: @Sendable (String) throws -> any Sendable { get }
+}
+
+/// Words after the options, under one name, with how many of them there may be, each parsed into a `Value`
+/// when the command line is parsed: a word `parse` refuses is a usage error, `NAME: REASON`.
+public struct Positional<Value: Sendable>: DeclaredPositional {
+    public typealias Count = PositionalDeclaration.Count
+    public let declaration: PositionalDeclaration
+    let parse: @Sendable (String) throws -> Value
+
+    public init(_ name: String, _ count: Count = .one, parse: @escaping @Sendable (String) throws -> Value) {
+        declaration = PositionalDeclaration(name: name, count: count)
+        self.parse = parse
+    }
+
+    /// `parse` returns nil for a word it refuses; the reason is then `expected EXPECTED`.
+    public init(_ name: String, _ count: Count = .one, expected: String, parse: @escaping @Sendable (String) -> Value?) {
+        self.init(name, count) { text in
+            guard let value = parse(text) else { throw InvalidValue("expected \(expected)") }
+            return value
+        }
+    }
+
+    public var wordParser: @Sendable (String) throws -> any Sendable { parse }
+}
+
+extension Positional where Value == String {
+    /// Words taken as typed.
+    public init(_ name: String, _ count: Count = .one) {
+        self.init(name, count) { $0 }
     }
 }

@@ -33,7 +33,9 @@ extension Command {
         }
         guard run != nil else {
             if let word = rest.first, word != "--" {
-                throw UsageError("unknown command '\(word)'", commandPath: path, usage: usage(path: path))
+                let suggestion = nearestSubcommand(to: word).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError(
+                    "unknown command '\(word)'\(suggestion)", commandPath: path, usage: usage(path: path))
             }
             guard inherited.isEmpty, leading.isEmpty, rest.isEmpty else {
                 throw UsageError("missing command", commandPath: path, usage: usage(path: path))
@@ -43,10 +45,12 @@ extension Command {
         return try parseOwn(inherited + tokens, path: path, isRoot: isRoot)
     }
 
-    /// The arguments of the command that runs: its declared options, then its positionals counted.
+    /// The arguments of the command that runs: its declared options, each value parsed, then its
+    /// positionals counted and parsed, so that a bad value fails before the command does anything.
     private func parseOwn(_ tokens: [String], path: String, isRoot: Bool) throws(UsageError) -> Invocation {
         var parsed = ParsedArguments(
-            commandPath: path, usage: usage(path: path), declared: Set(options), positionalDeclarations: positionals)
+            commandPath: path, usage: usage(path: path), declared: Set(options),
+            positionalDeclarations: positionals)
         var words: [String] = []
         var rest = tokens[...]
         while let token = rest.popFirst() {
@@ -63,19 +67,41 @@ extension Command {
             guard let option = options.first(where: { $0.name == name }) else {
                 throw unknownOption(token, path: path)
             }
-            if option.valueName == nil {
+            guard let parse = valueParsers[name] else {
                 guard inline == nil else { throw parsed.usageError("--\(name) takes no value") }
                 parsed.flags.insert(name)
                 continue
             }
-            guard let value = inline ?? rest.popFirst() else { throw needsValue(name, path: path) }
+            guard let text = inline ?? rest.popFirst() else { throw needsValue(name, path: path) }
             if !option.repeatable, parsed.values[name] != nil {
                 throw parsed.usageError("--\(name) given twice")
             }
-            parsed.values[name, default: []].append(value)
+            do {
+                parsed.values[name, default: []].append(try parse(text))
+            } catch {
+                throw parsed.usageError("--\(name): \(error)")
+            }
         }
-        try parsed.assign(words)
+        for option in options where option.isRequired && parsed.values[option.name] == nil {
+            throw parsed.usageError("--\(option.name) is required")
+        }
+        for set in exclusiveOptions {
+            let given = set.filter { parsed.values[$0.name] != nil || parsed.flags.contains($0.name) }
+            if given.count > 1 {
+                throw parsed.usageError("give only one of " + given.map { "--\($0.name)" }.joined(separator: ", "))
+            }
+        }
+        try parsed.assign(words, parsers: wordParsers)
         return .run(self, parsed)
+    }
+
+    /// The subcommand a mistyped `word` most likely meant: at most two edits away, and fewer than its length.
+    private func nearestSubcommand(to word: String) -> String? {
+        let scored = subcommands.map { ($0.name, editDistance(word, $0.name)) }
+        guard let (name, distance) = scored.min(by: { $0.1 < $1.1 }), distance <= min(2, word.count - 1) else {
+            return nil
+        }
+        return name
     }
 
     /// The root's `--version` and `--generate-completion-script SHELL`; nil for any other option.
@@ -112,19 +138,42 @@ extension Command {
     }
 }
 
-/// What the user typed, checked against a command's declarations and read through them: reading an
+/// Insertions, deletions, substitutions and swaps of neighbours that turn `a` into `b` (optimal string
+/// alignment), for suggesting a command.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+    var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { table[i][0] = i }
+    for j in 0...b.count { table[0][j] = j }
+    for i in 1...a.count {
+        for j in 1...b.count {
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+            }
+        }
+    }
+    return table[a.count][b.count]
+}
+
+/// What the user typed, parsed through a command's declarations and read through them: reading an
 /// option or positional the command does not declare is a programming error and stops the program.
 public struct ParsedArguments: Sendable {
     /// `loyalty retailer offer set`.
     public let commandPath: String
     let usage: String
     let declared: Set<OptionDeclaration>
-    let positionalDeclarations: [Positional]
-    var values: [String: [String]] = [:]
+    let positionalDeclarations: [PositionalDeclaration]
+    var values: [String: [any Sendable]] = [:]
     var flags: Set<String> = []
-    private var words: [Positional: [String]] = [:]
+    private var words: [PositionalDeclaration: [any Sendable]] = [:]
 
-    init(commandPath: String, usage: String, declared: Set<OptionDeclaration>, positionalDeclarations: [Positional]) {
+    init(
+        commandPath: String, usage: String, declared: Set<OptionDeclaration>,
+        positionalDeclarations: [PositionalDeclaration]
+    ) {
         self.commandPath = commandPath
         self.usage = usage
         self.declared = declared
@@ -137,51 +186,44 @@ public struct ParsedArguments: Sendable {
     }
 
     /// The option's value (the last one given), or nil when it is not given.
-    public func value<Value>(_ option: Option<Value>) throws(UsageError) -> Value? {
-        try values(option).last
+    public func value<Value>(_ option: Option<Value>) -> Value? {
+        values(option).last
     }
 
-    /// The value of an option the command cannot do without: a usage error naming it when it is not given.
-    public func required<Value>(_ option: Option<Value>) throws(UsageError) -> Value {
-        guard let value = try value(option) else { throw usageError("--\(option.declaration.name) is required") }
-        return value
+    /// The value of an option declared `required`, which the parser has made sure is given.
+    public func required<Value>(_ option: Option<Value>) -> Value {
+        precondition(option.declaration.isRequired, "\(commandPath) reads --\(option.declaration.name) as required")
+        return value(option)!
     }
 
     /// What `check` returns; an error it throws becomes a usage error in the error's own words (the
-    /// user's input failed a check that only the command knows).
+    /// user's input failed a check across options that only the command knows).
     public func checked<Value>(_ check: () throws -> Value) throws(UsageError) -> Value {
         do { return try check() } catch { throw usageError("\(error)") }
     }
 
     /// Every value of a repeatable option, in order.
-    public func values<Value>(_ option: Option<Value>) throws(UsageError) -> [Value] {
+    public func values<Value>(_ option: Option<Value>) -> [Value] {
         requireDeclared(option)
-        var parsed: [Value] = []
-        for text in values[option.declaration.name] ?? [] {
-            guard let value = option.parse(text) else {
-                throw usageError("invalid value '\(text)' for --\(option.declaration.name)")
-            }
-            parsed.append(value)
-        }
-        return parsed
+        return (values[option.declaration.name] ?? []).map { $0 as! Value }
     }
 
-    /// Whether the option was given at all, whatever its value.
+    /// Whether the option was given at all.
     public func isGiven(_ option: any DeclaredOption) -> Bool {
         requireDeclared(option)
         return values[option.declaration.name] != nil || flags.contains(option.declaration.name)
     }
 
     /// The words of a positional, as many as its count allows.
-    public func words(_ positional: Positional) -> [String] {
+    public func words<Value>(_ positional: Positional<Value>) -> [Value] {
         precondition(
-            positionalDeclarations.contains(positional),
-            "\(commandPath) reads \(positional.name), which it does not declare")
-        return words[positional] ?? []
+            positionalDeclarations.contains(positional.declaration),
+            "\(commandPath) reads \(positional.declaration.name), which it does not declare")
+        return (words[positional.declaration] ?? []).map { $0 as! Value }
     }
 
     /// The word of a positional of count one (or nil for an optional one not given).
-    public func word(_ positional: Positional) -> String? { words(positional).first }
+    public func word<Value>(_ positional: Positional<Value>) -> Value? { words(positional).first }
 
     /// A usage error of this command, shown with its usage line.
     public func usageError(_ message: String) -> UsageError {
@@ -194,9 +236,11 @@ public struct ParsedArguments: Sendable {
             "\(commandPath) reads --\(option.declaration.name), which it does not declare")
     }
 
-    /// Deals the words out to the declared positionals in order: each takes its minimum, and the
-    /// words left over go to the first that can take more.
-    mutating func assign(_ given: [String]) throws(UsageError) {
+    /// Deals the words out to the declared positionals in order, each parsed: each takes its minimum, and
+    /// the words left over go to the first that can take more.
+    mutating func assign(
+        _ given: [String], parsers: [PositionalDeclaration: @Sendable (String) throws -> any Sendable]
+    ) throws(UsageError) {
         var needed = 0
         for positional in positionalDeclarations {
             needed += positional.minimum
@@ -204,13 +248,23 @@ public struct ParsedArguments: Sendable {
         }
         var spare = given.count - needed
         var index = 0
+        var dealt: [(PositionalDeclaration, ArraySlice<String>)] = []
         for positional in positionalDeclarations {
             let extra = min(spare, (positional.maximum ?? Int.max) - positional.minimum)
             spare -= extra
             let taken = positional.minimum + extra
-            words[positional] = Array(given[index..<index + taken])
+            dealt.append((positional, given[index..<index + taken]))
             index += taken
         }
         if index < given.count { throw usageError("unexpected argument '\(given[index])'") }
+        for (positional, texts) in dealt {
+            var parsed: [any Sendable] = []
+            for text in texts {
+                do { parsed.append(try parsers[positional]!(text)) } catch {
+                    throw usageError("\(positional.name): \(error)")
+                }
+            }
+            words[positional] = parsed
+        }
     }
 }

@@ -10,7 +10,7 @@ private enum Account {
         "replace", help: "With CODE: leave the account this device has (revoked, say) for the code's account.")
     /// A code typed in groups with spaces arrives as several words; the server ignores the spaces.
     static let code = Positional("CODE", .zeroOrMore)
-    static let device = Positional("ID")
+    static let device = Positional("ID", expected: "a device id (see `loyalty devices`)") { UUID(uuidString: $0) }
     static let yes = Flag("yes", help: "Revoke the device you are on without asking.")
 }
 
@@ -21,7 +21,7 @@ let accountCommand = Command(
 
 private let accountCreate = Command(
     name: "create", summary: "Create an anonymous shopper account with this device in it.",
-    synopsis: "[--name NAME]", discussion: clientDiscussion,
+    discussion: clientDiscussion,
     options: [Account.name] + ClientOptions.all,
     run: clientCommand { context in
         let device = try context.home.createAccount(context.api, deviceName: context.arguments.value(Account.name))
@@ -45,7 +45,6 @@ private let accountShow = Command(
 private let accountLink = Command(
     name: "link",
     summary: "Without CODE: print a code for another device. With CODE: join the account that made it.",
-    synopsis: "[CODE [--name NAME] [--replace]]",
     discussion: """
         On the device that has the account, `loyalty account link` prints a single-use code such as
         K7M2-Q9XP-4HTD (valid 10 minutes). On the new device, `loyalty account link CODE` joins that
@@ -87,7 +86,6 @@ let devicesCommand = Command(
 
 private let devicesRevoke = Command(
     name: "revoke", summary: "Sign a device of this account out: its token stops working.",
-    synopsis: "[--yes]",
     discussion: """
         Revoking the device you are on asks first on a terminal; elsewhere it needs --yes.
 
@@ -96,10 +94,7 @@ private let devicesRevoke = Command(
     options: [Account.yes] + ClientOptions.all, positionals: [Account.device],
     run: clientCommand { context in
         let (device, credential) = try context.deviceCredential()
-        let text = context.arguments.word(Account.device) ?? ""
-        guard let id = UUID(uuidString: text) else {
-            throw context.arguments.usageError("'\(text)' is not a device id")
-        }
+        let id = context.arguments.word(Account.device)!
         if id == device.deviceID, !context.arguments.flag(Account.yes) { try confirmRevokingThisDevice(context) }
         try context.api.revokeDevice(id, credential)
         if context.json { return printOut(ClientJSONLines.deviceRevoked(id)) }

@@ -9,32 +9,34 @@ import LoyaltyClient
     import Glibc
 #endif
 
-/// Read as text: each has its own message for a value it refuses.
 private enum Advertise {
-    static let uuid = Option<String>("uuid", value: "UUID", help: "The proximity UUID (the retailer's).")
-    static let major = Option<String>("major", value: "M", help: "Major, 0...65535 (a department).")
-    static let minor = Option<String>("minor", value: "N", help: "Minor, 0...65535 (the beacon in it).")
-    static let measuredPower = Option<String>(
-        "measured-power", value: "DBM", help: "RSSI at 1 m to advertise, -100...0 (default -59; see `beacon calibrate`).")
-    static let interval = Option<String>(
-        "interval-ms", value: "MS", help: "Advertising interval, 20...10240 ms in 0.625 ms steps (default 100).")
-    static let adapter = Option<String>(
-        "adapter", value: "NAME", help: "The adapter to advertise with (default: the first one).")
-    static let duration = Option<String>(
-        "duration", value: "SECONDS", help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
+    static let uuid = uuidOption("uuid", help: "The proximity UUID (the retailer's).", required: true)
+    static let major = number("major", value: "M", help: "Major, 0...65535 (a department).")
+    static let minor = number("minor", value: "N", help: "Minor, 0...65535 (the beacon in it).")
+    static let measuredPower = Option<Int8>(
+        "measured-power", value: "DBM", help: "RSSI at 1 m to advertise, -100...0 (default -59; see `beacon calibrate`).",
+        expected: "a whole number of dBm, -100...0"
+    ) { Int8($0).flatMap { (-100...0).contains($0) ? $0 : nil } }
+    static let interval = Option<Double>(
+        "interval-ms", value: "MS", help: "Advertising interval, 20...10240 ms in 0.625 ms steps (default 100).",
+        expected: "a number of milliseconds") { Double($0) }
+    static let duration = secondsOption(
+        "duration", help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
     static let dryRun = Flag("dry-run", help: "Print the HCI commands instead of sending them.")
     static let write = Option<String>(
         "write", value: "FILE", help: "Write the HCI commands and the report a scanner receives to a BTSnoop file.")
     static let extended = Flag(
         "extended", help: "With --dry-run or --write: the extended advertising commands instead of the legacy ones.")
     static let json = Flag("json", help: "JSON lines.")
+
+    private static func number(_ name: String, value: String, help: String) -> Option<UInt16> {
+        Option(name, value: value, help: help, required: true, expected: "a whole number 0...65535") { UInt16($0) }
+    }
 }
 
 let advertiseCommand = Command(
     name: "advertise",
     summary: "Make this machine an iBeacon: advertise a UUID, major and minor with a measured power.",
-    synopsis:
-        "--uuid UUID --major M --minor N [--measured-power DBM] [--interval-ms MS] [--duration S] [--dry-run] [--write FILE]",
     discussion: """
         Programs the adapter with LE Set Advertising Parameters, LE Set Advertising Data (flags and the
         iBeacon manufacturer data) and LE Set Advertising Enable, or their LE Extended Advertising
@@ -61,28 +63,28 @@ let advertiseCommand = Command(
         system bus that refuses this user.
         """,
     options: [
-        Advertise.uuid, Advertise.major, Advertise.minor, Advertise.measuredPower, Advertise.interval, Advertise.adapter, hciOption,
-        Advertise.duration, Advertise.dryRun, Advertise.write, Advertise.extended, Advertise.json,
-    ],
+        Advertise.uuid, Advertise.major, Advertise.minor, Advertise.measuredPower, Advertise.interval,
+    ] + ControllerOptions.all + [Advertise.duration, Advertise.dryRun, Advertise.write, Advertise.extended, Advertise.json],
+    exclusiveOptions: ControllerOptions.exclusive,
     run: runAdvertise
 )
 
 private func runAdvertise(_ arguments: ParsedArguments) throws {
+    let identity = BeaconIdentity(
+        uuid: arguments.required(Advertise.uuid), major: arguments.required(Advertise.major),
+        minor: arguments.required(Advertise.minor))
+    let frame = BeaconFrame(kind: .iBeacon, identity: identity, measuredPower: arguments.value(Advertise.measuredPower) ?? -59)
     let advertisement = try arguments.checked {
-        try BeaconAdvertisement(
-            uuid: try arguments.value(Advertise.uuid), major: try arguments.value(Advertise.major),
-            minor: try arguments.value(Advertise.minor), measuredPower: try arguments.value(Advertise.measuredPower),
-            intervalMilliseconds: try arguments.value(Advertise.interval))
-    }
-    let transport = try hciTransport(arguments, adapter: Advertise.adapter)
-    let duration = try arguments.value(Advertise.duration).map { text in
-        guard let seconds = positiveSeconds(text) else {
-            throw arguments.usageError("--duration must be a number of seconds greater than 0, got '\(text)'")
+        do throws(RadioError) {
+            return try BeaconAdvertisement(frame: frame, intervalMilliseconds: arguments.value(Advertise.interval) ?? 100)
+        } catch {
+            throw InvalidValue("--interval-ms: \(error.description)")
         }
-        return seconds
     }
+    let transport = ControllerOptions.transport(arguments)
+    let duration = arguments.value(Advertise.duration)
     let dryRun = arguments.flag(Advertise.dryRun)
-    let file = try arguments.value(Advertise.write)
+    let file = arguments.value(Advertise.write)
     let json = arguments.flag(Advertise.json)
     guard dryRun || file != nil else {
         if arguments.flag(Advertise.extended) {

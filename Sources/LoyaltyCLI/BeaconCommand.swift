@@ -11,19 +11,24 @@ let beaconCommand = Command(
 
 private enum Simulate {
     static let walk = Option<String>(
-        "walk", value: "SPEC", help: "A beacon and its distance over time (repeatable, at least one).", repeatable: true)
+        "walk", value: "SPEC", help: "A beacon and its distance over time (repeatable, at least one).", repeatable: true,
+        required: true)
     static let write = Option<String>(
-        "write", value: "FILE", help: "The BTSnoop file to write (datalink 1002, as Android writes).")
+        "write", value: "FILE", help: "The BTSnoop file to write (datalink 1002, as Android writes).", required: true)
     static let measuredPower = Option<Int8>(
-        "measured-power", value: "DBM", help: "RSSI at 1 m the beacons advertise, -100...0 (default -59)."
+        "measured-power", value: "DBM", help: "RSSI at 1 m the beacons advertise, -100...0 (default -59).",
+        expected: "a whole number of dBm, -100 to 0"
     ) { Int8($0).flatMap { (-100...0).contains($0) ? $0 : nil } }
     static let interval = Option<Double>(
-        "interval-ms", value: "MS", help: "Advertising interval of each beacon (default 100)."
+        "interval-ms", value: "MS", help: "Advertising interval of each beacon (default 100).",
+        expected: "a number of milliseconds, 20 to 10000"
     ) { Double($0).flatMap { $0 >= 20 && $0 <= 10_000 ? $0 : nil } }
     static let noise = Option<Double>(
-        "noise-db", value: "DB", help: "Standard deviation of the RSSI noise (default 4)."
+        "noise-db", value: "DB", help: "Standard deviation of the RSSI noise (default 4).",
+        expected: "a number of dB, 0 to 30"
     ) { Double($0).flatMap { $0 >= 0 && $0 <= 30 ? $0 : nil } }
-    static let seed = Option<UInt64>("seed", value: "N", help: "Seed of the noise (default 1).") { UInt64($0) }
+    static let seed = Option<UInt64>(
+        "seed", value: "N", help: "Seed of the noise (default 1).", expected: "a whole number, 0 or more") { UInt64($0) }
     static let extended = Flag("extended", help: "Write LE Extended Advertising Reports instead of legacy ones.")
     static let json = Flag("json", help: "Print what was written as JSON.")
 }
@@ -31,7 +36,6 @@ private enum Simulate {
 private let simulateCommand = Command(
     name: "simulate",
     summary: "Write a BTSnoop capture of beacons heard along a scripted walk.",
-    synopsis: "--walk UUID:MAJOR:MINOR@T=D,T=D... [--walk ...] --write FILE",
     discussion: """
         Each --walk names a beacon and its distance from the listener over time: `@0=12,10=1,20=12` means
         12 m away at 0 s, 1 m at 10 s, 12 m again at 20 s (linear in between). RSSI follows the
@@ -49,13 +53,12 @@ private let simulateCommand = Command(
 )
 
 private func runSimulate(_ arguments: ParsedArguments) throws {
-    let file = try arguments.required(Simulate.write)
-    let specs = try arguments.values(Simulate.walk)
-    guard !specs.isEmpty else { throw arguments.usageError("give at least one --walk") }
-    let power = try arguments.value(Simulate.measuredPower) ?? -59
-    let interval = try arguments.value(Simulate.interval) ?? 100
-    let noise = try arguments.value(Simulate.noise) ?? 4
-    let seed = try arguments.value(Simulate.seed) ?? 1
+    let file = arguments.required(Simulate.write)
+    let specs = arguments.values(Simulate.walk)
+    let power = arguments.value(Simulate.measuredPower) ?? -59
+    let interval = arguments.value(Simulate.interval) ?? 100
+    let noise = arguments.value(Simulate.noise) ?? 4
+    let seed = arguments.value(Simulate.seed) ?? 1
 
     let beacons = try arguments.checked { try BeaconWalk.beacons(parsing: specs, measuredPower: power) }
     let walk = BeaconWalk(beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed)

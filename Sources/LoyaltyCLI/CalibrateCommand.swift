@@ -12,20 +12,18 @@ import LoyaltyClient
 private enum Calibrate {
     static let replay = Option<String>(
         "replay", value: "FILE", help: "Read the samples from a BTSnoop capture instead of scanning.")
-    static let seconds = Option<Double>("seconds", value: "S", help: "How long to listen (default 30).", parse: positiveSeconds)
+    static let seconds = secondsOption("seconds", help: "How long to listen (default 30).")
     static let minimumSamples = Option<Int>(
-        "min-samples", value: "N", help: "Refuse with fewer samples than this after outlier rejection (default 20)."
+        "min-samples", value: "N", help: "Refuse with fewer samples than this after outlier rejection (default 20).",
+        expected: "a whole number, 1 or more"
     ) { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
-    static let adapter = Option<String>(
-        "adapter", value: "NAME", help: "The adapter to scan with (default: the first one).")
     static let json = Flag("json", help: "Print one JSON object.")
-    static let beacon = Positional("UUID:MAJOR:MINOR")
+    static let beacon = Positional("UUID:MAJOR:MINOR", parse: BeaconIdentity.init(parsing:))
 }
 
 let calibrateCommand = Command(
     name: "calibrate",
     summary: "Measure the power a beacon should advertise: its RSSI at 1 m, outliers rejected.",
-    synopsis: "[--replay FILE] [--seconds 30] [--min-samples 20]",
     discussion: """
         Hold this machine (or the phone whose capture you replay) 1 m from the beacon, in the open, and
         keep still while it listens. Every advertisement of that beacon is an RSSI sample; samples more
@@ -41,20 +39,19 @@ let calibrateCommand = Command(
         listen longer or closer), or a damaged capture; 64 wrong arguments; 69 no radio; 77 missing
         capabilities.
         """,
-    options: [Calibrate.replay, Calibrate.seconds, Calibrate.minimumSamples, Calibrate.adapter, hciOption, Calibrate.json],
-    positionals: [Calibrate.beacon],
+    options: [Calibrate.replay, Calibrate.seconds, Calibrate.minimumSamples] + ControllerOptions.all + [Calibrate.json],
+    positionals: [Calibrate.beacon], exclusiveOptions: ControllerOptions.exclusive,
     run: runCalibrate
 )
 
 private func runCalibrate(_ arguments: ParsedArguments) throws {
-    let text = arguments.word(Calibrate.beacon) ?? ""
-    let identity = try arguments.checked { try BeaconIdentity(parsing: text) }
-    let seconds = try arguments.value(Calibrate.seconds) ?? 30
-    let minimum = try arguments.value(Calibrate.minimumSamples) ?? 20
-    let transport = try hciTransport(arguments, adapter: Calibrate.adapter)
+    let identity = arguments.word(Calibrate.beacon)!
+    let seconds = arguments.value(Calibrate.seconds) ?? 30
+    let minimum = arguments.value(Calibrate.minimumSamples) ?? 20
+    let transport = ControllerOptions.transport(arguments)
 
     let heard: CalibrationSamples
-    if let file = try arguments.value(Calibrate.replay) {
+    if let file = arguments.value(Calibrate.replay) {
         do {
             heard = try CalibrationSamples.reading(try AdvertisingCapture(path: file), of: identity, seconds: seconds)
         } catch {

@@ -8,11 +8,8 @@ import LoyaltyClient
 enum ClientOptions {
     static let server = Option<String>(
         "server", value: "URL", help: "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080).")
-    static let connectTimeout = Option<Double>(
-        "connect-timeout", value: "SECONDS", help: "Give up connecting after this long (default 5).",
-        parse: positiveSeconds)
-    static let timeout = Option<Double>(
-        "timeout", value: "SECONDS", help: "Give up on a request after this long (default 30).", parse: positiveSeconds)
+    static let connectTimeout = secondsOption("connect-timeout", help: "Give up connecting after this long (default 5).")
+    static let timeout = secondsOption("timeout", help: "Give up on a request after this long (default 30).")
     static let json = Flag("json", help: "Print JSON lines instead of text.")
 
     static let all: [any DeclaredOption] = [server, connectTimeout, timeout, json]
@@ -42,20 +39,21 @@ struct ClientContext {
         home = try ClientHome(environment: environment)
         config = try home.loadConfig()
         let timeouts = Timeouts(
-            connect: try arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
-            total: try arguments.value(ClientOptions.timeout) ?? config.totalTimeoutSeconds ?? 30)
+            connect: arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
+            total: arguments.value(ClientOptions.timeout) ?? config.totalTimeoutSeconds ?? 30)
         api = LoyaltyAPIClient(
             server: try Self.serverURL(config, arguments, environment),
             timeouts: timeouts)
-        serverSource = config.serverSetting(flag: try arguments.value(ClientOptions.server), environment: environment).source
+        serverSource = config.serverSetting(flag: arguments.value(ClientOptions.server), environment: environment).source
     }
 
     /// A URL that is not one is a usage error (64), whichever setting gave it.
     private static func serverURL(
         _ config: ClientConfig, _ arguments: ParsedArguments, _ environment: [String: String]
     ) throws -> URL {
-        let flag = try arguments.value(ClientOptions.server)
-        return try arguments.checked { try config.serverURL(flag: flag, environment: environment) }
+        try arguments.checked {
+            try config.serverURL(flag: arguments.value(ClientOptions.server), environment: environment)
+        }
     }
 
     func openCache() throws(ClientError) -> OfferCache {
@@ -99,11 +97,13 @@ extension ClientError: CommandError {
 enum OfferScanOptions {
     static let minimumProximity = Option<Proximity>(
         "min-proximity", value: "PROXIMITY",
-        help: "Show an offer when its beacon is this near or nearer: immediate, near (default), far."
+        help: "Show an offer when its beacon is this near or nearer: immediate, near (default), far.",
+        expected: "immediate, near or far"
     ) { Proximity(rawValue: $0).flatMap { $0 == .unknown ? nil : $0 } }
     static let dwell = Option<Double>(
         "dwell", value: "SECONDS",
-        help: "With --json: seconds of capture time an offer stays shown before the next (default 5)."
+        help: "With --json: seconds of capture time an offer stays shown before the next (default 5).",
+        expected: "a number of seconds, 0 or more"
     ) { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
     static let offline = Flag(
         "offline", help: "Do not contact the server; seen offers wait in the outbox for the next sync.")
@@ -122,8 +122,8 @@ func openOfferSession(
 ) throws -> (offers: OfferSession, redemption: ScanRedemption, hasAccount: Bool) {
     let context = try ClientContext(arguments)
     if let interruption { context.api.isCancelled = { interruption.isRequested } }
-    let minimum = try arguments.value(OfferScanOptions.minimumProximity) ?? .near
-    let dwell = try arguments.value(OfferScanOptions.dwell) ?? 5
+    let minimum = arguments.value(OfferScanOptions.minimumProximity) ?? .near
+    let dwell = arguments.value(OfferScanOptions.dwell) ?? 5
     let cache = try context.openCache()
     let hasAccount = try context.home.loadDevice() != nil
     let online = !arguments.flag(OfferScanOptions.offline) && hasAccount

@@ -1,4 +1,5 @@
 import Arguments
+import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -23,8 +24,23 @@ extension ExitCode {
 /// Whether standard output is a terminal: tables and progress there, JSON lines in pipes.
 var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
-/// A number of seconds greater than zero.
-let positiveSeconds: @Sendable (String) -> Double? = { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+/// `--name SECONDS`: a number of seconds greater than zero.
+func secondsOption(_ name: String, help: String) -> Option<Double> {
+    Option(name, value: "SECONDS", help: help, expected: "a number of seconds greater than 0", parse: positiveSeconds)
+}
+
+/// A number of seconds greater than zero (`--timeout`, `config set total_timeout_s`), or nil.
+@Sendable func positiveSeconds(_ text: String) -> Double? {
+    Double(text).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+}
+
+/// `--name UUID`: a proximity UUID.
+func uuidOption(_ name: String, help: String, required: Bool = false) -> Option<UUID> {
+    Option(name, value: "UUID", help: help, required: required) { text in
+        guard let uuid = UUID(uuidString: text) else { throw InvalidValue("not a UUID; expected 8-4-4-4-12 hex digits") }
+        return uuid
+    }
+}
 
 /// Prints one JSON object per line.
 func printJSONLine(_ fields: [(String, JSONValue)]) {

@@ -38,7 +38,7 @@ private let configShow = Command(
         let environment = ProcessInfo.processInfo.environment
         let home = try ClientHome(environment: environment)
         let config = try home.loadConfig()
-        let server = config.serverSetting(flag: try arguments.value(ClientOptions.server), environment: environment)
+        let server = config.serverSetting(flag: arguments.value(ClientOptions.server), environment: environment)
         let problem = Result { () throws(ClientError) in try ClientConfig.validatedServer(server.text) }
         let shown = ConfigShown(file: home.configFile.path, config: config, server: server, serverProblem: problem.failure)
         if arguments.flag(ClientOptions.json) { return printOut(ClientJSONLines.config(shown)) }

@@ -9,7 +9,6 @@ private let hexWords = Positional("HEX", .oneOrMore)
 let decodeCommand = Command(
     name: "decode",
     summary: "Decode advertising data or HCI events given as hex, one JSON line per advertisement.",
-    synopsis: "[--hci] [--json]",
     discussion: """
         Without --hci each HEX is advertising data (AD structures, as in a scan record). With --hci each
         HEX is a complete HCI event (LE Advertising Report or LE Extended Advertising Report), with or

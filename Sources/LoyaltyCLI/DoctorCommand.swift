@@ -4,8 +4,6 @@ import LoyaltyAPI
 import LoyaltyClient
 
 private enum Doctor {
-    static let adapter = Option<String>(
-        "adapter", value: "NAME", help: "The adapter to check (default: every adapter; a scan uses hci0).")
     static let json = Flag("json", help: "Print one JSON object instead of text.")
 }
 
@@ -19,12 +17,12 @@ let doctorCommand = Command(
         Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
         FILE` works regardless).
         """,
-    options: [Doctor.adapter, hciOption, Doctor.json],
+    options: ControllerOptions.all + [Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
     run: runDoctor
 )
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
-    let diagnosis = RadioDiagnosis.examine(transport: try hciTransport(arguments, adapter: Doctor.adapter))
+    let diagnosis = RadioDiagnosis.examine(transport: ControllerOptions.transport(arguments))
     if arguments.flag(Doctor.json) {
         let checks = diagnosis.checks.map { check -> JSONValue in
             .object([

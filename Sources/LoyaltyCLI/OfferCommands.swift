@@ -5,12 +5,13 @@ import LoyaltyClient
 import QRCode
 
 private let retailerName = Option<String>("retailer", value: "NAME", help: "Only this retailer's offers.")
-/// An offer id or the beacon's UUID:MAJOR:MINOR.
-private let offerToRedeem = Positional("OFFER")
+/// An offer id or the beacon's UUID:MAJOR:MINOR: text that names no offer at all is a usage error; a
+/// well-formed one missing from the cache is not.
+private let offerToRedeem = Positional("OFFER", parse: OfferReference.init(parsing:))
 
 let offersCommand = Command(
     name: "offers", summary: "List the cached offers (works offline; `loyalty sync` refreshes them).",
-    synopsis: "[--retailer NAME]", discussion: clientDiscussion,
+    discussion: clientDiscussion,
     options: [retailerName] + ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
@@ -18,7 +19,7 @@ let offersCommand = Command(
         if context.json {
             return try cache.forEachOfferJSONChunk(retailerName: context.arguments.value(retailerName)) { printOut($0) }
         }
-        let retailer = try context.arguments.value(retailerName)
+        let retailer = context.arguments.value(retailerName)
         let offers = try cache.offers(retailerName: retailer)
         let seen = try cache.seen()
         if offers.isEmpty {
@@ -76,11 +77,7 @@ let redeemCommand = Command(
     options: [qrFlag] + ClientOptions.all, positionals: [offerToRedeem],
     run: clientCommand { context in
         let cache = try context.openCache()
-        // Text that names no offer at all is a usage error; a well-formed one missing from the cache is not.
-        let reference = try context.arguments.checked {
-            try OfferReference(parsing: context.arguments.word(offerToRedeem) ?? "")
-        }
-        let offer = try reference.resolve(in: cache)
+        let offer = try context.arguments.word(offerToRedeem)!.resolve(in: cache)
         let redeemer = Redeemer(
             cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
         let redemption: Redemption

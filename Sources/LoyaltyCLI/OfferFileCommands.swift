@@ -17,7 +17,7 @@ let retailerOffersImport = Command(
         """,
     options: ClientOptions.all, positionals: [csvFile],
     run: clientCommand { context in
-        guard let path = context.arguments.word(csvFile) else { throw context.arguments.usageError("FILE.csv is required") }
+        let path = context.arguments.word(csvFile)!
         let bytes: [UInt8]
         do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
             throw CommandFailure("cannot read \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
@@ -42,7 +42,7 @@ let retailerOffersExport = Command(
     discussion: clientDiscussion, options: [outputFile] + ClientOptions.all,
     run: clientCommand { context in
         let csv = try context.api.exportOffers(try context.retailerCredential())
-        guard let path = try context.arguments.value(outputFile) else {
+        guard let path = context.arguments.value(outputFile) else {
             return FileHandle.standardOutput.write(Data(csv))
         }
         do { try Data(csv).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {

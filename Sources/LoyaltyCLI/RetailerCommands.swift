@@ -26,19 +26,19 @@ extension ClientContext {
 }
 
 private enum Register {
-    static let name = Option<String>("name", value: "NAME", help: "The retailer's name, as shoppers see it.")
-    static let uuid = Option<UUID>(
-        "uuid", value: "UUID", help: "Claim the proximity UUID your beacons already broadcast.") { UUID(uuidString: $0) }
+    static let name = Option<String>(
+        "name", value: "NAME", help: "The retailer's name, as shoppers see it.", required: true)
+    static let uuid = uuidOption("uuid", help: "Claim the proximity UUID your beacons already broadcast.")
 }
 
 private let retailerRegister = Command(
     name: "register",
     summary: "Register a retailer and get the proximity UUID to program into its beacons.",
-    synopsis: "--name NAME [--uuid UUID]", discussion: clientDiscussion,
+    discussion: clientDiscussion,
     options: [Register.name, Register.uuid] + ClientOptions.all,
     run: clientCommand { context in
-        let name = try context.arguments.required(Register.name)
-        let uuid = try context.arguments.value(Register.uuid)
+        let name = context.arguments.required(Register.name)
+        let uuid = context.arguments.value(Register.uuid)
         let registration = RetailerRegistration(name: name, uuid: uuid)
         do { try registration.validate() } catch { throw context.arguments.usageError("--\(error)") }
         let credentials = try context.home.registerRetailer(
@@ -50,17 +50,19 @@ private let retailerRegister = Command(
 
 /// A beacon's MAJOR and MINOR, the words of `retailer offer set` and `rm`.
 private enum BeaconNumbers {
-    static let major = Positional("MAJOR")
-    static let minor = Positional("MINOR")
+    static let major = number("MAJOR")
+    static let minor = number("MINOR")
 
-    static func read(_ context: ClientContext) throws -> (UInt16, UInt16) {
-        let arguments = context.arguments
-        return try arguments.checked {
-            (
-                try Validation.beaconNumber(arguments.word(major) ?? "", field: "major"),
-                try Validation.beaconNumber(arguments.word(minor) ?? "", field: "minor")
-            )
+    private static func number(_ name: String) -> Positional<UInt16> {
+        Positional(name) { text in
+            do throws(ValidationError) { return try Validation.beaconNumber(text, field: name) } catch {
+                throw InvalidValue(error.message)
+            }
         }
+    }
+
+    static func read(_ context: ClientContext) -> (UInt16, UInt16) {
+        (context.arguments.word(major)!, context.arguments.word(minor)!)
     }
 }
 
@@ -69,23 +71,28 @@ private let retailerOffer = Command(
     subcommands: [retailerOfferSet, retailerOfferRemove])
 
 private enum OfferFields {
-    static let title = Option<String>("title", value: "TEXT", help: "What the shopper reads (1 to 200 characters).")
     static let description = Option<String>("description", value: "TEXT", help: "More detail.")
     static let category = Option<String>(
         "category", value: "NAME", help: "A label such as food or clothing; clients colour offers by it.")
     static let imageURL = Option<String>("image-url", value: "URL", help: "A picture of the offer.")
-    static let starts = Option<Date>("starts", value: "ISO", help: "Not shown before this time.") {
-        LoyaltyJSON.parseTimestamp($0)
-    }
-    static let ends = Option<Date>("ends", value: "ISO", help: "Not shown or redeemable from this time on.") {
-        LoyaltyJSON.parseTimestamp($0)
-    }
+    static let title = Option<String>(
+        "title", value: "TEXT", help: "What the shopper reads (1 to 200 characters).", required: true)
+    static let starts = Option<Date>(
+        "starts", value: "ISO", help: "Not shown before this time.", expected: Self.timestamp,
+        parse: LoyaltyJSON.parseTimestamp)
+    static let ends = Option<Date>(
+        "ends", value: "ISO", help: "Not shown or redeemable from this time on.", expected: Self.timestamp,
+        parse: LoyaltyJSON.parseTimestamp)
     static let perShopperLimit = Option<Int>(
-        "per-shopper-limit", value: "N", help: "Redemptions per shopper account (default 1).") { Int($0) }
+        "per-shopper-limit", value: "N", help: "Redemptions per shopper account (default 1).",
+        expected: "a whole number") { Int($0) }
     static let totalLimit = Option<Int>(
-        "total-limit", value: "N", help: "Redemptions across all shoppers (default unlimited).") { Int($0) }
+        "total-limit", value: "N", help: "Redemptions across all shoppers (default unlimited).",
+        expected: "a whole number") { Int($0) }
     static let reshowAfter = Option<Int>(
-        "reshow-after", value: "SECONDS", help: "Show again to a shopper this long after they saw it.") { Int($0) }
+        "reshow-after", value: "SECONDS", help: "Show again to a shopper this long after they saw it.",
+        expected: "a whole number of seconds") { Int($0) }
+    private static let timestamp = "an ISO 8601 time such as 2026-12-01T09:00:00Z"
 
     static let all: [any DeclaredOption] = [
         title, description, category, imageURL, starts, ends, perShopperLimit, totalLimit, reshowAfter,
@@ -94,7 +101,6 @@ private enum OfferFields {
 
 private let retailerOfferSet = Command(
     name: "set", summary: "Create or replace the offer at beacon MAJOR MINOR.",
-    synopsis: "--title T [options]",
     discussion: """
         Fields not given are cleared: the command states the whole offer. Dates are ISO 8601, e.g.
         2026-12-01T09:00:00Z.
@@ -103,17 +109,15 @@ private let retailerOfferSet = Command(
         """,
     options: OfferFields.all + ClientOptions.all, positionals: [BeaconNumbers.major, BeaconNumbers.minor],
     run: clientCommand { context in
-        let (major, minor) = try BeaconNumbers.read(context)
+        let (major, minor) = BeaconNumbers.read(context)
         let arguments = context.arguments
         let draft = OfferDraft(
-            title: try arguments.required(OfferFields.title), description: try arguments.value(OfferFields.description),
-            category: try arguments.value(OfferFields.category),
-            imageURL: try arguments.value(OfferFields.imageURL),
-            startsAt: try arguments.value(OfferFields.starts),
-            endsAt: try arguments.value(OfferFields.ends),
-            perShopperLimit: try arguments.value(OfferFields.perShopperLimit),
-            totalLimit: try arguments.value(OfferFields.totalLimit),
-            reshowAfterSeconds: try arguments.value(OfferFields.reshowAfter))
+            title: arguments.required(OfferFields.title), description: arguments.value(OfferFields.description),
+            category: arguments.value(OfferFields.category), imageURL: arguments.value(OfferFields.imageURL),
+            startsAt: arguments.value(OfferFields.starts), endsAt: arguments.value(OfferFields.ends),
+            perShopperLimit: arguments.value(OfferFields.perShopperLimit),
+            totalLimit: arguments.value(OfferFields.totalLimit),
+            reshowAfterSeconds: arguments.value(OfferFields.reshowAfter))
         try arguments.checked { try draft.validate() }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())
@@ -127,7 +131,7 @@ private let retailerOfferRemove = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     positionals: [BeaconNumbers.major, BeaconNumbers.minor],
     run: clientCommand { context in
-        let (major, minor) = try BeaconNumbers.read(context)
+        let (major, minor) = BeaconNumbers.read(context)
         try context.api.deleteOffer(major: major, minor: minor, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.offerRemoved(major: major, minor: minor)) }
         printOut("offer at \(major):\(minor) removed")
@@ -150,29 +154,27 @@ private let retailerStore = Command(
     name: "store", summary: "Set, remove or list your stores and their geofences.",
     subcommands: [retailerStoreSet, retailerStoreRemove, retailerStoreList])
 
-private let storeIDWord = Positional("STORE_ID")
-
-private func storeID(_ context: ClientContext) throws -> String {
-    try context.arguments.checked { try Validation.storeID(context.arguments.word(storeIDWord) ?? "") }
+private let storeIDWord = Positional("STORE_ID") { text in
+    do throws(ValidationError) { return try Validation.storeID(text) } catch { throw InvalidValue(error.message) }
 }
 
 private enum StoreFields {
-    static let name = Option<String>("name", value: "TEXT", help: "The store's name, as shoppers see it.")
-    static let latitude = Option<Double>("lat", value: "LAT", help: "Latitude in decimal degrees (-90 to 90).") {
-        Double($0)
-    }
+    static let name = Option<String>("name", value: "TEXT", help: "The store's name, as shoppers see it.", required: true)
+    static let latitude = Option<Double>(
+        "lat", value: "LAT", help: "Latitude in decimal degrees (-90 to 90).", required: true,
+        expected: "a number of degrees") { Double($0) }
     static let longitude = Option<Double>(
-        "lon", value: "LON", help: "Longitude in decimal degrees (-180 to 180).") { Double($0) }
-    static let radius = Option<Int>("radius-m", value: "METRES", help: "The geofence radius (10 to 10,000).") {
-        Int($0)
-    }
+        "lon", value: "LON", help: "Longitude in decimal degrees (-180 to 180).", required: true,
+        expected: "a number of degrees") { Double($0) }
+    static let radius = Option<Int>(
+        "radius-m", value: "METRES", help: "The geofence radius (10 to 10,000).", required: true,
+        expected: "a whole number of metres") { Int($0) }
 
     static let all: [any DeclaredOption] = [name, latitude, longitude, radius]
 }
 
 private let retailerStoreSet = Command(
     name: "set", summary: "Create or replace store STORE_ID and its geofence.",
-    synopsis: "--name N --lat LAT --lon LON --radius-m R",
     discussion: """
         Shoppers' devices say they are at the store within --radius-m metres (10 to 10,000) of the
         point, and sync the catalog of the retailers with a store near them.
@@ -181,12 +183,11 @@ private let retailerStoreSet = Command(
         """,
     options: StoreFields.all + ClientOptions.all, positionals: [storeIDWord],
     run: clientCommand { context in
-        let id = try storeID(context)
+        let id = context.arguments.word(storeIDWord)!
         let arguments = context.arguments
         let draft = StoreDraft(
-            name: try arguments.required(StoreFields.name), latitude: try arguments.required(StoreFields.latitude),
-            longitude: try arguments.required(StoreFields.longitude),
-            radiusMetres: try arguments.required(StoreFields.radius))
+            name: arguments.required(StoreFields.name), latitude: arguments.required(StoreFields.latitude),
+            longitude: arguments.required(StoreFields.longitude), radiusMetres: arguments.required(StoreFields.radius))
         try arguments.checked { try draft.validate() }
         let store = try context.api.putStore(id, draft, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.store(store)) }
@@ -197,7 +198,7 @@ private let retailerStoreRemove = Command(
     name: "rm", summary: "Remove store STORE_ID (shoppers drop it at their next sync).",
     discussion: clientDiscussion, options: ClientOptions.all, positionals: [storeIDWord],
     run: clientCommand { context in
-        let id = try storeID(context)
+        let id = context.arguments.word(storeIDWord)!
         try context.api.deleteStore(id, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.storeRemoved(id)) }
         printOut("store \(id) removed")

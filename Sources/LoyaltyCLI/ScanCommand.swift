@@ -8,30 +8,27 @@ enum ScanOptions {
     static let replay = Option<String>(
         "replay", value: "FILE", help: "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning.")
     static let json = Flag("json", help: "JSON lines, also on a terminal.")
-    static let region = Option<String>(
-        "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true)
-    static let exitTimeout = Option<Double>(
-        "exit-timeout", value: "SECONDS", help: "Silence before a region is exited (default 10).", parse: positiveSeconds)
-    static let trackingAge = Option<Double>(
-        "tracking-age", value: "SECONDS", help: "Silence before a beacon's proximity is unknown (default 5).",
-        parse: positiveSeconds)
-    static let snapshotInterval = Option<Double>(
-        "snapshot-interval", value: "SECONDS", help: "Seconds between ranging snapshots (default 1).",
-        parse: positiveSeconds)
+    static let region = Option<BeaconIdentityConstraint>(
+        "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true,
+        parse: BeaconIdentityConstraint.init(parsing:))
+    static let exitTimeout = secondsOption("exit-timeout", help: "Silence before a region is exited (default 10).")
+    static let trackingAge = secondsOption(
+        "tracking-age", help: "Silence before a beacon's proximity is unknown (default 5).")
+    static let snapshotInterval = secondsOption(
+        "snapshot-interval", help: "Seconds between ranging snapshots (default 1).")
     static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
-    static let adapter = Option<String>("adapter", value: "NAME", help: "The adapter to scan with (default: the first one).")
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
     static let color = Option<ColorChoice>(
         "color", value: "WHEN",
-        help: "Colour the screen: auto (default: a terminal whose TERM is not dumb, without NO_COLOR), always, never."
+        help: "Colour the screen: auto (default: a terminal whose TERM is not dumb, without NO_COLOR), always, never.",
+        expected: "auto, always or never"
     ) { ColorChoice(rawValue: $0) }
 
     static let all: [any DeclaredOption] = [
-        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, adapter, hciOption, active, filterDuplicates,
-        color,
-    ]
+        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates, color,
+    ] + ControllerOptions.all
 }
 
 /// How a scan writes: JSON lines with --json or in a pipe (unless --color=always asks for the screen there);
@@ -42,8 +39,8 @@ struct ScanScreenChoice {
     let style: ScreenStyle
     let cursorMoves: Bool
 
-    init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        let color = try arguments.value(ScanOptions.color) ?? .auto
+    init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let color = arguments.value(ScanOptions.color) ?? .auto
         json = arguments.flag(ScanOptions.json) || (!standardOutputIsTerminal && color != .always)
         style = ScreenStyle(color, standardOutputIsTerminal: standardOutputIsTerminal, environment: environment)
         cursorMoves = standardOutputIsTerminal && environment["TERM"] != "dumb"
@@ -53,7 +50,6 @@ struct ScanScreenChoice {
 let scanCommand = Command(
     name: "scan",
     summary: "Range and monitor iBeacons, live through BlueZ or from a BTSnoop capture.",
-    synopsis: "[--replay FILE] [--location SOURCE] [--json] [--region UUID[:MAJOR[:MINOR]]]...",
     discussion: """
         Ranging: about once a second (of the capture's clock when replaying) every beacon heard, nearest
         first, with its filtered RSSI, estimated distance and proximity (immediate < 0.5 m, near < 3 m,
@@ -107,6 +103,7 @@ let scanCommand = Command(
         is one fix at the capture's first time: every line comes in "t" order, the same on every run.
         """,
     options: ScanOptions.all + OfferScanOptions.all + LocationOptions.all,
+    exclusiveOptions: ControllerOptions.exclusive,
     run: runScan
 )
 
@@ -135,8 +132,8 @@ extension BTSnoopError: CommandError {
 
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
-    let replay = try arguments.value(ScanOptions.replay)
-    let transport = try hciTransport(arguments, adapter: ScanOptions.adapter)
+    let replay = arguments.value(ScanOptions.replay)
+    let transport = ControllerOptions.transport(arguments)
     if let location, replay == nil {
         // Beacons need a radio; and a NMEA log runs on its own clock, which no live radio shares.
         if case .nmea = location {
@@ -149,13 +146,11 @@ private func runScan(_ arguments: ParsedArguments) throws {
             return try runGeofenceScan(arguments, location, radioProblem: problem.detail)
         }
     }
-    let regions = try arguments.checked {
-        try arguments.values(ScanOptions.region).map(BeaconIdentityConstraint.init(parsing:))
-    }
+    let regions = arguments.values(ScanOptions.region)
     let ranging = Ranger.Configuration(
-        snapshotInterval: try arguments.value(ScanOptions.snapshotInterval) ?? 1,
-        maxTrackingAge: try arguments.value(ScanOptions.trackingAge) ?? 5)
-    let screen = try ScanScreenChoice(arguments)
+        snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
+        maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
+    let screen = ScanScreenChoice(arguments)
     let json = screen.json
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
@@ -171,7 +166,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     if !json, let hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount) {
         printer.notice(hint)
     }
-    let exitTimeout = try arguments.value(ScanOptions.exitTimeout) ?? 10
+    let exitTimeout = arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
         beacons: try BeaconScanSession(
             offers: offers, regions: regions, ranging: ranging, exitTimeout: exitTimeout, output: printer,

@@ -17,7 +17,6 @@ let syncCommand = Command(
     name: "sync",
     summary:
         "Send the offers seen here, fetch the catalog's changes and what the account's other devices saw.",
-    synopsis: "[--full] [--near LAT,LON [--radius-km R]]",
     discussion: """
         Safe to interrupt at any point: each step is committed on its own, and seen offers leave the
         outbox only once the server has them. A cursor the server no longer serves (410) turns into a

@@ -32,7 +32,7 @@ private let tillAccept = Command(
 
 private func runTill(_ context: ClientContext, accept: Bool) throws {
     let arguments = context.arguments
-    guard let key = try arguments.value(TillOptions.key) ?? context.environment["LOYALTY_TILL_KEY"], !key.isEmpty
+    guard let key = arguments.value(TillOptions.key) ?? context.environment["LOYALTY_TILL_KEY"], !key.isEmpty
     else { throw arguments.usageError("give the till key with --till-key KEY or LOYALTY_TILL_KEY") }
     let typed = arguments.word(TillOptions.code) ?? ""
     let code: String
@@ -51,14 +51,17 @@ let retailerTillKey = Command(
     name: "till-key", summary: "Make, list and revoke the keys your tills accept codes with.",
     subcommands: [tillKeyCreate, tillKeyList, tillKeyRevoke])
 
-private let tillKeyName = Option<String>("name", value: "NAME", help: "The till's name: acceptances say it.")
-private let tillKeyID = Positional("ID")
+private let tillKeyName = Option<String>(
+    "name", value: "NAME", help: "The till's name: acceptances say it.", required: true)
+private let tillKeyID = Positional("ID", expected: "a till key's id (see `loyalty retailer till-key list`)") {
+    UUID(uuidString: $0)
+}
 
 private let tillKeyCreate = Command(
-    name: "create", summary: "A key for one till; it is shown only this once.", synopsis: "--name NAME",
+    name: "create", summary: "A key for one till; it is shown only this once.",
     discussion: clientDiscussion, options: [tillKeyName] + ClientOptions.all,
     run: clientCommand { context in
-        let name = try context.arguments.required(tillKeyName)
+        let name = context.arguments.required(tillKeyName)
         let key = try context.api.createTillKey(name: name, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.tillKeyCreated(key)) }
         printOut(ClientText.tillKeyCreated(key))
@@ -78,9 +81,7 @@ private let tillKeyRevoke = Command(
     name: "revoke", summary: "Revoke till key ID; it stops working at once.",
     discussion: clientDiscussion, options: ClientOptions.all, positionals: [tillKeyID],
     run: clientCommand { context in
-        guard let id = context.arguments.word(tillKeyID).flatMap(UUID.init(uuidString:)) else {
-            throw context.arguments.usageError("ID must be a till key's id (see `loyalty retailer till-key list`)")
-        }
+        let id = context.arguments.word(tillKeyID)!
         try context.api.revokeTillKey(id, try context.retailerCredential())
         if context.json { return printOut(ClientJSONLines.tillKeyRevoked(id)) }
         printOut("till key \(id.uuidString.lowercased()) revoked")

@@ -39,39 +39,49 @@ public struct ServerOptions: Equatable, Sendable {
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         if let listen = environment["LOYALTY_LISTEN"], !listen.isEmpty {
-            (host, port) = try Self.address(listen, from: "LOYALTY_LISTEN", arguments)
+            guard let address = ListenAddress(listen) else {
+                throw arguments.usageError("LOYALTY_LISTEN: expected \(ListenAddress.expected)")
+            }
+            (host, port) = (address.host, address.port)
         }
-        if !migrateOnly, let listen = try arguments.value(ServerCommand.listen) {
-            (host, port) = try Self.address(listen, from: "--listen", arguments)
+        if !migrateOnly, let address = arguments.value(ServerCommand.listen) {
+            (host, port) = (address.host, address.port)
         }
         // `migrate` serves nothing and has no such flag.
         rateLimited = migrateOnly || !arguments.flag(ServerCommand.noRateLimits)
-        if let directory = try arguments.value(ServerCommand.dataDirectory) {
-            guard !directory.isEmpty else { throw arguments.usageError("--data-dir needs a directory") }
+        if let directory = arguments.value(ServerCommand.dataDirectory) {
             dataDirectory = URL(fileURLWithPath: directory)
         }
     }
+}
 
-    private static func address(_ value: String, from source: String, _ arguments: ParsedArguments)
-        throws(UsageError) -> (String, UInt16)
-    {
-        guard let colon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: colon)...]),
-            colon != value.startIndex
-        else { throw arguments.usageError("\(source) needs HOST:PORT, e.g. 127.0.0.1:8080") }
-        return (String(value[..<colon]), port)
+/// `HOST:PORT`, from `--listen` or LOYALTY_LISTEN.
+struct ListenAddress: Sendable {
+    static let expected = "HOST:PORT, e.g. 127.0.0.1:8080"
+    let host: String
+    let port: UInt16
+
+    init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
+            colon != text.startIndex
+        else { return nil }
+        (host, self.port) = (String(text[..<colon]), port)
     }
 }
 
 /// Runs the server until SIGTERM or SIGINT: then it stops accepting, answers the requests in flight,
 /// stops the embedded cluster and returns.
 public enum ServerCommand {
-    static let listen = Option<String>(
+    static let listen = Option<ListenAddress>(
         "listen", value: "HOST:PORT",
-        help: "Address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one).")
+        help: "Address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one).",
+        expected: ListenAddress.expected, parse: ListenAddress.init)
     static let dataDirectory = Option<String>(
         "data-dir", value: "DIR",
         help: "State directory (default ~/.local/share/loyalty-server): the embedded PostgreSQL cluster in "
-            + "DIR/pg and the generated operator token in DIR/admin-token.")
+            + "DIR/pg and the generated operator token in DIR/admin-token.",
+        expected: "a directory"
+    ) { $0.isEmpty ? nil : $0 }
 
     static let noRateLimits = Flag(
         "no-rate-limits",
@@ -83,7 +93,6 @@ public enum ServerCommand {
         let migrate = Command(
             name: "migrate",
             summary: "Apply the pending schema migrations, print what was done and exit.",
-            synopsis: "[--data-dir DIR]",
             discussion: """
                 The migrations (migrations/) are applied in one transaction. The server also does this at every
                 start, and refuses to start on a schema newer than it knows.
@@ -95,7 +104,6 @@ public enum ServerCommand {
             })
         return Command(
             name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
-            synopsis: "[--listen HOST:PORT] [--data-dir DIR] [--no-rate-limits]",
             discussion: """
                 ENVIRONMENT:
                   DATABASE_URL         use this PostgreSQL instead of the embedded cluster

@@ -6,7 +6,13 @@ import Testing
 private enum Tree {
     static let json = Flag("json", help: "JSON lines.")
     static let server = Option<String>("server", value: "URL", help: "The server.")
-    static let count = Option<Int>("count", value: "N", help: "How many.") { Int($0) }
+    static let count = Option<Int>("count", value: "N", help: "How many.", expected: "a whole number") { Int($0) }
+    static let name = Option<String>("name", value: "NAME", help: "A name.", required: true)
+    static let port = Option<UInt16>("port", value: "PORT", help: "A port.") { text in
+        guard let port = UInt16(text) else { throw InvalidValue("not a port; expected 0 to 65535") }
+        return port
+    }
+    static let number = Positional("NUMBER", expected: "a whole number") { Int($0) }
     static let tag = Option<String>("tag", value: "TAG", help: "A tag (repeatable).", repeatable: true)
     static let other = Flag("other", help: "Declared by no command.")
     static let file = Positional("FILE")
@@ -14,10 +20,14 @@ private enum Tree {
     static let hex = Positional("HEX", .oneOrMore)
     static let code = Positional("CODE", .optional)
 
-    static func leaf(_ name: String, options: [any DeclaredOption] = [json, server], positionals: [Positional] = [])
-        -> Command
-    {
-        Command(name: name, summary: "The \(name) command.", options: options, positionals: positionals) { _ in }
+    static func leaf(
+        _ name: String, options: [any DeclaredOption] = [json, server], positionals: [any DeclaredPositional] = [],
+        exclusive: [[any DeclaredOption]] = []
+    ) -> Command {
+        Command(
+            name: name, summary: "The \(name) command.", options: options, positionals: positionals,
+            exclusiveOptions: exclusive
+        ) { _ in }
     }
 
     static let root = Command(
@@ -26,6 +36,7 @@ private enum Tree {
             leaf("sync", options: [json, server, count, tag]),
             leaf("decode", options: [], positionals: [hex]),
             leaf("link", positionals: [code, words]),
+            leaf("make", options: [name, tag, count, port], positionals: [number], exclusive: [[count, port]]),
             Command(
                 name: "retailer", summary: "Retailers.",
                 subcommands: [leaf("offers"), leaf("copy", positionals: [file, file.renamed("TO")])]),
@@ -48,7 +59,7 @@ private enum Tree {
     }
 
     static func usageError(_ tokens: [String]) -> UsageError? {
-        do {
+        do throws(UsageError) {
             _ = try root.parse(tokens)
             return nil
         } catch {
@@ -57,8 +68,8 @@ private enum Tree {
     }
 }
 
-extension Positional {
-    fileprivate func renamed(_ name: String) -> Positional { Positional(name, count) }
+extension Positional where Value == String {
+    fileprivate func renamed(_ name: String) -> Positional { Positional(name, declaration.count) }
 }
 
 @Suite struct ParserTests {
@@ -67,32 +78,33 @@ extension Positional {
             try Tree.run(["sync", "--json", "--count", "3", "--tag=a", "--tag", "b", "--server", "--help"]))
         #expect(path == "tool sync")
         #expect(arguments.flag(Tree.json))
-        #expect(try arguments.value(Tree.count) == 3)
-        #expect(try arguments.values(Tree.tag) == ["a", "b"])
+        #expect(arguments.value(Tree.count) == 3)
+        #expect(arguments.values(Tree.tag) == ["a", "b"])
         // A value that looks like an option is still the value: --help is only a flag.
-        #expect(try arguments.value(Tree.server) == "--help")
+        #expect(arguments.value(Tree.server) == "--help")
         #expect(arguments.isGiven(Tree.count))
 
         let bare = try #require(try Tree.run(["sync"])).arguments
         #expect(!bare.flag(Tree.json) && !bare.isGiven(Tree.count))
-        #expect(try bare.value(Tree.count) == nil)
+        #expect(bare.value(Tree.count) == nil)
     }
 
-    @Test func aValueItsOptionRefusesIsAUsageErrorWhenRead() throws {
-        let arguments = try #require(try Tree.run(["sync", "--count", "many"])).arguments
-        #expect(throws: UsageError.self) { try arguments.value(Tree.count) }
+    @Test func aValueItsDeclarationRefusesIsAUsageErrorWhenTheCommandLineIsParsed() throws {
+        #expect(Tree.usageError(["sync", "--count", "many"])?.message == "--count: expected a whole number")
+        #expect(Tree.usageError(["make", "--name", "n", "--port", "http", "1"])?.message
+            == "--port: not a port; expected 0 to 65535")
+        #expect(Tree.usageError(["make", "--name", "n", "x"])?.message == "NUMBER: expected a whole number")
+        // Every value, repeated ones too, before the command could run.
+        #expect(Tree.usageError(["sync", "--count", "1", "--tag", "a", "--count", "b"])?.message == "--count given twice")
+        let made = try #require(try Tree.run(["make", "--name", "n", "--port=8080", "7"])).arguments
+        #expect(made.value(Tree.port) == 8080 && made.word(Tree.number) == 7 && made.required(Tree.name) == "n")
     }
 
-    @Test func requiredOptionsAndCommandChecksAreUsageErrors() throws {
+    @Test func requiredExclusiveOptionsAndCommandChecksAreUsageErrors() throws {
+        #expect(Tree.usageError(["make", "1"])?.message == "--name is required")
+        #expect(Tree.usageError(["make", "--name", "n", "--count", "1", "--port", "2", "3"])?.message
+            == "give only one of --count, --port")
         let given = try #require(try Tree.run(["sync", "--count", "3"])).arguments
-        #expect(try given.required(Tree.count) == 3)
-        let bare = try #require(try Tree.run(["sync"])).arguments
-        #expect(throws: UsageError.self) { try bare.required(Tree.count) }
-        do {
-            _ = try bare.required(Tree.count)
-        } catch {
-            #expect(error.message == "--count is required")
-        }
 
         struct Refusal: Error, CustomStringConvertible { var description: String { "major must be 0 to 65535" } }
         #expect(try given.checked { 7 } == 7)
@@ -111,12 +123,12 @@ extension Positional {
         ] {
             let (path, arguments) = try #require(try Tree.run(tokens), "\(tokens)")
             #expect(path == "tool sync" && arguments.flag(Tree.json), "\(tokens)")
-            #expect(try arguments.value(Tree.server) == "http://x", "\(tokens)")
+            #expect(arguments.value(Tree.server) == "http://x", "\(tokens)")
         }
         // Nested: before the group, between group and command.
         let offers = try #require(try Tree.run(["--json", "retailer", "--server", "u", "offers"]))
         #expect(offers.path == "tool retailer offers")
-        #expect(try offers.arguments.value(Tree.server) == "u")
+        #expect(offers.arguments.value(Tree.server) == "u")
         // A command that does not take the global option refuses it, wherever it was given.
         #expect(Tree.usageError(["--json", "decode", "00"])?.message == "unknown option '--json'")
         // A non-repeatable value given before and after the subcommand is given twice.
@@ -126,7 +138,7 @@ extension Positional {
     @Test func unexpectedArgumentsAndUnknownOptionsAreUsageErrorsWithTheUsageLine() throws {
         let extra = try #require(Tree.usageError(["sync", "extra-word"]))
         #expect(extra.message == "unexpected argument 'extra-word'")
-        #expect(extra.usage == "USAGE: tool sync")
+        #expect(extra.usage == "USAGE: tool sync [--json] [--server URL] [--count N] [--tag TAG]...")
         #expect(extra.commandPath == "tool sync")
         #expect(Tree.usageError(["retailer", "offers", "import", "x.csv"])?.message == "unexpected argument 'import'")
         #expect(Tree.usageError(["retailer", "import"])?.message == "unknown command 'import'")
@@ -138,7 +150,23 @@ extension Positional {
         #expect(Tree.usageError(["sync", "--json=yes"])?.message == "--json takes no value")
         #expect(Tree.usageError(["--json"])?.message == "missing command")
         #expect(Tree.usageError(["devices", "extra"])?.message == "unexpected argument 'extra'")
-        #expect(Tree.usageError(["retailer", "copy", "a"])?.usage == "USAGE: tool retailer copy FILE TO")
+        #expect(Tree.usageError(["retailer", "copy", "a"])?.usage == "USAGE: tool retailer copy [--json] [--server URL] FILE TO")
+    }
+
+    @Test func theUsageLineIsMadeFromTheDeclarations() throws {
+        let make = try #require(Tree.usageError(["make"]))
+        #expect(make.usage == "USAGE: tool make --name NAME [--tag TAG]... [--count N] [--port PORT] NUMBER")
+        #expect(Tree.usageError(["devices", "revoke"])?.usage == "USAGE: tool devices revoke [--json] [--server URL] FILE")
+        #expect(Tree.usageError(["decode"])?.usage == "USAGE: tool decode HEX...")
+    }
+
+    @Test func anUnknownCommandSuggestsTheNearestOne() {
+        #expect(Tree.usageError(["snyc"])?.message == "unknown command 'snyc'; did you mean 'sync'?")
+        #expect(Tree.usageError(["retailer", "ofers"])?.message == "unknown command 'ofers'; did you mean 'offers'?")
+        #expect(Tree.usageError(["decod", "00"])?.message == "unknown command 'decod'; did you mean 'decode'?")
+        // Nothing near: no guess.
+        #expect(Tree.usageError(["retailer", "import"])?.message == "unknown command 'import'")
+        #expect(Tree.usageError(["zz"])?.message == "unknown command 'zz'")
     }
 
     @Test func positionalsAreCountedAsDeclared() throws {
@@ -166,7 +194,7 @@ extension Positional {
 
     @Test func helpIsAFlagOnly() throws {
         let help = try #require(try Tree.printed(["sync", "--help"]))
-        #expect(help.hasPrefix("The sync command.\n\nUSAGE: tool sync\n"))
+        #expect(help.hasPrefix("The sync command.\n\nUSAGE: tool sync [--json] [--server URL] [--count N] [--tag TAG]...\n"))
         #expect(help.contains("--count N") && help.contains("--help"))
         #expect(try Tree.printed(["-h"])?.contains("COMMANDS:") == true)
         #expect(try Tree.printed(["retailer", "--help"])?.contains("USAGE: tool retailer <command>") == true)
@@ -203,7 +231,7 @@ extension Positional {
         // Same name, another declaration: still not this command's option.
         await #expect(processExitsWith: .failure) {
             let arguments = try #require(try Tree.run(["sync"])).arguments
-            _ = try arguments.value(Option<String>("count", value: "N", help: "Another count."))
+            _ = arguments.value(Option<String>("count", value: "N", help: "Another count."))
         }
     }
 }

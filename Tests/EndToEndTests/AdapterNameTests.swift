@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// `--adapter` takes `hci` and ASCII digits in every command that has it, refused as a usage error before the
-/// command touches the terminal, the radio or the bus: with bluetoothd running, a name such as `hci 0` made
-/// a malformed D-Bus path, on which libdbus aborts the process.
+/// `--adapter` takes `hci` and ASCII digits in every command that has it, refused as a usage error when the
+/// command line is parsed, before the command touches the terminal, the radio or the bus: with bluetoothd
+/// running, a name such as `hci 0` made a malformed D-Bus path, on which libdbus aborts the process.
 @Suite struct AdapterNameTests {
     static let beacon = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
 
@@ -18,7 +18,7 @@ import Testing
             let result = try Binary("loyalty").run(command + ["--adapter", name], timeout: 30)
             #expect(result.status == 64, "\(command) --adapter '\(name)': \(result.status) \(result.stderr)")
             #expect(
-                result.stderr.hasPrefix("error: --adapter takes an adapter name: hci and a number, like hci0; got '\(name)'"),
+                result.stderr.hasPrefix("error: --adapter: expected an adapter name: hci and a number, like hci0\n"),
                 "\(command): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(command): \(result.stdout)")
         }

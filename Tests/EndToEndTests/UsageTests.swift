@@ -6,6 +6,7 @@ import Testing
 @Suite struct UsageTests {
     let loyalty = Binary("loyalty")
     let server = Binary("loyalty-server")
+    static let clientOptions = "[--server URL] [--connect-timeout SECONDS] [--timeout SECONDS] [--json]"
 
     /// Exit code 64, the message, and the usage line of `path`.
     func expectUsageError(_ arguments: [String], _ message: String, usage: String, of binary: Binary? = nil) throws {
@@ -25,11 +26,12 @@ import Testing
             ["retailer", "offers", "import", "a.csv", "b.csv"], "unexpected argument 'b.csv'",
             usage: "loyalty retailer offers import")
         try expectUsageError(["retailer", "import"], "unknown command 'import'", usage: "loyalty retailer <command>")
-        try expectUsageError(["redeem", "a", "b"], "unexpected argument 'b'", usage: "loyalty redeem OFFER")
-        try expectUsageError(["redeem"], "missing OFFER", usage: "loyalty redeem OFFER")
+        try expectUsageError(["redeem", "a", "b"], "unexpected argument 'b'", usage: "loyalty redeem [--qr] \(Self.clientOptions) OFFER")
+        try expectUsageError(["redeem"], "missing OFFER", usage: "loyalty redeem [--qr] \(Self.clientOptions) OFFER")
         try expectUsageError(
-            ["retailer", "offer", "rm", "1"], "missing MINOR", usage: "loyalty retailer offer rm MAJOR MINOR")
-        try expectUsageError(["devices", "revoke"], "missing ID", usage: "loyalty devices revoke [--yes] ID")
+            ["retailer", "offer", "rm", "1"], "missing MINOR",
+            usage: "loyalty retailer offer rm \(Self.clientOptions) MAJOR MINOR")
+        try expectUsageError(["devices", "revoke"], "missing ID", usage: "loyalty devices revoke [--yes] \(Self.clientOptions) ID")
         try expectUsageError(["history", "--bogus"], "unknown option '--bogus'", usage: "loyalty history")
         try expectUsageError(
             ["decode", "--bogus", "00"], "unknown option '--bogus'", usage: "loyalty decode [--hci] [--json] HEX...")
@@ -56,11 +58,22 @@ import Testing
         #expect(try server.run(["--data-dir", home.path, "migrate", "--help"]).stdout.contains("USAGE: loyalty-server migrate"))
     }
 
+    @Test func badValuesAndMistypedCommandsAreUsageErrorsBeforeAnythingRuns() throws {
+        try expectUsageError(
+            ["retailer", "register", "--name", "M", "--uuid", "nope"], "--uuid: not a UUID; expected 8-4-4-4-12 hex digits",
+            usage: "loyalty retailer register --name NAME [--uuid UUID]")
+        try expectUsageError(
+            ["scan", "--replay", "/nonexistent", "--min-proximity", "close"], "--min-proximity: expected immediate, near or far",
+            usage: "loyalty scan [--replay FILE]")
+        try expectUsageError(["scna"], "unknown command 'scna'; did you mean 'scan'?", usage: "loyalty <command>")
+    }
+
     @Test func helpIsAFlagOnly() throws {
         // After --, "--help" is a word: here not hex, so a data error, not the help text.
         let decoded = try loyalty.run(["decode", "--", "--help"])
         #expect(decoded.status == 65 && decoded.stdout.isEmpty, "\(decoded.stdout)")
         let help = try loyalty.run(["retailer", "offer", "set", "--help"])
-        #expect(help.status == 0 && help.stdout.contains("USAGE: loyalty retailer offer set --title T [options] MAJOR MINOR"))
+        #expect(help.status == 0 && help.stdout.contains("USAGE: loyalty retailer offer set --title TEXT [--description TEXT]"))
+        #expect(help.stdout.contains("[--reshow-after SECONDS] \(Self.clientOptions) MAJOR MINOR\n"))
     }
 }
