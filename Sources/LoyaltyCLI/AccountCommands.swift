@@ -38,7 +38,7 @@ private let accountShow = Command(
         let server = (context.api.server, context.serverSource)
         if context.json { return printOut(try ClientJSONLines.account(device, server: server, cache: cache)) }
         try warnIfCatalogPartial(cache, json: false)
-        printOut(try ClientText.account(device, server: server, cache: cache))
+        printOut(try ClientText.account(device, server: server, saved: context.config.server, cache: cache))
     }
 )
 

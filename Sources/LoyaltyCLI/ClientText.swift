@@ -164,17 +164,20 @@ public enum ClientText {
             })
     }
 
-    /// `account show`: the server is the one the account lives on, unless --server or LOYALTY_SERVER says
-    /// otherwise (the line says which).
+    /// `account show`: the server is the one the account lives on (`saved`: the config's), unless --server
+    /// or LOYALTY_SERVER says otherwise; the line says which, and the saved one when it differs.
     public static func account(
-        _ device: DeviceCredentials, server: (url: URL, source: ClientConfig.ServerSource), cache: OfferCache
+        _ device: DeviceCredentials, server: (url: URL, source: ClientConfig.ServerSource), saved: String?,
+        cache: OfferCache
     ) throws(ClientError) -> String {
-        """
-        account       \(device.accountID.uuidString.lowercased())
-        this device   \(device.deviceID.uuidString.lowercased())
-        server        \(server.url.absoluteString) (\(serverSource(server.source)))
-        cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
-        """
+        let elsewhere =
+            saved.flatMap { $0 == server.url.absoluteString || server.source == .config ? nil : "; saved: \($0)" } ?? ""
+        return """
+            account       \(device.accountID.uuidString.lowercased())
+            this device   \(device.deviceID.uuidString.lowercased())
+            server        \(server.url.absoluteString) (\(serverSource(server.source))\(TerminalText.escaped(elsewhere)))
+            cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
+            """
     }
 
     /// The warning when a scan's sync fails: the error and what the scan does without the server.

@@ -31,6 +31,8 @@ import Testing
         #expect(synced.status == 0, "the sync went to 127.0.0.1:8080: \(synced.stderr)")
         let shown = try shopper.ok(["account", "show"], Self.unset).stdout
         #expect(shown.contains("server        \(server.url) (from the config)"), "\(shown)")
+        let elsewhere = try shopper.ok(["account", "show"], ["LOYALTY_SERVER": Self.nowhere]).stdout
+        #expect(elsewhere.contains("server        \(Self.nowhere) (from LOYALTY_SERVER; saved: \(server.url))"), "\(elsewhere)")
         let json = try #require(try shopper.ok(["account", "show", "--json"], Self.unset).jsonLines.first)
         #expect(json["server"] as? String == server.url && json["server_from"] as? String == "config", "\(json)")
     }
