@@ -1,5 +1,4 @@
-import Arguments
 import Foundation
 import LoyaltyCLI
 
-exit(LoyaltyCommand.root.main(Array(CommandLine.arguments.dropFirst())))
+exit(LoyaltyCommand.run(Array(CommandLine.arguments.dropFirst())))

@@ -36,9 +36,11 @@ private let accountShow = Command(
         let device = try context.home.requireDevice()
         let cache = try context.openCache()
         let server = (context.api.server, context.serverSource)
-        if context.json { return printOut(try ClientJSONLines.account(device, server: server, cache: cache)) }
-        try warnIfCatalogPartial(cache, json: false)
-        printOut(try ClientText.account(device, server: server, saved: context.config.server, cache: cache))
+        if context.output.isJSON {
+            return context.output.line(try ClientJSONLines.account(device, server: server, cache: cache))
+        }
+        try warnIfCatalogPartial(cache, context.output)
+        context.output.line(try ClientText.account(device, server: server, saved: context.config.server, cache: cache))
     }
 )
 
@@ -58,8 +60,7 @@ private let accountLink = Command(
         let typed = context.arguments.words(Account.code)
         guard !typed.isEmpty else {
             let link = try context.api.createLinkCode(try context.deviceCredential().1)
-            if context.json { return printOut(ClientJSONLines.linkCode(link)) }
-            return printOut(ClientText.linkCode(link))
+            return context.output.emit(text: ClientText.linkCode(link), json: ClientJSONLines.linkCode(link))
         }
         let device = try context.home.linkDevice(
             context.api, code: typed.joined(separator: " "), deviceName: context.arguments.value(Account.linkName),
@@ -69,8 +70,9 @@ private let accountLink = Command(
 )
 
 private func printDevice(_ device: DeviceCredentials, context: ClientContext, event: String) {
-    if context.json { return printOut(ClientJSONLines.joined(device, event: event)) }
-    printOut(ClientText.joined(device, savedIn: context.home.deviceFile.path))
+    context.output.emit(
+        text: ClientText.joined(device, savedIn: context.home.deviceFile.path),
+        json: ClientJSONLines.joined(device, event: event))
 }
 
 let devicesCommand = Command(
@@ -79,8 +81,7 @@ let devicesCommand = Command(
     run: clientCommand { context in
         let credential = try context.deviceCredential().1
         let devices = try context.api.devices(credential).devices
-        if context.json { return devices.forEach { printOut(ClientJSONLines.device($0)) } }
-        printOut(ClientText.devices(devices))
+        context.output.emit(text: ClientText.devices(devices), jsonLines: devices.map(ClientJSONLines.device))
     }
 )
 
@@ -97,8 +98,7 @@ private let devicesRevoke = Command(
         let id = context.arguments.word(Account.device)!
         if id == device.deviceID, !context.arguments.flag(Account.yes) { try confirmRevokingThisDevice(context) }
         try context.api.revokeDevice(id, credential)
-        if context.json { return printOut(ClientJSONLines.deviceRevoked(id)) }
-        printOut(ClientText.deviceRevoked(id))
+        context.output.emit(text: ClientText.deviceRevoked(id), json: ClientJSONLines.deviceRevoked(id))
     }
 )
 
@@ -108,9 +108,9 @@ private func confirmRevokingThisDevice(_ context: ClientContext) throws {
     guard isatty(STDIN_FILENO) == 1 else {
         throw context.arguments.usageError("that is this device (\(consequence)): add --yes to revoke it")
     }
-    printError("revoke this device? \(consequence) [y/N] ", newline: false)
+    context.output.error("revoke this device? \(consequence) [y/N] ", newline: false)
     guard readLine()?.lowercased().hasPrefix("y") == true else {
-        printError("not revoked")
+        context.output.error("not revoked")
         throw SilentExit(code: ExitCode.failure)
     }
 }

@@ -85,23 +85,22 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
     let duration = arguments.value(Advertise.duration)
     let dryRun = arguments.flag(Advertise.dryRun)
     let file = arguments.value(Advertise.write)
-    let json = arguments.flag(Advertise.json)
+    let output = CommandScope.output(json: arguments.flag(Advertise.json))
     guard dryRun || file != nil else {
         if arguments.flag(Advertise.extended) {
             throw arguments.usageError(
                 "--extended applies to --dry-run and --write; live advertising chooses from the controller's LE features")
         }
-        return try advertiseLive(advertisement, transport: transport, duration: duration, json: json)
+        return try advertiseLive(advertisement, transport: transport, duration: duration, output)
     }
     let commands = try arguments.checked {
         try LEAdvertisingCommands(extended: arguments.flag(Advertise.extended), advertisement: advertisement)
     }
     for command in dryRun ? commands.start + [commands.disable] : [] {
         let name = command.name ?? "HCI command"
-        printOut(
-            json
-                ? ClientJSONLines.hciCommand(name: name, opcode: command.opcodeText, packet: command.packet.hexText())
-                : command.dryRunText)
+        output.emit(
+            text: command.dryRunText,
+            json: ClientJSONLines.hciCommand(name: name, opcode: command.opcodeText, packet: command.packet.hexText()))
     }
     guard let file else { return }
     do {
@@ -110,25 +109,27 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
         throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
     }
     let count = commands.start.count + 1
-    printOut(
-        json ? ClientJSONLines.advertisingWritten(file, commands: count) : ClientText.advertisingWritten(file, commands: count))
+    output.emit(
+        text: ClientText.advertisingWritten(file, commands: count),
+        json: ClientJSONLines.advertisingWritten(file, commands: count))
 }
 
 /// Through bluetoothd when it manages the adapter, else over raw HCI (`openAdvertiser` says why).
-private func advertiseLive(_ advertisement: BeaconAdvertisement, transport: HCITransport, duration: Double?, json: Bool) throws {
+private func advertiseLive(
+    _ advertisement: BeaconAdvertisement, transport: HCITransport, duration: Double?, _ output: CommandOutput
+) throws {
     let advertiser = try openAdvertiser(transport: transport, advertisement: advertisement)
     Interruption.cancels(advertiser.cancel)
     let (frame, interval, adapter, mode) = (
         advertisement.frame, advertiser.intervalMilliseconds, advertiser.adapter, advertiser.commandSet
     )
-    printOut(
-        json
-            ? ClientJSONLines.advertising(
-                frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, via: advertiser.via)
-            : ClientText.advertising(frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, duration: duration))
-    fflush(nil)  // seen through a pipe while it advertises, not at the end
+    output.emit(
+        text: ClientText.advertising(frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, duration: duration),
+        json: ClientJSONLines.advertising(
+            frame, intervalMilliseconds: interval, adapter: adapter, mode: mode, via: advertiser.via))
+    output.flush()  // seen through a pipe while it advertises, not at the end
     try advertiser.run(duration: duration)
-    printOut(json ? ClientJSONLines.advertisingStopped(adapter: adapter) : "stopped advertising on \(adapter)")
+    output.emit(text: "stopped advertising on \(adapter)", json: ClientJSONLines.advertisingStopped(adapter: adapter))
 }
 
 /// Missing capabilities or a bus refusing this user exit 77, a stream that is not H4 65, every other radio

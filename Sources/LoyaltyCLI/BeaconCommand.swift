@@ -72,9 +72,7 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     } catch {
         throw CommandFailure("cannot write \(file): \(error)", exitCode: ExitCode.ioError)
     }
-    if arguments.flag(Simulate.json) {
-        printOut(ClientJSONLines.walkWritten(file, beacons: beacons.count, seconds: walk.duration))
-    } else {
-        printOut(ClientText.walkWritten(file, beacons: beacons.count, seconds: walk.duration))
-    }
+    CommandScope.output(json: arguments.flag(Simulate.json)).emit(
+        text: ClientText.walkWritten(file, beacons: beacons.count, seconds: walk.duration),
+        json: ClientJSONLines.walkWritten(file, beacons: beacons.count, seconds: walk.duration))
 }

@@ -49,6 +49,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
     let seconds = arguments.value(Calibrate.seconds) ?? 30
     let minimum = arguments.value(Calibrate.minimumSamples) ?? 20
     let transport = ControllerOptions.transport(arguments)
+    let output = CommandScope.output(json: arguments.flag(Calibrate.json))
 
     let heard: CalibrationSamples
     if let file = arguments.value(Calibrate.replay) {
@@ -61,8 +62,8 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
         // The same path as a scan: beside a discovering bluetoothd, through it.
         let scanner = try openScanner(transport: transport, options: LEScanOptions())
         Interruption.cancels(scanner.cancel)
-        if standardOutputIsTerminal {
-            printError("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
+        if output.isTerminal {
+            output.error("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
         }
         heard = try CalibrationSamples.listening(to: scanner, of: identity, seconds: seconds)
     }
@@ -73,8 +74,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
         throw CommandFailure("\(identity): \(error)", exitCode: ExitCode.dataError)
     }
     let (advertised, span) = (heard.advertisedPower, heard.span)
-    printOut(
-        arguments.flag(Calibrate.json)
-            ? BeaconJSONLines.calibration(calibration, of: identity, advertised: advertised, seconds: span)
-            : ClientText.calibration(calibration, of: identity, advertised: advertised, seconds: span))
+    output.emit(
+        text: ClientText.calibration(calibration, of: identity, advertised: advertised, seconds: span),
+        json: BeaconJSONLines.calibration(calibration, of: identity, advertised: advertised, seconds: span))
 }

@@ -10,7 +10,7 @@ enum ClientOptions {
         "server", value: "URL", help: "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080).")
     static let connectTimeout = secondsOption("connect-timeout", help: "Give up connecting after this long (default 5).")
     static let timeout = secondsOption("timeout", help: "Give up on a request after this long (default 30).")
-    static let json = Flag("json", help: "Print JSON lines instead of text.")
+    static let json = Flag("json", help: "Print JSON lines instead of text (also in a pipe: text without it).")
 
     static let all: [any DeclaredOption] = [server, connectTimeout, timeout, json]
 }
@@ -29,13 +29,15 @@ struct ClientContext {
     let home: ClientHome
     let config: ClientConfig
     let api: LoyaltyAPIClient
-    var json: Bool { arguments.flag(ClientOptions.json) }
+    /// Text, or JSON lines with --json.
+    let output: CommandOutput
     /// Where the server in use was given (--server, LOYALTY_SERVER, the config, the default).
     let serverSource: ClientConfig.ServerSource
 
-    init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        self.environment = environment
+        environment = CommandScope.environment
+        output = CommandScope.output(json: arguments.flag(ClientOptions.json))
         home = try ClientHome(environment: environment)
         config = try home.loadConfig()
         let timeouts = Timeouts(
@@ -136,9 +138,9 @@ func openOfferSession(
     return (offers, ScanRedemption(redeemer), hasAccount)
 }
 
-/// Says that the cached catalog is partial, if it is: on standard error, or with `json` as a JSON line.
-func warnIfCatalogPartial(_ cache: OfferCache, json: Bool) throws(ClientError) {
+/// Says that the cached catalog is partial, if it is: on standard error, or as a JSON line.
+func warnIfCatalogPartial(_ cache: OfferCache, _ output: CommandOutput) throws(ClientError) {
     guard try cache.catalogIsPartial else { return }
-    if json { return printOut(ClientJSONLines.catalogPartial) }
-    printError("warning: \(ClientJSONLines.partialCatalogWarning)")
+    if output.isJSON { return output.line(ClientJSONLines.catalogPartial) }
+    output.error("warning: \(ClientJSONLines.partialCatalogWarning)")
 }

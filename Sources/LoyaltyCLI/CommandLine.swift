@@ -3,10 +3,6 @@ import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension ExitCode {
     static let helpText = """
         EXIT CODES:
@@ -20,9 +16,6 @@ extension ExitCode {
           77  permission denied (token revoked or wrong, missing capabilities)
         """
 }
-
-/// Whether standard output is a terminal: tables and progress there, JSON lines in pipes.
-var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
 /// `--name SECONDS`: a number of seconds greater than zero.
 func secondsOption(_ name: String, help: String) -> Option<Double> {
@@ -40,9 +33,4 @@ func uuidOption(_ name: String, help: String, required: Bool = false) -> Option<
         guard let uuid = UUID(uuidString: text) else { throw InvalidValue("not a UUID; expected 8-4-4-4-12 hex digits") }
         return uuid
     }
-}
-
-/// Prints one JSON object per line.
-func printJSONLine(_ fields: [(String, JSONValue)]) {
-    printOut(JSONValue.object(fields).text)
 }

@@ -35,14 +35,14 @@ private let configShow = Command(
         """,
     options: [ClientOptions.server, ClientOptions.json],
     run: { arguments in
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandScope.environment
         let home = try ClientHome(environment: environment)
         let config = try home.loadConfig()
         let server = config.serverSetting(flag: arguments.value(ClientOptions.server), environment: environment)
         let problem = Result { () throws(ClientError) in try ClientConfig.validatedServer(server.text) }
         let shown = ConfigShown(file: home.configFile.path, config: config, server: server, serverProblem: problem.failure)
-        if arguments.flag(ClientOptions.json) { return printOut(ClientJSONLines.config(shown)) }
-        printOut(ClientText.config(shown))
+        CommandScope.output(json: arguments.flag(ClientOptions.json)).emit(
+            text: ClientText.config(shown), json: ClientJSONLines.config(shown))
     })
 
 private let configSet = Command(
@@ -56,7 +56,8 @@ private let configSet = Command(
         """,
     options: [ClientOptions.json], positionals: [ConfigWords.key, ConfigWords.value],
     run: { arguments in
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandScope.environment
+        let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
         let home = try ClientHome(environment: environment)
         var config = try home.loadConfig()
         let key = arguments.word(ConfigWords.key) ?? ""
@@ -78,10 +79,9 @@ private let configSet = Command(
                 "'\(key)' is not a key of the config: use \(ClientConfig.keys.joined(separator: ", "))")
         }
         try home.saveConfig(config)
-        if arguments.flag(ClientOptions.json) { return printOut(ClientJSONLines.configSet(key, saved)) }
-        printOut("\(key) set to \(value) in \(home.configFile.path)")
+        output.emit(text: "\(key) set to \(value) in \(home.configFile.path)", json: ClientJSONLines.configSet(key, saved))
         if key == "server", let overriding = environment["LOYALTY_SERVER"], !overriding.isEmpty, overriding != value {
-            printError("note: LOYALTY_SERVER (\(overriding)) is set, and wins over the config while it is")
+            output.error("note: LOYALTY_SERVER (\(overriding)) is set, and wins over the config while it is")
         }
     })
 

@@ -29,14 +29,16 @@ let decodeCommand = Command(
 
 private func runDecode(_ arguments: ParsedArguments) throws {
     var failures = 0
+    // JSON lines either way; --json adds the error lines.
+    let output = CommandScope.output(json: true)
     let words = arguments.words(hexWords)
     for (index, text) in words.enumerated() {
         // Which of many arguments: its position and its first characters, escaped.
         func fail(_ message: String) {
             failures += 1
             let failure = BeaconJSONLines.decodeFailure(text, argument: index + 1, of: words.count, message)
-            printError(failure.error)
-            if arguments.flag(json) { printOut(failure.line) }
+            output.error(failure.error)
+            if arguments.flag(json) { output.line(failure.line) }
         }
         guard let bytes = [UInt8](pastedHex: text) else {
             fail("not hex: use pairs of 0-9a-f digits")
@@ -46,7 +48,7 @@ private func runDecode(_ arguments: ParsedArguments) throws {
             let lines =
                 arguments.flag(hciEvents)
                 ? try BeaconJSONLines.decoded(event: bytes) : try BeaconJSONLines.decoded(advertisingData: bytes)
-            for line in lines { printOut(line) }
+            lines.forEach(output.line)
         } catch {
             fail("\(error)")
         }

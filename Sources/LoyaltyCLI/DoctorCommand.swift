@@ -23,7 +23,8 @@ let doctorCommand = Command(
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
     let diagnosis = RadioDiagnosis.examine(transport: ControllerOptions.transport(arguments))
-    if arguments.flag(Doctor.json) {
+    let output = CommandScope.output(json: arguments.flag(Doctor.json))
+    if output.isJSON {
         let checks = diagnosis.checks.map { check -> JSONValue in
             .object([
                 ("name", .string(check.name)),
@@ -32,13 +33,14 @@ private func runDoctor(_ arguments: ParsedArguments) throws {
                 ("remedy", check.remedy.map(JSONValue.string) ?? .null),
             ])
         }
-        printJSONLine([
-            ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
-            ("ranging_available", .bool(diagnosis.isRangingAvailable)),
-            ("checks", .array(checks)),
-        ])
+        output.line(
+            JSONValue.object([
+                ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
+                ("ranging_available", .bool(diagnosis.isRangingAvailable)),
+                ("checks", .array(checks)),
+            ]).text)
     } else {
-        diagnosis.reportLines.forEach(printOut)
+        diagnosis.reportLines.forEach(output.line)
     }
     if !diagnosis.isMonitoringAvailable {
         throw SilentExit(code: ExitCode.unavailable)

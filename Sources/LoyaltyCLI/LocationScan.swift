@@ -55,11 +55,11 @@ func geofenceSession(_ arguments: ParsedArguments, offers: OfferSession, output:
 
 /// `loyalty scan --location` without a radio: stores' geofences alone, on the positions' clock.
 func runGeofenceScan(_ arguments: ParsedArguments, _ source: LocationSource, radioProblem: String) throws {
-    printError("beacons are off (\(radioProblem)); monitoring stores' geofences")
-    let json = ScanScreenChoice(arguments).json
+    let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
+    output.error("beacons are off (\(radioProblem)); monitoring stores' geofences")
     let offers = try openOfferSession(arguments, interactive: false).offers
-    try warnIfCatalogPartial(offers.cache, json: json)
-    let printer = ScanPrinter(arguments, json: json, offers: offers, redemption: nil, interruption: nil)
+    try warnIfCatalogPartial(offers.cache, output)
+    let printer = ScanPrinter(arguments, output: output, offers: offers, redemption: nil, interruption: nil)
     var session = try geofenceSession(arguments, offers: offers, output: printer)
     printer.positionsEnded(try followPositions(source, now: Date().timeIntervalSince1970) { try session.observe($0) })
 }

@@ -1,4 +1,5 @@
 import Arguments
+import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -16,4 +17,30 @@ public enum LoyaltyCommand {
         ],
         version: Release.version
     )
+
+    /// Runs `loyalty ARGUMENTS` writing to `sink`, with `environment` as its environment variables, and
+    /// returns the exit code: the binary with the process's own, a test in process with its own.
+    public static func run(
+        _ arguments: [String], sink: OutputSink = .standard,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Int32 {
+        CommandScope.$sink.withValue(sink) {
+            CommandScope.$environment.withValue(environment) {
+                let outcome = root.execute(arguments)
+                if let text = outcome.output { sink.write(text.hasSuffix("\n") ? text : text + "\n") }
+                sink.flush()
+                if let text = outcome.error { sink.writeError(text + "\n") }
+                return outcome.exitCode
+            }
+        }
+    }
+}
+
+/// What the command running on this task writes to and reads its settings from.
+enum CommandScope {
+    @TaskLocal static var sink = OutputSink.standard
+    @TaskLocal static var environment = ProcessInfo.processInfo.environment
+
+    /// The command's output, text or JSON lines as `json` says.
+    static func output(json: Bool) -> CommandOutput { CommandOutput(sink, json: json) }
 }

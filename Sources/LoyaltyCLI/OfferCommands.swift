@@ -15,22 +15,22 @@ let offersCommand = Command(
     options: [retailerName] + ClientOptions.all,
     run: clientCommand { context in
         let cache = try context.openCache()
-        try warnIfCatalogPartial(cache, json: context.json)
-        if context.json {
-            return try cache.forEachOfferJSONChunk(retailerName: context.arguments.value(retailerName)) { printOut($0) }
-        }
+        let output = context.output
+        try warnIfCatalogPartial(cache, output)
         let retailer = context.arguments.value(retailerName)
+        if output.isJSON { return try cache.forEachOfferJSONChunk(retailerName: retailer) { output.line($0) } }
         let offers = try cache.offers(retailerName: retailer)
         let seen = try cache.seen()
         if offers.isEmpty {
             if let retailer, try cache.offerCount > 0 {
-                return printOut("no cached offers of a retailer named '\(TerminalText.escaped(retailer))': `loyalty offers` lists them all")
+                return output.line(
+                    "no cached offers of a retailer named '\(TerminalText.escaped(retailer))': `loyalty offers` lists them all")
             }
-            return printOut("no offers cached: run `loyalty sync`")
+            return output.line("no offers cached: run `loyalty sync`")
         }
         // Server time, as the scan judges windows.
         let now = Date().addingTimeInterval(try cache.serverTimeOffset)
-        printOut(ClientText.cachedOffers(offers, seen: seen, now: now))
+        output.line(ClientText.cachedOffers(offers, seen: seen, now: now))
     })
 
 /// `redeem` and `history` draw the code as a QR code beside the text on a terminal, or with --qr.
@@ -38,11 +38,11 @@ private let qrFlag = Flag("qr", help: "Draw the code as a QR code beside the tex
 
 /// The code as a QR code with `text` beside it, when stdout is a terminal or --qr asks; else the text.
 private func printCode(_ code: String, beside text: [String], _ context: ClientContext) {
-    guard standardOutputIsTerminal || context.arguments.flag(qrFlag), let symbol = try? QRCode(code) else {
-        return printOut(text.joined(separator: "\n"))
+    guard context.output.isTerminal || context.arguments.flag(qrFlag), let symbol = try? QRCode(code) else {
+        return context.output.line(text.joined(separator: "\n"))
     }
     // The text from the second line of the symbol, past its quiet zone.
-    printOut(symbol.terminalLines(beside: [""] + text).joined(separator: "\n"))
+    context.output.line(symbol.terminalLines(beside: [""] + text).joined(separator: "\n"))
 }
 
 let historyCommand = Command(
@@ -56,11 +56,12 @@ let historyCommand = Command(
     options: [qrFlag] + ClientOptions.all,
     run: clientCommand { context in
         let history = try ShopperHistory(try context.openCache())
-        if context.json { return history.jsonLines.forEach(printOut) }
-        if history.rows.isEmpty { return printOut("nothing seen or redeemed yet") }
-        printOut(history.table)
+        let output = context.output
+        if output.isJSON { return history.jsonLines.forEach(output.line) }
+        if history.rows.isEmpty { return output.line("nothing seen or redeemed yet") }
+        output.line(history.table)
         if let open = history.open {
-            printOut("")
+            output.line("")
             printCode(open.code, beside: ClientText.openCode(open.code, title: open.title), context)
         }
     })
@@ -84,6 +85,6 @@ let redeemCommand = Command(
         do throws(ClientError) { redemption = try redeemer.redeem(offer) } catch {
             throw error.explainingRedemption(of: offer)
         }
-        if context.json { return printOut(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
+        if context.output.isJSON { return context.output.line(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
         printCode(redemption.code, beside: ClientText.redeemed(redemption, of: offer), context)
     })

@@ -24,10 +24,11 @@ let retailerOffersImport = Command(
         }
         switch try context.api.importOffers(csv: bytes, try context.retailerCredential()) {
         case .success(let result):
-            if context.json { return printOut(ClientJSONLines.offersImported(result)) }
-            printOut("imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged")
+            context.output.emit(
+                text: "imported \(path): \(result.created) created, \(result.updated) updated, \(result.unchanged) unchanged",
+                json: ClientJSONLines.offersImported(result))
         case .failure(let failure):
-            for problem in failure.problems { printError("\(path): \(problem)") }
+            for problem in failure.problems { context.output.error("\(path): \(problem)") }
             throw CommandFailure(
                 "nothing was imported: \(failure.problems.count) problem\(failure.problems.count == 1 ? "" : "s") in \(path)",
                 exitCode: ExitCode.dataError)
@@ -43,10 +44,10 @@ let retailerOffersExport = Command(
     run: clientCommand { context in
         let csv = try context.api.exportOffers(try context.retailerCredential())
         guard let path = context.arguments.value(outputFile) else {
-            return FileHandle.standardOutput.write(Data(csv))
+            return context.output.write(bytes: csv)
         }
         do { try Data(csv).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
             throw CommandFailure("cannot write \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
         }
-        printOut("exported to \(path)")
+        context.output.line("exported to \(path)")
     })

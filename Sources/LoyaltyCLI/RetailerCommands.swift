@@ -44,8 +44,9 @@ private let retailerRegister = Command(
         let credentials = try context.home.registerRetailer(
             context.api, registration,
             operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
-        if context.json { return printOut(ClientJSONLines.retailerRegistered(credentials)) }
-        printOut(ClientText.retailerRegistered(credentials, savedIn: context.home.configFile.path))
+        context.output.emit(
+            text: ClientText.retailerRegistered(credentials, savedIn: context.home.configFile.path),
+            json: ClientJSONLines.retailerRegistered(credentials))
     })
 
 /// A beacon's MAJOR and MINOR, the words of `retailer offer set` and `rm`.
@@ -121,8 +122,7 @@ private let retailerOfferSet = Command(
         try arguments.checked { try draft.validate() }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.offer(offer)) }
-        printOut(ClientText.offerSet(offer))
+        context.output.emit(text: ClientText.offerSet(offer), json: ClientJSONLines.offer(offer))
     })
 
 private let retailerOfferRemove = Command(
@@ -133,8 +133,9 @@ private let retailerOfferRemove = Command(
     run: clientCommand { context in
         let (major, minor) = BeaconNumbers.read(context)
         try context.api.deleteOffer(major: major, minor: minor, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.offerRemoved(major: major, minor: minor)) }
-        printOut("offer at \(major):\(minor) removed")
+        context.output.emit(
+            text: "offer at \(major):\(minor) removed",
+            json: ClientJSONLines.offerRemoved(major: major, minor: minor))
     })
 
 private let retailerOffers = Command(
@@ -143,11 +144,10 @@ private let retailerOffers = Command(
     subcommands: [retailerOffersImport, retailerOffersExport],
     run: clientCommand { context in
         let offers = try context.api.retailerOffers(try context.retailerCredential()).offers
-        if context.json { return offers.forEach { printOut(ClientJSONLines.offer($0)) } }
-        if offers.isEmpty {
-            return printOut("no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`")
-        }
-        printOut(ClientText.retailerOffers(offers))
+        context.output.emit(
+            text: offers.isEmpty
+                ? "no offers yet: `loyalty retailer offer set MAJOR MINOR --title T`" : ClientText.retailerOffers(offers),
+            jsonLines: offers.map(ClientJSONLines.offer))
     })
 
 private let retailerStore = Command(
@@ -190,8 +190,7 @@ private let retailerStoreSet = Command(
             longitude: arguments.required(StoreFields.longitude), radiusMetres: arguments.required(StoreFields.radius))
         try arguments.checked { try draft.validate() }
         let store = try context.api.putStore(id, draft, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.store(store)) }
-        printOut(ClientText.storeSet(store))
+        context.output.emit(text: ClientText.storeSet(store), json: ClientJSONLines.store(store))
     })
 
 private let retailerStoreRemove = Command(
@@ -200,8 +199,7 @@ private let retailerStoreRemove = Command(
     run: clientCommand { context in
         let id = context.arguments.word(storeIDWord)!
         try context.api.deleteStore(id, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.storeRemoved(id)) }
-        printOut("store \(id) removed")
+        context.output.emit(text: "store \(id) removed", json: ClientJSONLines.storeRemoved(id))
     })
 
 private let retailerStoreList = Command(
@@ -209,13 +207,11 @@ private let retailerStoreList = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let stores = try context.api.retailerStores(try context.retailerCredential()).stores
-        if context.json { return stores.forEach { printOut(ClientJSONLines.store($0)) } }
-        if stores.isEmpty {
-            return printOut(
-                "no stores yet: `loyalty retailer store set STORE_ID --name N --lat LAT --lon LON --radius-m R`"
-            )
-        }
-        printOut(ClientText.stores(stores))
+        context.output.emit(
+            text: stores.isEmpty
+                ? "no stores yet: `loyalty retailer store set STORE_ID --name N --lat LAT --lon LON --radius-m R`"
+                : ClientText.stores(stores),
+            jsonLines: stores.map(ClientJSONLines.store))
     })
 
 private let retailerRotateKey = Command(
@@ -223,8 +219,9 @@ private let retailerRotateKey = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let (key, saved) = try context.home.rotateRetailerKey(context.api, environment: context.environment)
-        if context.json { return printOut(ClientJSONLines.keyRotated(saved: saved)) }
-        printOut(ClientText.keyRotated(key, savedIn: saved ? context.home.configFile.path : nil))
+        context.output.emit(
+            text: ClientText.keyRotated(key, savedIn: saved ? context.home.configFile.path : nil),
+            json: ClientJSONLines.keyRotated(saved: saved))
     })
 
 private let retailerKey = Command(
@@ -237,8 +234,7 @@ private let retailerKeyShow = Command(
     run: clientCommand { context in
         guard case .retailer(let key) = try context.retailerCredential() else { return }
         let from = (context.environment["LOYALTY_RETAILER_KEY"] ?? "").isEmpty ? "config" : "LOYALTY_RETAILER_KEY"
-        if context.json { return printOut(ClientJSONLines.retailerKey(key, from: from)) }
-        printOut(key)
+        context.output.emit(text: key, json: ClientJSONLines.retailerKey(key, from: from))
     })
 
 private let keyWord = Positional("KEY", .optional)
@@ -256,17 +252,18 @@ private let retailerKeySet = Command(
         """,
     options: ClientOptions.all, positionals: [keyWord],
     run: clientCommand { context in
-        let typed = context.arguments.word(keyWord) ?? readSecretLine(prompt: "API key: ") ?? ""
+        let typed = context.arguments.word(keyWord) ?? readSecretLine(prompt: "API key: ", context.output) ?? ""
         let key = typed.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw context.arguments.usageError("no API key: give KEY, or type it when asked") }
         let credentials = try context.home.setRetailerKey(context.api, key: key)
-        if context.json { return printOut(ClientJSONLines.retailerKeySet(credentials)) }
-        printOut("API key of \(TerminalText.escaped(credentials.name)) saved in \(context.home.configFile.path)")
+        context.output.emit(
+            text: "API key of \(TerminalText.escaped(credentials.name)) saved in \(context.home.configFile.path)",
+            json: ClientJSONLines.retailerKeySet(credentials))
     })
 
 /// A line of standard input; on a terminal, asked for with `prompt` on standard error and not echoed (the
 /// terminal's settings come back after, and before a second Ctrl-C ends the process).
-private func readSecretLine(prompt: String) -> String? {
+private func readSecretLine(prompt: String, _ output: CommandOutput) -> String? {
     var original = termios()
     guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &original) == 0 else { return readLine() }
     var quiet = original
@@ -276,11 +273,11 @@ private func readSecretLine(prompt: String) -> String? {
         tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     }
     Interruption.process.restores(restore)
-    printError(prompt, newline: false)
+    output.error(prompt, newline: false)
     tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
     defer {
         restore()
-        printError("")
+        output.error("")
     }
     return readLine()
 }

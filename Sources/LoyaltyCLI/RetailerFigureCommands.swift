@@ -18,13 +18,9 @@ let retailerStats = Command(
         let statistics = try context.api.statistics(credential).offers
         let figures = try days.map { days throws(ClientError) in try context.api.figures(days: days, credential) }
         let health = try days.map { days throws(ClientError) in try context.api.beaconHealth(quietDays: days, credential) }
-        if context.json {
-            statistics.forEach { printOut(ClientJSONLines.statistics($0)) }
-            figures?.total.forEach { printOut(ClientJSONLines.day($0)) }
-            health?.beacons.forEach { printOut(ClientJSONLines.beacon($0)) }
-            return
-        }
-        printOut(ClientText.statistics(statistics))
-        if let figures { printOut(ClientText.figures(figures)) }
-        if let health { printOut(ClientText.beaconHealth(health)) }
+        context.output.emit(
+            text: ([ClientText.statistics(statistics)] + [figures.map(ClientText.figures), health.map(ClientText.beaconHealth)]
+                .compactMap { $0 }).joined(),
+            jsonLines: statistics.map(ClientJSONLines.statistics) + (figures?.total.map(ClientJSONLines.day) ?? [])
+                + (health?.beacons.map(ClientJSONLines.beacon) ?? []))
     })

@@ -7,7 +7,6 @@ import LoyaltyClient
 enum ScanOptions {
     static let replay = Option<String>(
         "replay", value: "FILE", help: "Replay a BTSnoop capture (datalink 1001, 1002 or 2001) instead of scanning.")
-    static let json = Flag("json", help: "JSON lines, also on a terminal.")
     static let region = Option<BeaconIdentityConstraint>(
         "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true,
         parse: BeaconIdentityConstraint.init(parsing:))
@@ -27,24 +26,9 @@ enum ScanOptions {
     ) { ColorChoice(rawValue: $0) }
 
     static let all: [any DeclaredOption] = [
-        replay, json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates, color,
+        replay, ClientOptions.json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates,
+        color,
     ] + ControllerOptions.all
-}
-
-/// How a scan writes: JSON lines with --json or in a pipe (unless --color=always asks for the screen there);
-/// otherwise the shopper's screen, coloured as --color says, redrawn in place where the cursor moves
-/// (a terminal whose TERM is not dumb).
-struct ScanScreenChoice {
-    let json: Bool
-    let style: ScreenStyle
-    let cursorMoves: Bool
-
-    init(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let color = arguments.value(ScanOptions.color) ?? .auto
-        json = arguments.flag(ScanOptions.json) || (!standardOutputIsTerminal && color != .always)
-        style = ScreenStyle(color, standardOutputIsTerminal: standardOutputIsTerminal, environment: environment)
-        cursorMoves = standardOutputIsTerminal && environment["TERM"] != "dumb"
-    }
 }
 
 let scanCommand = Command(
@@ -62,13 +46,13 @@ let scanCommand = Command(
         numbers (Matey's 1:1; one of no cached retailer by the start of its UUID), in the hot/cold
         colours: immediate red, near orange, far blue, unknown dim. The offer on screen is a banner on
         its category's colour (food blue, clothing red, any other grey) with its description and end
-        date. Everything is cut to fit the window. --color=auto colours a terminal whose TERM is set and
-        not dumb unless NO_COLOR is set (not empty); always also colours a pipe, which then gets these
-        lines instead of JSON; never does not colour. With TERM=dumb (or in that pipe) the screen is plain
-        lines with no cursor movement: the events, a beacon's row when its proximity changes, and each
-        offer once. The closing summary says how many offers were shown, redeemed, dismissed and left
-        waiting; a scan that can show no offer (no account, nothing cached) first says what to run.
-        With --json or in a pipe: JSON lines, each
+        date. Everything is cut to fit the window. With TERM=dumb the screen is plain lines with no
+        cursor movement: the events, a beacon's row when its proximity changes, and each offer once. In
+        a pipe, the text is the event log alone, each offer a line of it. --color=auto colours a terminal
+        whose TERM is set and not dumb unless NO_COLOR is set (not empty); always colours also a pipe (its
+        offer lines on their category's colour) and wins over NO_COLOR; never does not colour. The closing
+        summary says how many offers were shown, redeemed, dismissed and left waiting; a scan that can
+        show no offer (no account, nothing cached) first says what to run. With --json: JSON lines, each
         with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
         first, while a sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a
         terminal, a warning on standard error): offers on the catalog pages not fetched yet cannot show.
@@ -150,21 +134,23 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let ranging = Ranger.Configuration(
         snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
         maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
-    let screen = ScanScreenChoice(arguments)
-    let json = screen.json
+    let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = Interruption.process
     let (offers, redemption, hasAccount) = try openOfferSession(
-        arguments, interactive: !json, interruption: interruption)
+        arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
+    let environment = CommandScope.environment
     let printer = ScanPrinter(
-        arguments, json: json, offers: offers, redemption: redemption, interruption: interruption,
-        style: screen.style, cursorMoves: screen.cursorMoves)
+        arguments, output: output, offers: offers, redemption: redemption, interruption: interruption,
+        style: ScreenStyle(
+            arguments.value(ScanOptions.color) ?? .auto, standardOutputIsTerminal: output.isTerminal, environment: environment),
+        cursorMoves: environment["TERM"] != "dumb")
     defer { printer.keys?.restore() }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
-    try warnIfCatalogPartial(offers.cache, json: json)
-    if !json, let hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount) {
-        printer.notice(hint)
+    try warnIfCatalogPartial(offers.cache, output)
+    if !output.isJSON {
+        printer.hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount)
     }
     let exitTimeout = arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
@@ -179,7 +165,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
             pace: arguments.flag(ScanOptions.realtime) ? { time in
                 guard let delay = pacing.delay(before: time, now: SystemBeaconClock().now()) else { return }
                 // What was printed before the pause reaches a reader at the other end of a pipe now.
-                fflush(nil)
+                output.flush()
                 interruption.sleep(delay)
             } : nil,
             stopped: { interruption.isRequested },

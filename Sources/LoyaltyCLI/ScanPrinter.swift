@@ -8,15 +8,15 @@ import LoyaltyClient
     import Glibc
 #endif
 
-/// What a scan says, as it happens: JSON lines, or on a terminal a live table with the event log above
+/// What a scan says, as it happens: JSON lines; or on a terminal a live table with the event log above
 /// it and the offer on screen, which the shopper dismisses (d) or redeems (r; a failed redemption leaves
 /// it on screen), and the offers waiting for it; q ends the scan. When the beacons end, the shopper pages
-/// through the offers left. Where the cursor cannot move (TERM=dumb, a pipe with --color=always), the
-/// screen is lines printed once instead of a table (`ScrollingScreen`).
+/// through the offers left. Where the cursor cannot move (TERM=dumb), the screen is lines printed once
+/// instead of a table (`ScrollingScreen`). In a pipe, text is the event log alone, each offer a line of it.
 final class ScanPrinter: ScanOutput {
-    let json: Bool
-    /// The live table, when the beacons are shown on a terminal that moves its cursor; else, without
-    /// --json, the lines that stand for it.
+    let output: CommandOutput
+    /// The live table, when the beacons are shown on a terminal that moves its cursor; on one that does
+    /// not, the lines that stand for it.
     private var table: LiveTable?
     private var scrolling: ScrollingScreen?
     private let style: ScreenStyle
@@ -36,31 +36,39 @@ final class ScanPrinter: ScanOutput {
     private var dismissed = 0
     private var redeemed = 0
 
+    /// Whether offers stay until the shopper answers them: with the live table, which takes keys.
+    static func isInteractive(_ output: CommandOutput) -> Bool { !output.isJSON && output.isTerminal }
+
     /// Without `interruption` (a scan of geofences alone), no table and no keys. `cursorMoves`: the
     /// terminal can redraw the table in place.
     init(
-        _ arguments: ParsedArguments, json: Bool, offers: OfferSession, redemption: ScanRedemption?,
+        _ arguments: ParsedArguments, output: CommandOutput, offers: OfferSession, redemption: ScanRedemption?,
         interruption: Interruption?, style: ScreenStyle = .plain, cursorMoves: Bool = true
     ) {
         self.arguments = arguments
-        self.json = json
+        self.output = output
         self.offers = offers
         self.redemption = redemption
         self.interruption = interruption
         self.style = style
-        let screen = !json && interruption != nil
+        let screen = Self.isInteractive(output) && interruption != nil
         table = screen && cursorMoves ? LiveTable() : nil
         scrolling = screen && !cursorMoves ? ScrollingScreen() : nil
         keys = screen ? interruption.flatMap(TerminalKeys.init) : nil
     }
 
+    /// Whether the shopper's screen is shown (the live table, or its scrolling lines), not a log.
+    private var showsScreen: Bool { table != nil || scrolling != nil }
+
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
-        if json { return printOut(bytes: lines.line(snapshot)) }
+        if output.isJSON { return output.write(bytes: lines.line(snapshot)) }
+        sayHint()
         if let keys { try handle(keys.poll()) }
     }
 
     func report(_ event: RegionEvent) {
-        if json { return printOut(lines.line(event)) }
+        if output.isJSON { return output.line(lines.line(event)) }
+        sayHint()
         let name = ClientText.regionEvent(event, retailer: offers.retailerNames[event.region.uuid])
         redrawTable(after: layout.eventLine(ClientText.eventLine(at: event.time, name)))
     }
@@ -68,13 +76,15 @@ final class ScanPrinter: ScanOutput {
     /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
     /// shows the offer when redrawn.
     func show(_ offer: OfferPresentation) -> () -> Void {
-        guard json else { return {} }
-        let line = Array((lines.line(offer) + "\n").utf8)
-        return { printOut(bytes: line) }
+        guard !showsScreen else { return {} }
+        let shown = style.banner(ClientText.offerShown(offer.offer), BannerColor(category: offer.offer.offer.category))
+        let line = output.isJSON ? lines.line(offer) : ClientText.eventLine(at: offer.time, shown)
+        let bytes = Array((line + "\n").utf8)
+        return { [output] in output.write(bytes: bytes) }
     }
 
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws {
-        if json { return }
+        if !showsScreen { return }
         lastSnapshot = snapshot
         redrawTable()
     }
@@ -83,7 +93,7 @@ final class ScanPrinter: ScanOutput {
     /// input is not a terminal or a signal ended the scan; then the line under the offer says how many
     /// did not show.
     func beaconsFinished() throws {
-        guard table != nil || scrolling != nil, offers.current != nil, let interruption else { return }
+        guard showsScreen, offers.current != nil, let interruption else { return }
         let word =
             quit ? "quit" : interruption.isRequested ? "interrupted" : arguments.isGiven(ScanOptions.replay) ? "capture ended" : "scan ended"
         ended = (word, keys != nil && !interruption.isRequested)
@@ -98,51 +108,65 @@ final class ScanPrinter: ScanOutput {
     }
 
     func report(_ event: GeoRegionEvent, store resolved: ResolvedStore) {
-        if json { return printOut(lines.line(event, store: resolved)) }
+        if output.isJSON { return output.line(lines.line(event, store: resolved)) }
         let line = ClientText.storeEvent(entered: event.kind == .enter, resolved)
         redrawTable(after: layout.eventLine(ClientText.eventLine(at: event.time, line)))
     }
 
     /// On standard error; above the live table, if there is one.
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
-        let warning = ClientText.syncFailed(error, syncing: syncing)
-        guard let table else { return printError(warning) }
-        print(table.erasure, terminator: "")
-        fflush(nil)  // The erasure reaches the terminal before the warning does.
-        printError(warning)
-        print(table.table, terminator: "")
+        warn(ClientText.syncFailed(error, syncing: syncing))
     }
 
-    /// The closing lines of a replay or a live scan (`live`: its records are the radio's events): on a
-    /// screen, also what came of the offers.
+    /// What to run for offers to show (`ClientText.noOffersHint`), said once the scan runs (its first
+    /// event), so that a scan that fails at once says only why.
+    var hint: String?
+
+    private func sayHint() {
+        guard let hint else { return }
+        self.hint = nil
+        warn(layout.wrapped(hint))
+    }
+
+    /// `text` on standard error; above the live table, if there is one.
+    private func warn(_ text: String) {
+        guard let table else { return output.error(text) }
+        output.write(table.erasure)
+        output.flush()  // The erasure reaches the terminal before the warning does.
+        output.error(text)
+        output.write(table.table)
+    }
+
+    /// The closing lines of a replay or a live scan (`live`: its records are the radio's events) and what
+    /// came of the offers; on a screen, broken to its width.
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
-        if json { return printOut(lines.line(statistics)) }
-        guard table != nil || scrolling != nil else { return printError(ClientText.summary(statistics, live: live)) }
-        notice(ClientText.summary(statistics, live: live))
-        notice(
-            ClientText.offerSummary(
-                shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount))
+        if output.isJSON { return output.line(lines.line(statistics)) }
+        let offerSummary = ClientText.offerSummary(
+            shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount)
+        for line in [ClientText.summary(statistics, live: live), offerSummary] {
+            if showsScreen { notice(line) } else { output.error(line) }
+        }
     }
 
     /// A message for the shopper on standard error, broken to the window's width.
-    func notice(_ text: String) {
-        printError(layout.wrapped(text))
+    private func notice(_ text: String) {
+        output.error(layout.wrapped(text))
     }
 
     func positionsEnded(_ end: PositionsEnd) {
         switch end {
         case .log(let statistics): summary(statistics)
-        case .gpsdReceiversGone: printError("gpsd has no active GPS receiver any more; the scan ends")
+        case .gpsdReceiversGone: output.error("gpsd has no active GPS receiver any more; the scan ends")
         case .fixed, .gpsdClosed: break
         }
     }
 
     /// A reader at the other end of a pipe gets each event as it happens.
-    func eventHandled() { fflush(nil) }
+    func eventHandled() { output.flush() }
 
     func summary(_ statistics: NMEAStream.Statistics) {
-        if json { return printOut(lines.line(statistics)) }
-        printError(ClientText.summary(statistics))
+        if output.isJSON { return output.line(lines.line(statistics)) }
+        output.error(ClientText.summary(statistics))
     }
 
     /// d dismisses the offer on screen, r redeems it (either shows the next waiting), q ends the scan as a
@@ -185,14 +209,13 @@ final class ScanPrinter: ScanOutput {
     /// a table, it is simply printed, and on a scrolling screen so are the rows that changed).
     private func redrawTable(after line: String? = nil) {
         let window = LiveTable.windowSize
-        let layout = ScanScreen(columns: window.columns, style: style, retailerNames: offers.retailerNames)
         if table != nil {
             let screen = lastSnapshot.map { layout.screen($0, offer: offerLines(layout)) } ?? ""
-            print(table!.draw(screen, after: line, columns: window.columns, windowRows: window.rows), terminator: "")
+            output.write(table!.draw(screen, after: line, columns: window.columns, windowRows: window.rows))
         } else if scrolling != nil {
-            print(scrolling!.update(after: line, lastSnapshot, layout, offer: offerLines(layout)), terminator: "")
+            output.write(scrolling!.update(after: line, lastSnapshot, layout, offer: offerLines(layout)))
         } else if let line {
-            printOut(line)
+            output.line(line)
         }
     }
 
@@ -209,7 +232,7 @@ final class ScanPrinter: ScanOutput {
     }
 }
 
-/// The scan's screen where the cursor cannot go back up (TERM=dumb, a pipe): lines printed once, in order:
+/// The scan's screen where the cursor cannot go back up (TERM=dumb): lines printed once, in order:
 /// the event lines, a beacon's row when its proximity changes, and the offer's banner when another shows
 /// (then only the lines added under it, such as what is left when the beacons end).
 struct ScrollingScreen {

@@ -134,6 +134,13 @@ extension ClientText {
         return "\(verb) \(regionName(event.region, retailer: retailer))" + (retailer == nil ? " (not in the catalog)" : "")
     }
 
+    /// A scan's event line for `offer` where there is no screen to keep it on (text in a pipe): it counts
+    /// as shown, and `loyalty redeem` redeems it later.
+    public static func offerShown(_ offer: ResolvedOffer) -> String {
+        "offer from \(TerminalText.escaped(offer.retailer.name)): \(TerminalText.escaped(offer.offer.title))"
+            + " (loyalty redeem \(offer.offer.id.uuidString.lowercased()))"
+    }
+
     /// Under the offer on screen when the beacons ended (`ended`: "capture ended"): with `asking`, the keys
     /// that page through the offers left; without, how many will not show (they may in a later scan).
     public static func offersLeft(after ended: String, waiting: Int, asking: Bool) -> String {

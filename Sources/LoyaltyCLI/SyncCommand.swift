@@ -36,15 +36,14 @@ let syncCommand = Command(
         do {
             cache = try context.openCache()
         } catch ClientError.corruptCache(let message) where full {
-            printError("warning: \(message); starting a new cache")
+            context.output.error("warning: \(message); starting a new cache")
             try OfferCache.discard(file: context.home.cacheFile)
             cache = try context.openCache()
         }
-        let progress = SyncProgressLine(enabled: isatty(STDERR_FILENO) == 1)
+        let progress = SyncProgressLine(context.output)
         let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
         progress.finish()
-        if context.json { return printOut(ClientJSONLines.synced(report)) }
-        printOut(ClientText.synced(report))
+        context.output.emit(text: ClientText.synced(report), json: ClientJSONLines.synced(report))
     })
 
 /// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
@@ -54,20 +53,24 @@ private func catalogArea(_ arguments: ParsedArguments) throws -> CatalogArea? {
     }
 }
 
-/// One self-overwriting line on a terminal's standard error; nothing in a pipe.
+/// One self-overwriting line on a terminal's standard error; nothing when standard error is not one.
 final class SyncProgressLine {
+    private let output: CommandOutput
     private let enabled: Bool
     private var shown = false
 
-    init(enabled: Bool) { self.enabled = enabled }
+    init(_ output: CommandOutput) {
+        self.output = output
+        enabled = output.sink === OutputSink.standard && isatty(STDERR_FILENO) == 1
+    }
 
     func show(_ progress: SyncProgress) {
         guard enabled else { return }
-        printError("\r\u{1B}[K" + ClientText.progress(progress), newline: false)
+        output.error("\r\u{1B}[K" + ClientText.progress(progress), newline: false)
         shown = true
     }
 
     func finish() {
-        if shown { printError("\r\u{1B}[K", newline: false) }
+        if shown { output.error("\r\u{1B}[K", newline: false) }
     }
 }

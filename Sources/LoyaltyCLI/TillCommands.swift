@@ -40,10 +40,10 @@ private func runTill(_ context: ClientContext, accept: Bool) throws {
         throw CommandFailure("the code \(error.message)", exitCode: ExitCode.dataError)
     }
     let answer = try context.api.till(code, accept: accept, .till(key))
-    if context.json { return printOut(ClientJSONLines.tillCode(answer, accepted: accept)) }
+    if context.output.isJSON { return context.output.line(ClientJSONLines.tillCode(answer, accepted: accept)) }
     let (line, refused) = ClientText.till(answer, accepted: accept)
     if refused { throw CommandFailure(line) }
-    printOut(line)
+    context.output.line(line)
 }
 
 /// `loyalty retailer till-key create|list|revoke`.
@@ -63,8 +63,7 @@ private let tillKeyCreate = Command(
     run: clientCommand { context in
         let name = context.arguments.required(tillKeyName)
         let key = try context.api.createTillKey(name: name, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.tillKeyCreated(key)) }
-        printOut(ClientText.tillKeyCreated(key))
+        context.output.emit(text: ClientText.tillKeyCreated(key), json: ClientJSONLines.tillKeyCreated(key))
     })
 
 private let tillKeyList = Command(
@@ -72,9 +71,9 @@ private let tillKeyList = Command(
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
         let keys = try context.api.tillKeys(try context.retailerCredential()).tillKeys
-        if context.json { return keys.forEach { printOut(ClientJSONLines.tillKey($0)) } }
-        if keys.isEmpty { return printOut("no till keys yet: `loyalty retailer till-key create --name NAME`") }
-        printOut(ClientText.tillKeys(keys))
+        context.output.emit(
+            text: keys.isEmpty ? "no till keys yet: `loyalty retailer till-key create --name NAME`" : ClientText.tillKeys(keys),
+            jsonLines: keys.map(ClientJSONLines.tillKey))
     })
 
 private let tillKeyRevoke = Command(
@@ -83,6 +82,7 @@ private let tillKeyRevoke = Command(
     run: clientCommand { context in
         let id = context.arguments.word(tillKeyID)!
         try context.api.revokeTillKey(id, try context.retailerCredential())
-        if context.json { return printOut(ClientJSONLines.tillKeyRevoked(id)) }
-        printOut("till key \(id.uuidString.lowercased()) revoked")
+        context.output.emit(
+            text: "till key \(id.uuidString.lowercased()) revoked",
+            json: ClientJSONLines.tillKeyRevoked(id))
     })

@@ -2,5 +2,8 @@ import Arguments
 import Foundation
 import LoyaltyServer
 
-let command = ServerCommand.command(environment: ProcessInfo.processInfo.environment)
-exit(command.main(Array(CommandLine.arguments.dropFirst())))
+let outcome = ServerCommand.command(environment: ProcessInfo.processInfo.environment)
+    .execute(Array(CommandLine.arguments.dropFirst()))
+if let text = outcome.output { print(text, terminator: text.hasSuffix("\n") ? "" : "\n") }
+if let text = outcome.error { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+exit(outcome.exitCode)

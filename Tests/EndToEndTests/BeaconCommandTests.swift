@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// `loyalty decode` and `loyalty scan --replay` run as a user runs them, on published vectors and real captures.

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// Exit codes as the README's table gives them, messages that say a thing once, options that work alone.

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// Three `loyalty scan --replay` at once on one LOYALTY_HOME show each offer once between them, and the

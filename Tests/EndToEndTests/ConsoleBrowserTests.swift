@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// The console in Debian's chromium, driven by Selenium (Tests/Browser/console_test.py) against the real

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// A revoked device can follow the advice it is given, and the device you are on is not revoked by accident.
@@ -65,13 +66,15 @@ import Testing
         process.environment = ProcessInfo.processInfo.environment.merging([
             "LOYALTY_HOME": device.home.path, "LOYALTY_SERVER": device.server.url,
         ]) { $1 }
-        let input = Pipe()
+        // The answer comes from a file, not a pipe: a write to a pipe whose reader has exited would
+        // kill the whole test process with SIGPIPE.
+        let typed = device.home.appendingPathComponent("typed-answer")
+        try Data(answer.utf8).write(to: typed)
         let output = Pipe()
-        process.standardInput = input
+        process.standardInput = try FileHandle(forReadingFrom: typed)
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        input.fileHandleForWriting.write(Data(answer.utf8))
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, text)

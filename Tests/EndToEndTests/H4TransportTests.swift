@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// `--hci tcp:` and `unix:` against controllers with no kernel Bluetooth: Root-Canal's emulated

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// `make install` and `make uninstall` (scripts/install.sh), run on the debug binaries into a scratch DESTDIR,

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// Every `make` target the README names installs the tools its recipe and scripts run, so each works on a

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import HTTPServer
+import LoyaltyTesting
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Geofencing
+import LoyaltyTesting
 import Testing
 
 /// `loyalty scan` on a terminal, run under script(1) so that its standard output is one: the live table

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// With a state folder that cannot be written, nothing the server shows once is lost:

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// A busy port is found and named before the embedded cluster is made (the server ran

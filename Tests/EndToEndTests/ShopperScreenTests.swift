@@ -107,16 +107,20 @@ import Testing
         #expect(lines.allSatisfy { $0.count < 80 }, "\(transcript)")
     }
 
-    /// --color=always in a pipe: the screen's lines in colour, not JSON, and no cursor movement; --json still
-    /// gives the JSON lines, UUID and all.
-    @Test func colorAlwaysInAPipeWritesTheColouredLines() throws {
+    /// A pipe gets the event log; --color=always paints its offer lines on their category's colour, with no
+    /// cursor movement; without it, no colour at all; --json still gives the JSON lines, UUID and all.
+    @Test func colorAlwaysInAPipePaintsTheOfferLines() throws {
         let (shopper, walk, uuid) = try Self.mateysWalk()
         let piped = try shopper.ok(["scan", "--replay", walk.path, "--offline", "--color=always"])
-        #expect(piped.stdout.contains(Self.immediate + "Matey's 1:1"), "\(piped.stdout)")
-        #expect(piped.stdout.contains(Self.food + " OFFER from Matey's: 30% off sushi"), "\(piped.stdout)")
+        #expect(piped.stdout.contains(Self.food + "offer from Matey's: 30% off sushi"), "\(piped.stdout)")
+        #expect(piped.stdout.contains(Self.clothing + "offer from Matey's: 50% off"), "\(piped.stdout)")
+        #expect(piped.stdout.contains("  entered Matey's\n"), "\(piped.stdout)")
         #expect(!piped.stdout.contains("{\"event\""), "\(piped.stdout)")
         #expect(piped.stdout.range(of: "\u{1B}\\[[0-9]+A", options: .regularExpression) == nil, "\(piped.stdout)")
-        #expect(piped.stderr.contains("offers: 1 shown, 0 redeemed, 0 dismissed, 2 left waiting"), "\(piped.stderr)")
+        #expect(piped.stderr.contains("offers: 3 shown, 0 redeemed, 0 dismissed, 0 left waiting"), "\(piped.stderr)")
+        let (other, otherWalk, _) = try Self.mateysWalk()  // the first shopper has seen every offer now
+        let plain = try other.ok(["scan", "--replay", otherWalk.path, "--offline"], ["TERM": "xterm-256color"])
+        #expect(!plain.stdout.contains("\u{1B}") && plain.stdout.contains("offer from Matey's: 30% off"), "\(plain.stdout)")
 
         let json = try shopper.ok(["scan", "--replay", walk.path, "--offline", "--color=always", "--json"])
         #expect(!json.stdout.contains("\u{1B}") && json.stdout.lowercased().contains(uuid.lowercased()), "\(json.stdout)")

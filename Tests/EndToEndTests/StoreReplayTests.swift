@@ -1,5 +1,6 @@
 import Beacons
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// `loyalty scan --replay --json` on a department store's capture: 40 beacons always in range,

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// Through the real binaries: till keys, `loyalty till check|accept`, offers import and export, stats

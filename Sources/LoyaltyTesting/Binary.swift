@@ -1,18 +1,18 @@
 import Foundation
 
 /// A product of this package (`loyalty`, `loyalty-server`), run as a user would run it.
-struct Binary {
-    let url: URL
+public struct Binary: Sendable {
+    public let url: URL
 
     /// Products sit next to the test bundle in SwiftPM's build directory.
-    init(_ name: String) {
+    public init(_ name: String) {
         let buildDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent()
         url = buildDirectory.appendingPathComponent(name)
     }
 
     /// A program elsewhere: an installed copy, or a tool on PATH (`Binary(at: "bash")`, through env(1)).
-    init(at path: String) {
+    public init(at path: String) {
         url = URL(fileURLWithPath: path.contains("/") ? path : "/usr/bin/env")
         leadingArguments = path.contains("/") ? [] : [path]
     }
@@ -21,15 +21,21 @@ struct Binary {
     private var leadingArguments: [String] = []
 
     /// The executable and arguments that run it with `arguments`, for a caller that starts it itself.
-    func launch(_ arguments: [String]) -> (executable: URL, arguments: [String]) { (url, leadingArguments + arguments) }
+    public func launch(_ arguments: [String]) -> (executable: URL, arguments: [String]) { (url, leadingArguments + arguments) }
 
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+
+        public init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
 
         /// Standard output's lines, each parsed as a JSON object.
-        var jsonLines: [[String: Any]] {
+        public var jsonLines: [[String: Any]] {
             stdout.split(separator: "\n").compactMap { line in
                 try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             }
@@ -38,7 +44,7 @@ struct Binary {
 
     /// Runs to completion, or until killed after `timeout` seconds. Standard input is empty, so the
     /// program sees no terminal.
-    func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double? = nil) throws -> Result {
+    public func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double? = nil) throws -> Result {
         let process = Process()
         process.executableURL = url
         process.arguments = leadingArguments + arguments
@@ -73,12 +79,8 @@ struct Binary {
 }
 
 /// A client home for runs that name none, removed with the test process's temporary directory.
-let scratchHome = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-e2e-\(getpid())")
+public let scratchHome = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-e2e-\(getpid())")
 
 private final class DataBox: @unchecked Sendable {
     var data = Data()
 }
-
-/// `Tests/Fixtures`: the captures and vectors, with their licences, in the repository.
-let fixturesDirectory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")

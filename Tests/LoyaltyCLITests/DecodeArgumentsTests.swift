@@ -1,10 +1,9 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// `loyalty decode` with many arguments: an error says which argument it is about.
 @Suite struct DecodeArgumentsTests {
-    let loyalty = Binary("loyalty")
-
     /// 1,000 iBeacon payloads with minors 1...1000, and the one at `bad` cut short by a byte.
     func payloads(bad: Int) -> [String] {
         (1...1000).map { minor in
@@ -13,9 +12,9 @@ import Testing
         }
     }
 
-    @Test func anErrorNamesTheArgumentByPositionAndFirstCharacters() throws {
+    @Test(arguments: LoyaltyRun.allCases) func anErrorNamesTheArgumentByPositionAndFirstCharacters(_ run: LoyaltyRun) throws {
         let arguments = payloads(bad: 537)
-        let result = try loyalty.run(["decode"] + arguments)
+        let result = try run(["decode"] + arguments)
         #expect(result.status == 65)
         #expect(result.stderr.contains("argument 537 of 1000 (\"0201061aff4c0002158f0c1d...\")"), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
@@ -24,12 +23,12 @@ import Testing
         #expect(minors == Array(1...1000).filter { $0 != 537 })
     }
 
-    @Test func withJSONTheErrorIsALineInItsPlace() throws {
-        let clean = try loyalty.run(["decode", "--json"] + payloads(bad: 0).prefix(3))
+    @Test(arguments: LoyaltyRun.allCases) func withJSONTheErrorIsALineInItsPlace(_ run: LoyaltyRun) throws {
+        let clean = try run(["decode", "--json"] + payloads(bad: 0).prefix(3))
         #expect(clean.status == 0)
         #expect(clean.jsonLines.count == 3)
 
-        let result = try loyalty.run(["decode", "--json", "--", "zz\u{1B}[2J"] + payloads(bad: 0).prefix(2))
+        let result = try run(["decode", "--json", "--", "zz\u{1B}[2J"] + payloads(bad: 0).prefix(2))
         #expect(result.status == 65)
         let lines = result.jsonLines
         #expect(lines.count == 3)

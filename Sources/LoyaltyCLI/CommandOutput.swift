@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where `loyalty` writes: the process's standard output and error, or memory, so that tests run commands
+/// in process and read what they said. Bound for a run by `LoyaltyCommand.run`.
+public final class OutputSink: Sendable {
+    /// Whether writes go to `captured` rather than the process's streams.
+    private let isCapturing: Bool
+    private let captured = Mutex<(output: [UInt8], error: [UInt8])>(([], []))
+    /// Whether standard output is a terminal: only there does a scan draw its live table and take keys,
+    /// and a code come with its QR symbol.
+    public let isTerminal: Bool
+
+    /// The process's standard output and error.
+    public static let standard = OutputSink(isCapturing: false, isTerminal: isatty(STDOUT_FILENO) == 1)
+
+    /// Memory, as a pipe: never a terminal.
+    public static func capturing() -> OutputSink { OutputSink(isCapturing: true, isTerminal: false) }
+
+    private init(isCapturing: Bool, isTerminal: Bool) {
+        self.isCapturing = isCapturing
+        self.isTerminal = isTerminal
+    }
+
+    /// What was written to standard output and to standard error, when capturing.
+    public var output: String { String(decoding: captured.withLock { $0.output }, as: UTF8.self) }
+    public var error: String { String(decoding: captured.withLock { $0.error }, as: UTF8.self) }
+
+    /// Text as it is (stdio's buffer, for the many small lines of a listing).
+    func write(_ text: String) {
+        guard isCapturing else { return print(text, terminator: "") }
+        captured.withLock { $0.output += Array(text.utf8) }
+    }
+
+    /// Bytes at once (a scan's range line is kilobytes); what `write` left in stdio's buffer goes first.
+    func write(bytes: [UInt8]) {
+        guard isCapturing else {
+            flush()
+            return writeAll(STDOUT_FILENO, bytes)
+        }
+        captured.withLock { $0.output += bytes }
+    }
+
+    /// To standard error, unbuffered.
+    func writeError(_ text: String) {
+        guard isCapturing else { return writeAll(STDERR_FILENO, Array(text.utf8)) }
+        captured.withLock { $0.error += Array(text.utf8) }
+    }
+
+    /// What was written reaches a reader at the other end of a pipe now.
+    func flush() {
+        if !isCapturing { fflush(nil) }  // every output stream; stdout itself is not concurrency-safe to name
+    }
+
+    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+}
+
+/// What a command prints, through one sink: text, or JSON lines with --json, chosen once for the command
+/// (a pipe gets the same as a terminal; only what a terminal alone can show, such as the live table, keys,
+/// progress and QR symbols, depends on `isTerminal`).
+public struct CommandOutput: Sendable {
+    public enum Format: Sendable { case text, json }
+    public let format: Format
+    let sink: OutputSink
+
+    init(_ sink: OutputSink, json: Bool) {
+        self.sink = sink
+        format = json ? .json : .text
+    }
+
+    public var isJSON: Bool { format == .json }
+    public var isTerminal: Bool { sink.isTerminal }
+
+    /// `text` or `json`, whichever the format is; only that one is made.
+    func emit(text: @autoclosure () throws -> String, json: @autoclosure () throws -> String) rethrows {
+        line(isJSON ? try json() : try text())
+    }
+
+    /// `text`, or every JSON line of `jsonLines` (none may be none).
+    func emit(text: @autoclosure () throws -> String, jsonLines: @autoclosure () throws -> [String]) rethrows {
+        guard isJSON else { return line(try text()) }
+        try jsonLines().forEach(line)
+    }
+
+    /// A line whatever the format, ending with a newline.
+    func line(_ text: String) {
+        sink.write(text.hasSuffix("\n") ? text : text + "\n")
+    }
+
+    /// Text as it is, no newline added (a live table's redraw).
+    func write(_ text: String) { sink.write(text) }
+
+    func write(bytes: [UInt8]) { sink.write(bytes: bytes) }
+
+    /// To standard error; `newline: false` for a progress line that rewrites itself.
+    func error(_ text: String, newline: Bool = true) {
+        sink.writeError(!newline || text.hasSuffix("\n") ? text : text + "\n")
+    }
+
+    func flush() { sink.flush() }
+}

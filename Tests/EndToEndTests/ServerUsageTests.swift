@@ -1,0 +1,20 @@
+import Foundation
+import LoyaltyTesting
+import Testing
+
+/// `loyalty-server`'s command line through the built program: its usage errors and its subcommand's help.
+@Suite struct ServerUsageTests {
+    let server = Binary("loyalty-server")
+
+    @Test func wrongWordsAreUsageErrorsAndHelpNamesTheCommand() throws {
+        let extra = try server.run(["extra-word"])
+        #expect(extra.status == 64 && extra.stdout.isEmpty)
+        let lines = extra.stderr.split(separator: "\n")
+        #expect(lines.first == "error: unexpected argument 'extra-word'", "\(extra.stderr)")
+        #expect(lines.count == 3 && lines[1].hasPrefix("USAGE: loyalty-server [<command>] [--listen"), "\(extra.stderr)")
+        let listen = try server.run(["--listen", "8080"])
+        #expect(listen.status == 64 && listen.stderr.hasPrefix("error: --listen: expected HOST:PORT"), "\(listen.stderr)")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-server-usage-\(UUID())")
+        #expect(try server.run(["--data-dir", home.path, "migrate", "--help"]).stdout.contains("USAGE: loyalty-server migrate"))
+    }
+}
