@@ -52,8 +52,8 @@ let scanCommand = Command(
         whose TERM is set and not dumb unless NO_COLOR is set (not empty); always colours also a pipe (its
         offer lines on their category's colour) and wins over NO_COLOR; never does not colour. The closing
         summary says how many offers were shown, redeemed, dismissed and left waiting; a scan that can
-        show no offer (no account, nothing cached) says what to run as it starts. With --json: JSON lines, each
-        with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
+        show no offer (no account, nothing cached) says what to run as it starts. With --json: JSON
+        lines, each with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
         first, while a sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a
         terminal, a warning on standard error): offers on the catalog pages not fetched yet cannot show.
         Malformed advertising events inside a readable capture are skipped and counted in the summary; a
