@@ -170,14 +170,12 @@ public enum ClientText {
         _ device: DeviceCredentials, server: (url: URL, source: ClientConfig.ServerSource), saved: String?,
         cache: OfferCache
     ) throws(ClientError) -> String {
-        let elsewhere =
-            saved.flatMap { $0 == server.url.absoluteString || server.source == .config ? nil : "; saved: \($0)" } ?? ""
-        return """
-            account       \(device.accountID.uuidString.lowercased())
-            this device   \(device.deviceID.uuidString.lowercased())
-            server        \(server.url.absoluteString) (\(serverSource(server.source))\(TerminalText.escaped(elsewhere)))
-            cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
-            """
+        """
+        account       \(device.accountID.uuidString.lowercased())
+        this device   \(device.deviceID.uuidString.lowercased())
+        server        \(serverInUse(server.url.absoluteString, server.source, saved: saved))
+        cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
+        """
     }
 
     /// The warning when a scan's sync fails: the error and what the scan does without the server.

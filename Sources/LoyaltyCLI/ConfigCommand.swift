@@ -107,21 +107,27 @@ extension ClientText {
         }
         return """
             file               \(shown.file)
-            server             \(TerminalText.escaped(shown.server.text)) (\(serverSource(shown.server.source))\(problem))
+            server             \(serverInUse(shown.server.text, shown.server.source, saved: config.server, problem: problem))
             connect_timeout_s  \(seconds(config.connectTimeoutSeconds, default: 5))
             total_timeout_s    \(seconds(config.totalTimeoutSeconds, default: 30))
             retailer           \(retailer)
             """
     }
 
-    /// Where the server in use was given, in words.
-    public static func serverSource(_ source: ClientConfig.ServerSource) -> String {
-        switch source {
-        case .flag: "from --server"
-        case .environment: "from LOYALTY_SERVER"
-        case .config: "from the config"
-        case .default: "the default"
-        }
+    /// The server in use and where it was given, with the config's when another wins over it:
+    /// `http://a:1 (from LOYALTY_SERVER; saved: http://b:2)`.
+    static func serverInUse(
+        _ server: String, _ source: ClientConfig.ServerSource, saved: String?, problem: String = ""
+    ) -> String {
+        let given =
+            switch source {
+            case .flag: "from --server"
+            case .environment: "from LOYALTY_SERVER"
+            case .config: "from the config"
+            case .default: "the default"
+            }
+        let overridden = saved.flatMap { source == .config || $0 == server ? nil : "; saved: \($0)" } ?? ""
+        return TerminalText.escaped("\(server) (\(given)\(overridden)\(problem))")
     }
 }
 

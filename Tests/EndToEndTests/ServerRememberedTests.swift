@@ -76,7 +76,7 @@ import Testing
         #expect(try shopper.run(["sync", "--server", server.url], ["LOYALTY_SERVER": Self.nowhere]).status == 0)
         #expect(try shopper.run(["sync"], Self.unset).status == 0)
         let text = try shopper.ok(["config", "show"], ["LOYALTY_SERVER": Self.nowhere]).stdout
-        #expect(text.contains("server             \(Self.nowhere) (from LOYALTY_SERVER)"), "\(text)")
+        #expect(text.contains("server             \(Self.nowhere) (from LOYALTY_SERVER; saved: \(server.url))"), "\(text)")
     }
 
     @Test func configSetChangesTheServerAndRefusesWhatIsNotOne() throws {
