@@ -16,7 +16,7 @@ RELEASE := -c release --static-swift-stdlib
 DEMO_PACKAGES := python3
 FUZZ_PACKAGES := python3
 BENCH_PACKAGES := python3 python3-pip wrk time
-CHECK_PACKAGES := python3 python3-pip wrk curl
+CHECK_PACKAGES := python3 python3-pip wrk curl iproute2
 INSTALL_PACKAGES := libcap2-bin
 
 # $(call apt_install,PACKAGES[,FLAGS]): installs those of the Debian PACKAGES that are missing.

@@ -15,8 +15,11 @@ half-applied or done twice. Usage: check-faults.py BIN_DIR [SCENARIO...]. Prints
   the whole catalog, the outbox is empty and the server's seen set equals the client's.
 - client-kill-scan: `loyalty scan --replay` is SIGKILLed at random points, then rerun to the end: across all
   runs every offer on the walk is shown exactly once and each is in the seen set and the outbox once.
-- network-cut: with the server unreachable, scan still shows offers from the cache and sync fails with a network
-  error, keeping the outbox; once the server is reachable again, sync delivers every seen offer.
+- network-cut: the client runs in a network namespace of its own, joined to the server's by a veth pair. First
+  a refused connection (a port nothing listens on), then a real cut: every packet on the pair is dropped (a
+  pfifo queue of length 0 on both ends), so connections time out instead of failing at once. With either, scan
+  still shows offers from the cache and sync fails with a network error, keeping the outbox; once packets flow
+  again, sync delivers every seen offer. Needs root (ip netns, tc).
 """
 import json
 import os
@@ -48,10 +51,11 @@ def free_port():
 class Server:
     """loyalty-server on a fixed port and data directory, so it can be killed and started again."""
 
-    def __init__(self, work):
+    def __init__(self, work, host="127.0.0.1"):
         self.data = os.path.join(work, "server")
+        self.host = host
         self.port = free_port()
-        self.base = "http://127.0.0.1:%d" % self.port
+        self.base = "http://%s:%d" % (host, self.port)
         self.token = "check-" + uuid.uuid4().hex
         self.process = None
 
@@ -59,7 +63,7 @@ class Server:
         environment = dict(os.environ, LOYALTY_ADMIN_TOKEN=self.token)
         log = open(self.data + ".log", "a")
         self.process = subprocess.Popen(
-            [os.path.join(BIN, "loyalty-server"), "--listen", "127.0.0.1:%d" % self.port, "--data-dir", self.data,
+            [os.path.join(BIN, "loyalty-server"), "--listen", "%s:%d" % (self.host, self.port), "--data-dir", self.data,
              "--no-rate-limits"],
             env=environment, stdout=log, stderr=log)
         deadline = time.time() + 60
@@ -307,15 +311,16 @@ def server_kill(work):
 
 
 class Client:
-    def __init__(self, work, name, server):
+    def __init__(self, work, name, server, namespace=None):
         self.home = os.path.join(work, name)
         os.makedirs(self.home, exist_ok=True)
         self.server = server
+        self.prefix = ["ip", "netns", "exec", namespace] if namespace else []
 
     @classmethod
-    def shopper(cls, work, name, server):
+    def shopper(cls, work, name, server, namespace=None):
         """A device with a new account and the catalog synced."""
-        client = cls(work, name, server)
+        client = cls(work, name, server, namespace)
         client.run("account", "create")
         client.run("sync")
         return client
@@ -324,7 +329,7 @@ class Client:
         return dict(os.environ, LOYALTY_HOME=self.home, LOYALTY_SERVER=server or self.server.base)
 
     def run(self, *arguments, server=None, check=True):
-        result = subprocess.run([os.path.join(BIN, "loyalty"), *arguments], env=self.environment(server),
+        result = subprocess.run(self.prefix + [os.path.join(BIN, "loyalty"), *arguments], env=self.environment(server),
                                 capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if check and result.returncode != 0:
             raise RuntimeError("loyalty %s: %s" % (" ".join(arguments), result.stderr))
@@ -441,35 +446,92 @@ def client_kill_scan(work):
         return ok, "%d kills, %d offers shown once each" % (killed, len(set(shown)))
 
 
+class NetworkNamespace:
+    """A network namespace joined to this one by a veth pair: SERVER_ADDRESS here, CLIENT_ADDRESS inside."""
+    SERVER_ADDRESS, CLIENT_ADDRESS = "10.213.0.1", "10.213.0.2"
+
+    def __init__(self):
+        self.name = "loyalty-cut-%d" % os.getpid()
+        self.outer, self.inner = "lcut%d" % (os.getpid() % 100000), "lcutns"
+
+    def __enter__(self):
+        self.ip("netns", "add", self.name)
+        self.ip("link", "add", self.outer, "type", "veth", "peer", "name", self.inner, "netns", self.name)
+        self.ip("addr", "add", self.SERVER_ADDRESS + "/24", "dev", self.outer)
+        self.ip("link", "set", self.outer, "up")
+        self.ip("-n", self.name, "addr", "add", self.CLIENT_ADDRESS + "/24", "dev", self.inner)
+        self.ip("-n", self.name, "link", "set", self.inner, "up")
+        self.ip("-n", self.name, "link", "set", "lo", "up")
+        return self
+
+    def __exit__(self, *_):
+        subprocess.run(["ip", "link", "del", self.outer], stderr=subprocess.DEVNULL)
+        subprocess.run(["ip", "netns", "del", self.name], stderr=subprocess.DEVNULL)
+
+    @staticmethod
+    def ip(*arguments):
+        subprocess.run(["ip", *arguments], check=True)
+
+    def tc(self, action, *queue):
+        """`tc qdisc ACTION` on both ends of the pair (the inner one in the namespace)."""
+        subprocess.run(["tc", "qdisc", action, "dev", self.outer, "root", *queue], check=True)
+        subprocess.run(["ip", "netns", "exec", self.name, "tc", "qdisc", action, "dev", self.inner, "root", *queue],
+                       check=True)
+
+    def cut(self):
+        """Every packet either way vanishes: a queue that holds none drops each one it is given."""
+        self.tc("add", "pfifo", "limit", "0")
+
+    def mend(self):
+        self.tc("del")
+
+
 def network_cut(work):
-    with Server(work) as server:
+    if os.geteuid() != 0:
+        return False, "needs root for ip netns and tc"
+    with NetworkNamespace() as namespace, Server(work, host=NetworkNamespace.SERVER_ADDRESS) as server:
         credentials = server.provision(retailers=1, offers=5, devices=0)
         retailer = credentials["retailers"][0]
-        phone = Client.shopper(work, "phone", server)
+        phone = Client.shopper(work, "phone", server, namespace=namespace.name)
         capture = walk(phone, work, retailer["uuid"], [1, 2, 3, 4, 5])
-        unreachable = "http://127.0.0.1:%d" % free_port()  # nothing listens there: the network is cut
-        scan = phone.run("scan", "--replay", capture, "--json", server=unreachable)
+        timeouts = ["--connect-timeout", "2", "--timeout", "4"]
+        # Refused: nothing listens on that port, the connection fails at once.
+        refused_server = "http://%s:%d" % (NetworkNamespace.SERVER_ADDRESS, free_port())
+        refused = phone.run("sync", *timeouts, server=refused_server, check=False)
+        # Cut: the server is up, but no packet reaches it or comes back.
+        namespace.cut()
+        scan = phone.run("scan", "--replay", capture, "--json", *timeouts)
         shown = offers_shown(scan.stdout)
-        sync = phone.run("sync", server=unreachable, check=False)
+        started = time.time()
+        sync = phone.run("sync", *timeouts, check=False)
+        waited = time.time() - started
         outbox_offline = phone.cache("SELECT count(*) FROM outbox")[0][0]
         remote_before = server_seen(server, phone.account_token())
+        namespace.mend()
         phone.run("sync")
         outbox_after = phone.cache("SELECT count(*) FROM outbox")[0][0]
         remote_after = server_seen(server, phone.account_token())
-        print("  offline: scan exit %d showed %d offers; sync exit %d (%s); outbox %d; server had %d" % (
-            scan.returncode, len(shown), sync.returncode, sync.stderr.strip().splitlines()[-1] if sync.stderr else "",
-            outbox_offline, len(remote_before)))
-        print("  back online: sync delivered; outbox %d; server has %d" % (outbox_after, len(remote_after)))
-        ok = (scan.returncode == 0 and len(shown) == 5 and sync.returncode != 0 and outbox_offline == 5
-              and not remote_before and outbox_after == 0 and remote_after == sorted(s.upper() for s in shown))
-        return ok, "%d offers shown offline, %d delivered later" % (len(shown), len(remote_after))
+        last = lambda result: result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+        print("  refused: sync exit %d (%s)" % (refused.returncode, last(refused)))
+        print("  packets dropped: scan exit %d showed %d offers; sync exit %d after %.1f s (%s); outbox %d; server"
+              " had %d" % (scan.returncode, len(shown), sync.returncode, waited, last(sync), outbox_offline,
+                           len(remote_before)))
+        print("  packets flow again: sync delivered; outbox %d; server has %d" % (outbox_after, len(remote_after)))
+        # A dropped SYN is only noticed by the connect timeout: a sync that failed sooner was refused, not cut.
+        ok = (refused.returncode != 0 and scan.returncode == 0 and len(shown) == 5 and sync.returncode != 0
+              and waited >= 2 and outbox_offline == 5 and not remote_before and outbox_after == 0
+              and remote_after == sorted(s.upper() for s in shown))
+        return ok, "%d offers shown with packets dropped, sync gave up after %.1f s, %d delivered later" % (
+            len(shown), waited, len(remote_after))
 
 
 SCENARIOS = {"postgres-stop": postgres_stop, "server-kill": server_kill, "client-kill-sync": client_kill_sync,
              "client-kill-scan": client_kill_scan, "network-cut": network_cut}
 
 failed = False
-for name in sys.argv[2:] or list(SCENARIOS):
+names = sys.argv[2:] or list(SCENARIOS)
+print("scenarios: %s" % " ".join(names), flush=True)  # check.sh expects a row for each
+for name in names:
     work = tempfile.mkdtemp(prefix="loyalty-fault.")
     os.chmod(work, 0o711)
     print("%s:" % name, flush=True)

@@ -2,11 +2,13 @@
 # make check: proves the system holds, with bounded times, and prints a summary table (part, figure, verdict).
 #   fuzz    libFuzzer on the HCI event, AD structure, BTSnoop and request-body parsers (FUZZ_SECONDS each, 60)
 #   api     schemathesis on every operation of openapi.yaml against a live server (CHECK_API_EXAMPLES, 50)
-#   faults  PostgreSQL stopped, server and client SIGKILLed, network cut (scripts/check-faults.py)
+#   faults  PostgreSQL stopped, server and client SIGKILLed, network cut with packets dropped (scripts/check-faults.py)
 #   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
 #   pgbouncer  the server test suite and the two-instance test with every pool behind PgBouncer (transaction pooling)
 #   radio   the live radio in a guest kernel (LiveRadioTests with LOYALTY_LIVE_RADIO=full: beside bluetoothd too)
 # CHECK_PARTS="fuzz api faults load pgbouncer radio" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
+# A part that ran less than it names fails: a fuzzer without executions, fewer fault rows than scenarios, a live
+# check that never reached the guest (the radio part runs with CI set, so such a test fails instead of returning).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -26,30 +28,43 @@ for part in $parts; do
     fuzz)
       scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"
       status=${PIPESTATUS[0]}
-      while read -r target runs rate crashes _; do
+      # Every target must have run: a line with executions and no crash. fuzz.sh's status covers the rest
+      # (a fuzzer that exited with an error, a build that failed before any target ran).
+      for target in ${FUZZ_TARGETS:-hci-event advertising-data btsnoop request-body}; do
+        read -r _ runs rate crashes _ <<<"$(grep -E "^$target " "$logs/fuzz.log" | tail -1)"
         verdict=pass
-        [ "$crashes" -ne 0 ] && verdict=fail
-        row "fuzz $target" "$runs executions ($rate/s), $crashes crashes" "$verdict"
-      done < <(grep -E '^(hci-event|advertising-data|btsnoop|request-body) ' "$logs/fuzz.log")
-      [ "$status" -ne 0 ] && ! grep -qE '^(hci-event) ' "$logs/fuzz.log" && row "fuzz" "build failed" fail
+        [ "${runs:-0}" -gt 0 ] && [ "${crashes:-1}" -eq 0 ] || verdict=fail
+        row "fuzz $target" "${runs:-0} executions (${rate:-0}/s), ${crashes:-?} crashes" "$verdict"
+      done
+      [ "$status" -ne 0 ] && row "fuzz" "scripts/fuzz.sh exited $status" fail
       ;;
     api)
       scripts/check-api.sh "$bin" 2>&1 | tee "$logs/api.log"
       status=${PIPESTATUS[0]}
       read -r _ operations cases failures errors <<<"$(grep '^api ' "$logs/api.log" | tail -1)"
       verdict=pass
-      [ "$status" -ne 0 ] && verdict=fail
+      [ "$status" -ne 0 ] || [ "${operations:-0}" = 0 ] || [ "${cases:-0}" = 0 ] && verdict=fail
       row "api (schemathesis)" "${operations:-0} operations, ${cases:-0} test cases, ${failures:-?} failures, ${errors:-?} 5xx" "$verdict"
       ;;
     faults)
       python3 scripts/check-faults.py "$bin" 2>&1 | tee "$logs/faults.log"
+      status=${PIPESTATUS[0]}
       while read -r _ name figure verdict; do
         row "fault $name" "${figure//_/ }" "$verdict"
       done < <(grep '^fault ' "$logs/faults.log")
+      # A row for each scenario the script announced, and its status: one that died before or during its
+      # loop leaves fewer rows, or none.
+      expected=$(sed -n 's/^scenarios: //p' "$logs/faults.log" | wc -w)
+      ran=$(grep -c '^fault ' "$logs/faults.log")
+      if [ "$status" -ne 0 ] || [ "$expected" -eq 0 ] || [ "$ran" -ne "$expected" ]; then
+        row "faults" "$ran of $expected scenarios reported; scripts/check-faults.py exited $status" fail
+      fi
       ;;
     load)
       scripts/check-load.sh "$bin" 2>&1 | tee "$logs/load.log"
+      status=${PIPESTATUS[0]}
       read -r _ rate p50 p99 errors connections redemptions verdict <<<"$(grep '^load ' "$logs/load.log" | tail -1)"
+      [ "$status" -ne 0 ] || [ "${redemptions:-0}" = 0 ] && verdict=fail
       row "load (wrk, ${CHECK_LOAD_SECONDS:-60} s)" \
         "${rate:-?} req/s at $connections connections, p50 $p50 ms, p99 $p99 ms, $errors 5xx, $redemptions redemptions checked" \
         "${verdict:-fail}"
@@ -65,21 +80,26 @@ for part in $parts; do
       tests=$(grep -oE 'Test run with [0-9]+ tests' "$logs/pgbouncer.log" | tail -1 | grep -oE '[0-9]+')
       failing=$(grep -cE '^✘ Test .*(failed|recorded an issue)' "$logs/pgbouncer.log")
       verdict=pass
-      [ "$status" -ne 0 ] && verdict=fail
+      [ "$status" -ne 0 ] || [ "${tests:-0}" = 0 ] && verdict=fail
       row "pgbouncer (server tests)" \
         "${tests:-0} tests with the pool behind $(/usr/sbin/pgbouncer --version 2>/dev/null | head -1) (transaction pooling), $failing issues" \
         "$verdict"
       ;;
     radio)
       make -s test-deps
-      { swift build --build-tests && LOYALTY_LIVE_RADIO=full swift test --skip-build --filter 'LiveRadioTests'; } 2>&1 \
+      radio_suites='LiveRadioTests'
+      # CI set: a guest that cannot boot fails each test instead of letting it return early.
+      { swift build --build-tests && LOYALTY_LIVE_RADIO=full CI=true swift test --skip-build --filter "$radio_suites"; } 2>&1 \
         | tee "$logs/radio.log"
       status=${PIPESTATUS[0]}
-      tests=$(grep -oE 'Test run with [0-9]+ tests' "$logs/radio.log" | tail -1 | grep -oE '[0-9]+')
+      # Live checks are the test functions that reached a guest ("live check ran: NAME"), against every
+      # function of the suites.
+      expected=$(swift test list --skip-build 2>/dev/null | grep -cE "\.($radio_suites)/")
+      ran=$(sed -n 's/^live check ran: //p' "$logs/radio.log" | sort -u | wc -l)
       failing=$(grep -cE '^✘ Test .*(failed|recorded an issue)' "$logs/radio.log")
       verdict=pass
-      [ "$status" -ne 0 ] && verdict=fail
-      row "radio (guest kernel)" "${tests:-0} live checks through the kernel's Bluetooth stack, $failing issues" "$verdict"
+      [ "$status" -ne 0 ] || [ "$expected" -eq 0 ] || [ "$ran" -ne "$expected" ] && verdict=fail
+      row "radio (guest kernel)" "$ran of $expected live checks ran through the kernel's Bluetooth stack, $failing issues" "$verdict"
       ;;
     *) echo "unknown part '$part'" >&2; exit 64 ;;
   esac

@@ -67,12 +67,12 @@ import Foundation
             continue
         }
         print("reference: \(name) parses \(Int(wallRate)) payloads/s by wall time, \(Int(cpu)) by CPU time (parse only, one core)")
-        record(
-            "store replay vs \(name) parse-only",
-            String(
-                format: "%.2fx by wall time (median; best %.2fx), %.2fx by CPU time", Double(reports) / wall / wallRate,
-                Double(reports) / bestWall / wallRate, Double(reports) / cpuSeconds / cpu),
-            target: "ratio, measured in this run", met: true)
+        // A ratio to compare, not a target: printed, not recorded as a figure that could miss.
+        print(
+            "store replay vs \(name) parse-only: "
+                + String(
+                    format: "%.2fx by wall time (median; best %.2fx), %.2fx by CPU time", Double(reports) / wall / wallRate,
+                    Double(reports) / bestWall / wallRate, Double(reports) / cpuSeconds / cpu))
     }
 }
 

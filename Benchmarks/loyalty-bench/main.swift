@@ -109,3 +109,9 @@ if wants("retailer") { try benchRetailer() }
 if wants("radio") { try benchRadio() }
 
 print("\n\(figures.filter(\.met).count) of \(figures.count) figures meet their targets")
+// A missed target fails the run (exit 1), naming each miss, so a script or CI can act on it.
+let missed = figures.filter { !$0.met }
+for figure in missed {
+    print("missed: \(figure.name): \(figure.value) (target \(figure.target))")
+}
+exit(missed.isEmpty ? 0 : 1)

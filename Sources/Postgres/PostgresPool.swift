@@ -14,6 +14,7 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
     private var open = 0
     private var checkedOut = 0
     private var waits = 0
+    private var waiting = 0
     private var waited = Duration.zero
 
     public init(conninfo: String, size: Int) {
@@ -27,6 +28,13 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
         condition.lock()
         defer { condition.unlock() }
         return checkedOut
+    }
+
+    /// Callers blocked now, waiting for a connection to come back.
+    public var waitingCallers: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiting
     }
 
     /// What the pool has done so far, read at one instant.
@@ -58,7 +66,9 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
         if idle.isEmpty && open >= size {
             // The clock is read only by a caller that waits anyway: the common path stays free of it.
             let started = ContinuousClock.now
+            waiting += 1
             repeat { condition.wait() } while idle.isEmpty && open >= size
+            waiting -= 1
             waits += 1
             waited += ContinuousClock.now - started
         }

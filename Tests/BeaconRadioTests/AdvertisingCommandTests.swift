@@ -142,11 +142,10 @@ import Testing
                 try BeaconAdvertisement(frame: Self.frame, intervalMilliseconds: bad)
             }
         }
-        do {
-            _ = try BeaconAdvertisement(frame: Self.frame, intervalMilliseconds: 5)
-        } catch {
-            #expect(error.description.contains("20 ms ... 10240 ms"))
+        let error = #expect(throws: RadioError.self) {
+            try BeaconAdvertisement(frame: Self.frame, intervalMilliseconds: 5)
         }
+        #expect(error?.description.contains("20 ms ... 10240 ms") == true, "\(String(describing: error))")
     }
 
     @Test func extendedCommandsOnlyWithTheExtendedAdvertisingFeature() throws {

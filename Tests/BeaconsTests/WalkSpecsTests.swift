@@ -1,4 +1,5 @@
 import Beacons
+import Foundation
 import Testing
 
 /// `beacon simulate --walk` specs as typed: the beacons in order, or the message for the first refused.
@@ -10,20 +11,29 @@ import Testing
             parsing: ["\(uuid):1:2@0=12,10=1", "\(uuid):1:3@0=5"], measuredPower: -70)
         #expect(beacons.map(\.frame.identity.minor) == [2, 3])
         #expect(beacons.allSatisfy { $0.frame.measuredPower == -70 })
-        #expect(beacons[0] == BeaconWalk.Beacon(parsing: "\(uuid):1:2@0=12,10=1", measuredPower: -70, index: 0))
-        #expect(beacons[1] == BeaconWalk.Beacon(parsing: "\(uuid):1:3@0=5", measuredPower: -70, index: 1))
+        // Written out, not parsed: each beacon's frame, an address of its own from its position, its waypoints.
+        #expect(beacons[0] == beacon(minor: 2, address: 0, path: [(0, 12), (10, 1)]))
+        #expect(beacons[1] == beacon(minor: 3, address: 1, path: [(0, 5)]))
+    }
+
+    private func beacon(minor: UInt16, address: UInt8, path: [(Double, Double)]) -> BeaconWalk.Beacon {
+        BeaconWalk.Beacon(
+            frame: BeaconFrame(
+                kind: .iBeacon, identity: BeaconIdentity(uuid: UUID(uuidString: uuid)!, major: 1, minor: minor),
+                measuredPower: -70),
+            address: BluetoothAddress(wire: (address, 0, 0x4C, 0x59, 0x4F, 0xC0)),
+            path: path.map { BeaconWalk.Waypoint(time: $0.0, distance: $0.1) })
     }
 
     @Test func theFirstBadSpecIsNamed() {
         #expect(throws: BeaconWalk.InputError.self) {
             try BeaconWalk.beacons(parsing: ["\(uuid):1:2@0=1", "nope", "\(uuid):1:2"], measuredPower: -59)
         }
-        do {
-            _ = try BeaconWalk.beacons(parsing: ["\(uuid):1:2@0=1", "nope"], measuredPower: -59)
-        } catch {
-            #expect(
-                error.description
-                    == "'nope' is not a walk: use UUID:MAJOR:MINOR@SECONDS=METRES,... with times increasing and distances > 0")
+        let error = #expect(throws: BeaconWalk.InputError.self) {
+            try BeaconWalk.beacons(parsing: ["\(uuid):1:2@0=1", "nope"], measuredPower: -59)
         }
+        #expect(
+            error?.description
+                == "'nope' is not a walk: use UUID:MAJOR:MINOR@SECONDS=METRES,... with times increasing and distances > 0")
     }
 }

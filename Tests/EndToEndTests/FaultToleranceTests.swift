@@ -39,15 +39,17 @@ import Testing
         let walk = try server.walk(uuid: uuid, minors: Array(1...20))
         var shown: [String] = []
         var killed = 0
-        for delay in [0.01, 0.03, 0.06] {
+        // Each kill lands mid-way: right after the scan printed that many more offers, while it goes on.
+        for offers in [1, 4, 2] {
             let (output, wasRunning) = try loyalty.runKilled(
-                after: delay, ["scan", "--replay", walk, "--json", "--offline"], environment: phone)
+                after: { self.offerIDs($0).count >= offers }, ["scan", "--replay", walk, "--json", "--offline"],
+                environment: phone)
             shown += offerIDs(output)
             killed += wasRunning ? 1 : 0
         }
         let last = try loyalty.run(["scan", "--replay", walk, "--json", "--offline"], environment: phone)
         shown += offerIDs(last)
-        #expect(killed > 0, "no scan was still running when killed: the walk is too short to test this")
+        #expect(killed == 3, "a scan ended before its kill: the walk is too short to test this")
         #expect(
             shown.count == 20 && Set(shown).count == 20, "\(shown.count) shown, \(Set(shown).count) distinct: \(shown)")
         let sync = try loyalty.run(["sync", "--json"], environment: phone)
@@ -276,9 +278,9 @@ private struct ServerFailed: Error, CustomStringConvertible {
 }
 
 extension Binary {
-    /// Starts the program, SIGKILLs it after `delay` seconds; its standard output so far, and whether it was
-    /// still running when killed.
-    func runKilled(after delay: TimeInterval, _ arguments: [String], environment: [String: String]) throws -> (
+    /// Starts the program, SIGKILLs it once its standard output so far satisfies `due` (or it ended); that
+    /// output, and whether it was still running when killed.
+    func runKilled(after due: (String) -> Bool, _ arguments: [String], environment: [String: String]) throws -> (
         String, Bool
     ) {
         let process = Process()
@@ -292,7 +294,7 @@ extension Binary {
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        Thread.sleep(forTimeInterval: delay)
+        while process.isRunning, !due((try? String(contentsOf: output, encoding: .utf8)) ?? "") { usleep(1_000) }
         let wasRunning = process.isRunning
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

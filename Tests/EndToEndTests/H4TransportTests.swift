@@ -13,7 +13,7 @@ import Testing
         do {
             return try RootCanal()
         } catch {
-            if ProcessInfo.processInfo.environment["CI"] == nil {
+            if !runningUnderCI {
                 print("H4TransportTests against Root-Canal not run: \(error)")
             } else {
                 Issue.record("Root-Canal cannot run: \(error)")
@@ -45,9 +45,10 @@ import Testing
                 "beacon", "advertise", "--hci", "tcp:127.0.0.1:\(advertiserPort)", "--uuid", Self.uuid, "--major", "7",
                 "--minor", "42", "--duration", "6", "--json",
             ])
-        usleep(1_000_000)
+        #expect(advertiser.waitFor { $0.jsonLines.contains { $0["event"] as? String == "advertising" } })
         let scanner = try Started(loyalty, ["scan", "--hci", "tcp:127.0.0.1:\(scannerPort)", "--json"])
-        usleep(3_500_000)
+        // Until a snapshot ranges the beacon (or the advertising ends: then the expectations below say what was missed).
+        _ = scanner.waitFor { !Self.ranged($0).isEmpty }
         let scan = scanner.terminate()
         let advertised = advertiser.wait()
         #expect(advertised.status == 0, "\(advertised.stderr)")
@@ -55,8 +56,7 @@ import Testing
         #expect(started?["commands"] as? String == (advertiseExtended ? "extended" : "legacy"))
         #expect(advertised.jsonLines.last?["event"] as? String == "stopped")
         #expect(scan.status == 0, "\(scan.stderr)")
-        let ranged = scan.jsonLines.filter { $0["event"] as? String == "range" }
-            .flatMap { ($0["beacons"] as? [[String: Any]]) ?? [] }
+        let ranged = Self.ranged(scan)
         #expect(!ranged.isEmpty, "\(scan.stdout)")
         #expect(ranged.allSatisfy { $0["uuid"] as? String == Self.uuid && $0["major"] as? Int == 7 && $0["minor"] as? Int == 42 })
         #expect(scan.jsonLines.last?["event"] as? String == "summary")
@@ -65,7 +65,8 @@ import Testing
     @Test func aControllerThatDisappearsMidScanIsAClearErrorExit69() throws {
         guard let canal = rootCanal() else { return }
         let scanner = try Started(loyalty, ["scan", "--hci", "tcp:127.0.0.1:\(canal.extendedPort)", "--json"])
-        usleep(1_500_000)
+        // Scanning: the live clock's first snapshot is out.
+        #expect(scanner.waitFor { $0.jsonLines.contains { $0["event"] as? String == "range" } }, "the scan never started")
         canal.stop()
         let scan = scanner.wait(timeout: 10)
         #expect(scan.status == 69, "\(scan.stderr)")
@@ -94,6 +95,11 @@ import Testing
             #expect(result.status == 69)
             #expect(result.stdout.contains("unknown H4 packet indicator 0x0048"))
         }
+    }
+
+    /// The beacons of a scan's `range` lines.
+    static func ranged(_ scan: Binary.Result) -> [[String: Any]] {
+        scan.jsonLines.filter { $0["event"] as? String == "range" }.flatMap { ($0["beacons"] as? [[String: Any]]) ?? [] }
     }
 
     @Test func aTransportWithNothingThereIsExit69AndABadOneIsAUsageError() throws {
@@ -128,6 +134,24 @@ private final class Started {
         try process.run()
     }
 
+    /// What it printed so far, while it runs.
+    var printed: Binary.Result {
+        Binary.Result(
+            status: 0, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    /// Polls what it printed until `condition` holds (true), it ended or `timeout` seconds passed (false).
+    func waitFor(timeout: Double = 20, _ condition: (Binary.Result) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(printed) { return true }
+            if !process.isRunning { return condition(printed) }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// SIGTERM, then what it printed.
     func terminate() -> Binary.Result {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
@@ -140,9 +164,7 @@ private final class Started {
         while process.isRunning, Date() < deadline { usleep(20_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        return Binary.Result(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        let output = printed
+        return Binary.Result(status: process.terminationStatus, stdout: output.stdout, stderr: output.stderr)
     }
 }

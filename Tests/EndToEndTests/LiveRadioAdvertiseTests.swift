@@ -19,8 +19,8 @@ extension LiveRadioTests {
         try advertiseBesideBluetoothd(extended: true)
     }
 
-    private func advertiseBesideBluetoothd(extended: Bool) throws {
-        guard let guest = guest() else { return }
+    private func advertiseBesideBluetoothd(extended: Bool, test: String = #function) throws {
+        guard let guest = guest(test) else { return }
         try startBluetoothd(guest, extended: extended)
         defer { try? stopBluetoothd(guest) }
         // The other program: bluetoothctl keeps its broadcast advertisement registered while it runs (in a

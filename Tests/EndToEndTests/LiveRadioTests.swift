@@ -15,15 +15,26 @@ import Testing
     }
     static let matey = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
     let loyalty = Binary("loyalty").url.path
-    /// `make check` runs the longer checks too.
+    /// `make check` runs the longer checks too: those beside bluetoothd (about 2 minutes together, most of it
+    /// bluetoothd starting in the emulated guest).
     static let full = ProcessInfo.processInfo.environment["LOYALTY_LIVE_RADIO"] == "full"
 
     /// The guest, or nil with the reason recorded. A machine that cannot run it at all fails under CI
-    /// and is reported (not failed) elsewhere.
-    func guest() -> GuestRadio? {
-        switch Self.booted {
-        case .success(let guest): return guest
-        case .failure(.unavailable(let reason)) where ProcessInfo.processInfo.environment["CI"] == nil:
+    /// and is reported (not failed) elsewhere. A test that got it says so: `make check` counts those lines.
+    func guest(_ test: String = #function) -> GuestRadio? { Self.available(Self.booted, test) }
+
+    /// A guest of the test's own, booted for it (shut down when it is released): its kernel has loaded no
+    /// Bluetooth yet, whatever the suite's other tests did.
+    func freshGuest(_ test: String = #function) -> GuestRadio? {
+        Self.available(Result { () throws(GuestRadioError) in try GuestRadio() }, test)
+    }
+
+    private static func available(_ booted: Result<GuestRadio, GuestRadioError>, _ test: String) -> GuestRadio? {
+        switch booted {
+        case .success(let guest):
+            print("live check ran: \(test)")
+            return guest
+        case .failure(.unavailable(let reason)) where !runningUnderCI:
             print("LiveRadioTests not run: \(reason)")
             return nil
         case .failure(let error):
@@ -52,24 +63,24 @@ import Testing
         try guest.peer.stop()
     }
 
+    /// In a guest of its own, so that every stage is checked: no Bluetooth in the kernel, no adapter, an
+    /// adapter down, then up with each feature set.
     @Test func doctorSaysWhatIsMissingAtEachStageAndWhichScanPathItTakes() throws {
-        guard let guest = guest() else { return }
+        guard let guest = freshGuest() else { return }
+        defer { guest.shutdown() }
         // No Bluetooth in the kernel: the module cannot be loaded (socket() would load it on demand).
-        let blocked = try guest.run(
-            "echo /bin/false > /proc/sys/kernel/modprobe; test -e /sys/class/bluetooth/hci0 || "
-                + shell("doctor --json"))
-        if try guest.run("lsmod | grep -q '^bluetooth '").status != 0 {
-            #expect(blocked.status == 69, "\(blocked.stdout)\(blocked.stderr)")
-            #expect(field(blocked, "kernel", "status") == "failed")
-            #expect(field(blocked, "kernel", "remedy").contains("modprobe bluetooth"))
-        }
+        #expect(try guest.run("lsmod | grep -q '^bluetooth '").status != 0, "a fresh guest has Bluetooth loaded")
+        let blocked = try guest.run("echo /bin/false > /proc/sys/kernel/modprobe; " + shell("doctor --json"))
+        #expect(blocked.status == 69, "\(blocked.stdout)\(blocked.stderr)")
+        #expect(field(blocked, "kernel", "status") == "failed")
+        #expect(field(blocked, "kernel", "remedy").contains("modprobe bluetooth"))
+        // The kernel's Bluetooth, no controller attached yet.
         _ = try guest.run("echo /sbin/modprobe > /proc/sys/kernel/modprobe; modprobe bluetooth")
-        if try guest.run("test -e /sys/class/bluetooth/hci0").status != 0 {
-            let noAdapter = try guest.run(shell("doctor --json"))
-            #expect(noAdapter.status == 69)
-            #expect(field(noAdapter, "kernel", "status") == "ok")
-            #expect(field(noAdapter, "adapter", "status") == "failed")
-        }
+        #expect(try guest.run("test -e /sys/class/bluetooth/hci0").status != 0, "a fresh guest has hci0")
+        let noAdapter = try guest.run(shell("doctor --json"))
+        #expect(noAdapter.status == 69)
+        #expect(field(noAdapter, "kernel", "status") == "ok")
+        #expect(field(noAdapter, "adapter", "status") == "failed")
         try ready(guest)
         let down = try guest.run("hciconfig hci0 down && " + shell("doctor --json"))
         #expect(down.status == 69)
@@ -226,7 +237,7 @@ import Testing
     /// Another raw scanner was scanning (hcitool lescan): ours pauses it, and afterwards the controller is
     /// scanning again and that program hears a new advertiser. hcitool speaks the legacy commands, which a
     /// controller does not mix with the extended ones: the controller here is legacy-only.
-    @Test(.enabled(if: Self.full, "make check"))
+    @Test
     func aScanAlreadyRunningIsResumedAfterOurs() throws {
         guard let guest = guest() else { return }
         try ready(guest, extended: false)
@@ -248,7 +259,7 @@ import Testing
     }
 
     /// `--region` live: only the monitored region's beacon enters, although another UUID is heard too.
-    @Test(.enabled(if: Self.full, "make check"))
+    @Test
     func regionConstraintsHoldLive() throws {
         guard let guest = guest() else { return }
         try ready(guest)
@@ -263,7 +274,7 @@ import Testing
 
     /// A controller that refuses every LE command, or never answers: scan and advertise end at once with
     /// exit 69 and the command named, never a crash or a hang.
-    @Test(.enabled(if: Self.full, "make check"), arguments: ["error", "silent"])
+    @Test(arguments: ["error", "silent"])
     func aBrokenControllerIsAClearErrorNeverAHang(mode: String) throws {
         guard let guest = guest() else { return }
         try ready(guest)
@@ -272,11 +283,10 @@ import Testing
         let expected =
             mode == "error" ? "refused command 0x2003 with HCI error 0x0003" : "did not answer command 0x2003"
         for command in ["scan --json", "beacon advertise --uuid \(Self.matey) --major 1 --minor 1 --duration 1"] {
-            let started = Date()
+            // A hang is killed (status 137), which the status expectation reports.
             let result = try guest.run("timeout -s KILL 40 " + shell(command), timeout: 60)
             #expect(result.status == 69, "\(command): \(result.stderr)")
             #expect(result.stderr.contains(expected), "\(command): \(result.stderr)")
-            #expect(Date().timeIntervalSince(started) < 30)
         }
     }
 

@@ -8,7 +8,7 @@ import Testing
     /// Tools the recipes, scripts and benchmark run, each with its Debian package.
     static let tools: [(command: String, package: String)] = [
         ("wrk", "wrk"), ("curl", "curl"), ("python3", "python3"), ("pgbouncer", "pgbouncer"), ("tshark", "tshark"),
-        ("/usr/bin/time", "time"), ("setcap", "libcap2-bin"), ("gpsd", "gpsd"),
+        ("/usr/bin/time", "time"), ("setcap", "libcap2-bin"), ("gpsd", "gpsd"), ("tc", "iproute2"),
     ]
 
     /// The text of what `make TARGET` runs: the recipe (`make -n`), the scripts it names and the scripts

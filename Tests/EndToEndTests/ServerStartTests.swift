@@ -23,13 +23,11 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("busy-port-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let started = Date()
         let result = try Binary("loyalty-server").run(
             ["--listen", "127.0.0.1:\(port)", "--data-dir", directory.path], timeout: 60)
         #expect(result.status != 0)
         #expect(result.stderr.contains("cannot listen on 127.0.0.1:\(port)"), "\(result.stderr)")
         #expect(result.stderr.contains("Address already in use"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("pg").path), "initdb ran")
-        #expect(Date().timeIntervalSince(started) < 10)
     }
 }

@@ -96,14 +96,13 @@ private func echoServer() throws -> HTTPServer {
         let server = try echoServer()
         defer { server.shutdown() }
         let url = "http://127.0.0.1:\(server.port)/slow"
-        let started = ContinuousClock.now
         let asked = Atomic<Int>(0)
         let error = #expect(throws: HTTPClientError.self) {
             _ = try HTTPClient().send(
                 HTTPClientRequest(url: url, totalTimeout: 30, isCancelled: { asked.add(1, ordering: .relaxed).newValue > 1 }))
         }
+        // Neither answered (no error) nor timed out (.timedOut): abandoned.
         #expect(error == .cancelled(url: url))
-        #expect(ContinuousClock.now - started < .seconds(20))
         let answered = try HTTPClient().send(HTTPClientRequest(url: url, isCancelled: { false }))
         #expect(answered.status == 200)
     }

@@ -179,7 +179,8 @@ extension TestServer {
             imported.store(reply?.status == 200, ordering: .sequentiallyConsistent)
             done.signal()
         }.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        let blocked = try server.waitForALockWait { imported.load(ordering: .sequentiallyConsistent) }
+        #expect(blocked, "the import did not wait for A's lock")
         let importedWhileAWasOpen = imported.load(ordering: .sequentiallyConsistent)
         #expect(!importedWhileAWasOpen, "the import committed while A was open")
         let middle: CatalogPage = try server.catalog(device, since: start.cursor).decode()

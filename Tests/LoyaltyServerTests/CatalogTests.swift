@@ -303,7 +303,8 @@ import Testing
             secondFinished.store(true, ordering: .sequentiallyConsistent)
             secondDone.signal()
         }.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        let blocked = try server.waitForALockWait { secondFinished.load(ordering: .sequentiallyConsistent) }
+        #expect(blocked, "B did not wait for A's lock")
         let committedWhileAWasOpen = secondFinished.load(ordering: .sequentiallyConsistent)
         #expect(!committedWhileAWasOpen, "B committed while A was open")
 

@@ -35,6 +35,24 @@ extension TestServer {
         }
     }
 
+    /// Waits until a session of this database waits on a lock, or `finished` says the work that should
+    /// have blocked is done (then returns false at once); gives up after 30 s.
+    func waitForALockWait(orUntil finished: () -> Bool) throws -> Bool {
+        // A connection of its own: the pool's may all be lent to the work that blocks.
+        let connection = try PostgresConnection(conninfo: conninfo)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !finished() {
+            let waiting = try connection.query(
+                """
+                SELECT count(*) AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                """)[0].decode("n", as: Int.self)
+            if waiting > 0 { return true }
+            usleep(5_000)
+        }
+        return false
+    }
+
     /// Sends a request over a plain socket with `target` exactly as given: a URL library would normalise
     /// `%2e%2e` or refuse bytes that this sends as they are.
     func raw(

@@ -22,8 +22,9 @@ import Testing
                 status.set((try? server.catalog(shopper).status) ?? 0)
                 answered.signal()
             }.start()
-            // Long enough for the request to reach the pool and block on it; it cannot finish before release.
-            Thread.sleep(forTimeInterval: 0.3)
+            // Until the request blocks in the pool (or, wrongly, is answered); it cannot finish before release.
+            while server.pool.waitingCallers == 0, status.get() == 0 { usleep(1_000) }
+            #expect(server.pool.waitingCallers == 1)
             #expect(answered.wait(timeout: .now()) == .timedOut)
         }
         answered.wait()

@@ -83,12 +83,9 @@ import Testing
         }
 
         cluster.stop()
-        let clock = ContinuousClock()
         for _ in 0..<3 {
-            let started = clock.now
             let error = #expect(throws: PostgresError.self) { try pool.withConnection { try $0.query("SELECT 1") } }
             #expect(error?.kind == .unavailable)
-            #expect(clock.now - started < .seconds(3))
         }
         #expect(pool.inUse == 0)
 
