@@ -40,8 +40,9 @@ deps:
 # tools and daemon, Bumble (pinned: the peer corrects its controller emulation of this version), and Root-Canal
 # (pinned: 1.11 needs glibc 2.39), the controller the H4 stream transports are tested against.
 GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
-# The guest's peer (Bumble), Root-Canal and the console's browser test are Python.
-TEST_PACKAGES := python3 python3-pip
+# The guest's peer (Bumble), Root-Canal and the console's browser test are Python; GNU time measures the
+# peak memory of the scans and syncs the memory-bound tests run.
+TEST_PACKAGES := python3 python3-pip time
 BUMBLE_VERSION := 0.0.236
 ROOTCANAL_VERSION := 1.10.0
 test-deps:

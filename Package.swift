@@ -49,10 +49,11 @@ let package = Package(
                 .embedInCode("Resources/0003-feed-row-by-key.sql"),
                 .embedInCode("Resources/0004-till-and-console.sql"),
                 .embedInCode("Resources/0005-key-rotation-grace.sql"),
+                .embedInCode("Resources/0006-beacon-fleet.sql"),
                 .embedInCode("Resources/openapi.yaml"),
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
-                .embedInCode("Resources/console.css"),
+                .embedInCode("Resources/console.css"), .embedInCode("Resources/favicon.svg"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
         .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
@@ -76,7 +77,7 @@ let package = Package(
 
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
-        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
+        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing", "Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),

@@ -175,6 +175,17 @@ CREATE TABLE console_sessions (
 );
 CREATE INDEX console_sessions_retailer ON console_sessions (retailer_id);
 
+-- What the retailer calls each beacon (major, minor) and where it hangs, whether or not an offer is on it now.
+CREATE TABLE beacons (
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+    minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+    name text NOT NULL,
+    placement text NOT NULL DEFAULT '',
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (retailer_id, major, minor)
+);
+
 -- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key
 -- when a till key did it, not the console). Accepting is one conditional UPDATE, so it succeeds once.
 CREATE TABLE redemptions (

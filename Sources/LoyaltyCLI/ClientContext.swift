@@ -39,6 +39,7 @@ struct ClientContext {
         environment = CommandScope.environment
         output = CommandScope.output(json: arguments.flag(ClientOptions.json))
         home = try ClientHome(environment: environment)
+        for change in home.narrowPermissions() { output.error("note: \(change)") }
         config = try home.loadConfig()
         let timeouts = Timeouts(
             connect: arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,

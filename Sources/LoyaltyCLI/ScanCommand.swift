@@ -136,7 +136,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
         maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
-    let interruption = Interruption.process
+    let interruption = CommandScope.interruption
     let (offers, redemption, hasAccount) = try openOfferSession(
         arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
     let environment = CommandScope.environment
@@ -181,14 +181,4 @@ private func runScan(_ arguments: ParsedArguments) throws {
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)
     }
-}
-
-/// The scanner for the controller's state: bluetoothd's D-Bus API while bluetoothd discovers with the
-/// kernel adapter (a raw scan would kill its discovery), else raw HCI (every advertisement; BlueZScanner
-/// says why), over the kernel socket or an H4 stream.
-func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
-    if case .kernel(let adapter) = transport, try BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
-        return try BlueZScanner(adapter: adapter)
-    }
-    return try LEScanner(transport: transport, options: options)
 }

@@ -20,8 +20,8 @@ final class ScanPrinter: ScanOutput {
     private var table: LiveTable?
     private var scrolling: ScrollingScreen?
     private let style: ScreenStyle
-    /// The shopper's keys, when standard input is a terminal and the scan shows its screen.
-    let keys: TerminalKeys?
+    /// The shopper's keys, when the scan shows its screen: the terminal's (standard input one), or a test's.
+    let keys: (any ShopperKeys)?
     private let offers: OfferSession
     private let redemption: ScanRedemption?
     private let arguments: ParsedArguments
@@ -54,7 +54,7 @@ final class ScanPrinter: ScanOutput {
         let screen = Self.isInteractive(output) && interruption != nil
         table = screen && cursorMoves ? LiveTable() : nil
         scrolling = screen && !cursorMoves ? ScrollingScreen() : nil
-        keys = screen ? interruption.flatMap(TerminalKeys.init) : nil
+        keys = screen ? output.sink.keys ?? interruption.flatMap(TerminalKeys.init) : nil
     }
 
     /// Whether the shopper's screen is shown (the live table, or its scrolling lines), not a log.

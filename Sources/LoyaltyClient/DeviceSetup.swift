@@ -11,6 +11,7 @@ extension ClientHome {
             )
         }
         try checkWritable()
+        try prepareCacheForNewAccount()
         return try joined(try api.createAccount(deviceName: deviceName), on: api)
     }
 
@@ -25,15 +26,27 @@ extension ClientHome {
             )
         }
         try checkWritable()
+        try prepareCacheForNewAccount()
         return try joined(try api.linkDevice(code: code, deviceName: deviceName), on: api)
     }
 
+    /// Before the server is asked: the cache is made (or opened) and the cursors of any earlier account are
+    /// forgotten, so a cache that cannot be written (a full disk) stops the command with no account made. Done
+    /// after, the account and its saved token were reported as a cache error. A link that then fails costs
+    /// only a full sync; a kept cursor of another account would skip this one's seen set.
+    private func prepareCacheForNewAccount() throws(ClientError) {
+        do {
+            try OfferCache(file: cacheFile).forgetCursors()
+        } catch .io(let problem) {
+            throw .io("\(problem); nothing was asked of the server: make room in \(dataDirectory.path), then run it again")
+        }
+    }
+
     /// Saves the new device's token (or shows it, if that fails) and the server its account lives on, which
-    /// later commands then use; the catalog cursors of any earlier account are forgotten.
+    /// later commands then use.
     private func joined(_ device: DeviceCredentials, on api: LoyaltyAPIClient) throws(ClientError) -> DeviceCredentials {
         try saveNewDevice(device)
         try rememberServer(api)
-        try OfferCache(file: cacheFile).forgetCursors()
         return device
     }
 

@@ -30,7 +30,9 @@ public final class OfferSession {
     private var lastSync: Date?
     /// The last snapshot's time and server time: when an offer shown between snapshots is shown.
     private var lastSnapshot: (time: Double, serverTime: Date)?
-    /// Beacons resolved so far (nil: not an offer); only the few beacons a scan meets are looked up.
+    /// The beacons in range resolved so far (nil: not an offer); only the few beacons a scan meets near are
+    /// looked up, and a beacon not heard for its tracking age is forgotten (looked up again if it comes
+    /// back), so made-up identities heard over a long scan do not pile up here.
     private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
 
     /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
@@ -101,11 +103,25 @@ public final class OfferSession {
         {
             _ = try offer(for: beacon.identity)
         }
+        forgetResolutions(keeping: beacons)
         let table = resolved
         lastSnapshot = (time, serverTime)
         return try claimed(
             presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }),
             show: show)
+    }
+
+    /// Keeps the resolutions of the beacons in `beacons` that are not lost (`.unknown`: unheard for their
+    /// tracking age); the table is rebuilt only when it holds one of another beacon.
+    private func forgetResolutions(keeping beacons: [BeaconProximity]) {
+        var kept = 0
+        for beacon in beacons where beacon.proximity != .unknown && resolved[beacon.identity] != nil { kept += 1 }
+        guard kept < resolved.count else { return }
+        var current: [BeaconIdentity: ResolvedOffer?] = [:]
+        for beacon in beacons where beacon.proximity != .unknown {
+            if let known = resolved[beacon.identity] { current[beacon.identity] = known }
+        }
+        resolved = current
     }
 
     /// `shown`, claimed and recorded as seen; when another scan on this device claimed it first, the next

@@ -43,9 +43,11 @@ extension Endpoints {
             ])
     }
 
+    /// The page asks this on every load: signed out is an ordinary answer (204), not an error status that the
+    /// browser would log on every visit.
     func showConsoleSession(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let token = request.consoleSessionToken, let session = try store.consoleSession(token: token) else {
-            throw APIFailure(401, .unauthorized, "not signed in to the console")
+            return HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"])
         }
         return .json(
             200,

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The console's page, script and style sheet, compiled into the binary (Resources/console.*): no files
+/// The console's page, script, style sheet and icon, compiled into the binary (Resources/console.*): no files
 /// beside the binary, no build step, nothing from another origin.
 enum ConsoleFiles {
     /// Scripts and styles only from this origin and never inline, so markup that slipped through unescaped
@@ -22,6 +22,7 @@ enum ConsoleFiles {
         case "index.html": page
         case "console.js": response(PackageResources.console_js, type: "text/javascript; charset=utf-8")
         case "console.css": response(PackageResources.console_css, type: "text/css; charset=utf-8")
+        case "favicon.svg": response(PackageResources.favicon_svg, type: "image/svg+xml")
         default: nil
         }
     }

@@ -17,6 +17,9 @@ public enum Documents {
                 SchemaMigration(
                     version: 5, name: "key-rotation-grace",
                     sql: String(decoding: PackageResources._005_key_rotation_grace_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 6, name: "beacon-fleet",
+                    sql: String(decoding: PackageResources._006_beacon_fleet_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

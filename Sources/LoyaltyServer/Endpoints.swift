@@ -91,7 +91,7 @@ struct Endpoints: Sendable {
 
     func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
-        let key = try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken ?? "")
+        let key = try store.rotateKey(retailerID: retailer.id, replacing: request.bearerToken)
         // A new key locks out whoever signed in to the console with the old one, but not the session rotating it.
         try store.endConsoleSessions(
             retailerID: retailer.id, keeping: request.bearerToken == nil ? request.consoleSessionToken : nil)
@@ -262,7 +262,7 @@ struct Endpoints: Sendable {
 
     // MARK: Parameters
 
-    private func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
+    func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
         do {
             return (
                 try Validation.beaconNumber(request.pathParameters["major"] ?? "", field: "major"),

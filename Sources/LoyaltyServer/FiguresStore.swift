@@ -90,7 +90,7 @@ extension Store {
     }
 
     /// `2026-12-01` for a count of days since 1970-01-01.
-    private static func dayText(_ days: Int64) -> String {
+    static func dayText(_ days: Int64) -> String {
         String(LoyaltyJSON.formatTimestamp(Date(timeIntervalSince1970: Double(days) * 86_400)).prefix(10))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import LoyaltyAPI
 
-/// Offers in bulk (CSV), figures over time and beacon health.
+/// Offers in bulk (CSV), figures over time, beacon health and the beacon fleet.
 extension Endpoints {
     var bulkOfferRoutes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -15,6 +15,8 @@ extension Endpoints {
         [
             ("GET", "/v1/retailer/figures", figures),
             ("GET", "/v1/retailer/beacons", beaconHealth),
+            ("GET", "/v1/retailer/fleet", fleet),
+            ("PUT", "/v1/retailer/fleet/{major}/{minor}", labelBeacon),
         ]
     }
 
@@ -56,6 +58,23 @@ extension Endpoints {
         let retailer = try requireRetailer(request)
         return .json(
             200, try store.beaconHealth(retailerID: retailer.id, quietDays: try days(request, "quiet_days", default: 7)))
+    }
+
+    func fleet(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        return .json(
+            200,
+            try store.fleet(
+                retailerID: retailer.id, days: try days(request, "days", default: 14),
+                quietDays: try days(request, "quiet_days", default: 7)))
+    }
+
+    func labelBeacon(_ request: HTTPRequest) throws -> HTTPResponse {
+        let retailer = try requireRetailer(request)
+        let (major, minor) = try beacon(request)
+        let label = try request.decodeBody(BeaconLabel.self)
+        let created = try store.labelBeacon(retailerID: retailer.id, major: major, minor: minor, label: label)
+        return .json(created ? 201 : 200, label)
     }
 
     private func days(_ request: HTTPRequest, _ name: String, default value: Int) throws(ValidationError) -> Int {

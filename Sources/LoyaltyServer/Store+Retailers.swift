@@ -60,16 +60,18 @@ extension Store {
         }
     }
 
-    /// A new key. The key that asked for it (`replacing`) keeps working for `keyRotationGrace` or until the new
-    /// key is first used, whichever comes first: a client that could not save the new key keeps working while
-    /// its user puts the printed key in place, and can rotate again with the same key. Any other stops at once.
-    func rotateKey(retailerID: UUID, replacing oldKey: String) throws -> APIKey {
+    /// A new key. The key that asked for it (`replacing`; nil from the console, whose session holds no key: then
+    /// the current key) keeps working for `keyRotationGrace` or until the new key is first used, whichever comes
+    /// first: a client that could not save the new key keeps working while its user puts the printed key in
+    /// place, and can rotate again with the same key. Any other stops at once.
+    func rotateKey(retailerID: UUID, replacing oldKey: String?) throws -> APIKey {
         let apiKey = Secrets.token(prefix: retailerKeyPrefix)
         let expires = clock().addingTimeInterval(keyRotationGrace)
         _ = try pool.withConnection { connection in
             try connection.query(
                 """
-                UPDATE retailers SET previous_api_key_hash = \(Secrets.digest(of: oldKey)),
+                UPDATE retailers
+                SET previous_api_key_hash = coalesce(\(oldKey.map(Secrets.digest(of:)))::bytea, api_key_hash),
                     previous_key_expires_at = \(expires), api_key_hash = \(Secrets.digest(of: apiKey))
                 WHERE id = \(retailerID)
                 """

@@ -87,7 +87,7 @@ struct ConsoleLogin {
         #expect(out.status == 204)
         #expect(out.headers["set-cookie"]?.contains("Max-Age=0") == true)
         #expect(try server.request("GET", "/v1/retailer", headers: login.headers()).status == 401)
-        #expect(try server.request("GET", "/v1/console/session", headers: login.headers()).status == 401)
+        #expect(try server.request("GET", "/v1/console/session", headers: login.headers()).status == 204)
         let write = try server.request(
             "PUT", "/v1/retailer/offers/1/1", json: OfferDraft(title: "x"), headers: login.headers(csrf: login.csrf))
         #expect(write.status == 401)
@@ -136,5 +136,28 @@ struct ConsoleLogin {
         #expect(try server.request("GET", "/console/console.css").status == 200)
         #expect(try server.request("GET", "/console/secrets.txt").status == 404)
         #expect(try server.request("GET", "/console/..%2Fschema.sql").status == 404)
+    }
+
+    /// The console's session holds no key, so a rotation there replaces the current key: the CLI's saved copy of it
+    /// keeps working until the new key is first used, as after `retailer rotate-key`.
+    @Test func aRotationFromTheConsoleKeepsTheCLIsKeyForItsGracePeriod() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let login = try ConsoleLogin(server, apiKey: matey.apiKey)
+        let rotated = try server.request("POST", "/v1/retailer/key", headers: login.headers(csrf: login.csrf))
+        let newKey: APIKey = try rotated.decode()
+        #expect(try server.request("GET", "/v1/retailer", token: matey.apiKey).status == 200)
+        #expect(try server.request("GET", "/v1/retailer", token: newKey.apiKey).status == 200)
+        #expect(try server.request("GET", "/v1/retailer", token: matey.apiKey).status == 401)
+    }
+
+    /// Signed out, the page's probe is an ordinary answer, and the icon it links is there: no error in the log.
+    @Test func aSignedOutPageLoadAsksNothingThatFails() throws {
+        let server = try TestServer()
+        let probe = try server.request("GET", "/v1/console/session")
+        #expect(probe.status == 204 && probe.headers["cache-control"] == "no-store")
+        let icon = try server.request("GET", "/console/favicon.svg")
+        #expect(icon.status == 200 && icon.headers["content-type"] == "image/svg+xml")
+        #expect(try server.request("GET", "/console/").text.contains("href=\"/console/favicon.svg\""))
     }
 }

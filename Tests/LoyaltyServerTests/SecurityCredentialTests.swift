@@ -52,7 +52,7 @@ import Testing
                 }
             }
         }
-        #expect(protected.count == 27 && attempts == 27 * 12)
+        #expect(protected.count == 29 && attempts == 29 * 12)
         #expect(try server.rows() == before, "a refused request wrote to the database")
 
         // The same requests with the right credential succeed, so the refusals above were about the
@@ -74,7 +74,7 @@ import Testing
         let before = try server.rows(mentioning: alicesIDs)
         let operations = Operation.documented.filter { $0.credential == .retailerKey }
             .sorted { !$0.rotatesKey && $1.rotatesKey }
-        #expect(operations.count == 16)
+        #expect(operations.count == 18)
         for operation in operations {
             let reply = try #require(tenants.call(operation)).send(
                 to: server, authorization: "Bearer \(tenants.bob.apiKey)")

@@ -170,7 +170,7 @@ struct Tenants {
             "GET /v1/retailer/stores",
             "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
             "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
-            "GET /v1/retailer/beacons", "GET /v1/retailer/till-keys", "GET /console/":
+            "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/":
             return Call(method: operation.method, path: operation.pattern)
         case "GET /console/{file}":
             return Call(method: "GET", path: "/console/console.js")
@@ -195,6 +195,10 @@ struct Tenants {
             return Call(
                 method: "PUT", path: "/v1/retailer/offers/1/1",
                 body: json(OfferDraft(title: "Alice's sushi", perShopperLimit: 5)))
+        case "PUT /v1/retailer/fleet/{major}/{minor}":
+            return Call(
+                method: "PUT", path: "/v1/retailer/fleet/1/1",
+                body: json(BeaconLabel(name: "Sushi counter", placement: "above the till")))
         case "DELETE /v1/retailer/offers/{major}/{minor}":
             return Call(method: "DELETE", path: "/v1/retailer/offers/2/2")
         case "PUT /v1/retailer/stores/{store_id}":

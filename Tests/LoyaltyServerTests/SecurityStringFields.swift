@@ -29,7 +29,22 @@ extension Tenants {
             )
             .devices.first(where: \.current)?.name
         }
+        let readBeacon: (Tenants, TestResponse) throws -> FleetBeacon? = { tenants, _ in
+            try tenants.server.request("GET", "/v1/retailer/fleet", token: alice).decode(BeaconFleet.self).beacons
+                .first { $0.major == 8 && $0.minor == 8 }
+        }
+        func beacon(_ before: String, _ after: String = #""}"#) -> (Tenants) throws -> BodyTemplate {
+            { _ in
+                BodyTemplate(method: "PUT", path: "/v1/retailer/fleet/8/8", token: alice, before: before, after: after)
+            }
+        }
         return [
+            StringField(
+                name: "beacon name", field: "name", maxLength: Validation.beaconNameLength.upperBound,
+                template: beacon(#"{"name":""#), readBack: { try readBeacon($0, $1)?.name }),
+            StringField(
+                name: "beacon placement", field: "placement", maxLength: Validation.beaconPlacementMaxLength,
+                template: beacon(#"{"name":"n","placement":""#), readBack: { try readBeacon($0, $1)?.placement }),
             StringField(
                 name: "retailer name", field: "name", maxLength: Validation.nameLength.upperBound,
                 template: { tenants in

@@ -3,21 +3,35 @@
 // in this script's memory only, and the API key is read from its field once and never kept.
 "use strict";
 
-const state = { csrf: null, offersAfter: [], offersNext: null, figures: null };
+const state = { csrf: null, offers: [], stats: new Map(), offersPage: 0, figures: null, stores: [] };
+const offersPerPage = 20;
 
 function $(id) { return document.getElementById(id); }
 
+const svgTags = ["svg", "circle", "rect", "line", "text", "title", "g", "path"];
+
 /// An element with attributes and children; strings become text nodes.
 function el(tag, attributes, ...children) {
-  const svg = ["svg", "circle", "rect", "line", "text", "title", "g"].includes(tag);
-  const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+  const node = svgTags.includes(tag)
+    ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
   for (const [name, value] of Object.entries(attributes || {})) {
-    if (value !== null && value !== undefined) node.setAttribute(name, String(value));
+    if (value !== null && value !== undefined && value !== false) node.setAttribute(name, String(value));
   }
   for (const child of children) {
     if (child === null || child === undefined) continue;
     node.append(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
   }
+  return node;
+}
+
+/// A table cell that, on a phone's card, is a line headed by its column's name (one value beside it).
+function cell(label, attributes, ...children) {
+  return el("td", Object.assign({ "data-label": label }, attributes || {}), el("span", { class: "value" }, ...children));
+}
+
+function button(text, label, onClick, className) {
+  const node = el("button", { type: "button", "aria-label": label, class: className }, text);
+  node.addEventListener("click", onClick);
   return node;
 }
 
@@ -31,6 +45,7 @@ class APIError extends Error {
   constructor(status, body) {
     super((body && body.error && body.error.message) || "the server answered " + status);
     this.status = status;
+    this.code = body && body.error && body.error.code;
     this.body = body;
   }
 }
@@ -49,10 +64,36 @@ async function api(method, path, body, contentType) {
   const type = response.headers.get("Content-Type") || "";
   const answer = type.startsWith("application/json") ? await response.json() : await response.text();
   if (!response.ok) {
-    if (response.status === 401 && path !== "/v1/console/session") showSignIn("Your session ended; sign in again.");
+    if (response.status === 401) showSignIn("Your session ended; sign in again.");
     throw new APIError(response.status, answer);
   }
   return answer;
+}
+
+/// The one way the console writes a beacon, as the CLI does: major:minor.
+function beaconText(major, minor) { return major + ":" + minor; }
+function beaconCell(major, minor) { return cell("Beacon", {}, el("span", { class: "beacon" }, beaconText(major, minor))); }
+
+function dateText(value) { return value ? value.replace("T", " ").replace(/(:\d\d)(\.\d+)?Z$/, "$1 UTC") : ""; }
+function dayText(value) { return value ? value.slice(0, 10) : ""; }
+function toInput(value) { return value ? value.slice(0, 16) : ""; }
+function fromInput(value) { return value ? value + ":00Z" : undefined; }
+function numberOrUndefined(value) { return value === "" ? undefined : Number(value); }
+
+// MARK: Asking first
+
+/// Shows what an action will do and resolves true only when the retailer confirms it.
+function confirmAction(title, text, confirmText) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-ok").textContent = confirmText;
+  dialog.returnValue = "";
+  dialog.showModal();
+  $("confirm-cancel").focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+  });
 }
 
 // MARK: Session
@@ -73,7 +114,8 @@ function showApp(session) {
   $("app").hidden = false;
   $("sign-out").hidden = false;
   $("who").textContent = "Signed in as " + session.retailer.name;
-  if (!location.hash) location.hash = "#offers";
+  // replaceState, not location.hash: that would fire hashchange and load the page a second time.
+  if (!location.hash) history.replaceState(null, "", "#offers");
   showPage();
 }
 
@@ -113,55 +155,125 @@ function showPage() {
   if (loaders[page]) loaders[page]().catch((error) => say(error.message, true));
 }
 
-function dateText(value) { return value ? value.replace("T", " ").replace(/\.\d+Z$|Z$/, " UTC") : ""; }
-function toInput(value) { return value ? value.slice(0, 16) : ""; }
-function fromInput(value) { return value ? value + ":00Z" : undefined; }
-function numberOrUndefined(value) { return value === "" ? undefined : Number(value); }
+// MARK: Offers
 
-// Offers
-
-loaders.offers = async function () {
-  const after = state.offersAfter[state.offersAfter.length - 1];
-  const page = await api("GET", "/v1/retailer/offers?limit=100" + (after ? "&after=" + encodeURIComponent(after) : ""));
-  state.offersNext = page.next || null;
-  $("offers-next").disabled = !state.offersNext;
-  $("offers-first").disabled = state.offersAfter.length === 0;
-  const rows = page.offers.map((offer) => {
-    const window = [offer.starts_at ? "from " + dateText(offer.starts_at) : "", offer.ends_at ? "until " + dateText(offer.ends_at) : ""]
-      .filter(Boolean).join(" ") || "always";
-    const limits = offer.per_shopper_limit + " per shopper" + (offer.total_limit ? ", " + offer.total_limit + " in all" : "");
-    const edit = el("button", { type: "button" }, "Edit");
-    edit.addEventListener("click", () => fillOfferForm(offer));
-    const remove = el("button", { type: "button" }, "Remove");
-    remove.setAttribute("aria-label", "Remove offer " + offer.major + "." + offer.minor);
-    edit.setAttribute("aria-label", "Edit offer " + offer.major + "." + offer.minor);
-    remove.addEventListener("click", () => removeOffer(offer));
-    return el("tr", {}, el("td", {}, offer.major), el("td", {}, offer.minor), el("td", {}, offer.title),
-      el("td", {}, offer.category || ""), el("td", {}, window), el("td", {}, limits), el("td", {}, edit, " ", remove));
-  });
-  $("offers-table").tBodies[0].replaceChildren(...rows);
-  if (rows.length === 0) say("No offers on this page.");
-};
-
-function fillOfferForm(offer) {
-  $("offer-form-title").textContent = "Edit offer " + offer.major + "." + offer.minor;
-  $("offer-major").value = offer.major;
-  $("offer-minor").value = offer.minor;
-  $("offer-title").value = offer.title;
-  $("offer-description").value = offer.description || "";
-  $("offer-category").value = offer.category || "";
-  $("offer-image").value = offer.image_url || "";
-  $("offer-starts").value = toInput(offer.starts_at);
-  $("offer-ends").value = toInput(offer.ends_at);
-  $("offer-per-shopper").value = offer.per_shopper_limit;
-  $("offer-total").value = offer.total_limit || "";
-  $("offer-reshow").value = offer.reshow_after_s === undefined ? "" : offer.reshow_after_s;
-  $("offer-title").focus();
+/// food, clothing or other: the colour a shopper's screen shows the offer on.
+function categoryKind(category) {
+  const words = (category || "").toLowerCase();
+  if (/\bfood\b/.test(words)) return "food";
+  if (/\bclothing\b/.test(words)) return "clothing";
+  return "other";
 }
 
-function clearOfferForm() {
+function chip(category) {
+  return category ? el("span", { class: "chip " + categoryKind(category) }, category) : null;
+}
+
+/// live, scheduled, ended or used-up (its total limit reached), by this browser's clock.
+function offerState(offer) {
+  const now = Date.now();
+  const stats = state.stats.get(offer.id);
+  if (offer.ends_at && Date.parse(offer.ends_at) <= now) return "ended";
+  if (offer.starts_at && Date.parse(offer.starts_at) > now) return "scheduled";
+  if (stats && stats.remaining === 0) return "used-up";
+  return "live";
+}
+
+const stateNames = { live: "Live", scheduled: "Scheduled", ended: "Ended", "used-up": "Limit reached" };
+
+loaders.offers = async function () {
+  const [list, stats] = await Promise.all([api("GET", "/v1/retailer/offers"), api("GET", "/v1/retailer/stats")]);
+  state.offers = list.offers;
+  state.stats = new Map(stats.offers.map((entry) => [entry.offer_id, entry]));
+  const select = $("offers-category");
+  const chosen = select.value;
+  const categories = [...new Set(state.offers.map((offer) => offer.category).filter(Boolean))].sort();
+  select.replaceChildren(el("option", { value: "" }, "All categories"),
+    ...categories.map((category) => el("option", { value: category }, category)));
+  select.value = categories.includes(chosen) ? chosen : "";
+  renderOffers();
+};
+
+function matchingOffers() {
+  const words = $("offers-search").value.trim().toLowerCase();
+  const category = $("offers-category").value;
+  const wanted = $("offers-state").value;
+  return state.offers.filter((offer) => {
+    if (category && offer.category !== category) return false;
+    if (wanted && offerState(offer) !== wanted) return false;
+    if (!words) return true;
+    return [offer.title, offer.description || "", offer.category || "", beaconText(offer.major, offer.minor)]
+      .some((text) => text.toLowerCase().includes(words));
+  });
+}
+
+function renderOffers() {
+  const offers = matchingOffers();
+  const pages = Math.max(1, Math.ceil(offers.length / offersPerPage));
+  state.offersPage = Math.min(state.offersPage, pages - 1);
+  const shown = offers.slice(state.offersPage * offersPerPage, (state.offersPage + 1) * offersPerPage);
+  $("offers-table").tBodies[0].replaceChildren(...shown.map(offerRow));
+  $("offers-count").textContent = offers.length === state.offers.length
+    ? state.offers.length + " offers" : offers.length + " of " + state.offers.length + " offers match";
+  $("offers-page").textContent = "Page " + (state.offersPage + 1) + " of " + pages;
+  $("offers-previous").disabled = state.offersPage === 0;
+  $("offers-next").disabled = state.offersPage >= pages - 1;
+}
+
+function offerRow(offer) {
+  const beacon = beaconText(offer.major, offer.minor);
+  const stats = state.stats.get(offer.id) || { seen_by: 0, redemptions: 0, accepted: 0 };
+  const when = [offer.starts_at ? "from " + dateText(offer.starts_at) : "", offer.ends_at ? "until " + dateText(offer.ends_at) : ""]
+    .filter(Boolean).join(" ") || "no end date";
+  const limits = offer.per_shopper_limit + " per shopper" + (offer.total_limit ? ", " + offer.total_limit + " in all" : "");
+  const kind = offerState(offer);
+  return el("tr", { "data-beacon": beacon },
+    beaconCell(offer.major, offer.minor),
+    cell("Offer", { class: "lead" }, chip(offer.category), el("strong", {}, offer.title),
+      el("span", { class: "sub" }, when + "; " + limits)),
+    cell("State", {}, el("span", { class: "state " + kind }, stateNames[kind])),
+    cell("Seen by", { class: "number" }, stats.seen_by),
+    cell("Redeemed", { class: "number" }, stats.redemptions),
+    cell("Accepted", { class: "number" }, stats.accepted),
+    cell("Remaining", { class: "number" }, stats.remaining === undefined ? "unlimited" : stats.remaining),
+    cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" },
+      button("Edit", "Edit offer " + beacon, () => openOfferDrawer(offer), "plain"),
+      button("Remove", "Remove offer " + beacon, () => removeOffer(offer), "danger"))));
+}
+
+/// The drawer for a new offer (optionally at a given beacon) or for editing one.
+function openOfferDrawer(offer, beacon) {
   $("offer-form").reset();
-  $("offer-form-title").textContent = "New offer";
+  const editing = Boolean(offer);
+  const at = offer || beacon;
+  $("offer-form-title").textContent = editing ? "Edit offer " + beaconText(offer.major, offer.minor) : "New offer";
+  $("offer-major").value = at ? at.major : "";
+  $("offer-minor").value = at ? at.minor : "";
+  $("offer-major").readOnly = editing;
+  $("offer-minor").readOnly = editing;
+  if (offer) {
+    $("offer-title").value = offer.title;
+    $("offer-description").value = offer.description || "";
+    $("offer-category").value = offer.category || "";
+    $("offer-image").value = offer.image_url || "";
+    $("offer-starts").value = toInput(offer.starts_at);
+    $("offer-ends").value = toInput(offer.ends_at);
+    $("offer-per-shopper").value = offer.per_shopper_limit;
+    $("offer-total").value = offer.total_limit || "";
+    $("offer-reshow").value = offer.reshow_after_s === undefined ? "" : offer.reshow_after_s;
+  }
+  previewOffer();
+  $("offer-drawer").showModal();
+  // From the top: the heading says which offer this is.
+  (editing || at ? $("offer-title") : $("offer-major")).focus({ preventScroll: true });
+  $("offer-drawer").scrollTop = 0;
+}
+
+function previewOffer() {
+  const preview = $("offer-preview");
+  preview.className = "banner " + categoryKind($("offer-category").value);
+  $("offer-preview-title").textContent = $("offer-title").value || "Title";
+  $("offer-preview-description").textContent = $("offer-description").value;
 }
 
 async function saveOffer(event) {
@@ -180,25 +292,439 @@ async function saveOffer(event) {
   };
   try {
     await api("PUT", "/v1/retailer/offers/" + encodeURIComponent(major) + "/" + encodeURIComponent(minor), draft);
-    say("Saved offer " + major + "." + minor + ".");
-    clearOfferForm();
-    await loaders.offers();
+    $("offer-drawer").close();
+    await reloadPage();
+    say("Saved offer " + beaconText(major, minor) + ".");
   } catch (error) {
     say("Not saved: " + error.message, true);
   }
 }
 
+/// Reloads the page shown: an offer saved from the fleet page shows there.
+function reloadPage() {
+  const page = (location.hash || "#offers").slice(1);
+  return loaders[page] ? loaders[page]() : Promise.resolve();
+}
+
 async function removeOffer(offer) {
+  const beacon = beaconText(offer.major, offer.minor);
+  const yes = await confirmAction("Remove the offer at " + beacon + "?",
+    "\u201c" + offer.title + "\u201d leaves the catalog: shoppers' devices drop it at their next sync, and codes "
+    + "already given out for it are refused at the till. Its figures leave the console. This cannot be undone; "
+    + "an offer set at " + beacon + " later starts afresh.", "Remove the offer");
+  if (!yes) { say("Nothing removed."); return; }
   try {
     await api("DELETE", "/v1/retailer/offers/" + offer.major + "/" + offer.minor);
-    say("Removed offer " + offer.major + "." + offer.minor + ".");
     await loaders.offers();
+    say("Removed offer " + beacon + ".");
   } catch (error) {
     say("Not removed: " + error.message, true);
   }
 }
 
-// Import and export
+// MARK: Beacons (the fleet)
+
+/// Bars of a beacon's sightings per day, its total in the title.
+function sparkline(days, label) {
+  const top = Math.max(1, ...days.map((day) => day.sightings));
+  const width = 112 / days.length;
+  const svg = el("svg", { class: "spark", viewBox: "0 0 112 26", role: "img", "aria-label": label },
+    el("title", {}, label));
+  days.forEach((day, index) => {
+    const height = Math.max(day.sightings ? 2 : 0.5, 24 * day.sightings / top);
+    svg.append(el("rect", { x: (index * width).toFixed(1), y: (25 - height).toFixed(1),
+      width: Math.max(width - 1, 1).toFixed(1), height: height.toFixed(1), fill: day.sightings ? "#0b4f8a" : "#b0b0b0" }));
+  });
+  return svg;
+}
+
+loaders.beacons = async function () {
+  const days = $("beacons-days").value;
+  const quiet = $("beacons-quiet").value || "7";
+  const fleet = await api("GET", "/v1/retailer/fleet?days=" + encodeURIComponent(days)
+    + "&quiet_days=" + encodeURIComponent(quiet));
+  state.fleet = fleet;
+  renderFleet();
+};
+
+/// A beacon to check: quiet, or heard by shoppers with no offer on it.
+function needsCheck(beacon) { return beacon.quiet || (!beacon.offer_id && Boolean(beacon.last_heard_at)); }
+
+function renderFleet() {
+  const fleet = state.fleet;
+  const shown = $("beacons-flagged").checked ? fleet.beacons.filter(needsCheck) : fleet.beacons;
+  const rows = shown.map((beacon) => {
+    const at = beaconText(beacon.major, beacon.minor);
+    const total = beacon.sightings.reduce((sum, day) => sum + day.sightings, 0);
+    const check = beacon.quiet ? [el("span", { class: "flag" }, "Quiet"), el("span", { class: "note" }, beacon.note)]
+      : !beacon.offer_id && beacon.last_heard_at
+        ? [el("span", { class: "flag" }, "No offer"), el("span", { class: "note" }, beacon.note)]
+        : beacon.last_heard_at ? [el("span", { class: "ok" }, "Heard")] : ["Not heard yet"];
+    const actions = [button(beacon.name ? "Rename" : "Name it", "Name beacon " + at, () => openBeaconDrawer(beacon), "plain")];
+    if (!beacon.offer_id) {
+      actions.push(button("Add an offer", "Add an offer at beacon " + at,
+        () => openOfferDrawer(null, { major: beacon.major, minor: beacon.minor }), "plain"));
+    }
+    return el("tr", { "data-beacon": at, "data-sightings": total, "data-quiet": String(beacon.quiet) },
+      beaconCell(beacon.major, beacon.minor),
+      cell("Name", { class: "lead" }, el("strong", {}, beacon.name || "Unnamed"),
+        beacon.placement ? el("span", { class: "sub" }, beacon.placement) : null),
+      cell("Offer", {}, beacon.offer_id ? chip(beacon.category) : null, beacon.offer_id ? beacon.title : "No offer"),
+      cell("Last heard", {}, beacon.last_heard_at ? dateText(beacon.last_heard_at) : "never"),
+      cell("Sightings", { class: "spark-cell" }, sparkline(beacon.sightings, total + " sightings in " + fleet.days + " days at " + at),
+        " ", el("span", { class: "sightings-total" }, String(total))),
+      cell("Check", {}, ...check),
+      cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" }, ...actions)));
+  });
+  $("beacons-table").tBodies[0].replaceChildren(...rows);
+  const quietCount = fleet.beacons.filter((beacon) => beacon.quiet).length;
+  const withoutOffer = fleet.beacons.filter((beacon) => !beacon.offer_id).length;
+  const sightings = fleet.beacons.reduce((sum, beacon) =>
+    sum + beacon.sightings.reduce((days, day) => days + day.sightings, 0), 0);
+  $("beacons-summary").textContent = fleet.beacons.length + " beacons: " + quietCount + " quiet for "
+    + fleet.quiet_days + " days, " + withoutOffer + " without an offer; " + sightings + " sightings in the last "
+    + fleet.days + " days.";
+}
+
+function openBeaconDrawer(beacon) {
+  state.beacon = beacon;
+  $("beacon-form-title").textContent = "Name beacon " + beaconText(beacon.major, beacon.minor);
+  $("beacon-name").value = beacon.name || "";
+  $("beacon-placement").value = beacon.placement || "";
+  $("beacon-drawer").showModal();
+  $("beacon-name").focus();
+}
+
+async function saveBeacon(event) {
+  event.preventDefault();
+  const beacon = state.beacon;
+  try {
+    await api("PUT", "/v1/retailer/fleet/" + beacon.major + "/" + beacon.minor,
+      { name: $("beacon-name").value, placement: $("beacon-placement").value || undefined });
+    $("beacon-drawer").close();
+    await loaders.beacons();
+    say("Saved beacon " + beaconText(beacon.major, beacon.minor) + ".");
+  } catch (error) {
+    say("Not saved: " + error.message, true);
+  }
+}
+
+// MARK: Figures
+
+const series = [["shown", "#767676"], ["redeemed", "#0b4f8a"], ["accepted", "#1b6e20"]];
+
+loaders.figures = async function () {
+  const days = Number($("figures-days").value);
+  // Twice the range, so each total can be set against the period before it.
+  const [figures, stats] = await Promise.all([
+    api("GET", "/v1/retailer/figures?days=" + Math.min(2 * days, 366)), api("GET", "/v1/retailer/stats")]);
+  state.figures = { days, figures, stats: stats.offers };
+  const select = $("figures-offer");
+  const chosen = select.value;
+  select.replaceChildren(el("option", { value: "" }, "All offers"), ...stats.offers.map((offer) =>
+    el("option", { value: offer.offer_id }, beaconText(offer.major, offer.minor) + " " + offer.title)));
+  select.value = stats.offers.some((offer) => offer.offer_id === chosen) ? chosen : "";
+  drawFigures();
+};
+
+function sum(days, name) { return days.reduce((total, day) => total + day[name], 0); }
+
+function emptyDays(like) { return like.map((day) => ({ date: day.date, shown: 0, redeemed: 0, accepted: 0, unique_shoppers: 0 })); }
+
+function drawFigures() {
+  const { days, figures, stats } = state.figures;
+  const chosen = $("figures-offer").value;
+  const entry = figures.offers.find((offer) => offer.offer_id === chosen);
+  const all = chosen ? (entry ? entry.days : emptyDays(figures.total)) : figures.total;
+  const current = all.slice(-days), previous = all.slice(0, all.length - days);
+  const totals = $("figures-totals");
+  const items = [["Shown", "shown"], ["Redeemed", "redeemed"], ["Accepted at the till", "accepted"]].map(([label, name]) => {
+    const now = sum(current, name), before = sum(previous, name);
+    const trend = previous.length < days ? "" : now === before ? "same as the " + days + " days before"
+      : (now > before ? "\u25b2 " + (now - before) + " more" : "\u25bc " + (before - now) + " fewer") + " than the "
+        + days + " days before";
+    return el("li", { "data-total": name, "data-value": now }, label, el("span", { class: "figure" }, now),
+      el("span", { class: "trend" }, trend));
+  });
+  const shown = sum(current, "shown");
+  items.push(el("li", {}, "Conversion", el("span", { class: "figure" },
+    shown ? Math.round(100 * sum(current, "accepted") / shown) + "%" : "\u2013"),
+    el("span", { class: "trend" }, "accepted at the till per shown")));
+  totals.replaceChildren(...items);
+  drawChart(current, (entry ? beaconText(entry.major, entry.minor) + " " + entry.title : "All offers"));
+  const inRange = new Map(figures.offers.map((offer) => [offer.offer_id, offer.days.slice(-days)]));
+  $("figures-offers").tBodies[0].replaceChildren(...stats.map((offer) => {
+    const range = inRange.get(offer.offer_id) || [];
+    return el("tr", {}, beaconCell(offer.major, offer.minor), cell("Title", { class: "lead" }, offer.title),
+      cell("Shown in range", { class: "number" }, sum(range, "shown")),
+      cell("Redeemed in range", { class: "number" }, sum(range, "redeemed")),
+      cell("Accepted in range", { class: "number" }, sum(range, "accepted")),
+      cell("Seen by, all time", { class: "number" }, offer.seen_by),
+      cell("Redeemed, all time", { class: "number" }, offer.redemptions),
+      cell("Accepted, all time", { class: "number" }, offer.accepted),
+      cell("Remaining", { class: "number" }, offer.remaining === undefined ? "unlimited" : offer.remaining));
+  }));
+}
+
+/// A round step for an axis: 1, 2 or 5 times a power of ten, giving about `count` ticks up to `top`.
+function niceStep(top, count) {
+  const raw = Math.max(top / count, 1);
+  const power = Math.pow(10, Math.floor(Math.log10(raw)));
+  return [1, 2, 5, 10].map((factor) => factor * power).find((step) => step >= raw);
+}
+
+/// Bars per day with a labelled count axis and dated day axis, drawn here (no chart library).
+function drawChart(days, label) {
+  const svg = $("figures-chart");
+  // As wide as the screen gives it (so its 12 px text stays 12 px on a phone), 720 at most.
+  const across = Math.round(Math.min(720, Math.max(300, svg.parentElement.clientWidth)));
+  svg.setAttribute("viewBox", "0 0 " + across + " 300");
+  const left = 56, right = across - 14, top = 16, bottom = 240;
+  const totals = { shown: sum(days, "shown"), redeemed: sum(days, "redeemed"), accepted: sum(days, "accepted") };
+  svg.replaceChildren(el("title", { id: "figures-chart-title" }, label + ", " + days.length + " days from "
+    + days[0].date + " to " + days[days.length - 1].date + ": " + totals.shown + " shown, " + totals.redeemed
+    + " redeemed, " + totals.accepted + " accepted"));
+  for (const [name, value] of Object.entries(totals)) svg.setAttribute("data-" + name, value);
+  const highest = Math.max(1, ...days.map((day) => Math.max(day.shown, day.redeemed, day.accepted)));
+  const step = niceStep(highest, 4);
+  const ceiling = Math.ceil(highest / step) * step;
+  const y = (value) => bottom - (bottom - top) * value / ceiling;
+  for (let value = 0; value <= ceiling; value += step) {
+    svg.append(el("line", { x1: left, x2: right, y1: y(value), y2: y(value), stroke: value ? "#d0d7de" : "#595959" }),
+      el("text", { x: left - 6, y: y(value) + 4, "font-size": "12", "text-anchor": "end", fill: "#1a1a1a" }, value));
+  }
+  svg.append(el("text", { x: 14, y: (top + bottom) / 2, "font-size": "12", "text-anchor": "middle", fill: "#1a1a1a",
+    transform: "rotate(-90 14 " + (top + bottom) / 2 + ")" }, "per day"));
+  const width = (right - left) / days.length;
+  const labelEvery = Math.ceil(days.length / Math.max(2, Math.floor((right - left) / 64)));
+  days.forEach((day, index) => {
+    const x = left + index * width;
+    series.forEach(([name, colour], bar) => {
+      const height = bottom - y(day[name]);
+      svg.append(el("rect", { x: (x + 1 + bar * (width - 2) / 3).toFixed(2), y: (bottom - height).toFixed(1),
+        width: Math.max((width - 2) / 3, 0.5).toFixed(2), height: height.toFixed(1), fill: colour },
+        el("title", {}, day.date + ": " + day[name] + " " + name)));
+    });
+    if (index % labelEvery === 0 || index === days.length - 1) {
+      svg.append(el("line", { x1: x + width / 2, x2: x + width / 2, y1: bottom, y2: bottom + 5, stroke: "#595959" }),
+        el("text", { x: (x + width / 2).toFixed(1), y: bottom + 20, "font-size": "12", "text-anchor": "middle",
+          fill: "#1a1a1a" }, day.date.slice(5)));
+    }
+  });
+  svg.append(el("text", { x: (left + right) / 2, y: 290, "font-size": "12", "text-anchor": "middle", fill: "#1a1a1a" },
+    "UTC day (month-day), " + days[0].date.slice(0, 4)));
+}
+
+// MARK: Stores
+
+loaders.stores = async function () {
+  state.stores = (await api("GET", "/v1/retailer/stores")).stores;
+  $("stores-table").tBodies[0].replaceChildren(...state.stores.map((store) => el("tr", {},
+    cell("Store id", {}, el("span", { class: "beacon" }, store.store_id)),
+    cell("Name", { class: "lead" }, el("strong", {}, store.name)),
+    cell("Latitude", {}, store.latitude.toFixed(5)), cell("Longitude", {}, store.longitude.toFixed(5)),
+    cell("Radius", { class: "number" }, store.radius_m + " m"),
+    cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" },
+      button("Edit", "Edit store " + store.store_id, () => openStoreDrawer(store), "plain"),
+      button("Remove", "Remove store " + store.store_id, () => removeStore(store), "danger"))))));
+  drawStores(state.stores);
+};
+
+/// A length of 1, 2 or 5 times a power of ten metres, near a quarter of the map's width.
+function scaleBarMetres(metresAcross) {
+  const power = Math.pow(10, Math.floor(Math.log10(metresAcross / 4)));
+  return [5, 2, 1].map((factor) => factor * power).find((length) => length <= metresAcross / 4) || power;
+}
+
+/// Geofences in an equirectangular projection around their mean latitude, metres to scale, with a scale bar.
+function drawStores(stores) {
+  const svg = $("stores-map");
+  svg.replaceChildren(el("title", { id: "stores-map-title" }, stores.length + " store geofences"));
+  if (stores.length === 0) {
+    svg.append(el("text", { x: 20, y: 40, fill: "#1a1a1a" }, "No stores yet."));
+    return;
+  }
+  const metresPerDegree = 111320;
+  const meanLatitude = stores.reduce((total, s) => total + s.latitude, 0) / stores.length;
+  const xScale = Math.cos(meanLatitude * Math.PI / 180) * metresPerDegree;
+  const points = stores.map((s) => ({ store: s, x: s.longitude * xScale, y: -s.latitude * metresPerDegree }));
+  const minX = Math.min(...points.map((p) => p.x - p.store.radius_m)), maxX = Math.max(...points.map((p) => p.x + p.store.radius_m));
+  const minY = Math.min(...points.map((p) => p.y - p.store.radius_m)), maxY = Math.max(...points.map((p) => p.y + p.store.radius_m));
+  const scale = Math.min(560 / Math.max(maxX - minX, 1), 330 / Math.max(maxY - minY, 1));
+  const offsetX = 20 + (560 - (maxX - minX) * scale) / 2, offsetY = 20 + (330 - (maxY - minY) * scale) / 2;
+  svg.setAttribute("data-metres-per-unit", (1 / scale).toFixed(4));
+  // Text at 13 px on the screen whatever the map's drawn width.
+  const fontSize = (13 * Math.max(1, 600 / Math.max(svg.clientWidth, 1))).toFixed(1);
+  for (const p of points) {
+    const cx = offsetX + (p.x - minX) * scale, cy = offsetY + (p.y - minY) * scale;
+    svg.append(el("g", { "data-store": p.store.store_id },
+      el("title", {}, p.store.name + " (" + p.store.store_id + "), radius " + p.store.radius_m + " m"),
+      el("circle", { cx: cx.toFixed(1), cy: cy.toFixed(1), r: Math.max(p.store.radius_m * scale, 2).toFixed(1),
+        fill: "#0b4f8a", "fill-opacity": "0.2", stroke: "#0b4f8a", "stroke-width": "2" }),
+      el("circle", { cx: cx.toFixed(1), cy: cy.toFixed(1), r: 3, fill: "#0b4f8a" }),
+      el("text", { x: cx.toFixed(1), y: (cy - 8).toFixed(1), "font-size": fontSize, "text-anchor": "middle",
+        fill: "#1a1a1a" }, p.store.name)));
+  }
+  const metres = scaleBarMetres(560 / scale);
+  const length = metres * scale;
+  svg.append(el("g", { "data-scale-metres": metres },
+    el("line", { x1: 20, x2: 20 + length, y1: 385, y2: 385, stroke: "#1a1a1a", "stroke-width": "3" }),
+    el("line", { x1: 20, x2: 20, y1: 378, y2: 392, stroke: "#1a1a1a" }),
+    el("line", { x1: 20 + length, x2: 20 + length, y1: 378, y2: 392, stroke: "#1a1a1a" }),
+    el("text", { x: 28 + length, y: 390, "font-size": fontSize, fill: "#1a1a1a" },
+      metres >= 1000 ? metres / 1000 + " km" : metres + " m")));
+}
+
+function openStoreDrawer(store) {
+  $("store-form").reset();
+  $("store-form-title").textContent = store ? "Edit store " + store.store_id : "New store";
+  $("store-id").readOnly = Boolean(store);
+  if (store) {
+    $("store-id").value = store.store_id;
+    $("store-name").value = store.name;
+    $("store-latitude").value = store.latitude;
+    $("store-longitude").value = store.longitude;
+    $("store-radius").value = store.radius_m;
+  }
+  $("store-drawer").showModal();
+  (store ? $("store-name") : $("store-id")).focus();
+}
+
+async function saveStore(event) {
+  event.preventDefault();
+  const id = $("store-id").value.trim();
+  try {
+    await api("PUT", "/v1/retailer/stores/" + encodeURIComponent(id), {
+      name: $("store-name").value, latitude: Number($("store-latitude").value),
+      longitude: Number($("store-longitude").value), radius_m: Number($("store-radius").value),
+    });
+    $("store-drawer").close();
+    await loaders.stores();
+    say("Saved store " + id + ".");
+  } catch (error) {
+    say("Not saved: " + error.message, true);
+  }
+}
+
+async function removeStore(store) {
+  const yes = await confirmAction("Remove the store " + store.name + "?",
+    "Its geofence leaves the catalog: shoppers' devices drop it at their next sync and no longer notice arriving "
+    + "there. Offers and beacons stay as they are. Setting a store with the id " + store.store_id
+    + " later brings it back.", "Remove the store");
+  if (!yes) { say("Nothing removed."); return; }
+  try {
+    await api("DELETE", "/v1/retailer/stores/" + encodeURIComponent(store.store_id));
+    await loaders.stores();
+    say("Removed store " + store.store_id + ".");
+  } catch (error) {
+    say("Not removed: " + error.message, true);
+  }
+}
+
+// MARK: Till
+
+/// verdict: accepted, valid, used or refused; the result panel says it large and in its colour.
+function tillResult(verdict, headline, detail) {
+  const result = $("till-result");
+  result.className = "till-result " + verdict;
+  result.dataset.verdict = verdict;
+  $("till-verdict").textContent = headline;
+  $("till-detail").textContent = detail;
+  result.hidden = false;
+}
+
+function offerLine(answer) {
+  return "\u201c" + answer.title + "\u201d (" + beaconText(answer.major, answer.minor) + "), redeemed "
+    + dateText(answer.redeemed_at);
+}
+
+function usedLine(answer) {
+  return "Used " + dateText(answer.accepted_at) + " at the till \u201c" + answer.accepted_till
+    + "\u201d. Do not hand the offer over again. " + offerLine(answer);
+}
+
+async function till(operation) {
+  const field = $("till-code");
+  const code = field.value;
+  if (!code.trim()) { field.focus(); return; }
+  try {
+    const answer = await api("POST", "/v1/till/" + operation, { code });
+    if (operation === "accept") tillResult("accepted", "\u2714 Accepted", "Hand over: " + offerLine(answer));
+    else if (answer.status === "accepted") tillResult("used", "\u2716 Already used", usedLine(answer));
+    else tillResult("valid", "Valid, not used yet", offerLine(answer) + ". Accept it to hand the offer over.");
+  } catch (error) {
+    if (error.code === "code_already_accepted") {
+      try {
+        tillResult("used", "\u2716 Already used", usedLine(await api("POST", "/v1/till/check", { code })));
+      } catch (again) { tillResult("used", "\u2716 Already used", error.message); }
+    } else if (error.code === "code_unknown") {
+      tillResult("refused", "\u2716 Unknown code", "No redemption of yours has this code: check it with the shopper.");
+    } else if (error.status === 400 || error.status === 422) {
+      tillResult("refused", "\u2716 Not a code", "The " + error.message + ".");
+    } else {
+      tillResult("refused", "\u2716 Not valid", error.message.charAt(0).toUpperCase() + error.message.slice(1) + ".");
+    }
+  }
+  // One key leads on: after a valid check, Enter accepts; after anything else, the next code can be typed.
+  if ($("till-result").dataset.verdict === "valid") $("till-accept").focus();
+  else { field.focus(); field.select(); }
+}
+
+// MARK: Keys
+
+loaders.keys = async function () {
+  const keys = (await api("GET", "/v1/retailer/till-keys")).till_keys;
+  $("till-keys-table").tBodies[0].replaceChildren(...keys.map((key) => {
+    const revoke = button("Revoke", "Revoke till key " + key.name, () => revokeTillKey(key), "danger");
+    revoke.disabled = Boolean(key.revoked_at);
+    return el("tr", {}, cell("Name", { class: "lead" }, el("strong", {}, key.name)),
+      cell("Created", {}, dateText(key.created_at)),
+      cell("Revoked", {}, key.revoked_at ? dateText(key.revoked_at) : "no"),
+      cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" }, revoke)));
+  }));
+};
+
+async function revokeTillKey(key) {
+  const yes = await confirmAction("Revoke the till key " + key.name + "?",
+    "The till using it can no longer check or accept codes, from its next request on; codes it accepted stay "
+    + "accepted and keep its name. A revoked key cannot be brought back: create a new one for that till.",
+    "Revoke the key");
+  if (!yes) { say("Nothing revoked."); return; }
+  try {
+    await api("DELETE", "/v1/retailer/till-keys/" + encodeURIComponent(key.id));
+    await loaders.keys();
+    say("Revoked the till key " + key.name + ".");
+  } catch (error) { say(error.message, true); }
+}
+
+async function rotateKey() {
+  const yes = await confirmAction("Rotate the API key?",
+    "A new key replaces the current one and is shown only once. The CLI's saved key keeps working until the new "
+    + "key is first used, or for 24 hours at most, so hand the new key to the CLI with loyalty retailer key set. "
+    + "Consoles signed in elsewhere are signed out; sign in here again with the new key.", "Rotate the key");
+  if (!yes) { say("The API key was not changed."); return; }
+  try {
+    const answer = await api("POST", "/v1/retailer/key");
+    $("new-key-value").textContent = answer.api_key;
+    $("new-key-command").textContent = "loyalty retailer key set";
+    $("new-key").hidden = false;
+    const until = answer.previous_key_expires_at ? ", until " + dateText(answer.previous_key_expires_at) + " at the latest" : "";
+    say("The API key was rotated. The old key works until the new one is first used" + until + ": run loyalty "
+      + "retailer key set on each machine whose CLI holds it, and sign in here again with the new key.");
+  } catch (error) { say(error.message, true); }
+}
+
+async function createTillKey(event) {
+  event.preventDefault();
+  try {
+    const answer = await api("POST", "/v1/retailer/till-keys", { name: $("till-key-name").value });
+    $("new-till-key").textContent = "Till key for " + answer.name + ", shown only now: " + answer.till_key;
+    $("till-key-form").reset();
+    await loaders.keys();
+  } catch (error) { say(error.message, true); }
+}
+
+// MARK: Import and export
 
 async function importFile(event) {
   event.preventDefault();
@@ -226,179 +752,43 @@ async function exportOffers() {
   say("Exported " + Math.max(0, text.split("\r\n").length - 2) + " offers.");
 }
 
-// Stores
-
-loaders.stores = async function () {
-  const stores = (await api("GET", "/v1/retailer/stores")).stores;
-  $("stores-table").tBodies[0].replaceChildren(...stores.map((store) => el("tr", {},
-    el("td", {}, store.store_id), el("td", {}, store.name), el("td", {}, store.latitude.toFixed(5)),
-    el("td", {}, store.longitude.toFixed(5)), el("td", {}, store.radius_m))));
-  drawStores(stores);
-};
-
-/// Geofences in an equirectangular projection around their mean latitude, metres to scale.
-function drawStores(stores) {
-  const svg = $("stores-map");
-  svg.replaceChildren(el("title", { id: "stores-map-title" }, stores.length + " store geofences"));
-  if (stores.length === 0) {
-    svg.append(el("text", { x: 20, y: 40 }, "No stores yet."));
-    return;
-  }
-  const metresPerDegree = 111320;
-  const meanLatitude = stores.reduce((sum, s) => sum + s.latitude, 0) / stores.length;
-  const xScale = Math.cos(meanLatitude * Math.PI / 180) * metresPerDegree;
-  const points = stores.map((s) => ({ store: s, x: s.longitude * xScale, y: -s.latitude * metresPerDegree }));
-  const minX = Math.min(...points.map((p) => p.x - p.store.radius_m)), maxX = Math.max(...points.map((p) => p.x + p.store.radius_m));
-  const minY = Math.min(...points.map((p) => p.y - p.store.radius_m)), maxY = Math.max(...points.map((p) => p.y + p.store.radius_m));
-  const scale = Math.min(560 / Math.max(maxX - minX, 1), 360 / Math.max(maxY - minY, 1));
-  for (const p of points) {
-    const cx = 20 + (p.x - minX) * scale, cy = 20 + (p.y - minY) * scale;
-    svg.append(el("g", {},
-      el("title", {}, p.store.name + " (" + p.store.store_id + "), radius " + p.store.radius_m + " m"),
-      el("circle", { cx: cx.toFixed(1), cy: cy.toFixed(1), r: Math.max(p.store.radius_m * scale, 2).toFixed(1),
-        fill: "#0b4f8a", "fill-opacity": "0.25", stroke: "#0b4f8a" }),
-      el("text", { x: cx.toFixed(1), y: cy.toFixed(1), "font-size": "12", "text-anchor": "middle" }, p.store.store_id)));
-  }
-}
-
-// Figures
-
-loaders.figures = async function () {
-  const days = $("figures-days").value;
-  state.figures = await api("GET", "/v1/retailer/figures?days=" + encodeURIComponent(days));
-  const select = $("figures-offer");
-  const chosen = select.value;
-  select.replaceChildren(el("option", { value: "" }, "All offers"), ...state.figures.offers.map((offer) =>
-    el("option", { value: offer.offer_id }, offer.major + "." + offer.minor + " " + offer.title)));
-  select.value = state.figures.offers.some((offer) => offer.offer_id === chosen) ? chosen : "";
-  drawFigures();
-};
-
-function drawFigures() {
-  const chosen = state.figures.offers.find((offer) => offer.offer_id === $("figures-offer").value);
-  const days = chosen ? chosen.days : state.figures.total;
-  const label = chosen ? chosen.major + "." + chosen.minor + " " + chosen.title : "All offers";
-  $("figures-table").tBodies[0].replaceChildren(...days.map((day) => el("tr", {},
-    el("td", {}, day.date), el("td", {}, day.shown), el("td", {}, day.unique_shoppers), el("td", {}, day.redeemed),
-    el("td", {}, day.accepted), el("td", {}, day.conversion === undefined ? "" : (day.conversion * 100).toFixed(0) + "%"))));
-  const svg = $("figures-chart");
-  const totals = days.reduce((sum, day) => ({ shown: sum.shown + day.shown, redeemed: sum.redeemed + day.redeemed,
-    accepted: sum.accepted + day.accepted }), { shown: 0, redeemed: 0, accepted: 0 });
-  const summary = label + ", " + days.length + " days: " + totals.shown + " shown, " + totals.redeemed + " redeemed, "
-    + totals.accepted + " accepted";
-  svg.replaceChildren(el("title", { id: "figures-chart-title" }, summary));
-  svg.setAttribute("data-shown", totals.shown);
-  svg.setAttribute("data-redeemed", totals.redeemed);
-  svg.setAttribute("data-accepted", totals.accepted);
-  const top = Math.max(1, ...days.map((day) => Math.max(day.shown, day.redeemed, day.accepted)));
-  const width = 600 / days.length;
-  svg.append(el("line", { x1: 30, y1: 230, x2: 630, y2: 230, stroke: "#595959" }),
-    el("text", { x: 2, y: 20, "font-size": "12" }, top), el("text", { x: 2, y: 230, "font-size": "12" }, "0"));
-  days.forEach((day, index) => {
-    const x = 30 + index * width;
-    const bars = [["shown", day.shown, "#767676"], ["redeemed", day.redeemed, "#0b4f8a"], ["accepted", day.accepted, "#1b6e20"]];
-    bars.forEach(([name, value, colour], bar) => {
-      const height = 210 * value / top;
-      svg.append(el("rect", { x: (x + bar * width / 3).toFixed(1), y: (230 - height).toFixed(1),
-        width: Math.max(width / 3 - 1, 1).toFixed(1), height: height.toFixed(1), fill: colour },
-        el("title", {}, day.date + ": " + value + " " + name)));
-    });
-  });
-  svg.append(el("text", { x: 30, y: 250, "font-size": "12" }, days[0].date),
-    el("text", { x: 630, y: 250, "font-size": "12", "text-anchor": "end" }, days[days.length - 1].date));
-}
-
-// Beacon health
-
-loaders.beacons = async function () {
-  const days = $("beacons-days").value || "7";
-  const health = await api("GET", "/v1/retailer/beacons?quiet_days=" + encodeURIComponent(days));
-  $("beacons-table").tBodies[0].replaceChildren(...health.beacons.map((beacon) => el("tr", {},
-    el("td", {}, beacon.major), el("td", {}, beacon.minor), el("td", {}, beacon.title),
-    el("td", {}, beacon.last_heard_at ? dateText(beacon.last_heard_at) : "never"),
-    el("td", beacon.check_battery ? { class: "flag" } : {}, beacon.check_battery ? "Check its battery" : "OK"))));
-  const quiet = health.beacons.filter((beacon) => beacon.check_battery).length;
-  say(quiet + " of " + health.beacons.length + " beacons unheard for " + health.quiet_days + " days.");
-};
-
-// Till
-
-async function till(operation) {
-  const result = $("till-result");
-  const code = $("till-code").value;
-  try {
-    const answer = await api("POST", "/v1/till/" + operation, { code });
-    result.classList.remove("error");
-    result.textContent = answer.status === "accepted"
-      ? (operation === "accept" ? "Accepted: " : "Already used at " + dateText(answer.accepted_at) + " at the till \u201c"
-        + answer.accepted_till + "\u201d: ") + answer.title
-      : "Valid: " + answer.title + " (" + answer.major + "." + answer.minor + "), redeemed " + dateText(answer.redeemed_at);
-  } catch (error) {
-    result.classList.add("error");
-    result.textContent = "Not accepted: " + error.message;
-  }
-}
-
-// Keys
-
-loaders.keys = async function () {
-  const keys = (await api("GET", "/v1/retailer/till-keys")).till_keys;
-  $("till-keys-table").tBodies[0].replaceChildren(...keys.map((key) => {
-    const revoke = el("button", { type: "button", "aria-label": "Revoke till key " + key.name }, "Revoke");
-    revoke.disabled = Boolean(key.revoked_at);
-    revoke.addEventListener("click", async () => {
-      try {
-        await api("DELETE", "/v1/retailer/till-keys/" + encodeURIComponent(key.id));
-        say("Revoked the till key " + key.name + ".");
-        await loaders.keys();
-      } catch (error) { say(error.message, true); }
-    });
-    return el("tr", {}, el("td", {}, key.name), el("td", {}, dateText(key.created_at)),
-      el("td", {}, key.revoked_at ? dateText(key.revoked_at) : ""), el("td", {}, revoke));
-  }));
-};
-
-async function rotateKey() {
-  try {
-    const answer = await api("POST", "/v1/retailer/key");
-    $("new-key").textContent = "New API key, shown only now: " + answer.api_key;
-    say("The API key was rotated; the old one no longer works.");
-  } catch (error) { say(error.message, true); }
-}
-
-async function createTillKey(event) {
-  event.preventDefault();
-  try {
-    const answer = await api("POST", "/v1/retailer/till-keys", { name: $("till-key-name").value });
-    $("new-till-key").textContent = "Till key for " + answer.name + ", shown only now: " + answer.till_key;
-    $("till-key-form").reset();
-    await loaders.keys();
-  } catch (error) { say(error.message, true); }
-}
-
 // MARK: Start
 
+function on(id, event, handler) { $(id).addEventListener(event, handler); }
+function reporting(load) { return (event) => { if (event) event.preventDefault(); load().catch((error) => say(error.message, true)); }; }
+
 document.addEventListener("DOMContentLoaded", async () => {
-  $("sign-in-form").addEventListener("submit", signIn);
-  $("sign-out").addEventListener("click", signOut);
+  on("sign-in-form", "submit", signIn);
+  on("sign-out", "click", signOut);
   window.addEventListener("hashchange", showPage);
   for (const link of document.querySelectorAll("nav a")) link.addEventListener("click", () => say(""));
-  $("offer-form").addEventListener("submit", saveOffer);
-  $("offer-clear").addEventListener("click", clearOfferForm);
-  $("offers-next").addEventListener("click", () => { state.offersAfter.push(state.offersNext); loaders.offers(); });
-  $("offers-first").addEventListener("click", () => { state.offersAfter = []; loaders.offers(); });
-  $("import-form").addEventListener("submit", importFile);
-  $("export").addEventListener("click", () => exportOffers().catch((error) => say(error.message, true)));
-  $("figures-form").addEventListener("submit", (event) => { event.preventDefault(); loaders.figures().catch((e) => say(e.message, true)); });
-  $("figures-offer").addEventListener("change", () => { if (state.figures) drawFigures(); });
-  $("beacons-form").addEventListener("submit", (event) => { event.preventDefault(); loaders.beacons().catch((e) => say(e.message, true)); });
-  $("till-form").addEventListener("submit", (event) => { event.preventDefault(); till("check"); });
-  $("till-accept").addEventListener("click", () => till("accept"));
-  $("rotate-key").addEventListener("click", rotateKey);
-  $("till-key-form").addEventListener("submit", createTillKey);
-  try {
-    showApp(await api("GET", "/v1/console/session"));
-  } catch (error) {
-    showSignIn();
+  on("offers-filter", "submit", (event) => event.preventDefault());
+  for (const [id, event] of [["offers-search", "input"], ["offers-category", "change"], ["offers-state", "change"]]) {
+    on(id, event, () => { state.offersPage = 0; renderOffers(); });
   }
+  on("offers-previous", "click", () => { state.offersPage -= 1; renderOffers(); });
+  on("offers-next", "click", () => { state.offersPage += 1; renderOffers(); });
+  on("offer-new", "click", () => openOfferDrawer(null));
+  on("offer-form", "submit", saveOffer);
+  on("offer-form", "input", previewOffer);
+  on("offer-cancel", "click", () => $("offer-drawer").close());
+  on("beacons-form", "submit", reporting(() => loaders.beacons()));
+  on("beacons-flagged", "change", () => { if (state.fleet) renderFleet(); });
+  on("beacon-form", "submit", saveBeacon);
+  on("beacon-cancel", "click", () => $("beacon-drawer").close());
+  on("figures-form", "submit", (event) => event.preventDefault());
+  on("figures-days", "change", reporting(() => loaders.figures()));
+  on("figures-offer", "change", () => { if (state.figures) drawFigures(); });
+  on("store-new", "click", () => openStoreDrawer(null));
+  on("store-form", "submit", saveStore);
+  on("store-cancel", "click", () => $("store-drawer").close());
+  on("till-form", "submit", (event) => { event.preventDefault(); till("check"); });
+  on("till-accept", "click", () => till("accept"));
+  on("rotate-key", "click", rotateKey);
+  on("till-key-form", "submit", createTillKey);
+  on("import-form", "submit", importFile);
+  on("export", "click", () => exportOffers().catch((error) => say(error.message, true)));
+  const session = await api("GET", "/v1/console/session").catch(() => null);
+  if (session) showApp(session);
+  else showSignIn();
 });

@@ -1,0 +1,1 @@
+../../../migrations/0006-beacon-fleet.sql
