@@ -22,9 +22,10 @@ public struct ScanRedemption {
     /// `show` shows the offer that takes its place.
     public func redeemCurrent(
         of offers: OfferSession, show: (OfferPresentation) -> () -> Void = { _ in {} }
-    ) throws(ClientError) -> String? {
+    ) throws(ClientError) -> (line: String, redeemed: Bool)? {
         guard let offer = offers.current?.offer else { return nil }
-        return try redeem(offer, of: offers, retry: "press r to try again", show: show).line
+        let outcome = try redeem(offer, of: offers, retry: "press r to try again", show: show)
+        return (outcome.line, outcome.redemption != nil)
     }
 
     /// Redeems `offer` (the one on screen, or one a notification showed). Redeemed, or refused for good, an

@@ -12,6 +12,10 @@ public final class OfferSession {
     public let cache: OfferCache
     /// One region per retailer UUID in the cache.
     public private(set) var regions: [BeaconIdentityConstraint]
+    /// The cached retailers' names by proximity UUID: what the screen calls their beacons.
+    public private(set) var retailerNames: [UUID: String]
+    /// The offers this session showed (claimed and recorded as seen).
+    public private(set) var shownCount = 0
     /// The cached stores, whose geofences a scan with a location monitors.
     public private(set) var stores: [ResolvedStore]
     /// Counts the syncs that changed the catalog, so a caller knows when to reload regions and stores.
@@ -42,14 +46,19 @@ public final class OfferSession {
         self.deviceClock = deviceClock
         presenter = OfferPresenter(
             minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
-        regions = try Self.regions(cache)
+        (regions, retailerNames) = try Self.regions(cache)
         stores = try cache.stores()
         syncArea = try cache.catalogArea
     }
 
-    private static func regions(_ cache: OfferCache) throws(ClientError) -> [BeaconIdentityConstraint] {
-        Set(try cache.retailers().map(\.uuid)).sorted { $0.uuidString < $1.uuidString }
-            .map { BeaconIdentityConstraint(uuid: $0) }
+    /// The regions and retailer names of the cached retailers (by name, so a UUID two share is the first's).
+    private static func regions(_ cache: OfferCache) throws(ClientError)
+        -> ([BeaconIdentityConstraint], [UUID: String])
+    {
+        let retailers = try cache.retailers()
+        let names = Dictionary(retailers.map { ($0.uuid, $0.name) }) { first, _ in first }
+        let regions = names.keys.sorted { $0.uuidString < $1.uuidString }.map { BeaconIdentityConstraint(uuid: $0) }
+        return (regions, names)
     }
 
     /// The offer on screen, if any.
@@ -132,6 +141,7 @@ public final class OfferSession {
                 reshowAfter: offer.reshowAfterSeconds)
             {
                 showing()
+                shownCount += 1
                 return shown
             }
             // Another scan on this device showed it first.
@@ -177,7 +187,7 @@ public final class OfferSession {
         for (offerID, seenAt) in try cache.seen() { presenter.noteSeen(offerID, at: seenAt) }
         if report.catalogChanged {
             resolved = [:]
-            regions = try Self.regions(cache)
+            (regions, retailerNames) = try Self.regions(cache)
             stores = try cache.stores()
             catalogRevision += 1
         }
