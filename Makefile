@@ -40,13 +40,19 @@ deps:
 # tools and daemon, Bumble (pinned: the peer corrects its controller emulation of this version), and Root-Canal
 # (pinned: 1.11 needs glibc 2.39), the controller the H4 stream transports are tested against.
 GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
-# The guest's peer (Bumble), Root-Canal and the console's browser test are Python.
-TEST_PACKAGES := python3 python3-pip
+# The guest's peer (Bumble), Root-Canal and the console's browser test are Python; GNU time measures the
+# peak memory of the scans and syncs the memory-bound tests run.
+TEST_PACKAGES := python3 python3-pip time
+# Desktop notifications (NotificationTests, NotificationScreenTests): a private session bus, python-dbusmock's
+# notification server (run by Debian's /usr/bin/python3, which has it), dunst under Xvfb with a screenshot
+# (xwd, ImageMagick's convert), and desktop-file-validate for loyalty.desktop.
+NOTIFY_PACKAGES := dbus python3-dbusmock dunst fonts-dejavu-core xvfb xauth x11-apps imagemagick desktop-file-utils
 BUMBLE_VERSION := 0.0.236
 ROOTCANAL_VERSION := 1.10.0
 test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 	$(call apt_install,$(GUEST_PACKAGES),--no-install-recommends)
+	$(call apt_install,$(NOTIFY_PACKAGES),--no-install-recommends)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \

@@ -20,7 +20,8 @@ let package = Package(
 
         // Wrappers: the only code that touches each C library.
         .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus"]),
-        // libdbus: the system bus, for BlueZ's API when bluetoothd manages the adapter.
+        // libdbus: the system bus, for BlueZ's API when bluetoothd manages the adapter, and the session bus, for
+        // desktop notifications.
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
@@ -61,7 +62,9 @@ let package = Package(
         // The `loyalty` command tree and everything it prints: commands, the terminal, text and JSON lines.
         .target(
             name: "LoyaltyCLI",
-            dependencies: ["Arguments", "Beacons", "BeaconRadio", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode"]),
+            dependencies: [
+                "Arguments", "Beacons", "BeaconRadio", "DBus", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode",
+            ]),
         .executableTarget(name: "loyalty", dependencies: ["Arguments", "LoyaltyCLI"], path: "cli"),
 
         // Test-only: the server in process and over a socket, throwaway clusters, PgBouncer, the guest-kernel
@@ -78,7 +81,7 @@ let package = Package(
 
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
         .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
-        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing"]),
+        .testTarget(name: "GeofencingTests", dependencies: ["Geofencing", "Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
@@ -97,6 +100,6 @@ let package = Package(
             dependencies: ["LoyaltyCLI", "LoyaltyClient", "LoyaltyAPI", "Beacons", "Arguments", "LoyaltyTesting"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Beacons", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
+            dependencies: ["Beacons", "DBus", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
     ]
 )

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make install / make uninstall: the two programs, their man pages, bash/zsh/fish completions and the
-# systemd unit.
+# make install / make uninstall: the two programs, their man pages, bash/zsh/fish completions, the
+# server's systemd unit, the scan's systemd user unit and loyalty's desktop entry (its notifications name it).
 #   scripts/install.sh install BINDIR   BINDIR holds the built loyalty and loyalty-server
 #   scripts/install.sh uninstall        removes exactly the files `install` writes, nothing else
 # Environment: PREFIX (default /usr/local); DESTDIR (a staging root, default none); SYSCONFDIR (default
-# /etc); SYSTEMDUNITDIR (default $PREFIX/lib/systemd/system); SETCAP=1 gives the installed loyalty the
+# /etc); SYSTEMDUNITDIR (default $PREFIX/lib/systemd/system); SYSTEMDUSERUNITDIR (default
+# $PREFIX/lib/systemd/user); SETCAP=1 gives the installed loyalty the
 # capabilities live scanning needs (otherwise the command is printed).
 set -euo pipefail
 usage="usage: $0 install BINDIR | uninstall"
@@ -14,6 +15,7 @@ prefix=${PREFIX:-/usr/local}
 destdir=${DESTDIR:-}
 sysconfdir=${SYSCONFDIR:-/etc}
 unitdir=${SYSTEMDUNITDIR:-$prefix/lib/systemd/system}
+userunitdir=${SYSTEMDUSERUNITDIR:-$prefix/lib/systemd/user}
 bindir=$prefix/bin
 share=$prefix/share
 
@@ -32,6 +34,8 @@ manifest() {
 644 $share/fish/vendor_completions.d/loyalty.fish $generated/loyalty.fish
 644 $share/fish/vendor_completions.d/loyalty-server.fish $generated/loyalty-server.fish
 644 $unitdir/loyalty-server.service $generated/loyalty-server.service
+644 $userunitdir/loyalty-scan.service $generated/loyalty-scan.service
+644 $share/applications/loyalty.desktop $source_root/desktop/loyalty.desktop
 644 $sysconfdir/loyalty/loyalty-server.env.example $source_root/systemd/loyalty-server.env.example
 EOF
 }
@@ -49,7 +53,9 @@ install_all() {
     "$built/$program" --generate-completion-script zsh >"$generated/_$program"
     "$built/$program" --generate-completion-script fish >"$generated/$program.fish"
   done
-  sed "s|@bindir@|$bindir|g" "$source_root/systemd/loyalty-server.service.in" >"$generated/loyalty-server.service"
+  for unit in loyalty-server loyalty-scan; do
+    sed "s|@bindir@|$bindir|g" "$source_root/systemd/$unit.service.in" >"$generated/$unit.service"
+  done
 
   echo "installing${destdir:+ under $destdir}:"
   manifest "$built" "$generated" | while read -r mode destination source; do
@@ -75,6 +81,14 @@ install_all() {
   case $unitdir in
     /etc/systemd/system | /usr/lib/systemd/system | /lib/systemd/system | /usr/local/lib/systemd/system) ;;
     *) echo "Note: systemd does not look in $unitdir; install with SYSTEMDUNITDIR=/etc/systemd/system." ;;
+  esac
+  echo
+  echo "The scan as your own service, offers as desktop notifications:"
+  echo "    systemctl --user daemon-reload && systemctl --user enable --now loyalty-scan"
+  echo "It needs the radio as above; 'loyalty doctor' says what applies (docs/USER-SERVICE.md)."
+  case $userunitdir in
+    /etc/systemd/user | /usr/lib/systemd/user | /lib/systemd/user | /usr/local/lib/systemd/user) ;;
+    *) echo "Note: systemd --user does not look in $userunitdir; install with SYSTEMDUSERUNITDIR=/etc/systemd/user." ;;
   esac
 }
 

@@ -138,7 +138,9 @@ public struct Positional<Value: Sendable>: DeclaredPositional {
     }
 
     /// `parse` returns nil for a word it refuses; the reason is then `expected EXPECTED`.
-    public init(_ name: String, _ count: Count = .one, expected: String, parse: @escaping @Sendable (String) -> Value?) {
+    public init(
+        _ name: String, _ count: Count = .one, expected: String, parse: @escaping @Sendable (String) -> Value?
+    ) {
         self.init(name, count) { text in
             guard let value = parse(text) else { throw InvalidValue("expected \(expected)") }
             return value

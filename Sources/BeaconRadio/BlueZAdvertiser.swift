@@ -2,55 +2,10 @@ import Beacons
 import DBus
 import Foundation
 
-/// Live advertising, through whichever path owns the controller: `run` advertises until `cancel()` or the end
-/// of its duration, then takes only its own advertising away.
-public protocol LiveAdvertiser: AnyObject, Sendable {
-    var adapter: String { get }
-    /// "hci" (the controller programmed over raw HCI) or "bluetoothd" (registered with LEAdvertisingManager1).
-    var via: String { get }
-    /// The HCI command set sent, "legacy" or "extended"; nil through bluetoothd, where the kernel chooses.
-    var commandSet: String? { get }
-    /// The advertising interval asked for, as the path can express it (0.625 ms units, or whole ms).
-    var intervalMilliseconds: Double { get }
-    func run(duration: Double?) throws(RadioError)
-    func cancel()
-}
-
-extension BeaconAdvertiser: LiveAdvertiser {
-    public var via: String { "hci" }
-    public var commandSet: String? { commands.usesExtendedAdvertising ? "extended" : "legacy" }
-    public var intervalMilliseconds: Double { advertisement.intervalMilliseconds }
-}
-
-/// The advertiser for the controller's owner: bluetoothd's LEAdvertisingManager1 when bluetoothd manages the
-/// kernel adapter (BlueZAdvertiser says why), else raw HCI over the kernel socket or an H4 stream.
-public func openAdvertiser(transport: HCITransport, advertisement: BeaconAdvertisement)
-    throws(RadioError)
-    -> any LiveAdvertiser
-{
-    if case .kernel(let adapter) = transport,
-        try BlueZAdvertiser.bluetoothdManages(adapter: adapter) != nil
-    {
-        return try BlueZAdvertiser(adapter: adapter, advertisement: advertisement)
-    }
-    return try BeaconAdvertiser(transport: transport, advertisement: advertisement)
-}
-
-/// An iBeacon advertised through bluetoothd's D-Bus API (org.bluez.LEAdvertisingManager1), beside a
-/// bluetoothd that manages the adapter.
-///
-/// Why not raw HCI there: the controller's advertising is the kernel's, which runs the advertising instances
-/// that bluetoothd registers for every program (`bluetoothctl advertise`, GATT servers). Raw commands overwrite
-/// the instance that is on, and neither the kernel nor bluetoothd knows to put it back. Registered through
-/// BlueZ the beacon is one more instance: the kernel gives it its own advertising set (LE Extended
-/// Advertising) or rotates the instances on one (legacy), and unregistering removes only ours. Capabilities
-/// are not needed, only the system bus's policy (root or the `bluetooth` group may reach bluetoothd).
-///
-/// The advertisement is an object this process exports (org.bluez.LEAdvertisement1): Type "broadcast"
-/// (non-connectable, so ADV_NONCONN_IND), ManufacturerData {0x004C: the 23 iBeacon bytes}, MinInterval and
-/// MaxInterval the interval in whole milliseconds. No Flags: BlueZ refuses discoverable flags on a broadcast;
-/// the kernel adds "BR/EDR not supported" on an LE-only controller. No TxPower: the frame's measured power is
-/// the RSSI at 1 m, not a transmit power, and the raw path asks for none either.
+/// An iBeacon advertised through bluetoothd's D-Bus API (org.bluez.LEAdvertisingManager1), beside a bluetoothd
+/// that manages the adapter: registered as one more advertisement (an exported LEAdvertisement1 of Type
+/// "broadcast"), so raw commands never overwrite other programs' advertising; unregistering removes only ours.
+/// docs/RADIO.md says why, and what the advertisement holds.
 public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     public let adapter: String
     public var via: String { "bluetoothd" }

@@ -2,38 +2,10 @@ import Beacons
 import DBus
 import Foundation
 
-/// A live scan, through whichever path owns the adapter: `run` delivers LE advertising report events
-/// and ticks until `cancel()`, then leaves the adapter as it found it.
-public protocol LiveScanner: AnyObject, Sendable {
-    /// Which path: "raw HCI" or "bluetoothd (D-Bus)".
-    var path: String { get }
-    func run(tickInterval: Double?, onTick: (Double) -> Void, _ onEvent: (HCIEventPacket) -> Void) throws(RadioError)
-    func cancel()
-}
-
-extension LEScanner: LiveScanner {
-    public var path: String { "raw HCI" }
-}
-
-/// Scanning through bluetoothd's D-Bus API, beside a bluetoothd that is discovering.
-///
-/// Why not raw HCI then: while bluetoothd discovers, the controller refuses new scan parameters
-/// (Command Disallowed); a raw scanner that disables the scan to set its own leaves bluetoothd's
-/// discovery dead afterwards (`Discovering: yes`, controller idle), for every program on the machine.
-/// Through BlueZ our discovery is one session among its clients: `SetDiscoveryFilter` (LE only,
-/// `DuplicateData`, so each advertisement that reaches bluetoothd updates the device's
-/// ManufacturerData) and `StartDiscovery` join the discovery that runs; `StopDiscovery` ends only ours.
-/// The readings are what that discovery delivers: the kernel scans with the controller's duplicate
-/// filter on, so a controller that filters strictly reports a beacon once per discovery start.
-///
-/// Why not always: beside an idle bluetoothd, a discovery of our own through it gets that one report
-/// too (measured in the guest), where raw HCI, with the duplicate filter off, gets every advertisement
-/// and leaves the controller as found. Why not the kernel's management socket: it gives discovery to
-/// whoever starts it first (Busy for the rest), so beside a discovering bluetoothd it could only listen
-/// to the same discovery, without bluetoothd's bookkeeping of its clients.
-///
-/// Each ManufacturerData update becomes a bare LE Advertising Report event (the device's address, its
-/// last RSSI, the manufacturer data as one AD structure), so the rest of the scan is the same.
+/// Scanning through bluetoothd's D-Bus API, beside a bluetoothd that is discovering: a raw scan there would leave
+/// bluetoothd's discovery dead, so ours joins it as one more session (SetDiscoveryFilter, StartDiscovery, and a
+/// StopDiscovery that ends only ours). Each ManufacturerData update becomes a bare LE Advertising Report event,
+/// so the rest of the scan is the same. docs/RADIO.md says why this path and not another.
 public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     public let adapter: String
     public var path: String { "bluetoothd (D-Bus)" }

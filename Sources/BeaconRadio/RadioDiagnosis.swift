@@ -86,7 +86,7 @@ public struct RadioDiagnosis: Hashable, Sendable {
     /// Which path a live scan takes, and why.
     private static func scanPath(adapter: String?) -> Check {
         let discovers: Bool
-        do throws(RadioError) { discovers = try BlueZScanner.bluetoothdDiscovers(adapter: adapter) } catch {
+        do throws(RadioError) { discovers = try scansThroughBluetoothd(transport: .kernel(adapter)) } catch {
             return Check(
                 name: "scan-path", status: .warning,
                 detail: "bluetoothd runs but refuses this user: a scan cannot tell whether it is discovering, and ends",

@@ -89,32 +89,10 @@ public struct ProximityMargins: Sendable, Hashable {
         moving: 2.5, standingMean: 0.75, motionGate: 3, lead: 1.5, departureGate: 3.5, departure: 1)
 }
 
-/// The stable proximity of one beacon: it changes class only on evidence beyond the boundary.
-///
-/// Both a margin and a persistence: the margin is in RSSI (a distance ratio: 1 dB is 12 % of distance
-/// at n = 2), counted in standard errors of the estimate that decides, and the persistence comes from
-/// that estimate improving the longer the shopper stands still (the names are `ProximityMargins`'):
-/// - walking, the Kalman filter's level (`RSSIFilter`) decides, projected `lead` seconds along its trend
-///   so that a shopper crossing a boundary is not held back by the margin; it moves the class when it is
-///   `moving` of its standard deviations past a boundary;
-/// - standing, the mean of every reading since the shopper stopped decides. Its standard error shrinks
-///   as `sqrt(measurementNoise / n)` and it moves the class once it is `standingMean` of them past a
-///   boundary: a shopper who stands 3.3 m from a beacon (0.8 dB past the 3 m limit) settles as far and
-///   stays there, whichever way an overshoot or the noise first threw the class. The Kalman level
-///   leaving the mean, or its trend leaving 0, by `motionGate` standard deviations says the shopper
-///   moved: the mean starts afresh and the Kalman level decides until the mean is the better estimate.
-/// - leaving a stand across a boundary, the mean of the last `recentCount` readings decides before the
-///   Kalman level can: it moves the class when it is `departureGate` of its standard errors from the
-///   standing mean and `departure` of them past the boundary, errors counted with the spread of the
-///   readings since the stop (so 2 dB of noise is not treated as the 5 dB the filter assumes). The Kalman
-///   filter, tuned to smooth, takes a second or more to follow a shopper who sets off; without this,
-///   entries lagged the bare filter's even at 2 dB (1.32 s against 1.03 s when it was added).
-///
-/// Why not simpler: a fixed margin locks in whatever class an overshoot or a burst of noise picked (with
-/// 3 dB, as long as the shopper stands 0.8 dB from the boundary) or, made small, lets the class flap; a
-/// persistence of k seconds on the other side adds k seconds to every entry. The cost is some lag when
-/// a shopper who stood still starts to walk: the motion has to show before the margin can be crossed.
-/// `ProximityTrial` measures all of it against the bare filter and AltBeacon's (`make bench`).
+/// The stable proximity of one beacon: it changes class only on evidence beyond the boundary, a margin counted in
+/// standard errors of the estimate that decides (the Kalman level walking, the mean of the readings since the
+/// shopper stopped standing, the recent mean setting off), so a shopper standing past 3 m does not flap between
+/// near and far. docs/PROXIMITY.md says why each part is there; `ProximityTrial` measures it (`make bench`).
 ///
 /// `update` is O(1) and does not allocate.
 public struct ProximityClassifier: Sendable {

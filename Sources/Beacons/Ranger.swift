@@ -1,3 +1,5 @@
+import Foundation
+
 /// A configuration value a beacon engine cannot run with.
 public struct InvalidBeaconConfiguration: Error, Equatable, CustomStringConvertible {
     /// What is wrong and what would be accepted.
@@ -45,9 +47,32 @@ public struct RangingSnapshot: Hashable, Sendable {
 /// may differ from the bucket of the distance shown beside it: 3.1 m stays `.near` until the evidence
 /// says far. Everything downstream, the offer gate (`--min-proximity`) included, sees this class.
 ///
+/// How many beacons are tracked is bounded (`TrackingLimits`): a beacon over a limit is not tracked until
+/// others are forgotten, so someone advertising made-up identities cannot grow a scan's memory.
+///
 /// `observe` is O(1) and does not allocate once a beacon is known: the pipeline's budget is about
 /// 500 ns per sighting.
 public struct Ranger: Sendable {
+    /// The most beacons tracked at once. Identities cost nothing to invent: a transmitter (or a capture)
+    /// announcing a million of them would otherwise hold a track, and a place in every snapshot, for each.
+    /// A proximity UUID nobody asked about is held to what a store could have in range, as Home Assistant's
+    /// iBeacon tracker ignores a UUID past 50 major/minor pairs; `knownUUIDs` (the retailers a scan looks
+    /// for) are held only to `total`.
+    public struct TrackingLimits: Sendable, Hashable {
+        /// Beacons of any UUID.
+        public var total: Int
+        /// Beacons whose UUID is not known, together.
+        public var unknownUUIDs: Int
+        /// Beacons of one UUID that is not known.
+        public var perUnknownUUID: Int
+
+        public init(total: Int = 2_000, unknownUUIDs: Int = 1_000, perUnknownUUID: Int = 50) {
+            self.total = total
+            self.unknownUUIDs = unknownUUIDs
+            self.perUnknownUUID = perUnknownUUID
+        }
+    }
+
     public struct Configuration: Sendable, Hashable {
         /// Seconds between snapshots.
         public var snapshotInterval: Double
@@ -62,11 +87,13 @@ public struct Ranger: Sendable {
         public var proximityRule: ProximityRule
         /// The margins of the `.evidence` rule.
         public var proximityMargins: ProximityMargins
+        public var limits: TrackingLimits
 
         public init(
             snapshotInterval: Double = 1, maxTrackingAge: Double = 5, dropAfter: Double? = nil,
             filter: RSSIFilter.Method = .standard, distanceModel: DistanceModel = DistanceModel(),
-            proximityRule: ProximityRule = .evidence, proximityMargins: ProximityMargins = .standard
+            proximityRule: ProximityRule = .evidence, proximityMargins: ProximityMargins = .standard,
+            limits: TrackingLimits = TrackingLimits()
         ) {
             self.snapshotInterval = snapshotInterval
             self.maxTrackingAge = maxTrackingAge
@@ -75,6 +102,7 @@ public struct Ranger: Sendable {
             self.distanceModel = distanceModel
             self.proximityRule = proximityRule
             self.proximityMargins = proximityMargins
+            self.limits = limits
         }
 
         /// The variance of one reading when the stable class is kept, nil when the rule is `.threshold`.
@@ -151,6 +179,13 @@ public struct Ranger: Sendable {
     /// dictionary's subscript, the track was moved out and back for every sighting).
     private var tracks: [Track] = []
     private var trackIndex: [BeaconIdentity: Int] = [:]
+    /// Tracks per proximity UUID, and how many of them have a UUID outside `knownUUIDs`.
+    private var tracksPerUUID: [UUID: Int] = [:]
+    private var unknownTracks = 0
+    /// The UUIDs held only to `limits.total` (the regions a scan monitors, the retailers it knows).
+    public var knownUUIDs: Set<UUID> = [] {
+        didSet { unknownTracks = tracksPerUUID.reduce(0) { knownUUIDs.contains($1.key) ? $0 : $0 + $1.value } }
+    }
     /// Tick `k` is at `origin + k * snapshotInterval`; `nextTick` is the first not yet reported.
     private var origin: Double?
     private var nextTick = 1.0
@@ -166,6 +201,10 @@ public struct Ranger: Sendable {
         guard c.maxTrackingAge.isFinite, c.maxTrackingAge > 0 else {
             throw InvalidBeaconConfiguration(
                 "max tracking age must be a positive number of seconds, got \(c.maxTrackingAge)")
+        }
+        guard c.limits.total > 0, c.limits.unknownUUIDs >= 0, c.limits.perUnknownUUID >= 0 else {
+            throw InvalidBeaconConfiguration(
+                "tracking limits must be at least 1 beacon in all and 0 of unknown UUIDs, got \(c.limits)")
         }
         guard c.dropAfter.isFinite, c.dropAfter >= c.maxTrackingAge else {
             throw InvalidBeaconConfiguration(
@@ -186,11 +225,26 @@ public struct Ranger: Sendable {
         let due = advance(to: sighting.time)
         if let index = trackIndex[sighting.frame.identity] {
             tracks[index].record(sighting, configuration: configuration)
-        } else {
+        } else if admits(sighting.frame.identity.uuid) {
             trackIndex[sighting.frame.identity] = tracks.count
             tracks.append(Track(sighting, configuration: configuration))
+            count(sighting.frame.identity.uuid, by: 1)
         }
         return due
+    }
+
+    /// Whether a new beacon of `uuid` fits within the limits.
+    private func admits(_ uuid: UUID) -> Bool {
+        let limits = configuration.limits
+        guard tracks.count < limits.total else { return false }
+        if knownUUIDs.contains(uuid) { return true }
+        return unknownTracks < limits.unknownUUIDs && tracksPerUUID[uuid, default: 0] < limits.perUnknownUUID
+    }
+
+    private mutating func count(_ uuid: UUID, by change: Int) {
+        let count = tracksPerUUID[uuid, default: 0] + change
+        tracksPerUUID[uuid] = count == 0 ? nil : count
+        if !knownUUIDs.contains(uuid) { unknownTracks += change }
     }
 
     /// Moves time forward to `time` (earlier times are ignored). Returns the snapshot of the latest
@@ -241,6 +295,7 @@ public struct Ranger: Sendable {
         // From the end, each replaced by the last track.
         for index in dropped.reversed() {
             trackIndex[tracks[index].identity] = nil
+            count(tracks[index].identity.uuid, by: -1)
             let last = tracks.removeLast()
             if index < tracks.count {
                 tracks[index] = last

@@ -55,7 +55,9 @@ public struct RegionEvent: Hashable, Sendable {
 ///
 /// With `monitorsEveryUUIDHeard`, every proximity UUID heard becomes a region (notifying both ways)
 /// the first time it is heard, and enters at once: the CLI's behaviour when no region is given.
-/// Otherwise regions come from `add(_:)`.
+/// Such a region is forgotten when it exits (heard again, it enters again), and at most
+/// `maximumRegionsHeard` are monitored at once: UUIDs cost nothing to invent, and each one kept would
+/// hold memory for the rest of a scan. Otherwise regions come from `add(_:)`.
 ///
 /// `observe` costs one UUID lookup (plus at most two integer lookups when that UUID has major or
 /// minor regions) and allocates nothing unless an event happens.
@@ -65,10 +67,14 @@ public struct RegionMonitor: Sendable {
         public var exitTimeout: Double
         /// Monitor every proximity UUID heard as a region of its own.
         public var monitorsEveryUUIDHeard: Bool
+        /// With `monitorsEveryUUIDHeard`, the most UUIDs monitored at once: one heard while this many are
+        /// inside is not monitored until one exits.
+        public var maximumRegionsHeard: Int
 
-        public init(exitTimeout: Double = 10, monitorsEveryUUIDHeard: Bool = false) {
+        public init(exitTimeout: Double = 10, monitorsEveryUUIDHeard: Bool = false, maximumRegionsHeard: Int = 1_000) {
             self.exitTimeout = exitTimeout
             self.monitorsEveryUUIDHeard = monitorsEveryUUIDHeard
+            self.maximumRegionsHeard = maximumRegionsHeard
         }
     }
 
@@ -81,6 +87,8 @@ public struct RegionMonitor: Sendable {
         var lastHeard: Double?
         /// An entry for this region is in the deadline queue.
         var queued = false
+        /// Added because its UUID was heard (`monitorsEveryUUIDHeard`): forgotten when it exits.
+        var heard = false
     }
 
     /// The regions of one proximity UUID, reachable with integer keys once the UUID is found.
@@ -124,6 +132,8 @@ public struct RegionMonitor: Sendable {
     private var lastGroup: (uuid: UUID, index: Dictionary<UUID, UUIDRegions>.Index)?
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
+    /// How many regions were added because their UUID was heard.
+    private var regionsHeard = 0
     /// The latest time seen, from sightings or `advance(to:)`.
     public private(set) var now: Double?
 
@@ -149,10 +159,23 @@ public struct RegionMonitor: Sendable {
     /// Starts monitoring `region`, or changes its notify flags if it is already monitored (its state is
     /// kept). A new region starts `.unknown`.
     public mutating func add(_ region: BeaconRegion) {
+        add(region, heard: false)
+    }
+
+    private mutating func add(_ region: BeaconRegion, heard: Bool) {
         let constraint = region.constraint
-        if withRecord(constraint, { $0.region = region }) != nil { return }
-        var record = Record(region: region, serial: serials, lastHeard: now)
+        var wasHeard = false
+        if withRecord(constraint, {
+            wasHeard = $0.heard
+            $0.region = region
+            $0.heard = false  // added on purpose now: kept
+        }) != nil {
+            if wasHeard { regionsHeard -= 1 }
+            return
+        }
+        var record = Record(region: region, serial: serials, lastHeard: now, heard: heard)
         serials += 1
+        if heard { regionsHeard += 1 }
         if let now {
             record.queued = true
             push(Deadline(time: now + configuration.exitTimeout, serial: record.serial, region: constraint))
@@ -164,7 +187,9 @@ public struct RegionMonitor: Sendable {
     public mutating func remove(_ constraint: BeaconIdentityConstraint) {
         guard var group = byUUID[constraint.uuid] else { return }
         switch (constraint.major, constraint.minor) {
-        case (nil, _): group.whole = nil
+        case (nil, _):
+            if group.whole?.heard == true { regionsHeard -= 1 }
+            group.whole = nil
         case (let major?, nil): group.byMajor[major] = nil
         case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = nil
         }
@@ -200,8 +225,10 @@ public struct RegionMonitor: Sendable {
             group = lastGroup.index
         } else {
             if byUUID[identity.uuid] == nil {
-                guard configuration.monitorsEveryUUIDHeard else { return events }
-                add(BeaconRegion(BeaconIdentityConstraint(uuid: identity.uuid)))
+                guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
+                    return events
+                }
+                add(BeaconRegion(BeaconIdentityConstraint(uuid: identity.uuid)), heard: true)
             }
             group = byUUID.index(forKey: identity.uuid)!
             lastGroup = (identity.uuid, group)
@@ -240,6 +267,7 @@ public struct RegionMonitor: Sendable {
         while let first = deadlines.first, first.time <= time {
             popFirst()
             var requeue: Deadline?
+            var forget = false
             withRecord(first.region) { record in
                 guard record.serial == first.serial, let lastHeard = record.lastHeard else { return }
                 let due = lastHeard + timeout
@@ -253,8 +281,10 @@ public struct RegionMonitor: Sendable {
                     events.append(RegionEvent(kind: .exit, region: first.region, time: due))
                 }
                 record.state = .outside
+                forget = record.heard
             }
             if let requeue { push(requeue) }
+            if forget { remove(first.region) }
         }
         return events
     }

@@ -73,12 +73,19 @@ public indirect enum DBusValue: Hashable, Sendable {
     }
 }
 
-/// An argument to send: the few shapes BlueZ's methods take and the replies an exported object gives.
+/// An argument to send: the few shapes BlueZ's and the notification server's methods take, and the replies an
+/// exported object gives.
 public enum DBusArgument: Sendable {
     case string(String)
     case objectPath(String)
-    /// `u`: RequestName's flags.
+    /// `u`: RequestName's flags, a notification's id.
     case uint32(UInt32)
+    /// `i`: a notification's expiry.
+    case int32(Int32)
+    /// `as`: a notification's actions.
+    case strings([String])
+    /// `av`: the arguments of a signal a test's mock emits.
+    case variants([DBusPropertyValue])
     /// `a{sv}`: a discovery filter, options, an object's properties.
     case properties([(String, DBusPropertyValue)])
     /// `v`: one property (Properties.Get's answer).
@@ -89,6 +96,8 @@ public enum DBusArgument: Sendable {
 public enum DBusPropertyValue: Sendable {
     case string(String)
     case bool(Bool)
+    /// `y`: a notification's urgency.
+    case byte(UInt8)
     case int16(Int16)
     case uint32(UInt32)
     /// `ay`.
@@ -101,6 +110,7 @@ public enum DBusPropertyValue: Sendable {
         switch self {
         case .string: "s"
         case .bool: "b"
+        case .byte: "y"
         case .int16: "n"
         case .uint32: "u"
         case .bytes: "ay"

@@ -17,7 +17,8 @@ public struct DBusSignal: Sendable {
     public let arguments: [DBusValue]
 }
 
-/// One private connection to the system bus (libdbus). Owns it; confined to one thread at a time.
+/// One private connection to the system bus (libdbus), or to the user's session bus (`session()`). Owns it;
+/// confined to one thread at a time.
 public final class SystemBus {
     let connection: OpaquePointer
 
@@ -34,6 +35,20 @@ public final class SystemBus {
         }
         dbus_connection_set_exit_on_disconnect(connection, 0)
         self.connection = connection
+    }
+
+    /// The session bus of the user's login (desktop notifications live there): at DBUS_SESSION_BUS_ADDRESS,
+    /// else $XDG_RUNTIME_DIR/bus. Never autolaunches one: with neither, there is none.
+    public static func session() throws(DBusFailure) -> SystemBus {
+        let environment = ProcessInfo.processInfo.environment
+        let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : "unix:path=\($0)/bus" }
+        guard let address else {
+            throw DBusFailure(
+                name: "org.freedesktop.DBus.Error.NoServer",
+                message: "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set")
+        }
+        return try SystemBus(address: address)
     }
 
     /// This connection's unique name on the bus (":1.42").
@@ -176,6 +191,17 @@ enum LibDBus {
         case .string(let text): appendString(text, type: type("s"), to: &iterator)
         case .objectPath(let path): appendString(path, type: type("o"), to: &iterator)
         case .uint32(var number): dbus_message_iter_append_basic(&iterator, type("u"), &number)
+        case .int32(var number): dbus_message_iter_append_basic(&iterator, type("i"), &number)
+        case .strings(let texts):
+            var array = DBusMessageIter()
+            dbus_message_iter_open_container(&iterator, type("a"), "s", &array)
+            for text in texts { appendString(text, type: type("s"), to: &array) }
+            dbus_message_iter_close_container(&iterator, &array)
+        case .variants(let values):
+            var array = DBusMessageIter()
+            dbus_message_iter_open_container(&iterator, type("a"), "v", &array)
+            for value in values { appendVariant(value, to: &array) }
+            dbus_message_iter_close_container(&iterator, &array)
         case .variant(let value): appendVariant(value, to: &iterator)
         case .properties(let properties):
             appendDictionary(properties, signature: "{sv}", to: &iterator) { property, entry in
@@ -209,6 +235,7 @@ enum LibDBus {
         case .bool(let flag):
             var basic: dbus_bool_t = flag ? 1 : 0
             dbus_message_iter_append_basic(&variant, type("b"), &basic)
+        case .byte(var basic): dbus_message_iter_append_basic(&variant, type("y"), &basic)
         case .int16(var basic): dbus_message_iter_append_basic(&variant, type("n"), &basic)
         case .uint32(var basic): dbus_message_iter_append_basic(&variant, type("u"), &basic)
         case .bytes(let bytes): appendBytes(bytes, to: &variant)

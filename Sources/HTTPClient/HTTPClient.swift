@@ -72,7 +72,7 @@ private final class EasyHandle {
         errorBuffer[0] = 0
         let headerList = try headerList(request.headers)
         defer { api.slist_free_all(headerList) }
-        let received = ReceivedResponse()
+        let received = ReceivedResponse(maximumBodyBytes: request.maximumResponseBytes)
         let receivedPointer = Unmanaged.passUnretained(received).toOpaque()
 
         setLong(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for timeouts: this runs on any thread
@@ -86,6 +86,10 @@ private final class EasyHandle {
         setPointer(CURLOPT_WRITEDATA, receivedPointer)
         _ = loyalty_curl_easy_setopt_write_callback(api.easy_setopt, curl, CURLOPT_HEADERFUNCTION, receiveHeader)
         setPointer(CURLOPT_HEADERDATA, receivedPointer)
+        // A Content-Length past the limit is refused before any of the body is read; the write callback
+        // catches a body that does not say its length.
+        _ = loyalty_curl_easy_setopt_off_t(
+            api.easy_setopt, curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumResponseBytes))
         if let isCancelled = request.isCancelled {
             received.isCancelled = isCancelled
             setLong(CURLOPT_NOPROGRESS, 0)
@@ -112,7 +116,7 @@ private final class EasyHandle {
         }
         let code = withExtendedLifetime(received) { api.easy_perform(curl) }
 
-        guard code == CURLE_OK else { throw error(code, request) }
+        guard code == CURLE_OK else { throw error(code, request, tooLarge: received.tooLarge) }
         var status = 0
         _ = loyalty_curl_easy_getinfo_long(api.easy_getinfo, curl, CURLINFO_RESPONSE_CODE, &status)
         return HTTPClientResponse(status: status, headers: received.headers, body: received.body)
@@ -131,13 +135,18 @@ private final class EasyHandle {
         _ = loyalty_curl_easy_setopt_pointer(api.easy_setopt, curl, option, value)
     }
 
-    private func error(_ code: CURLcode, _ request: HTTPClientRequest) -> HTTPClientError {
+    /// `tooLarge`: the write callback stopped the body at the request's limit.
+    private func error(_ code: CURLcode, _ request: HTTPClientRequest, tooLarge: Bool) -> HTTPClientError {
         let detail =
             errorBuffer[0] != 0
             ? String(cString: errorBuffer) : api.easy_strerror(code).map { String(cString: $0) } ?? "error \(code)"
         switch code {
         case CURLE_ABORTED_BY_CALLBACK:
             return .cancelled(url: request.url)
+        case CURLE_FILESIZE_EXCEEDED:
+            return .responseTooLarge(url: request.url, limit: request.maximumResponseBytes)
+        case CURLE_WRITE_ERROR where tooLarge:
+            return .responseTooLarge(url: request.url, limit: request.maximumResponseBytes)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .couldNotConnect(url: request.url, detail: detail)
         case CURLE_OPERATION_TIMEDOUT:
@@ -183,6 +192,11 @@ private final class ReceivedResponse {
     var headers: [String: String] = [:]
     var body: [UInt8] = []
     var isCancelled: (@Sendable () -> Bool)?
+    let maximumBodyBytes: Int
+    /// The body went past `maximumBodyBytes`: the transfer was stopped there.
+    var tooLarge = false
+
+    init(maximumBodyBytes: Int) { self.maximumBodyBytes = maximumBodyBytes }
 }
 
 /// libcurl's progress callback, called about once a second even while nothing moves: non-zero aborts.
@@ -196,6 +210,10 @@ private let receiveBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int,
     data, size, count, context in
     guard let context else { return 0 }
     let received = Unmanaged<ReceivedResponse>.fromOpaque(context).takeUnretainedValue()
+    guard size * count <= received.maximumBodyBytes - received.body.count else {
+        received.tooLarge = true
+        return 0  // not the count given: libcurl stops with CURLE_WRITE_ERROR
+    }
     received.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
     return size * count
 }

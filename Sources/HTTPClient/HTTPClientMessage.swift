@@ -9,12 +9,18 @@ public struct HTTPClientRequest: Sendable {
     public var totalTimeout: Double
     /// Asked about once a second while the request runs: true abandons it (`HTTPClientError.cancelled`).
     public var isCancelled: (@Sendable () -> Bool)?
+    /// The most bytes the answer's body may have: past it the transfer is abandoned
+    /// (`HTTPClientError.responseTooLarge`), so a server (or anyone between, on plain http) sending an endless
+    /// body cannot fill this process's memory. Size it by what the answer can be.
+    public var maximumResponseBytes: Int
 
     public init(
         method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
-        connectTimeout: Double = 5, totalTimeout: Double = 30, isCancelled: (@Sendable () -> Bool)? = nil
+        connectTimeout: Double = 5, totalTimeout: Double = 30, isCancelled: (@Sendable () -> Bool)? = nil,
+        maximumResponseBytes: Int = 16 << 20
     ) {
         self.isCancelled = isCancelled
+        self.maximumResponseBytes = maximumResponseBytes
         self.method = method
         self.url = url
         self.headers = headers
@@ -54,6 +60,8 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
     case libraryUnavailable(String)
     /// The request's `isCancelled` said to stop before the answer came.
     case cancelled(url: String)
+    /// The answer's body was longer than the request's `maximumResponseBytes`: abandoned there.
+    case responseTooLarge(url: String, limit: Int)
 
     public var description: String {
         switch self {
@@ -65,6 +73,8 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
             "HTTP transfer failed (libcurl error \(code)): \(detail)"
         case .libraryUnavailable(let detail): detail
         case .cancelled(let url): "the request to \(url) was abandoned: the command is ending"
+        case .responseTooLarge(let url, let limit):
+            "the answer from \(url) is longer than the \(limit) bytes such an answer can be, so it was abandoned; is that a loyalty server, and is nothing between rewriting its answers?"
         }
     }
 }

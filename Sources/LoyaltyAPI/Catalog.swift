@@ -69,3 +69,19 @@ public struct CatalogPage: Codable, Sendable, Equatable {
         case removedStores = "removed_stores"
     }
 }
+
+extension CatalogPage {
+    /// The most rows (retailers, offers, stores and tombstones together) a page holds: `limit`'s maximum, and
+    /// the size of a page asked without one.
+    public static let maximumRows = 10_000
+
+    /// The most bytes a page of `rows` rows can take, for a client to refuse a longer answer: each row as long as
+    /// the longest offer (its texts at their most code points, 4 bytes of UTF-8 each; controls, which JSON writes
+    /// longer, are refused in them; the image URL is ASCII), plus its other fields and the page's own.
+    public static func maximumJSONBytes(rows: Int) -> Int {
+        let offerTexts =
+            4 * (Validation.titleLength.upperBound + Validation.descriptionMaxLength + Validation.categoryMaxLength)
+            + Validation.imageURLMaxLength
+        return (64 << 10) + rows * (offerTexts + 1024)
+    }
+}

@@ -35,11 +35,12 @@ private let accountShow = Command(
     run: clientCommand { context in
         let device = try context.home.requireDevice()
         let cache = try context.openCache()
+        let server = (context.api.server, context.serverSource)
         if context.output.isJSON {
-            return context.output.line(try ClientJSONLines.account(device, server: context.api.server, cache: cache))
+            return context.output.line(try ClientJSONLines.account(device, server: server, cache: cache))
         }
         try warnIfCatalogPartial(cache, context.output)
-        context.output.line(try ClientText.account(device, server: context.api.server, cache: cache))
+        context.output.line(try ClientText.account(device, server: server, saved: context.config.server, cache: cache))
     }
 )
 

@@ -119,7 +119,7 @@ private func advertiseLive(
     _ advertisement: BeaconAdvertisement, transport: HCITransport, duration: Double?, _ output: CommandOutput
 ) throws {
     let advertiser = try openAdvertiser(transport: transport, advertisement: advertisement)
-    Interruption.cancels(advertiser.cancel)
+    CommandScope.interruption.cancels(advertiser.cancel)
     let (frame, interval, adapter, mode) = (
         advertisement.frame, advertiser.intervalMilliseconds, advertiser.adapter, advertiser.commandSet
     )

@@ -61,7 +61,7 @@ private func runCalibrate(_ arguments: ParsedArguments) throws {
     } else {
         // The same path as a scan: beside a discovering bluetoothd, through it.
         let scanner = try openScanner(transport: transport, options: LEScanOptions())
-        Interruption.cancels(scanner.cancel)
+        CommandScope.interruption.cancels(scanner.cancel)
         if output.isTerminal {
             output.error("listening for \(String(format1: seconds)) s: hold the receiver 1 m from \(identity)")
         }

@@ -31,12 +31,15 @@ struct ClientContext {
     let api: LoyaltyAPIClient
     /// Text, or JSON lines with --json.
     let output: CommandOutput
+    /// Where the server in use was given (--server, LOYALTY_SERVER, the config, the default).
+    let serverSource: ClientConfig.ServerSource
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         environment = CommandScope.environment
         output = CommandScope.output(json: arguments.flag(ClientOptions.json))
         home = try ClientHome(environment: environment)
+        for change in home.narrowPermissions() { output.error("note: \(change)") }
         config = try home.loadConfig()
         let timeouts = Timeouts(
             connect: arguments.value(ClientOptions.connectTimeout) ?? config.connectTimeoutSeconds ?? 5,
@@ -44,6 +47,7 @@ struct ClientContext {
         api = LoyaltyAPIClient(
             server: try Self.serverURL(config, arguments, environment),
             timeouts: timeouts)
+        serverSource = config.serverSetting(flag: arguments.value(ClientOptions.server), environment: environment).source
     }
 
     /// A URL that is not one is a usage error (64), whichever setting gave it.
@@ -118,7 +122,7 @@ enum OfferScanOptions {
 /// under way is abandoned once `interruption` asks.
 func openOfferSession(
     _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
-) throws -> (offers: OfferSession, redemption: ScanRedemption) {
+) throws -> (offers: OfferSession, redemption: ScanRedemption, home: ClientHome, hasAccount: Bool) {
     let context = try ClientContext(arguments)
     if let interruption { context.api.isCancelled = { interruption.isRequested } }
     let minimum = arguments.value(OfferScanOptions.minimumProximity) ?? .near
@@ -132,7 +136,7 @@ func openOfferSession(
     let redeemer = Result { () throws(ClientError) in
         Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
     }
-    return (offers, ScanRedemption(redeemer))
+    return (offers, ScanRedemption(redeemer), context.home, hasAccount)
 }
 
 /// Says that the cached catalog is partial, if it is: on standard error, or as a JSON line.

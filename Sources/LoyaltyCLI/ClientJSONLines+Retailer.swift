@@ -12,6 +12,19 @@ extension ClientJSONLines {
         ])
     }
 
+    /// `retailer key show --json`: the key, and where it came from (`config` or `LOYALTY_RETAILER_KEY`).
+    static func retailerKey(_ key: String, from: String) -> String {
+        object([("event", .string("retailer_key")), ("api_key", .string(key)), ("from", .string(from))])
+    }
+
+    /// `retailer key set --json`: whose key was saved, never the key.
+    static func retailerKeySet(_ credentials: RetailerCredentials) -> String {
+        object([
+            ("event", .string("retailer_key_set")), ("id", id(credentials.id)), ("name", .string(credentials.name)),
+            ("uuid", .string(credentials.uuid.uuidString)),
+        ])
+    }
+
     /// `retailer stats --days N`, one line per day.
     public static func day(_ day: DayFigures) -> String {
         object([

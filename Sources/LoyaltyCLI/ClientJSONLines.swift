@@ -49,12 +49,13 @@ public enum ClientJSONLines {
     }
 
     /// `account show`: the account, this device, and what its cache holds.
-    public static func account(_ device: DeviceCredentials, server: URL, cache: OfferCache) throws(ClientError)
-        -> String
-    {
+    public static func account(
+        _ device: DeviceCredentials, server: (url: URL, source: ClientConfig.ServerSource), cache: OfferCache
+    ) throws(ClientError) -> String {
         object([
             ("account_id", id(device.accountID)), ("device_id", id(device.deviceID)),
-            ("server", .string(server.absoluteString)), ("cached_offers", .int(try cache.offerCount)),
+            ("server", .string(server.url.absoluteString)), ("server_from", .string(server.source.rawValue)),
+            ("cached_offers", .int(try cache.offerCount)),
             ("unsent_seen", .int(try cache.outboxCount)), ("last_sync", timestamp(try cache.lastSync)),
             ("catalog_partial", .bool(try cache.catalogIsPartial)),
         ])

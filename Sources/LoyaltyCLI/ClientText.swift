@@ -164,27 +164,18 @@ public enum ClientText {
             })
     }
 
-    /// `account show`.
-    public static func account(_ device: DeviceCredentials, server: URL, cache: OfferCache) throws(ClientError)
-        -> String
-    {
+    /// `account show`: the server is the one the account lives on (`saved`: the config's), unless --server
+    /// or LOYALTY_SERVER says otherwise; the line says which, and the saved one when it differs.
+    public static func account(
+        _ device: DeviceCredentials, server: (url: URL, source: ClientConfig.ServerSource), saved: String?,
+        cache: OfferCache
+    ) throws(ClientError) -> String {
         """
         account       \(device.accountID.uuidString.lowercased())
         this device   \(device.deviceID.uuidString.lowercased())
-        server        \(server.absoluteString)
+        server        \(serverInUse(server.url.absoluteString, server.source, saved: saved))
         cache         \(try cache.offerCount) offers, \(try cache.outboxCount) seen offers waiting to be sent, last sync \(timestamp(try cache.lastSync))
         """
-    }
-
-    /// A beacon region entered or left during a scan, or its state.
-    public static func regionEvent(_ event: RegionEvent) -> String {
-        let verb =
-            switch event.kind {
-            case .enter: "entered"
-            case .exit: "left"
-            case .state(let state): state.rawValue
-            }
-        return "\(verb) beacon region \(event.region)"
     }
 
     /// The warning when a scan's sync fails: the error and what the scan does without the server.
@@ -207,21 +198,6 @@ public enum ClientText {
     /// The closing line of a NMEA log's replay.
     public static func summary(_ statistics: NMEAStream.Statistics) -> String {
         "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped"
-    }
-
-    /// The live "hot and cold" table of a scan, with the offer on screen under it.
-    public static func ranging(_ snapshot: RangingSnapshot, offerNotice: String?) -> String {
-        var screen = "BEACON".padded(46) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
-        for beacon in snapshot.beacons {
-            let distance = beacon.distance.map { String(format1: $0) + " m" } ?? "-"
-            let rssi = beacon.rssi.map { String(Int($0.rounded())) } ?? "-"
-            let age = String(format1: snapshot.time - beacon.lastSeen) + " s ago"
-            screen += beacon.identity.description.padded(46) + beacon.proximity.rawValue.padded(11)
-                + distance.padded(10) + rssi.padded(6) + age + "\n"
-        }
-        if snapshot.beacons.isEmpty { screen += "(no beacons in range)\n" }
-        if let offerNotice { screen += "\n\(offerNotice)\n" }
-        return screen
     }
 
     /// `beacon calibrate`'s report.

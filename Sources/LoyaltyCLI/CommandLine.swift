@@ -19,9 +19,12 @@ extension ExitCode {
 
 /// `--name SECONDS`: a number of seconds greater than zero.
 func secondsOption(_ name: String, help: String) -> Option<Double> {
-    Option(name, value: "SECONDS", help: help, expected: "a number of seconds greater than 0") {
-        Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
-    }
+    Option(name, value: "SECONDS", help: help, expected: "a number of seconds greater than 0", parse: positiveSeconds)
+}
+
+/// A number of seconds greater than zero (`--timeout`, `config set total_timeout_s`), or nil.
+@Sendable func positiveSeconds(_ text: String) -> Double? {
+    Double(text).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
 }
 
 /// `--name UUID`: a proximity UUID.

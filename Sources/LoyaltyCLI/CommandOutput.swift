@@ -14,16 +14,24 @@ public final class OutputSink: Sendable {
     /// Whether standard output is a terminal: only there does a scan draw its live table and take keys,
     /// and a code come with its QR symbol.
     public let isTerminal: Bool
+    /// The keys a scan on this terminal reads, when they are not the process's standard input.
+    let keys: (any ShopperKeys)?
 
     /// The process's standard output and error.
-    public static let standard = OutputSink(isCapturing: false, isTerminal: isatty(STDOUT_FILENO) == 1)
+    public static let standard = OutputSink(isCapturing: false, isTerminal: isatty(STDOUT_FILENO) == 1, keys: nil)
 
     /// Memory, as a pipe: never a terminal.
-    public static func capturing() -> OutputSink { OutputSink(isCapturing: true, isTerminal: false) }
+    public static func capturing() -> OutputSink { OutputSink(isCapturing: true, isTerminal: false, keys: nil) }
 
-    private init(isCapturing: Bool, isTerminal: Bool) {
+    /// Memory as a terminal whose shopper presses `keys`: a scan draws its table into it and reads them.
+    public static func capturingTerminal(keys: any ShopperKeys) -> OutputSink {
+        OutputSink(isCapturing: true, isTerminal: true, keys: keys)
+    }
+
+    private init(isCapturing: Bool, isTerminal: Bool, keys: (any ShopperKeys)?) {
         self.isCapturing = isCapturing
         self.isTerminal = isTerminal
+        self.keys = keys
     }
 
     /// What was written to standard output and to standard error, when capturing.

@@ -11,7 +11,8 @@ enum ControllerOptions {
         help: "The controller: hciN, or an H4 stream: tcp:HOST:PORT, unix:PATH, serial:DEVICE[:BAUD].",
         expected: "hciN, tcp:HOST:PORT, unix:PATH or serial:DEVICE[:BAUD]", parse: HCITransport.init(parsing:))
     static let adapter = Option<String>(
-        "adapter", value: "NAME", help: "The adapter (default: the first one).",
+        "adapter", value: "NAME",
+        help: "The kernel adapter, like hci0 (default: the first one; doctor checks every one).",
         expected: "an adapter name: hci and a number, like hci0"
     ) { HCITransport.isAdapterName($0) ? $0 : nil }
 

@@ -17,9 +17,6 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
     /// end the process without a word, its terminal raw.)
     public static let process = Interruption(signals: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
 
-    /// `process.cancels(cancel)`.
-    public static func cancels(_ cancel: @escaping @Sendable () -> Void) { process.cancels(cancel) }
-
     private struct State {
         var signals = 0
         var cancels: [@Sendable () -> Void] = []
@@ -41,6 +38,11 @@ public final class Interruption: @unchecked Sendable {  // its state is in the M
         SignalSources(signals, queue: DispatchQueue(label: "Interruption")).start { signalNumber, count in
             self.received(signalNumber, count: count)
         }
+    }
+
+    deinit {
+        close(wakeup.read)
+        close(wakeup.write)
     }
 
     /// Whether a signal asked the command to end.

@@ -50,12 +50,12 @@ public struct LiveTable: Sendable {
 
     /// The terminal rows `line` takes on a terminal `columns` wide (0: unknown): a line wider than the
     /// terminal wraps, and a wide character that does not fit in the last column goes to the next row.
+    /// Colours take no room.
     static func rows(of line: some StringProtocol, columns: Int) -> Int {
         guard columns > 0 else { return 1 }
         var rows = 1
         var column = 0
-        for scalar in line.unicodeScalars {
-            let width = cells(scalar)
+        for width in printedCells(line) {
             if column + width > columns {
                 rows += 1
                 column = 0
@@ -63,6 +63,22 @@ public struct LiveTable: Sendable {
             column += width
         }
         return rows
+    }
+
+    /// The cells each printed scalar of `line` takes, in order; the scan's colours (CSI sequences: ESC [,
+    /// parameters, a final byte from @ to ~) take none.
+    static func printedCells(_ line: some StringProtocol) -> [Int] {
+        var widths: [Int] = []
+        var scalars = line.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            guard scalar == "\u{1B}" else {
+                widths.append(cells(scalar))
+                continue
+            }
+            guard scalars.next() == "[" else { continue }
+            while let byte = scalars.next(), !("@"..."~").contains(byte) {}
+        }
+        return widths
     }
 
     /// The cells `scalar` takes: glibc's wcwidth in a UTF-8 locale (set for this thread only while it asks);

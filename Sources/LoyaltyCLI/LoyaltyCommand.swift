@@ -13,26 +13,31 @@ public enum LoyaltyCommand {
         globalOptions: ClientOptions.all,
         subcommands: [
             scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
-            offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand,
+            offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand, configCommand,
         ],
         version: Release.version
     )
 
-    /// Runs `loyalty ARGUMENTS` writing to `sink`, with `environment` as its environment variables, and
-    /// returns the exit code: the binary with the process's own, a test in process with its own.
+    /// Runs `loyalty ARGUMENTS` writing to `sink`, with `environment` as its environment variables, ended
+    /// early by `interruption`, and returns the exit code: the binary with the process's own, a test in process
+    /// with its own (`Interruption(signals: [])`, which only q requests).
     public static func run(
         _ arguments: [String], sink: OutputSink = .standard,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, interruption: Interruption = .process
     ) -> Int32 {
         CommandScope.$sink.withValue(sink) {
             CommandScope.$environment.withValue(environment) {
-                let outcome = root.execute(arguments)
-                if let text = outcome.output { sink.write(text.hasSuffix("\n") ? text : text + "\n") }
-                sink.flush()
-                if let text = outcome.error { sink.writeError(text + "\n") }
-                return outcome.exitCode
+                CommandScope.$boundInterruption.withValue(interruption) { execute(arguments, sink) }
             }
         }
+    }
+
+    private static func execute(_ arguments: [String], _ sink: OutputSink) -> Int32 {
+        let outcome = root.execute(arguments)
+        if let text = outcome.output { sink.write(text.hasSuffix("\n") ? text : text + "\n") }
+        sink.flush()
+        if let text = outcome.error { sink.writeError(text + "\n") }
+        return outcome.exitCode
     }
 }
 
@@ -40,6 +45,10 @@ public enum LoyaltyCommand {
 enum CommandScope {
     @TaskLocal static var sink = OutputSink.standard
     @TaskLocal static var environment = ProcessInfo.processInfo.environment
+    @TaskLocal static var boundInterruption: Interruption?
+    /// What ends the command early: the process's signals, or in a test only what the test requests.
+    /// (Optional underneath, so that binding a test's own never takes the process's signals.)
+    static var interruption: Interruption { boundInterruption ?? .process }
 
     /// The command's output, text or JSON lines as `json` says.
     static func output(json: Bool) -> CommandOutput { CommandOutput(sink, json: json) }

@@ -37,12 +37,12 @@ let offersCommand = Command(
 private let qrFlag = Flag("qr", help: "Draw the code as a QR code beside the text (the default on a terminal).")
 
 /// The code as a QR code with `text` beside it, when stdout is a terminal or --qr asks; else the text.
-private func printCode(_ code: String, beside text: [String], _ context: ClientContext) {
+private func codeText(_ code: String, beside text: [String], _ context: ClientContext) -> String {
     guard context.output.isTerminal || context.arguments.flag(qrFlag), let symbol = try? QRCode(code) else {
-        return context.output.line(text.joined(separator: "\n"))
+        return text.joined(separator: "\n")
     }
     // The text from the second line of the symbol, past its quiet zone.
-    context.output.line(symbol.terminalLines(beside: [""] + text).joined(separator: "\n"))
+    return symbol.terminalLines(beside: [""] + text).joined(separator: "\n")
 }
 
 let historyCommand = Command(
@@ -56,14 +56,13 @@ let historyCommand = Command(
     options: [qrFlag] + ClientOptions.all,
     run: clientCommand { context in
         let history = try ShopperHistory(try context.openCache())
-        let output = context.output
-        if output.isJSON { return history.jsonLines.forEach(output.line) }
-        if history.rows.isEmpty { return output.line("nothing seen or redeemed yet") }
-        output.line(history.table)
-        if let open = history.open {
-            output.line("")
-            printCode(open.code, beside: ClientText.openCode(open.code, title: open.title), context)
+        /// The table, and under it the newest code not yet used.
+        func text() -> String {
+            guard !history.rows.isEmpty else { return "nothing seen or redeemed yet" }
+            guard let open = history.open else { return history.table }
+            return history.table + "\n" + codeText(open.code, beside: ClientText.openCode(open.code, title: open.title), context)
         }
+        context.output.emit(text: text(), jsonLines: history.jsonLines)
     })
 
 let redeemCommand = Command(
@@ -85,6 +84,7 @@ let redeemCommand = Command(
         do throws(ClientError) { redemption = try redeemer.redeem(offer) } catch {
             throw error.explainingRedemption(of: offer)
         }
-        if context.output.isJSON { return context.output.line(ClientJSONLines.redeemed(redemption, of: offer.offer)) }
-        printCode(redemption.code, beside: ClientText.redeemed(redemption, of: offer), context)
+        context.output.emit(
+            text: codeText(redemption.code, beside: ClientText.redeemed(redemption, of: offer), context),
+            json: ClientJSONLines.redeemed(redemption, of: offer.offer))
     })

@@ -3,6 +3,10 @@ import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 let retailerCommand = Command(
     name: "retailer",
     summary: "For retailers: register, manage the offers on your beacons, see how they do.",
@@ -12,7 +16,7 @@ let retailerCommand = Command(
         """,
     subcommands: [
         retailerRegister, retailerOffer, retailerOffers, retailerStore, retailerStats,
-        retailerRotateKey, retailerTillKey,
+        retailerRotateKey, retailerKey, retailerTillKey,
     ])
 
 extension ClientContext {
@@ -219,3 +223,61 @@ private let retailerRotateKey = Command(
             text: ClientText.keyRotated(key, savedIn: saved ? context.home.configFile.path : nil),
             json: ClientJSONLines.keyRotated(saved: saved))
     })
+
+private let retailerKey = Command(
+    name: "key", summary: "Print the retailer API key, or set one (a key rotated in the console, say).",
+    subcommands: [retailerKeyShow, retailerKeySet])
+
+private let retailerKeyShow = Command(
+    name: "show", summary: "Print the API key in use: LOYALTY_RETAILER_KEY, else the config file's.",
+    discussion: clientDiscussion, options: ClientOptions.all,
+    run: clientCommand { context in
+        guard case .retailer(let key) = try context.retailerCredential() else { return }
+        let from = (context.environment["LOYALTY_RETAILER_KEY"] ?? "").isEmpty ? "config" : "LOYALTY_RETAILER_KEY"
+        context.output.emit(text: key, json: ClientJSONLines.retailerKey(key, from: from))
+    })
+
+private let keyWord = Positional("KEY", .optional)
+
+private let retailerKeySet = Command(
+    name: "set",
+    summary: "Keep an API key in the config file (0600) once the server says whose it is.",
+    discussion: """
+        Without KEY, the key is read from standard input: on a terminal it is asked for and not echoed,
+        so it stays out of the shell's history and the terminal (`loyalty retailer key set < key.txt` works
+        too). The key is checked with the server first: one it refuses is not saved (exit 77). The server
+        used is saved with it. A config holding another retailer's key refuses to replace it.
+
+        \(clientDiscussion)
+        """,
+    options: ClientOptions.all, positionals: [keyWord],
+    run: clientCommand { context in
+        let typed = context.arguments.word(keyWord) ?? readSecretLine(prompt: "API key: ", context.output) ?? ""
+        let key = typed.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw context.arguments.usageError("no API key: give KEY, or type it when asked") }
+        let credentials = try context.home.setRetailerKey(context.api, key: key)
+        context.output.emit(
+            text: "API key of \(TerminalText.escaped(credentials.name)) saved in \(context.home.configFile.path)",
+            json: ClientJSONLines.retailerKeySet(credentials))
+    })
+
+/// A line of standard input; on a terminal, asked for with `prompt` on standard error and not echoed (the
+/// terminal's settings come back after, and before a second Ctrl-C ends the process).
+private func readSecretLine(prompt: String, _ output: CommandOutput) -> String? {
+    var original = termios()
+    guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &original) == 0 else { return readLine() }
+    var quiet = original
+    quiet.c_lflag &= ~tcflag_t(ECHO)
+    let restore = { @Sendable [original] in
+        var settings = original
+        tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    }
+    Interruption.process.restores(restore)
+    output.error(prompt, newline: false)
+    tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+    defer {
+        restore()
+        output.error("")
+    }
+    return readLine()
+}

@@ -19,9 +19,15 @@ enum ScanOptions {
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
+    static let color = Option<ColorChoice>(
+        "color", value: "WHEN",
+        help: "Colour the screen: auto (default: a terminal whose TERM is not dumb, without NO_COLOR), always, never.",
+        expected: "auto, always or never"
+    ) { ColorChoice(rawValue: $0) }
 
     static let all: [any DeclaredOption] = [
         replay, ClientOptions.json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates,
+        color,
     ] + ControllerOptions.all
 }
 
@@ -36,8 +42,18 @@ let scanCommand = Command(
         the cached catalog are (as syncs during the scan change them), or without any every UUID heard.
 
         On a terminal: a live table, redrawn in place under the enter and exit lines (of beacon regions
-        and, with --location, stores), which stay above it. With --json or in a pipe: JSON lines, each
-        with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
+        and, with --location, stores), which stay above it. Beacons go by their retailer's name and
+        numbers (Matey's 1:1; one of no cached retailer by the start of its UUID), in the hot/cold
+        colours: immediate red, near orange, far blue, unknown dim. The offer on screen is a banner on
+        its category's colour (food blue, clothing red, any other grey) with its description and end
+        date. Everything is cut to fit the window. With TERM=dumb the screen is plain lines with no
+        cursor movement: the events, a beacon's row when its proximity changes, and each offer once. In
+        a pipe, the text is the event log alone, each offer a line of it. --color=auto colours a terminal
+        whose TERM is set and not dumb unless NO_COLOR is set (not empty); always colours also a pipe (its
+        offer lines on their category's colour) and wins over NO_COLOR; never does not colour. The closing
+        summary says how many offers were shown, redeemed, dismissed and left waiting; a scan that can
+        show no offer (no account, nothing cached) says what to run as it starts. With --json: JSON
+        lines, each with "event" and "t" (seconds on the capture's clock): enter, exit, range, and a closing summary;
         first, while a sync has stopped midway, {"event":"warning","code":"catalog_partial",..} (on a
         terminal, a warning on standard error): offers on the catalog pages not fetched yet cannot show.
         Malformed advertising events inside a readable capture are skipped and counted in the summary; a
@@ -69,8 +85,17 @@ let scanCommand = Command(
         log (whose clock is not the radio's), the geofences run alone and the scan says beacons are off.
         With --replay, nmea:FILE is merged with the capture by their UTC timestamps and fixed:LAT,LON
         is one fix at the capture's first time: every line comes in "t" order, the same on every run.
+
+        Notifications: with --notify each offer, as it shows, is also posted as a desktop notification
+        (org.freedesktop.Notifications on the session bus): the retailer and title, the description, and
+        where the notification server shows actions, Redeem and Dismiss. Redeem redeems as r does and
+        replaces the notification with the code for the till and its QR code (a PNG beside the cache);
+        Dismiss, or closing it, dismisses the offer. --notify-on offers,enter,exit chooses what posts:
+        offers, entering and leaving a retailer's region or a store (once per entry). With no session
+        bus or no notification server the scan goes on and says once that notifications are off. The
+        answers are read at each ranging snapshot, so they take up to --snapshot-interval to act.
         """,
-    options: ScanOptions.all + OfferScanOptions.all + LocationOptions.all,
+    options: ScanOptions.all + OfferScanOptions.all + NotifyOptions.all + LocationOptions.all,
     exclusiveOptions: ControllerOptions.exclusive,
     run: runScan
 )
@@ -120,15 +145,29 @@ private func runScan(_ arguments: ParsedArguments) throws {
         maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
-    let interruption = Interruption.process
-    let (offers, redemption) = try openOfferSession(
+    let interruption = CommandScope.interruption
+    let (offers, redemption, home, hasAccount) = try openOfferSession(
         arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
+    let environment = CommandScope.environment
     let printer = ScanPrinter(
-        arguments, output: output, offers: offers, redemption: redemption, interruption: interruption)
+        arguments, output: output, offers: offers, redemption: redemption, interruption: interruption,
+        style: ScreenStyle(
+            arguments.value(ScanOptions.color) ?? .auto, standardOutputIsTerminal: output.isTerminal, environment: environment),
+        cursorMoves: environment["TERM"] != "dumb")
     defer { printer.keys?.restore() }
+    if arguments.flag(NotifyOptions.notify) {
+        let answering = NotificationAnswering(
+            offers: offers, redemption: redemption, codeImages: home.dataDirectory.appendingPathComponent("codes"))
+        printer.notifier = DesktopNotifier(
+            events: arguments.value(NotifyOptions.notifyOn) ?? .offers, answering: answering
+        ) { [unowned printer] in printer.warn($0) }
+    }
     var syncWarned = false
     offers.syncIfDue(warned: &syncWarned, output: printer)
     try warnIfCatalogPartial(offers.cache, output)
+    if !output.isJSON {
+        printer.hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount)
+    }
     let exitTimeout = arguments.value(ScanOptions.exitTimeout) ?? 10
     var scan = CombinedScan(
         beacons: try BeaconScanSession(
@@ -158,14 +197,4 @@ private func runScan(_ arguments: ParsedArguments) throws {
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)
     }
-}
-
-/// The scanner for the controller's state: bluetoothd's D-Bus API while bluetoothd discovers with the
-/// kernel adapter (a raw scan would kill its discovery), else raw HCI (every advertisement; BlueZScanner
-/// says why), over the kernel socket or an H4 stream.
-func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
-    if case .kernel(let adapter) = transport, try BlueZScanner.bluetoothdDiscovers(adapter: adapter) {
-        return try BlueZScanner(adapter: adapter)
-    }
-    return try LEScanner(transport: transport, options: options)
 }

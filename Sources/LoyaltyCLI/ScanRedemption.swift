@@ -10,27 +10,50 @@ public struct ScanRedemption {
 
     public init(_ redeemer: Result<Redeemer, ClientError>) { self.redeemer = redeemer }
 
+    /// What came of a redemption: the line that says so, and the redemption when it went through.
+    public struct Outcome {
+        public var line: String
+        public var redemption: Redemption?
+        /// Whether asking again can still redeem it (not after a definite refusal).
+        public var canRetry: Bool
+    }
+
     /// Redeems the offer on screen and returns the line that says what came of it (nil: no offer on screen).
-    /// Redeemed, or refused for good, the offer leaves the screen and the next waiting one shows. Otherwise
-    /// (the network, the server's fault, a Ctrl-C) it stays for another `r`: it is already recorded as seen,
-    /// so no later scan would show it again, and the line says how to redeem it after the scan.
-    public func redeemCurrent(of offers: OfferSession) throws(ClientError) -> String? {
+    /// `show` shows the offer that takes its place.
+    public func redeemCurrent(
+        of offers: OfferSession, show: (OfferPresentation) -> () -> Void = { _ in {} }
+    ) throws(ClientError) -> (line: String, redeemed: Bool)? {
         guard let offer = offers.current?.offer else { return nil }
+        let outcome = try redeem(offer, of: offers, retry: "press r to try again", show: show)
+        return (outcome.line, outcome.redemption != nil)
+    }
+
+    /// Redeems `offer` (the one on screen, or one a notification showed). Redeemed, or refused for good, an
+    /// offer on screen leaves it and the next waiting one shows. Otherwise (the network, the server's fault,
+    /// a Ctrl-C) it stays for another try (`retry` says how): it is already recorded as seen, so no later
+    /// scan would show it again, and the line says how to redeem it after the scan.
+    public func redeem(
+        _ offer: ResolvedOffer, of offers: OfferSession, retry: String, show: (OfferPresentation) -> () -> Void
+    ) throws(ClientError) -> Outcome {
         let title = TerminalText.escaped(offer.offer.title)
+        let onScreen = offers.current?.offer.offer.id == offer.offer.id
         do throws(ClientError) {
             let redemption = try redeemer.get().redeem(offer)
-            try offers.dismiss()
-            return "redeemed \"\(title)\": show code \(TerminalText.escaped(redemption.code)) at the till"
+            if onScreen { try offers.dismiss(show: show) }
+            return Outcome(
+                line: "redeemed \"\(title)\": show code \(TerminalText.escaped(redemption.code)) at the till",
+                redemption: redemption, canRetry: false)
         } catch {
-            let retry = "press r to try again, or later run `loyalty redeem \(offer.offer.id.uuidString.lowercased())`"
+            let retry = "\(retry), or later run `loyalty redeem \(offer.offer.id.uuidString.lowercased())`"
             let explained = error.explainingRedemption(of: offer, retry: retry)
             let failure = "could not redeem \"\(title)\": \(TerminalText.escaped(explained.description))"
             if error.isDefiniteRefusal {
-                try offers.dismiss()
-                return failure
+                if onScreen { try offers.dismiss(show: show) }
+                return Outcome(line: failure, redemption: nil, canRetry: false)
             }
-            if case .network = error { return failure }  // its explanation already says how to retry
-            return failure + "; " + retry
+            // A network failure's explanation already says how to retry.
+            if case .network = error { return Outcome(line: failure, redemption: nil, canRetry: true) }
+            return Outcome(line: failure + "; " + retry, redemption: nil, canRetry: true)
         }
     }
 }

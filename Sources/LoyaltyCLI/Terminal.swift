@@ -14,11 +14,21 @@ public enum TerminalInput: Equatable, Sendable {
     case resumed
 }
 
+/// Where a scan on a terminal gets the shopper's keys: the terminal itself, or a script in tests.
+public protocol ShopperKeys: AnyObject, Sendable {
+    /// A key pressed since the last call, if any; never waits.
+    func poll() -> TerminalInput?
+    /// The next key; nil when there will be none (standard input ended, a signal).
+    func waitForKey() -> TerminalInput?
+    /// Gives the terminal back as it was.
+    func restore()
+}
+
 /// Single keys from the terminal on standard input, without echo or Enter. `restore` puts the terminal
 /// back as it was; a second signal, which ends the process at once, does so too. Ctrl-Z gives the shell
 /// its terminal as it was before stopping, and `fg` takes single keys again (the shell put its own
 /// settings back meanwhile).
-public final class TerminalKeys: Sendable {
+public final class TerminalKeys: ShopperKeys {
     private let original: termios
     private let raw: termios
     private let interruption: Interruption

@@ -36,9 +36,11 @@ public struct BeaconScanSession {
         var monitor = try RegionMonitor(
             configuration: .init(exitTimeout: exitTimeout, monitorsEveryUUIDHeard: monitored.isEmpty))
         for region in monitored { monitor.add(BeaconRegion(region)) }
+        var ranger = try Ranger(configuration: ranging)
+        ranger.knownUUIDs = Set(regions.map(\.uuid) + offers.regions.map(\.uuid))
         self.init(
-            ranger: try Ranger(configuration: ranging), monitor: monitor, offers: offers, output: output,
-            syncWarned: syncWarned, followsCatalog: regions.isEmpty && !monitored.isEmpty)
+            ranger: ranger, monitor: monitor, offers: offers, output: output, syncWarned: syncWarned,
+            followsCatalog: regions.isEmpty && !monitored.isEmpty)
     }
 
     public mutating func observe(_ sighting: BeaconSighting) throws {
@@ -62,6 +64,7 @@ public struct BeaconScanSession {
         let current = Set(offers.regions)
         for region in monitor.regions where !current.contains(region.constraint) { monitor.remove(region.constraint) }
         for region in offers.regions { monitor.add(BeaconRegion(region)) }
+        ranger.knownUUIDs = Set(offers.regions.map(\.uuid))
     }
 
     /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan.

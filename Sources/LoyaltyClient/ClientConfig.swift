@@ -28,11 +28,31 @@ public struct ClientConfig: Codable, Sendable, Equatable {
 
     public static let defaultServer = "http://127.0.0.1:8080"
 
+    /// The config's keys, as `loyalty config set` names them.
+    public static let keys = ["server", "connect_timeout_s", "total_timeout_s"]
+
+    /// Where the server a command uses was given.
+    public enum ServerSource: String, Sendable {
+        case flag = "--server"
+        case environment = "LOYALTY_SERVER"
+        case config
+        case `default`
+    }
+
     /// `--server`, else `LOYALTY_SERVER`, else the config file, else `http://127.0.0.1:8080`.
     public func serverURL(flag: String?, environment: [String: String]) throws(ClientError) -> URL {
-        let text =
-            [flag, environment["LOYALTY_SERVER"], server].compactMap { $0 }.first { !$0.isEmpty }
-            ?? Self.defaultServer
+        try Self.validatedServer(serverSetting(flag: flag, environment: environment).text)
+    }
+
+    /// The server's setting that wins, as given, and where it came from.
+    public func serverSetting(flag: String?, environment: [String: String]) -> (text: String, source: ServerSource) {
+        let settings: [(String?, ServerSource)] = [(flag, .flag), (environment["LOYALTY_SERVER"], .environment), (server, .config)]
+        for case (let text?, let source) in settings where !text.isEmpty { return (text, source) }
+        return (Self.defaultServer, .default)
+    }
+
+    /// `text` as a server URL: http or https with a host.
+    public static func validatedServer(_ text: String) throws(ClientError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", url.host != nil
         else {

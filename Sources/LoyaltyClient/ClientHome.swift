@@ -45,4 +45,16 @@ public struct ClientHome: Sendable, Equatable {
     public var deviceFile: URL { configDirectory.appendingPathComponent("device.json") }
     /// The SQLite cache: catalog, seen set, outbox, redemptions.
     public var cacheFile: URL { dataDirectory.appendingPathComponent("cache.sqlite") }
+
+    /// Device tokens, the retailer's key and unspent till codes live here, so the folders are 0700 and the files
+    /// 0600 (the cache's journals and a damaged cache moved aside included). Those made before that rule, or by
+    /// hand, are narrowed when a command starts: returns one line per change, to be said once (the next command
+    /// finds nothing to narrow).
+    public func narrowPermissions() -> [String] {
+        let cache = cacheFile.path
+        let files =
+            [configFile.path, deviceFile.path, cache, cache + OfferCache.setAsideSuffix]
+            + OfferCache.journalSuffixes.map { cache + $0 }
+        return (Set([configDirectory.path, dataDirectory.path]).sorted() + files).compactMap(StateFile.narrow)
+    }
 }

@@ -11,7 +11,8 @@ extension ClientHome {
             )
         }
         try checkWritable()
-        return try joined(try api.createAccount(deviceName: deviceName))
+        try prepareCacheForNewAccount()
+        return try joined(try api.createAccount(deviceName: deviceName), on: api)
     }
 
     /// `loyalty account link CODE`: this device joins the account that made the code. With `replacing`, a
@@ -25,15 +26,35 @@ extension ClientHome {
             )
         }
         try checkWritable()
-        return try joined(try api.linkDevice(code: code, deviceName: deviceName))
+        try prepareCacheForNewAccount()
+        return try joined(try api.linkDevice(code: code, deviceName: deviceName), on: api)
     }
 
-    /// Saves the new device's token (or shows it, if that fails); the catalog cursors of any earlier account
-    /// are forgotten.
-    private func joined(_ device: DeviceCredentials) throws(ClientError) -> DeviceCredentials {
+    /// Before the server is asked: the cache is made (or opened) and the cursors of any earlier account are
+    /// forgotten, so a cache that cannot be written (a full disk) stops the command with no account made. Done
+    /// after, the account and its saved token were reported as a cache error. A link that then fails costs
+    /// only a full sync; a kept cursor of another account would skip this one's seen set.
+    private func prepareCacheForNewAccount() throws(ClientError) {
+        do {
+            try OfferCache(file: cacheFile).forgetCursors()
+        } catch .io(let problem) {
+            throw .io("\(problem); nothing was asked of the server: make room in \(dataDirectory.path), then run it again")
+        }
+    }
+
+    /// Saves the new device's token (or shows it, if that fails) and the server its account lives on, which
+    /// later commands then use.
+    private func joined(_ device: DeviceCredentials, on api: LoyaltyAPIClient) throws(ClientError) -> DeviceCredentials {
         try saveNewDevice(device)
-        try OfferCache(file: cacheFile).forgetCursors()
+        try rememberServer(api)
         return device
+    }
+
+    /// Keeps `api`'s server in the config file.
+    private func rememberServer(_ api: LoyaltyAPIClient) throws(ClientError) {
+        var config = try loadConfig()
+        config.server = api.server.absoluteString
+        try saveConfig(config)
     }
 
     /// `loyalty retailer register`: registers with the operator's token and keeps the retailer's key in the
@@ -53,6 +74,7 @@ extension ClientHome {
         try checkWritable()
         let credentials = try api.registerRetailer(registration, .operator(token))
         config.retailer = credentials
+        config.server = api.server.absoluteString
         try saveNewRetailerKey(config, oldKeyStillWorks: false)
         return credentials
     }
@@ -73,12 +95,41 @@ extension ClientHome {
     }
 }
 
+extension ClientHome {
+    /// `loyalty retailer key set`: keeps `key` (one rotated in the console, say) in the config file once the
+    /// server says whose it is, with that server. A config holding another retailer's key refuses: it may be
+    /// the only copy.
+    public func setRetailerKey(_ api: LoyaltyAPIClient, key: String) throws(ClientError) -> RetailerCredentials {
+        guard ClientConfig.isKeyShaped(key) else {
+            throw .configuration("that is not an API key: a key has no spaces, line breaks or other control characters")
+        }
+        var config = try loadConfig()
+        try checkWritable()
+        let retailer = try api.retailer(.retailer(key))
+        if let existing = config.retailer, existing.id != retailer.id {
+            throw .configuration(
+                "\(configFile.path) holds the key of \(existing.name); this key is \(retailer.name)'s: set it from another LOYALTY_HOME"
+            )
+        }
+        let credentials = RetailerCredentials(id: retailer.id, name: retailer.name, uuid: retailer.uuid, apiKey: key)
+        config.retailer = credentials
+        config.server = api.server.absoluteString
+        try saveConfig(config)
+        return credentials
+    }
+}
+
 extension ClientConfig {
+    /// Printable ASCII without spaces, as every key the server makes.
+    public static func isKeyShaped(_ key: String) -> Bool {
+        !key.isEmpty && key.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
+    }
+
     /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
     public func retailerCredential(environment: [String: String]) throws(ClientError) -> Credential {
         if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty {
             // A key pasted with its line break would fail in the HTTP layer as if the network were down.
-            guard key.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            guard Self.isKeyShaped(key) else {
                 throw .unauthorized(
                     "LOYALTY_RETAILER_KEY holds a space, a line break or another character no key has: set it to the key alone")
             }
@@ -86,7 +137,8 @@ extension ClientConfig {
         }
         guard let retailer else {
             throw .notRegistered(
-                "no retailer API key: run `loyalty retailer register --name NAME`, or set LOYALTY_RETAILER_KEY")
+                "no retailer API key: run `loyalty retailer register --name NAME` or `loyalty retailer key set`, or set LOYALTY_RETAILER_KEY"
+            )
         }
         return .retailer(retailer.apiKey)
     }

@@ -44,6 +44,18 @@ public struct Timeouts: Sendable, Equatable {
     }
 }
 
+/// The most bytes an answer may have, by what it can hold: a server (or anyone between, on plain http) that
+/// sends more is cut off there (`ClientError.protocolViolation`) instead of filling memory.
+enum AnswerSize {
+    /// One object: an account, a code, a redemption, a key, an offer, a store, an import's result.
+    static let single = 1 << 20
+    /// A list that comes whole (devices, redemptions, stores, till keys, the seen set, figures): thousands of
+    /// rows of a few hundred bytes each, with room to spare.
+    static let list = 64 << 20
+    /// A retailer's own offers, listed or exported: as many as a full catalog page holds.
+    static let retailerOffers = CatalogPage.maximumJSONBytes(rows: CatalogPage.maximumRows)
+}
+
 /// Typed calls of the loyalty HTTP API (openapi.yaml) over libcurl, on one kept-alive connection.
 /// Confined to one task at a time, like the `HTTPClient` it owns.
 public final class LoyaltyAPIClient {
@@ -74,7 +86,7 @@ public final class LoyaltyAPIClient {
     }
 
     public func devices(_ credential: Credential) throws(ClientError) -> DeviceList {
-        try call("GET", "/v1/devices", credential: credential)
+        try call("GET", "/v1/devices", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
 
     public func revokeDevice(_ id: UUID, _ credential: Credential) throws(ClientError) {
@@ -110,9 +122,12 @@ public final class LoyaltyAPIClient {
         var query = area?.queryItems ?? [:]
         if let cursor { query["since"] = cursor }
         if let limit { query["limit"] = String(limit) }
+        // An area's page comes whole, whatever `limit`: it is held to the same size (some 300,000 offers of the
+        // usual few hundred bytes), which a page of the longest rows can be.
         return try exchange(
             "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
-            accepting: [304, 410])
+            accepting: [304, 410],
+            maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: limit ?? CatalogPage.maximumRows))
     }
 
     func catalogAnswer(_ response: HTTPClientResponse) throws(ClientError) -> CatalogAnswer {
@@ -141,7 +156,9 @@ public final class LoyaltyAPIClient {
     }
 
     public func seen(since cursor: String?, _ credential: Credential) throws(ClientError) -> SeenPage {
-        try call("GET", "/v1/seen", query: cursor.map { ["since": $0] } ?? [:], credential: credential)
+        try call(
+            "GET", "/v1/seen", query: cursor.map { ["since": $0] } ?? [:], credential: credential,
+            maximumResponseBytes: AnswerSize.list)
     }
 
     public func redeem(offerID: UUID, idempotencyKey: String, _ credential: Credential)
@@ -155,7 +172,7 @@ public final class LoyaltyAPIClient {
     }
 
     public func redemptions(_ credential: Credential) throws(ClientError) -> RedemptionList {
-        try call("GET", "/v1/redemptions", credential: credential)
+        try call("GET", "/v1/redemptions", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
 
     // MARK: retailers
@@ -188,7 +205,7 @@ public final class LoyaltyAPIClient {
     }
 
     public func retailerOffers(_ credential: Credential) throws(ClientError) -> OfferList {
-        try call("GET", "/v1/retailer/offers", credential: credential)
+        try call("GET", "/v1/retailer/offers", credential: credential, maximumResponseBytes: AnswerSize.retailerOffers)
     }
 
     public func putStore(_ storeID: String, _ draft: StoreDraft, _ credential: Credential)
@@ -203,11 +220,11 @@ public final class LoyaltyAPIClient {
     }
 
     public func retailerStores(_ credential: Credential) throws(ClientError) -> StoreList {
-        try call("GET", "/v1/retailer/stores", credential: credential)
+        try call("GET", "/v1/retailer/stores", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
 
     public func statistics(_ credential: Credential) throws(ClientError) -> RetailerStatistics {
-        try call("GET", "/v1/retailer/stats", credential: credential)
+        try call("GET", "/v1/retailer/stats", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
 
     // MARK: transport
@@ -216,10 +233,13 @@ public final class LoyaltyAPIClient {
 
     func call<Answer: Decodable>(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:], maximumResponseBytes: Int = AnswerSize.single
     ) throws(ClientError) -> Answer {
         try decode(
-            Answer.self, exchange(method, path, query: query, credential: credential, headers: headers))
+            Answer.self,
+            exchange(
+                method, path, query: query, credential: credential, headers: headers,
+                maximumResponseBytes: maximumResponseBytes))
     }
 
     func call<Answer: Decodable, Body: Encodable>(
@@ -240,7 +260,8 @@ public final class LoyaltyAPIClient {
     /// Sends one request; answers a 2xx (or a status in `accepting`), throws the rest as `ClientError`.
     func exchange(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
-        headers: [String: String] = [:], body: Data? = nil, accepting: Set<Int> = []
+        headers: [String: String] = [:], body: Data? = nil, accepting: Set<Int> = [],
+        maximumResponseBytes: Int = AnswerSize.single
     ) throws(ClientError) -> HTTPClientResponse {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
         components.path = components.path.trimmingSuffix("/") + path
@@ -259,13 +280,15 @@ public final class LoyaltyAPIClient {
         let request = HTTPClientRequest(
             method: method, url: components.url!.absoluteString, headers: allHeaders,
             body: body.map { [UInt8]($0) },
-            connectTimeout: timeouts.connect, totalTimeout: timeouts.total, isCancelled: isCancelled)
+            connectTimeout: timeouts.connect, totalTimeout: timeouts.total, isCancelled: isCancelled,
+            maximumResponseBytes: maximumResponseBytes)
         let response: HTTPClientResponse
         do {
             response = try http.send(request)
         } catch {
             if case .libraryUnavailable(let detail) = error { throw .unavailable(detail) }
             if case .cancelled = error { throw .network(error.description) }
+            if case .responseTooLarge = error { throw .protocolViolation(error.description) }
             // libcurl's own words can quote the server's answer.
             throw .network("\(TerminalText.escaped(error.description)) (server URL: --server, LOYALTY_SERVER or the config file)")
         }

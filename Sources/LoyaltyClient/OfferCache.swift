@@ -12,10 +12,19 @@ public final class OfferCache {
     public let file: URL
     private let database: SQLiteDatabase
 
+    /// SQLite's files beside the cache, which hold what it holds.
+    static let journalSuffixes = ["-wal", "-shm", "-journal"]
+    /// What `discard` renames a damaged cache to, after its name.
+    static let setAsideSuffix = ".corrupt"
+
     /// Opens (creating and migrating) the cache at `file`.
     public init(file: URL) throws(ClientError) {
         self.file = file
         try StateFile.makeDirectory(file.deletingLastPathComponent())
+        // It holds unspent till codes: made 0600 here, since SQLite would make it 0644 (its journals take
+        // the database's mode). If it cannot be made, SQLite's open says why.
+        let made = open(file.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if made >= 0 { close(made) }
         do {
             database = try SQLiteDatabase(path: file.path)
         } catch {
@@ -27,11 +36,11 @@ public final class OfferCache {
     /// Moves a damaged cache aside (`cache.sqlite.corrupt`) and starts an empty one; what it held comes
     /// back from the server at the next full sync.
     public static func discard(file: URL) throws(ClientError) {
-        for suffix in ["-wal", "-shm", "-journal"] {
+        for suffix in journalSuffixes {
             try StateFile.remove(URL(fileURLWithPath: file.path + suffix))
         }
         if FileManager.default.fileExists(atPath: file.path),
-            rename(file.path, file.path + ".corrupt") != 0
+            rename(file.path, file.path + setAsideSuffix) != 0
         {
             throw .io("cannot move the damaged cache \(file.path) aside: remove it by hand")
         }

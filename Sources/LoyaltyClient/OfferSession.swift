@@ -12,6 +12,10 @@ public final class OfferSession {
     public let cache: OfferCache
     /// One region per retailer UUID in the cache.
     public private(set) var regions: [BeaconIdentityConstraint]
+    /// The cached retailers' names by proximity UUID: what the screen calls their beacons.
+    public private(set) var retailerNames: [UUID: String]
+    /// The offers this session showed (claimed and recorded as seen).
+    public private(set) var shownCount = 0
     /// The cached stores, whose geofences a scan with a location monitors.
     public private(set) var stores: [ResolvedStore]
     /// Counts the syncs that changed the catalog, so a caller knows when to reload regions and stores.
@@ -26,7 +30,9 @@ public final class OfferSession {
     private var lastSync: Date?
     /// The last snapshot's time and server time: when an offer shown between snapshots is shown.
     private var lastSnapshot: (time: Double, serverTime: Date)?
-    /// Beacons resolved so far (nil: not an offer); only the few beacons a scan meets are looked up.
+    /// The beacons in range resolved so far (nil: not an offer); only the few beacons a scan meets near are
+    /// looked up, and a beacon not heard for its tracking age is forgotten (looked up again if it comes
+    /// back), so made-up identities heard over a long scan do not pile up here.
     private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
 
     /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
@@ -40,14 +46,19 @@ public final class OfferSession {
         self.deviceClock = deviceClock
         presenter = OfferPresenter(
             minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
-        regions = try Self.regions(cache)
+        (regions, retailerNames) = try Self.regions(cache)
         stores = try cache.stores()
         syncArea = try cache.catalogArea
     }
 
-    private static func regions(_ cache: OfferCache) throws(ClientError) -> [BeaconIdentityConstraint] {
-        Set(try cache.retailers().map(\.uuid)).sorted { $0.uuidString < $1.uuidString }
-            .map { BeaconIdentityConstraint(uuid: $0) }
+    /// The regions and retailer names of the cached retailers (by name, so a UUID two share is the first's).
+    private static func regions(_ cache: OfferCache) throws(ClientError)
+        -> ([BeaconIdentityConstraint], [UUID: String])
+    {
+        let retailers = try cache.retailers()
+        let names = Dictionary(retailers.map { ($0.uuid, $0.name) }) { first, _ in first }
+        let regions = names.keys.sorted { $0.uuidString < $1.uuidString }.map { BeaconIdentityConstraint(uuid: $0) }
+        return (regions, names)
     }
 
     /// The offer on screen, if any.
@@ -56,14 +67,14 @@ public final class OfferSession {
     /// How many offers wait for the one on screen to be dismissed.
     public var waitingCount: Int { presenter.waiting.count }
 
-    /// The shopper dismissed the offer on screen (`d`, or after `r` redeemed it); the next waiting offer
-    /// shows at once, at the last snapshot's time, claimed as `update` claims it.
+    /// The shopper dismissed the offer on screen (`d`, a notification's Dismiss, or after a redemption); the
+    /// next waiting offer shows at once, at the last snapshot's time, claimed as `update` claims it (`show` as
+    /// there: a terminal draws the offer it returns, a notification is posted).
     @discardableResult
-    public func dismiss() throws(ClientError) -> OfferPresentation? {
+    public func dismiss(show: (OfferPresentation) -> () -> Void = { _ in {} }) throws(ClientError) -> OfferPresentation? {
         presenter.dismiss()
         guard let last = lastSnapshot else { return nil }
-        // Only a terminal dismisses; it draws the offer it returns.
-        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime), show: { _ in {} })
+        return try claimed(presenter.showWaiting(time: last.time, serverTime: last.serverTime), show: show)
     }
 
     /// The cached offer a beacon announces.
@@ -92,11 +103,25 @@ public final class OfferSession {
         {
             _ = try offer(for: beacon.identity)
         }
+        forgetResolutions(keeping: beacons)
         let table = resolved
         lastSnapshot = (time, serverTime)
         return try claimed(
             presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }),
             show: show)
+    }
+
+    /// Keeps the resolutions of the beacons in `beacons` that are not lost (`.unknown`: unheard for their
+    /// tracking age); the table is rebuilt only when it holds one of another beacon.
+    private func forgetResolutions(keeping beacons: [BeaconProximity]) {
+        var kept = 0
+        for beacon in beacons where beacon.proximity != .unknown && resolved[beacon.identity] != nil { kept += 1 }
+        guard kept < resolved.count else { return }
+        var current: [BeaconIdentity: ResolvedOffer?] = [:]
+        for beacon in beacons where beacon.proximity != .unknown {
+            if let known = resolved[beacon.identity] { current[beacon.identity] = known }
+        }
+        resolved = current
     }
 
     /// `shown`, claimed and recorded as seen; when another scan on this device claimed it first, the next
@@ -116,6 +141,7 @@ public final class OfferSession {
                 reshowAfter: offer.reshowAfterSeconds)
             {
                 showing()
+                shownCount += 1
                 return shown
             }
             // Another scan on this device showed it first.
@@ -161,7 +187,7 @@ public final class OfferSession {
         for (offerID, seenAt) in try cache.seen() { presenter.noteSeen(offerID, at: seenAt) }
         if report.catalogChanged {
             resolved = [:]
-            regions = try Self.regions(cache)
+            (regions, retailerNames) = try Self.regions(cache)
             stores = try cache.stores()
             catalogRevision += 1
         }

@@ -8,7 +8,7 @@ extension LoyaltyAPIClient {
     }
 
     public func tillKeys(_ credential: Credential) throws(ClientError) -> TillKeyList {
-        try call("GET", "/v1/retailer/till-keys", credential: credential)
+        try call("GET", "/v1/retailer/till-keys", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
 
     public func revokeTillKey(_ id: UUID, _ credential: Credential) throws(ClientError) {
@@ -43,14 +43,20 @@ extension LoyaltyAPIClient {
     }
 
     public func exportOffers(_ credential: Credential) throws(ClientError) -> [UInt8] {
-        try exchange("GET", "/v1/retailer/offers/export", credential: credential).body
+        try exchange(
+            "GET", "/v1/retailer/offers/export", credential: credential, maximumResponseBytes: AnswerSize.retailerOffers
+        ).body
     }
 
     public func figures(days: Int, _ credential: Credential) throws(ClientError) -> RetailerFigures {
-        try call("GET", "/v1/retailer/figures", query: ["days": String(days)], credential: credential)
+        try call(
+            "GET", "/v1/retailer/figures", query: ["days": String(days)], credential: credential,
+            maximumResponseBytes: AnswerSize.list)
     }
 
     public func beaconHealth(quietDays: Int, _ credential: Credential) throws(ClientError) -> BeaconHealthList {
-        try call("GET", "/v1/retailer/beacons", query: ["quiet_days": String(quietDays)], credential: credential)
+        try call(
+            "GET", "/v1/retailer/beacons", query: ["quiet_days": String(quietDays)], credential: credential,
+            maximumResponseBytes: AnswerSize.list)
     }
 }

@@ -22,6 +22,21 @@ enum StateFile {
         }
     }
 
+    /// Takes group's and others' access away from `path` when they have any, if it is this user's own file or
+    /// folder (not a link, nor a shared folder with the sticky bit such as /tmp); returns what it did, or nil.
+    static func narrow(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_uid == geteuid() else { return nil }
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || (kind == S_IFDIR && status.st_mode & S_ISVTX == 0) else { return nil }
+        let mode = status.st_mode & 0o7777
+        guard mode & 0o077 != 0, fchmod(fd, mode & ~0o077) == 0 else { return nil }
+        return "\(path) was open to other users (mode \(String(mode, radix: 8))): now \(String(mode & ~0o077, radix: 8)), the owner's alone"
+    }
+
     static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(ClientError) {
         try makeDirectory(url.deletingLastPathComponent())
         let temporary = url.path + ".tmp-\(getpid())"

@@ -3,7 +3,7 @@ import HTTPServer
 import LoyaltyAPI
 import Postgres
 
-/// An error answer: the HTTP status and the JSON body of DESIGN.md.
+/// An error answer: the HTTP status and the JSON body of openapi.yaml's Error.
 struct APIFailure: Error {
     var status: Int
     var body: APIErrorBody

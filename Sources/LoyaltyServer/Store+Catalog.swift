@@ -148,7 +148,7 @@ extension Store {
 
 /// The most rows a catalog page holds, and the size of a page asked without `limit`: a 100,000-offer
 /// catalog comes in ten pages, so the server builds one while the client stores the one before.
-let catalogPageLimit = 10_000
+let catalogPageLimit = CatalogPage.maximumRows
 
 extension Offer {
     init(row: PostgresRow) throws(PostgresError) {

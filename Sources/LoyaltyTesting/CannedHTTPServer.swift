@@ -12,11 +12,27 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
         public let request: String
         public let status: Int
         public let body: String
+        /// Instead of `body`: this many bytes of filler, made as they are sent, until the client hangs up (a
+        /// hostile server's endless answer).
+        public let streamedBytes: Int?
+        /// With `streamedBytes`: whether the head says the length (else the body ends when the connection does).
+        public let saysLength: Bool
 
         public init(_ request: String, status: Int, body: String) {
             self.request = request
             self.status = status
             self.body = body
+            streamedBytes = nil
+            saysLength = false
+        }
+
+        /// A 200 whose body is `bytes` long, streamed.
+        public init(_ request: String, streamedBytes: Int, saysLength: Bool) {
+            self.request = request
+            status = 200
+            body = ""
+            self.streamedBytes = streamedBytes
+            self.saysLength = saysLength
         }
     }
 
@@ -54,17 +70,27 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
         let line = request.prefix { $0 != "\r" && $0 != "\n" }
         let answer = answers.first { line.hasPrefix($0.request) } ?? Answer("", status: 404, body: "")
         let body = Array(answer.body.utf8)
+        let length = answer.streamedBytes.map { answer.saysLength ? "Content-Length: \($0)\r\n" : "" }
         let head =
-            "HTTP/1.1 \(answer.status) Canned\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
-            + "Connection: close\r\n\r\n"
-        let bytes = Array(head.utf8) + body
+            "HTTP/1.1 \(answer.status) Canned\r\nContent-Type: application/json\r\n"
+            + (length ?? "Content-Length: \(body.count)\r\n") + "Connection: close\r\n\r\n"
+        guard Self.send(Array(head.utf8) + body, to: connection), var left = answer.streamedBytes else { return }
+        let filler = [UInt8](repeating: UInt8(ascii: " "), count: 64 << 10)
+        while left > 0, Self.send(Array(filler.prefix(left)), to: connection) { left -= filler.count }
+    }
+
+    /// False when the client went away first.
+    private static func send(_ bytes: [UInt8], to connection: Int32) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return }
+            if count <= 0 { return false }
             sent += count
         }
+        return true
     }
 
     /// The request's head and as much body as its Content-Length says; nil when the client went away first.

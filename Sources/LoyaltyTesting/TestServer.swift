@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import HTTPServer
+import LoyaltyAPI
 import LoyaltyServer
 import Postgres
 
@@ -119,10 +120,12 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
             return TestResponse(handlerResponse: response, to: request)
         case .socket:
             let client = clientsLock.withLock { idleClients.popLast() } ?? HTTPClient()
+            // The answers of the server under test, read whole up to what the largest (a catalog page) can be.
             let response = try client.send(
                 HTTPClientRequest(
                     method: request.method, url: baseURL + request.target, headers: request.headers,
-                    body: request.body))
+                    body: request.body,
+                    maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: CatalogPage.maximumRows)))
             clientsLock.withLock { idleClients.append(client) }
             return TestResponse(status: response.status, headers: response.headers, body: response.body)
         }

@@ -1,20 +1,8 @@
 import Foundation
 
-/// A private PostgreSQL cluster run with the machine's PostgreSQL binaries (initdb and pg_ctl from the highest
-/// `/usr/lib/postgresql/<version>/bin`, else from `PATH`), reachable only through a Unix socket
-/// (`listen_addresses=''`), created on first start and reused after.
-///
-/// Layout of the cluster directory: `data/` (PGDATA), `postgresql.log` (initdb, pg_ctl and server output) and
-/// `run/` (the socket, owner-only). The socket's path must fit in 107 bytes; when `run/` would not, the socket
-/// goes to `/tmp/embedded-postgres-<hash>` instead. The socket directory is private to the cluster, so the port
-/// is always 5432: it only names the socket file and cannot collide with another cluster.
-///
-/// PostgreSQL refuses to run as root. As root the cluster runs as the `postgres` user (Debian's package creates
-/// it) through runuser(1), and the cluster directory is handed to that user. If the user cannot reach the directory
-/// (say it is under /root, mode 0700), no parent's permissions are changed: the cluster moves to
-/// `/var/lib/embedded-postgres/<name>-<hash>` (the same place for the same directory every time) and the move is
-/// logged. Local connections are trusted (`user=postgres`, no password): the owner-only socket directory is
-/// what keeps other users out; TCP is off.
+/// A private PostgreSQL cluster run with the machine's PostgreSQL binaries, reachable only through an owner-only
+/// Unix socket, created on first start and reused after; as root it runs as the `postgres` user. Its layout,
+/// the socket's place and why connections are trusted: docs/DEVELOPING.md, "The embedded PostgreSQL cluster".
 public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is guarded by `lock`
     /// The directory asked for; `clusterDirectory` says where the cluster actually lives.
     public let directory: URL

@@ -165,4 +165,30 @@ func sighting(
             try Ranger(configuration: .init(distanceModel: DistanceModel(immediateLimit: 3, nearLimit: 1)))
         }
     }
+
+    /// Made-up identities cannot grow the ranger without end: a UUID it is not told to look for holds at most
+    /// `perUnknownUUID` beacons, such UUIDs together `unknownUUIDs`, every UUID together `total`; a beacon over a
+    /// limit is tracked once others have been forgotten.
+    @Test func trackingIsBoundedAndUnknownUUIDsAreHeldTighter() throws {
+        var ranger = try Ranger(
+            configuration: .init(
+                maxTrackingAge: 1, dropAfter: 1, limits: .init(total: 6, unknownUUIDs: 3, perUnknownUUID: 2)))
+        ranger.knownUUIDs = [matey]
+        for minor in 1...3 { _ = ranger.observe(sighting(otherStore, minor: UInt16(minor), at: 0)) }
+        #expect(ranger.trackedCount == 2)
+        let third = UUID(uuidString: "74278BDA-B644-4520-8F0C-720EAF059935")!
+        for minor in 1...2 { _ = ranger.observe(sighting(third, minor: UInt16(minor), at: 0)) }
+        #expect(ranger.trackedCount == 3)
+        for minor in 1...5 { _ = ranger.observe(sighting(matey, minor: UInt16(minor), at: 0)) }
+        #expect(ranger.trackedCount == 6)
+        let snapshot = ranger.snapshot(at: 0.5)
+        #expect(Set(snapshot.beacons.map(\.identity.uuid)) == [otherStore, third, matey])
+        #expect(snapshot.beacons.filter { $0.identity.uuid == matey }.count == 3)
+        // Lost, then dropped: room again.
+        _ = ranger.snapshot(at: 2)
+        _ = ranger.snapshot(at: 4)
+        #expect(ranger.trackedCount == 0)
+        for minor in 1...3 { _ = ranger.observe(sighting(third, minor: UInt16(minor), at: 5)) }
+        #expect(ranger.trackedCount == 2)
+    }
 }

@@ -146,6 +146,26 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
         #expect(manual.regions.isEmpty)
     }
 
+    /// UUIDs cost nothing to invent: one heard is forgotten once it exits, and no more than
+    /// `maximumRegionsHeard` are monitored at once.
+    @Test func uuidsHeardAreForgottenAtTheirExitAndBounded() throws {
+        var automatic = try RegionMonitor(configuration: .init(monitorsEveryUUIDHeard: true, maximumRegionsHeard: 2))
+        let other = BeaconIdentityConstraint(uuid: otherStore)
+        let third = UUID(uuidString: "74278BDA-B644-4520-8F0C-720EAF059935")!
+        #expect(automatic.observe(sighting(at: 0)) == [RegionEvent(kind: .enter, region: store, time: 0)])
+        #expect(automatic.observe(sighting(otherStore, at: 1)) == [RegionEvent(kind: .enter, region: other, time: 1)])
+        #expect(automatic.observe(sighting(third, at: 2)) == [])
+        #expect(automatic.regions.map(\.constraint) == [store, other])
+        #expect(automatic.advance(to: 10.5) == [RegionEvent(kind: .exit, region: store, time: 10)])
+        #expect(automatic.regions.map(\.constraint) == [other])
+        let thirdRegion = BeaconIdentityConstraint(uuid: third)
+        #expect(automatic.observe(sighting(third, at: 11)) == [
+            RegionEvent(kind: .exit, region: other, time: 11), RegionEvent(kind: .enter, region: thirdRegion, time: 11),
+        ])
+        #expect(automatic.observe(sighting(at: 12)) == [RegionEvent(kind: .enter, region: store, time: 12)])
+        #expect(automatic.regions.map(\.constraint) == [thirdRegion, store])
+    }
+
     @Test func aRemovedRegionReportsNothing() throws {
         var monitor = try monitor([BeaconRegion(store), BeaconRegion(food)])
         _ = monitor.observe(sighting(at: 0))

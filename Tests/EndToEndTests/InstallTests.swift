@@ -24,6 +24,8 @@ import Testing
         "usr/local/share/fish/vendor_completions.d/loyalty.fish": 0o644,
         "usr/local/share/fish/vendor_completions.d/loyalty-server.fish": 0o644,
         "usr/local/lib/systemd/system/loyalty-server.service": 0o644,
+        "usr/local/lib/systemd/user/loyalty-scan.service": 0o644,
+        "usr/local/share/applications/loyalty.desktop": 0o644,
         "etc/loyalty/loyalty-server.env.example": 0o644,
     ]
 
@@ -122,6 +124,54 @@ import Testing
         // The hardening keeps the exposure that `systemd-analyze security` scores at 2.0 of 10 or below.
         let security = try Binary(at: "systemd-analyze").run(["security", "--offline=yes", "--threshold=20", copy.path])
         #expect(security.status == 0, "\(security.stdout)")
+    }
+
+    /// The scan as a user service: notifications, no terminal, restarts on failure, stops on SIGTERM; checked by
+    /// systemd-analyze as the user manager would load it (no user manager runs here), and its command line
+    /// accepted by the installed loyalty. The desktop entry its notifications name passes desktop-file-validate.
+    @Test func systemdAcceptsTheUserUnitAndTheDesktopEntryIsValid() throws {
+        let (destdir, output) = try install()
+        defer { try? FileManager.default.removeItem(at: destdir) }
+        #expect(output.contains("systemctl --user enable --now loyalty-scan"))
+        let unit = try String(
+            contentsOf: destdir.appendingPathComponent("usr/local/lib/systemd/user/loyalty-scan.service"), encoding: .utf8)
+        let settings = Dictionary(
+            unit.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map { line in
+                let equals = line.firstIndex(of: "=")!
+                return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+            }, uniquingKeysWith: { $1 })
+        let command = try #require(settings["ExecStart"])
+        #expect(command == "/usr/local/bin/loyalty scan --notify --notify-on offers,enter")
+        #expect(settings["Restart"] == "on-failure" && settings["KillSignal"] == "SIGTERM")
+        #expect(settings["StandardOutput"] == "journal" && settings["WantedBy"] == "default.target")
+
+        let directory = destdir.appendingPathComponent("verify")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let copy = directory.appendingPathComponent("loyalty-scan.service")
+        try unit.replacingOccurrences(of: "ExecStart=/usr/local/", with: "ExecStart=\(destdir.path)/usr/local/")
+            .write(to: copy, atomically: true, encoding: .utf8)
+        // The user manager's runtime directory: a scratch one, as no user session runs here.
+        let runtime = destdir.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let verify = try Binary(at: "systemd-analyze").run(
+            ["verify", "--user", "--man=no", copy.path], environment: ["XDG_RUNTIME_DIR": runtime.path])
+        #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify.stderr)")
+
+        // The installed loyalty takes that command line: with a capture instead of the radio it runs to its summary.
+        let capture = destdir.appendingPathComponent("walk.btsnoop")
+        let installed = Binary(at: destdir.appendingPathComponent("usr/local/bin/loyalty").path)
+        let walk = ["beacon", "simulate", "--walk", "8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1@0=1,5=1", "--write", capture.path]
+        #expect(try installed.run(walk).status == 0)
+        let arguments = command.split(separator: " ").dropFirst().map(String.init) + ["--replay", capture.path, "--offline"]
+        let scan = try installed.run(arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""])
+        // The journal's lines: plain text, no terminal's escapes; the summary closes it.
+        #expect(scan.status == 0 && scan.stdout.contains("entered beacon region") && !scan.stdout.contains("\u{1B}"))
+        #expect(scan.stderr.hasSuffix("0 malformed events skipped\n"), "\(scan.stderr)")
+        #expect(scan.stderr.contains("notifications are off"), "\(scan.stderr)")
+
+        let entry = destdir.appendingPathComponent("usr/local/share/applications/loyalty.desktop").path
+        let validate = try Binary(at: "desktop-file-validate").run([entry])
+        #expect(validate.status == 0 && validate.stdout.isEmpty && validate.stderr.isEmpty, "\(validate.stdout)\(validate.stderr)")
     }
 
     /// `COMMAND --help` of every command: its subcommands and its options, as the parser knows them.

@@ -14,8 +14,8 @@ final class ReadOnlyFolder {
         for (name, data) in files { try data.write(to: url.appendingPathComponent(name)) }
         mounted = getuid() == 0
         if mounted {
-            try Self.run(["mount", "--bind", url.path, url.path])
-            try Self.run(["mount", "-o", "remount,bind,ro", url.path])
+            try mountTool(["mount", "--bind", url.path, url.path])
+            try mountTool(["mount", "-o", "remount,bind,ro", url.path])
         } else {
             chmod(url.path, 0o555)
         }
@@ -25,18 +25,19 @@ final class ReadOnlyFolder {
     }
 
     deinit {
-        if mounted { try? Self.run(["umount", url.path]) } else { chmod(url.path, 0o755) }
+        if mounted { try? mountTool(["umount", url.path]) } else { chmod(url.path, 0o755) }
         try? FileManager.default.removeItem(at: url)
     }
+}
 
-    private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
+/// Runs mount(8) or umount(8) (as root), `arguments` starting with which.
+func mountTool(_ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw ReadOnlyFolder.Failure(description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
     }
 }

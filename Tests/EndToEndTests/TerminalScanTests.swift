@@ -184,9 +184,10 @@ final class TerminalRun: @unchecked Sendable {
     private var output = Data()  // guarded by `lock`
     private let closed = DispatchSemaphore(value: 0)
 
+    /// A terminal that colours (TERM xterm-256color, no NO_COLOR) unless `environment` says otherwise.
     init(
         _ arguments: [String], _ device: StoryDevice, server: String? = nil, standardInput: FileHandle? = nil,
-        rows: UInt16 = 60, columns: UInt16 = 160
+        rows: UInt16 = 60, columns: UInt16 = 160, environment: [String: String] = [:]
     ) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
@@ -197,7 +198,11 @@ final class TerminalRun: @unchecked Sendable {
         process.executableURL = Binary("loyalty").url
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(
-            ["LOYALTY_HOME": device.home.path, "LOYALTY_SERVER": server ?? device.server.url]) { $1 }
+            [
+                "LOYALTY_HOME": device.home.path, "LOYALTY_SERVER": server ?? device.server.url,
+                "TERM": "xterm-256color", "NO_COLOR": "",
+            ]
+        ) { $1 }.merging(environment) { $1 }
         process.standardInput = standardInput ?? terminal
         process.standardOutput = terminal
         process.standardError = terminal

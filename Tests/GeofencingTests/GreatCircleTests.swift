@@ -1,3 +1,4 @@
+import Beacons
 import Foundation
 import Geofencing
 import Testing
@@ -112,18 +113,4 @@ private func dms(_ degrees: Double, _ minutes: Double, _ seconds: Double) -> Dou
 
 func wrap(_ longitude: Double) -> Double {
     longitude > 180 ? longitude - 360 : longitude < -180 ? longitude + 360 : longitude
-}
-
-/// A small deterministic generator, so a failing case can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,3 +1,4 @@
+import Beacons
 import Foundation
 import Geofencing
 import Testing

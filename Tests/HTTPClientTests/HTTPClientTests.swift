@@ -38,6 +38,22 @@ private func echoServer() throws -> HTTPServer {
         #expect(response.body == body)
     }
 
+    /// An answer longer than the request allows is abandoned, not held: an endless body would fill memory.
+    @Test func anAnswerPastItsLimitIsRefused() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = HTTPClient()
+        let url = "http://127.0.0.1:\(server.port)/echo"
+        let body = [UInt8](repeating: 1, count: 1000)
+        let fits = try client.send(HTTPClientRequest(method: "POST", url: url, body: body, maximumResponseBytes: 1000))
+        #expect(fits.body.count == 1000)
+        #expect(throws: HTTPClientError.responseTooLarge(url: url, limit: 999)) {
+            try client.send(HTTPClientRequest(method: "POST", url: url, body: body, maximumResponseBytes: 999))
+        }
+        // The handle still works afterwards.
+        #expect(try client.send(HTTPClientRequest(url: url)).status == 200)
+    }
+
     @Test func getHeadAndEmptyBodiesOnOneKeptAliveHandle() throws {
         let server = try echoServer()
         defer { server.shutdown() }

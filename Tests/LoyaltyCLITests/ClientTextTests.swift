@@ -89,25 +89,17 @@ import LoyaltyClient
                 == #"{"event":"offers_imported","created":1,"updated":2,"unchanged":3}"#)
     }
 
-    @Test func rangingTableShowsBeaconsOrTheirAbsence() {
-        let identity = BeaconIdentity(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1, minor: 2)
-        let near = RangedBeacon(
-            identity: identity, kind: .iBeacon, proximity: .near, distance: 1.26, rssi: -61.4, lastRSSI: -61,
-            measuredPower: -59, address: BluetoothAddress(wire: (1, 2, 3, 4, 5, 6)), lastSeen: 9)
-        let header = "BEACON" + String(repeating: " ", count: 40) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN\n"
-        #expect(
-            ClientText.ranging(RangingSnapshot(time: 10, beacons: [near]), offerNotice: nil)
-                == header + "8F0C1DDC-11E5-4A07-8910-425941B072F9:1:2      near       1.3 m     -61   1.0 s ago\n")
-        #expect(
-            ClientText.ranging(RangingSnapshot(time: 10, beacons: []), offerNotice: "OFFER")
-                == header + "(no beacons in range)\n\nOFFER\n")
-    }
-
     @Test func scanLinesSayWhatHappened() {
         let region = BeaconIdentityConstraint(uuid: UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!, major: 1)
         #expect(
-            ClientText.regionEvent(RegionEvent(kind: .exit, region: region, time: 1))
-                == "left beacon region 8F0C1DDC-11E5-4A07-8910-425941B072F9:1")
+            ClientText.regionEvent(RegionEvent(kind: .exit, region: region, time: 1), retailer: "Matey's\u{1B}[2J")
+                == #"left Matey's\u001B[2J 1:*"#)
+        #expect(
+            ClientText.regionEvent(RegionEvent(kind: .enter, region: region, time: 1), retailer: nil)
+                == "entered 8F0C1DDC… 1:* (not in the catalog)")
+        #expect(
+            ClientText.offerSummary(shown: 3, redeemed: 1, dismissed: 1, waiting: 2)
+                == "offers: 3 shown, 1 redeemed, 1 dismissed, 2 left waiting")
         var statistics = CaptureStatistics()
         (statistics.records, statistics.advertisingReports, statistics.beaconFrames) = (9, 7, 5)
         (statistics.malformedEvents, statistics.malformedAdvertisingData) = (1, 2)

@@ -99,3 +99,52 @@ import Testing
         }
     }
 }
+
+/// The commands that talk to the server, against a real one over loopback, in process and through the built
+/// program: each says what it did as text, and as JSON lines with --json.
+@Suite struct ServerCommandOutputTests {
+    @Test(arguments: LoyaltyRun.allCases) func eachCommandPrintsTextOrJSONLines(_ run: LoyaltyRun) throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-commands-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        // Two of everything, one story told in text and one in JSON lines, on the same server.
+        for format in ["text", "json"] {
+            let retailer = [
+                "LOYALTY_HOME": work.appendingPathComponent("retailer-\(format)").path, "LOYALTY_SERVER": server.baseURL,
+                "LOYALTY_ADMIN_TOKEN": server.operatorToken,
+            ]
+            let shopper = [
+                "LOYALTY_HOME": work.appendingPathComponent("shopper-\(format)").path, "LOYALTY_SERVER": server.baseURL,
+            ]
+            let name = "Arcade \(format)"
+            let steps: [(arguments: [String], environment: [String: String], says: String)] = [
+                (["retailer", "register", "--name", name, "--uuid", UUID().uuidString], retailer, name),
+                (["retailer", "offer", "set", "1", "1", "--title", "First sushi"], retailer, "First sushi"),
+                (["retailer", "offers"], retailer, "First sushi"),
+                (
+                    ["retailer", "store", "set", "carnaby", "--name", "Carnaby", "--lat", "51.5", "--lon", "-0.14",
+                     "--radius-m", "50"], retailer, "Carnaby"
+                ),
+                (["retailer", "store", "list"], retailer, "Carnaby"),
+                (["retailer", "till-key", "create", "--name", "front desk"], retailer, "lt_"),
+                (["retailer", "till-key", "list"], retailer, "front desk"),
+                (["account", "create", "--name", "phone"], shopper, "account"),
+                (["sync"], shopper, format == "json" ? "\"event\":\"synced\"" : "1 offer"),
+                (["offers"], shopper, "First sushi"),
+                (["devices"], shopper, "phone"),
+            ]
+            for step in steps {
+                let result = try run(step.arguments + (format == "json" ? ["--json"] : []), environment: step.environment)
+                let command = "loyalty \(step.arguments.joined(separator: " ")) (\(format))"
+                #expect(result.status == 0, "\(command): \(result.stderr)")
+                #expect(result.stdout.contains(step.says), "\(command): \(result.stdout)")
+                let lines = result.stdout.split(separator: "\n")
+                if format == "json" {
+                    #expect(!lines.isEmpty && result.jsonLines.count == lines.count, "\(command): \(result.stdout)")
+                } else {
+                    #expect(result.jsonLines.isEmpty, "\(command): \(result.stdout)")
+                }
+            }
+        }
+    }
+}

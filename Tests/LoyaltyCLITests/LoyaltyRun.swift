@@ -18,13 +18,19 @@ enum LoyaltyRun: String, CaseIterable, CustomStringConvertible, Sendable {
         case .binary:
             return try Binary("loyalty").run(arguments, environment: environment)
         case .inProcess:
-            let scratch = ["LOYALTY_HOME": scratchHome.path, "LOYALTY_SERVER": "http://127.0.0.1:9"]
-            let sink = OutputSink.capturing()
-            let status = LoyaltyCommand.run(
-                arguments, sink: sink,
-                environment: ProcessInfo.processInfo.environment.merging(scratch) { $1 }.merging(environment) { $1 })
-            return Binary.Result(status: status, stdout: sink.output, stderr: sink.error)
+            return Self.inProcess(arguments, environment: environment, sink: .capturing())
         }
+    }
+
+    /// `loyalty ARGUMENTS` in process, writing to `sink` (a terminal with scripted keys, say), with an
+    /// interruption of its own: q in one run must not end the next, and signals stay the test process's.
+    static func inProcess(_ arguments: [String], environment: [String: String], sink: OutputSink) -> Binary.Result {
+        let scratch = ["LOYALTY_HOME": scratchHome.path, "LOYALTY_SERVER": "http://127.0.0.1:9"]
+        let status = LoyaltyCommand.run(
+            arguments, sink: sink,
+            environment: ProcessInfo.processInfo.environment.merging(scratch) { $1 }.merging(environment) { $1 },
+            interruption: Interruption(signals: []))
+        return Binary.Result(status: status, stdout: sink.output, stderr: sink.error)
     }
 }
 

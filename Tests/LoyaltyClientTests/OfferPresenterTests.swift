@@ -5,7 +5,7 @@ import Testing
 
 @testable import LoyaltyClient
 
-/// Matey's, as in DESIGN.md: sushi (1,1), pizza (1,2), ladies' clothing (2,1).
+/// Matey's, the README's worked example: sushi (1,1), pizza (1,2), ladies' clothing (2,1).
 private struct Store {
     static let uuid = UUID(uuidString: "8F0C1DDC-11E5-4A07-8910-425941B072F9")!
     static let retailer = CatalogRetailer(id: UUID(), name: "Matey's", uuid: uuid)

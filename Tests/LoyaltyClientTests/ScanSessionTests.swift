@@ -213,4 +213,24 @@ private func walkCapture() throws -> String {
         }
         #expect(failing.cancelled)
     }
+
+    /// A beacon lost (unheard for its tracking age) is forgotten by the session and looked up again when it comes
+    /// back, so an offer another `loyalty sync` put in the cache meanwhile shows. Kept, the first look-up's "no
+    /// offer here" held for the rest of the scan, and every identity ever heard near stayed in memory.
+    @Test func aBeaconLostAndHeardAgainIsLookedUpAgain() throws {
+        let session = try Matey.offers()
+        let pizza = BeaconIdentity(uuid: Matey.uuid, major: 1, minor: 2)
+        let near = [BeaconProximity(identity: pizza, proximity: .near)]
+        #expect(try session.update(time: 0, beacons: near) == nil)
+        #expect(try session.update(time: 6, beacons: [BeaconProximity(identity: pizza, proximity: .unknown)]) == nil)
+        let offer = Offer(
+            id: UUID(), retailerID: Matey.retailer.id, major: 1, minor: 2, title: "Buy one get one free",
+            updatedAt: Matey.epoch)
+        try OfferCache(file: session.cache.file).apply(
+            CatalogPage(
+                cursor: "c2", full: false, serverTime: Matey.epoch, retailers: [Matey.retailer], offers: [offer],
+                removed: []),
+            etag: nil, serverTimeOffset: 0)
+        #expect(try session.update(time: 12, beacons: near)?.offer.offer.title == "Buy one get one free")
+    }
 }

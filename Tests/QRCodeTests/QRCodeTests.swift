@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import QRCode
@@ -46,5 +47,42 @@ import Testing
         #expect(lines.count == code.terminalLines().count)
         #expect(lines[1] == code.terminalLines()[1] + "  code K7M2Q9XP4H")
         #expect(lines[3] == code.terminalLines()[3])
+    }
+}
+
+/// The PNG a notification shows, read back by an independent decoder (ImageMagick's): every pixel as drawn.
+@Suite struct QRCodePNGTests {
+    static let convert = "/usr/bin/convert"
+
+    @Test(arguments: [8, 12])  // 12: more image data than one stored deflate block holds
+    func imageMagickReadsEveryPixel(scale: Int) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.convert) else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("ImageMagick is missing: make test-deps") }
+            return
+        }
+        let code = try QRCode("K7M2Q9XP4H")
+        let png = code.png(scale: scale)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).png")
+        try Data(png).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.convert)
+        process.arguments = [file.path, "-depth", "8", "gray:-"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let pixels = [UInt8](out.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let side = (code.width + 8) * scale
+        try #require(pixels.count == side * side)
+        var wrong = 0
+        for y in 0..<side {
+            for x in 0..<side where (pixels[y * side + x] == 0) != code.isDark(row: y / scale - 4, column: x / scale - 4) {
+                wrong += 1
+            }
+        }
+        #expect(wrong == 0)
     }
 }

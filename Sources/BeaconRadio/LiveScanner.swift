@@ -1,0 +1,14 @@
+import Beacons
+
+/// A live scan, through whichever path owns the adapter: `run` delivers LE advertising report events
+/// and ticks until `cancel()`, then leaves the adapter as it found it.
+public protocol LiveScanner: AnyObject, Sendable {
+    /// Which path: "raw HCI" or "bluetoothd (D-Bus)".
+    var path: String { get }
+    func run(tickInterval: Double?, onTick: (Double) -> Void, _ onEvent: (HCIEventPacket) -> Void) throws(RadioError)
+    func cancel()
+}
+
+extension LEScanner: LiveScanner {
+    public var path: String { "raw HCI" }
+}

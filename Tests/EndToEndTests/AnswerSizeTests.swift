@@ -1,0 +1,53 @@
+import Foundation
+import LoyaltyTesting
+import Testing
+
+/// A server (or anyone between, on plain http) that answers with an endless body cannot fill the client's
+/// memory: a 2 GiB answer once made `loyalty sync` hold 2.19 GB. Each answer is abandoned past what it can be
+/// (a catalog page of 10,000 rows, a list, one object), and the command says so with exit 69.
+@Suite struct AnswerSizeTests {
+    static let account = """
+        {"account_id":"\(UUID().uuidString.lowercased())","device_id":"\(UUID().uuidString.lowercased())",\
+        "device_token":"ld_canned"}
+        """
+
+    /// Runs `loyalty ARGUMENTS` against `server` under GNU time: the result and the peak resident memory in bytes.
+    static func measured(_ arguments: [String], home: URL, server: CannedHTTPServer) throws -> (Binary.Result, Int) {
+        let result = try Binary(at: "sh").run(
+            ["-c", #"/usr/bin/time -f "peak %M" "$@""#, "sh", Binary("loyalty").url.path] + arguments,
+            environment: ["LOYALTY_HOME": home.path, "LOYALTY_SERVER": server.url])
+        let peak = result.stderr.split(separator: "\n").last { $0.hasPrefix("peak ") }
+        return (result, (peak.flatMap { Int($0.dropFirst("peak ".count)) } ?? Int.max / 1024) * 1024)
+    }
+
+    @Test func anEndlessCatalogPageIsAbandonedAtWhatAPageCanBe() throws {
+        let server = try CannedHTTPServer([
+            CannedHTTPServer.Answer("POST /v1/accounts", status: 201, body: Self.account),
+            CannedHTTPServer.Answer("GET /v1/catalog", streamedBytes: 4 << 30, saysLength: false),
+        ])
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-endless-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let (created, _) = try Self.measured(["account", "create"], home: home, server: server)
+        #expect(created.status == 0, "\(created.stderr)")
+
+        let (sync, peak) = try Self.measured(["sync"], home: home, server: server)
+        #expect(sync.status == 69, "\(sync.stderr)")
+        #expect(sync.stderr.contains("/v1/catalog") && sync.stderr.contains("is longer than the"), "\(sync.stderr)")
+        // A page of 10,000 of the longest rows is 121 MB; the body grows by doubling, and a page is decoded
+        // beside its bytes: the peak stays well under what 4 GiB would have taken.
+        #expect(peak < 400 << 20, "peak RSS \(peak >> 20) MiB")
+    }
+
+    @Test func anAnswerThatSaysItIsHugeIsRefusedBeforeItsBody() throws {
+        let server = try CannedHTTPServer([
+            CannedHTTPServer.Answer("POST /v1/accounts", streamedBytes: 2 << 30, saysLength: true)
+        ])
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-huge-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let (created, peak) = try Self.measured(["account", "create"], home: home, server: server)
+        #expect(created.status == 69, "\(created.stderr)")
+        #expect(created.stderr.contains("is longer than the 1048576 bytes such an answer can be"), "\(created.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("device.json").path))
+        #expect(peak < 64 << 20, "peak RSS \(peak >> 20) MiB")
+    }
+}
