@@ -165,8 +165,9 @@ import Testing
         let arguments = command.split(separator: " ").dropFirst().map(String.init) + ["--replay", capture.path, "--offline"]
         let scan = try installed.run(arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""])
         // The journal's lines: plain text, no terminal's escapes; the summary closes it.
-        #expect(scan.status == 0 && scan.stdout.contains("entered beacon region") && !scan.stdout.contains("\u{1B}"))
-        #expect(scan.stderr.hasSuffix("0 malformed events skipped\n"), "\(scan.stderr)")
+        #expect(scan.status == 0 && scan.stdout.contains("entered 8F0C1DDC") && !scan.stdout.contains("\u{1B}"))
+        #expect(
+            scan.stderr.contains("0 malformed events skipped\n") && scan.stderr.hasSuffix(" left waiting\n"), "\(scan.stderr)")
         #expect(scan.stderr.contains("notifications are off"), "\(scan.stderr)")
 
         let entry = destdir.appendingPathComponent("usr/local/share/applications/loyalty.desktop").path
