@@ -29,10 +29,13 @@ import Testing
     }
 
     /// A retailer with offers at 1:1 and 1:2 (both with markup in their text) and a shopper who synced them.
+    /// The shared server refuses a name that reads as another retailer's: each test's store has its own.
+    static func storeName(_ uuid: String) -> String { "Matey's <Food> & Co \(uuid.prefix(4))" }
+
     func shopperWithOffers() throws -> (shopper: StoryDevice, store: StoryDevice, uuid: String) {
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString
-        let store = try server.retailer("Matey's <Food> & Co", uuid: uuid)
+        let store = try server.retailer(Self.storeName(uuid), uuid: uuid)
         try store.setOffer(1, 1, Self.markupTitle, ["--description", Self.markupDescription, "--category", "food"])
         try store.setOffer(1, 2, "Pizza 2 for 1", ["--description", "Tucci's", "--category", "food"])
         let shopper = try server.newAccount()
@@ -49,7 +52,7 @@ import Testing
         let offer = try #require(try mock.waitForNotifications(1).first)
         #expect(offer.appName == "loyalty" && offer.replacesID == 0)
         // The summary is never markup: as the retailer wrote it. The body is, here: escaped.
-        #expect(offer.summary == "Matey's <Food> & Co: \(Self.markupTitle)")
+        #expect(offer.summary == "\(Self.storeName(uuid)): \(Self.markupTitle)")
         #expect(offer.body == "&lt;i&gt;Tuna&lt;/i&gt; &amp; salmon, &lt;a href=&quot;http://x&quot;&gt;today&lt;/a&gt;")
         #expect(offer.actionKeys == ["default", "redeem", "dismiss"])
         #expect(offer.hints["desktop-entry"] == .string("loyalty") && offer.hints["category"] == .string("x-loyalty.offer"))
@@ -123,7 +126,7 @@ import Testing
         ).finish()
         #expect(result.status == 0, "\(result.stderr)")
         let calls = try mock.notifications()
-        #expect(calls.map(\.summary).prefix(3) == ["Entered Matey's <Food> & Co", "Left Matey's <Food> & Co", "Entered Matey's <Food> & Co"])
+        #expect(Array(calls.map(\.summary).prefix(3)) == ["Entered", "Left", "Entered"].map { "\($0) \(Self.storeName(uuid))" })
         #expect(calls.map(\.replacesID).prefix(3) == [0, 1, 1])
         #expect(calls.allSatisfy { $0.hints["category"] == .string("x-loyalty.region") && $0.hints["urgency"] == .byte(0) })
     }
@@ -272,7 +275,7 @@ private final class OutputBox: @unchecked Sendable {  // guarded by lock
         }
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString
-        let store = try server.retailer("Matey's", uuid: uuid)
+        let store = try server.retailer("Matey's Food Hall", uuid: uuid)
         try store.setOffer(
             1, 1, "30% off sushi at The Japanese Kitchen",
             ["--description", "Today only: all nigiri & maki <3", "--category", "food"])
@@ -352,7 +355,7 @@ private final class OutputBox: @unchecked Sendable {  // guarded by lock
         #expect((Int(colours) ?? 0) > 10, "\(colours)")
         print("NotificationScreenTests: the screen is in \(screenshot.path)")
         let said = stopDunst()
-        #expect(said.contains("appname: 'loyalty'") && said.contains("summary: 'Matey's: 30% off sushi"), "\(said)")
+        #expect(said.contains("appname: 'loyalty'") && said.contains("summary: 'Matey's Food Hall: 30% off sushi"), "\(said)")
         #expect(said.contains("category: x-loyalty.offer"), "\(said)")
     }
 }

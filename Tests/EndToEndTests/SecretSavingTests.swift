@@ -26,7 +26,7 @@ import Testing
 
     @Test func rotatingAKeyFromAReadOnlyFolderKeepsTheKey() throws {
         let server = try StoryServer.shared.get()
-        let retailer = try server.retailer("Rotating", uuid: UUID().uuidString)
+        let retailer = try server.retailer("Rotating read-only", uuid: UUID().uuidString)
         let config = try Data(contentsOf: retailer.home.appendingPathComponent("config.json"))
         let folder = try ReadOnlyFolder(files: ["config.json": config])
         let locked = StoryDevice(server: server, home: folder.url)

@@ -12,10 +12,14 @@ import Testing
     /// Matey's, with a food offer at 1:1 (immediate), a clothing offer at 2:1 and another category's at 3:1
     /// (both near), and a beacon without an offer far away at 5:5; a shopper who synced them. (A simulated
     /// walk hears every beacon to its end, so none turns unknown: ScanScreenLinesTests has that colour.)
+    /// Matey's, told apart from the other Matey's that tests register on the shared server, which refuses a
+    /// name that reads as another retailer's.
+    static func name(_ uuid: String) -> String { "Matey's \(uuid.prefix(4))" }
+
     static func mateysWalk() throws -> (StoryDevice, URL, uuid: String) {
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString
-        let mateys = try server.retailer("Matey's", uuid: uuid)
+        let mateys = try server.retailer(name(uuid), uuid: uuid)
         try mateys.setOffer(
             1, 1, "30% off sushi at The Japanese Kitchen",
             ["--category", "food", "--description", "Nigiri and maki from the counter", "--ends", "2099-12-31T18:00:00Z"])
@@ -52,7 +56,7 @@ import Testing
     func beaconsInHotColdColoursAndOffersOnTheirCategorysColourFitTheWindow(columns: Int, bannerWidth: Int) throws {
         let (transcript, lastOffer, uuid) = try Self.pageThroughTheWalk(columns: UInt16(columns))
         for (colour, row) in [
-            (Self.immediate, "Matey's 1:1"), (Self.near, "Matey's 2:1"), (Self.far, "Matey's 5:5"),
+            (Self.immediate, "\(Self.name(uuid)) 1:1"), (Self.near, "\(Self.name(uuid)) 2:1"), (Self.far, "\(Self.name(uuid)) 5:5"),
         ] {
             #expect(transcript.contains(colour + row), "\(row): \(transcript)")
         }
@@ -61,18 +65,18 @@ import Testing
             (Self.neutral, "Free umbrella <b>today</b> \\e[31m"),
         ]
         for (colour, title) in titles {
-            #expect(transcript.contains(colour + " OFFER from Matey's: " + title), "\(title): \(transcript)")
+            #expect(transcript.contains(colour + " OFFER from \(Self.name(uuid)): " + title), "\(title): \(transcript)")
         }
         #expect(transcript.contains("until 31 Dec 2099, 18:00 UTC"), "\(transcript)")
         #expect(transcript.contains(" Nigiri and maki from the counter "), "\(transcript)")
-        #expect(transcript.contains("  entered Matey's\r\n"), "\(transcript)")
+        #expect(transcript.contains("  entered \(Self.name(uuid))\r\n"), "\(transcript)")
         #expect(!transcript.contains(uuid) && !transcript.contains(uuid.lowercased()), "the UUID stays in --json")
         #expect(transcript.contains("offers: 3 shown, 0 redeemed, 3 dismissed, 0 left waiting"), "\(transcript)")
 
         let screen = TerminalScreen(transcript, columns: columns)
         #expect(screen.wraps == 0, "a line was wider than \(columns) columns:\n\(screen.lines.joined(separator: "\n"))")
         #expect(screen.row(holding: "OFFER from") == nil, "dismissed, the last offer left the screen: \(screen.lines)")
-        let banner = try #require(TerminalScreen(lastOffer, columns: columns).row(holding: "OFFER from Matey's: Free umbrella"))
+        let banner = try #require(TerminalScreen(lastOffer, columns: columns).row(holding: "OFFER from \(Self.name(uuid)): Free umbrella"))
         #expect(banner.filter { $0.colour == "1;30;47" }.count == bannerWidth, "\(banner.map(\.colour))")
     }
 
@@ -83,27 +87,27 @@ import Testing
         (["--color", "always"], ["NO_COLOR": "1"], true),
     ])
     func noColorAndColorNeverTurnColourOff(options: [String], environment: [String: String], coloured: Bool) throws {
-        let (transcript, _, _) = try Self.pageThroughTheWalk(columns: 80, options, environment: environment)
+        let (transcript, _, uuid) = try Self.pageThroughTheWalk(columns: 80, options, environment: environment)
         let colours = transcript.range(of: "\u{1B}\\[[0-9;]*m", options: .regularExpression)
         #expect((colours != nil) == coloured, "\(transcript)")
-        #expect(transcript.contains(" OFFER from Matey's: 30% off sushi"), "\(transcript)")
+        #expect(transcript.contains(" OFFER from \(Self.name(uuid)): 30% off sushi"), "\(transcript)")
         #expect(transcript.range(of: "\u{1B}\\[[0-9]+A", options: .regularExpression) != nil, "the live table")
     }
 
     /// TERM=dumb: plain lines, no escape sequence at all: the events, a beacon's row when its proximity
     /// changes, each offer once.
     @Test func aDumbTerminalGetsPlainLines() throws {
-        let (transcript, _, _) = try Self.pageThroughTheWalk(columns: 80, environment: ["TERM": "dumb"])
+        let (transcript, _, uuid) = try Self.pageThroughTheWalk(columns: 80, environment: ["TERM": "dumb"])
         #expect(!transcript.contains("\u{1B}"), "\(transcript)")
         let lines = transcript.components(separatedBy: "\r\n")
-        #expect(lines.contains { $0.hasPrefix("Matey's 1:1") && $0.contains("immediate") }, "\(transcript)")
-        #expect(lines.contains { $0.hasPrefix("Matey's 5:5") && $0.contains("far") }, "\(transcript)")
+        #expect(lines.contains { $0.hasPrefix("\(Self.name(uuid)) 1:1") && $0.contains("immediate") }, "\(transcript)")
+        #expect(lines.contains { $0.hasPrefix("\(Self.name(uuid)) 5:5") && $0.contains("far") }, "\(transcript)")
         #expect(lines.filter { $0.hasPrefix("BEACON") }.count == 1, "\(transcript)")
-        #expect(lines.filter { $0.hasPrefix("Matey's 5:5") }.count <= 2, "only when its proximity changes: \(transcript)")
+        #expect(lines.filter { $0.hasPrefix("\(Self.name(uuid)) 5:5") }.count <= 2, "only when its proximity changes: \(transcript)")
         for title in ["30% off sushi", "50% off all ladies' clothing", "Free umbrella"] {
-            #expect(lines.filter { $0.hasPrefix(" OFFER from Matey's: \(title)") }.count == 1, "\(transcript)")
+            #expect(lines.filter { $0.hasPrefix(" OFFER from \(Self.name(uuid)): \(title)") }.count == 1, "\(transcript)")
         }
-        #expect(lines.contains { $0.hasSuffix("  entered Matey's") }, "\(transcript)")
+        #expect(lines.contains { $0.hasSuffix("  entered \(Self.name(uuid))") }, "\(transcript)")
         #expect(lines.allSatisfy { $0.count < 80 }, "\(transcript)")
     }
 
@@ -112,15 +116,15 @@ import Testing
     @Test func colorAlwaysInAPipePaintsTheOfferLines() throws {
         let (shopper, walk, uuid) = try Self.mateysWalk()
         let piped = try shopper.ok(["scan", "--replay", walk.path, "--offline", "--color=always"])
-        #expect(piped.stdout.contains(Self.food + "offer from Matey's: 30% off sushi"), "\(piped.stdout)")
-        #expect(piped.stdout.contains(Self.clothing + "offer from Matey's: 50% off"), "\(piped.stdout)")
-        #expect(piped.stdout.contains("  entered Matey's\n"), "\(piped.stdout)")
+        #expect(piped.stdout.contains(Self.food + "offer from \(Self.name(uuid)): 30% off sushi"), "\(piped.stdout)")
+        #expect(piped.stdout.contains(Self.clothing + "offer from \(Self.name(uuid)): 50% off"), "\(piped.stdout)")
+        #expect(piped.stdout.contains("  entered \(Self.name(uuid))\n"), "\(piped.stdout)")
         #expect(!piped.stdout.contains("{\"event\""), "\(piped.stdout)")
         #expect(piped.stdout.range(of: "\u{1B}\\[[0-9]+A", options: .regularExpression) == nil, "\(piped.stdout)")
         #expect(piped.stderr.contains("offers: 3 shown, 0 redeemed, 0 dismissed, 0 left waiting"), "\(piped.stderr)")
-        let (other, otherWalk, _) = try Self.mateysWalk()  // the first shopper has seen every offer now
+        let (other, otherWalk, otherUUID) = try Self.mateysWalk()  // the first shopper has seen every offer now
         let plain = try other.ok(["scan", "--replay", otherWalk.path, "--offline"], ["TERM": "xterm-256color"])
-        #expect(!plain.stdout.contains("\u{1B}") && plain.stdout.contains("offer from Matey's: 30% off"), "\(plain.stdout)")
+        #expect(!plain.stdout.contains("\u{1B}") && plain.stdout.contains("offer from \(Self.name(otherUUID)): 30% off"), "\(plain.stdout)")
 
         let json = try shopper.ok(["scan", "--replay", walk.path, "--offline", "--color=always", "--json"])
         #expect(!json.stdout.contains("\u{1B}") && json.stdout.lowercased().contains(uuid.lowercased()), "\(json.stdout)")
@@ -138,7 +142,7 @@ import Testing
     @Test func theSummaryCountsTheOffersShownRedeemedDismissedAndLeftWaiting() throws {
         let server = try StoryServer.shared.get()
         let uuid = UUID().uuidString
-        let arcade = try server.retailer("Arcade", uuid: uuid)
+        let arcade = try server.retailer("Arcade \(uuid.prefix(4))", uuid: uuid)
         for minor in 1...4 { try arcade.setOffer(1, minor, "Offer \(minor)", []) }
         let shopper = try server.newAccount()
         try shopper.ok(["sync"])
