@@ -413,11 +413,16 @@ async function saveBeacon(event) {
 
 const series = [["shown", "#767676"], ["redeemed", "#0b4f8a"], ["accepted", "#1b6e20"]];
 
+let figuresRequests = 0;
+
 loaders.figures = async function () {
+  const request = ++figuresRequests;
   const days = Number($("figures-days").value);
   // Twice the range, so each total can be set against the period before it.
   const [figures, stats] = await Promise.all([
     api("GET", "/v1/retailer/figures?days=" + Math.min(2 * days, 366)), api("GET", "/v1/retailer/stats")]);
+  // The range changed while this answer was on its way: the newer request's answer is the one to draw.
+  if (request !== figuresRequests) return;
   state.figures = { days, figures, stats: stats.offers };
   const select = $("figures-offer");
   const chosen = select.value;
