@@ -75,8 +75,8 @@ import Foundation
         record(
             "store replay vs \(name) parse-only, by CPU time",
             String(
-                format: "%.2fx (%.2f M/s against %.2f M/s; by wall time %.2fx median, %.2fx best)", ratio,
-                Double(reports) / cpuSeconds / 1e6, cpu / 1e6, Double(reports) / wall / wallRate,
+                format: "%.2fx (%.0f reports/s against %.0f/s; by wall time %.2fx median, %.2fx best)", ratio,
+                Double(reports) / cpuSeconds, cpu, Double(reports) / wall / wallRate,
                 Double(reports) / bestWall / wallRate),
             target: String(format: ">= %gx", target), met: ratio >= target && succeeded)
     }
