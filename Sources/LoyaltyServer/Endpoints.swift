@@ -257,7 +257,7 @@ struct Endpoints: Sendable {
     }
 
     func listRedemptions(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.redemptions(accountID: try requireDevice(request).accountID))
+        .json(200, try store.redemptions(accountID: try requireDevice(request, reading: true).accountID))
     }
 
     // MARK: Parameters

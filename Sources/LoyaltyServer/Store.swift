@@ -8,7 +8,8 @@ import Postgres
 public final class Store: Sendable {
     /// The primary: every write, and every read that must see its own writes.
     let pool: PostgresPool
-    /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, device tokens); nil: the primary.
+    /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, redemption lists, device tokens
+    /// for those); nil: the primary.
     let standbyReads: StandbyReads?
     let clock: @Sendable () -> Date
 
