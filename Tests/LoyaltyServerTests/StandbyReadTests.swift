@@ -125,6 +125,17 @@ import Testing
         #expect(warnings.count == 1, "\(warnings)")
     }
 
+    /// A write that reaches a standby (a DATABASE_URL without target_session_attrs=read-write, or a primary
+    /// being demoted) is "unavailable": 503 with Retry-After, as in any failover window, not a 500.
+    @Test func aWriteThatReachesAStandbyAnswers503() throws {
+        let pair = try SharedStandby.started.get()
+        let standby = try PostgresConnection(conninfo: pair.standby.start())
+        let error = try #require(throws: PostgresError.self) { try standby.query("CREATE TABLE written_on_standby ()") }
+        #expect(error.kind == .unavailable && error.sqlState == PostgresError.SQLState.readOnlySQLTransaction)
+        let answer = APIFailure.answering(error).failure
+        #expect(answer.status == 503 && answer.headers["Retry-After"] == "2")
+    }
+
     /// behind, lagging, not_standby, unreachable.
     private func primaryReads(_ server: TestServer) throws -> [Double] {
         try ["behind", "lagging", "not_standby", "unreachable"].map {
