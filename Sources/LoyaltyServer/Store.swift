@@ -31,6 +31,12 @@ public final class Store: Sendable {
         (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
     }
 
+    /// Whether a standby fit for reads answers now (false without standbys): with the primary gone, as in a
+    /// failover, the server still answers the shoppers' reads.
+    func standbyIsFit() -> Bool {
+        standbyReads?.standbyIsFit() ?? false
+    }
+
     public var connectionPoolUsage: PostgresPool.Usage { pool.usage }
     public var connectionPoolSize: Int { pool.size }
 

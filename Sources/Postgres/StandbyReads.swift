@@ -63,6 +63,11 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
         return Usage(standbyReads: standbyReads, primaryReads: primaryReads, lagSeconds: lagSeconds)
     }
 
+    /// Whether a standby fit for reads answers now (not counted as a read).
+    public func standbyIsFit() -> Bool {
+        (try? standbys.withConnection { try unfitness(of: $0) == nil }) ?? false
+    }
+
     /// Runs `body` on a fit standby and returns its answer when `acceptable`; else (and when `body` throws
     /// `StandbyBehind`, or the standby fails under it) runs it on the primary.
     public func read<T>(acceptable: (T) -> Bool = { _ in true }, _ body: (PostgresConnection) throws -> T) throws -> T {

@@ -33,6 +33,8 @@ import Testing
         try pair.waitForReplay()
 
         pair.primary.stop()
+        let readiness = try HTTPClient().send(HTTPClientRequest(url: server.url + "/readyz"))
+        #expect(readiness.status == 200 && String(decoding: readiness.body, as: UTF8.self).contains("reads_only"))
         let sync = try loyalty.run(["sync", "--json"], environment: phone)
         #expect(sync.status == 0, "the standby answers the catalog and the seen set: \(sync.stderr)")
         for _ in 1...3 {
