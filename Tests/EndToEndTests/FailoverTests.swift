@@ -1,6 +1,8 @@
 import Foundation
 import HTTPClient
+import HTTPServer
 import LoyaltyTesting
+import Synchronization
 import Testing
 
 /// The real server on a real primary and its streaming standby (DATABASE_URL naming both, read-write; the
@@ -59,6 +61,90 @@ import Testing
         let after = try loyalty.run(["sync", "--json"], environment: phone)
         #expect(after.status == 0, "\(after.stderr)")
     }
+}
+
+/// A till's accept whose answer is lost after the server committed it: `loyalty till accept` sends it again with
+/// the same Idempotency-Key and gets the first answer, so the cashier sees "accepted", not "already used".
+@Suite struct LostAnswerTests {
+    let loyalty = Binary("loyalty")
+    let uuid = "8F0C1DDC-11E5-4A07-8910-425941B072F9"
+
+    @Test func aTillAcceptWhoseAnswerWasLostIsRetriedWithItsKeyAndAcceptedOnce() throws {
+        let server = try LoyaltyServerProcess()
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 1)
+        #expect(
+            try loyalty.run(["scan", "--replay", try server.walk(uuid: uuid, minors: [1])], environment: phone).status
+                == 0)
+        let code = try #require(
+            try loyalty.run(["redeem", "\(uuid):1:1", "--json"], environment: phone).jsonLines.first?["code"] as? String)
+        let created = try loyalty.run(
+            ["retailer", "till-key", "create", "--name", "Front", "--json"], environment: server.retailer)
+        let tillKey = try #require(created.jsonLines.first?["till_key"] as? String, "\(created.stderr)")
+        let proxy = try AnswerLosingProxy(upstream: server.url)
+        defer { proxy.shutdown() }
+
+        let accepted = try loyalty.run(
+            ["till", "accept", code, "--json"],
+            environment: server.retailer.merging(["LOYALTY_SERVER": proxy.url, "LOYALTY_TILL_KEY": tillKey]) { $1 })
+        #expect(accepted.status == 0, "\(accepted.stdout) \(accepted.stderr)")
+        #expect(accepted.jsonLines.first?["accepted_till"] as? String == "Front")
+        let keys = proxy.acceptKeys
+        #expect(keys.count == 2 && keys[0] != nil && keys[0] == keys[1], "\(keys)")
+        #expect(proxy.upstreamStatuses == [200, 200], "the first accept was committed, its answer dropped")
+    }
+}
+
+/// A loopback proxy to a loyalty server that passes every request on, but answers the first till accept 503 after
+/// the server has answered it: an answer lost on the way back, as when the database's COMMIT reply is lost in a
+/// failover. It records each accept's Idempotency-Key and the server's statuses.
+final class AnswerLosingProxy: Sendable {
+    let url: String
+    private let server: HTTPServer
+    private let accepts = AcceptLog()
+
+    private final class AcceptLog: Sendable {
+        let entries = Mutex<[(key: String?, status: Int)]>([])
+    }
+
+    init(upstream: String) throws {
+        let accepts = accepts
+        server = try HTTPServer(
+            host: "127.0.0.1", port: 0, reject: { _ in HTTPResponse(status: 400) },
+            handler: { request in
+                let passed = ["authorization", "content-type", "idempotency-key"]
+                let answer: HTTPClientResponse
+                do throws(HTTPClientError) {
+                    answer = try HTTPClient().send(
+                        HTTPClientRequest(
+                            method: request.method, url: upstream + request.path,
+                            headers: request.headers.filter { passed.contains($0.key.lowercased()) },
+                            body: request.body.isEmpty ? nil : request.body))
+                } catch {
+                    return HTTPResponse(status: 502, body: Array(error.description.utf8))
+                }
+                if request.path == "/v1/till/accept" {
+                    let first = accepts.entries.withLock { seen in
+                        seen.append((request.header("idempotency-key"), answer.status))
+                        return seen.count == 1
+                    }
+                    if first {
+                        return HTTPResponse(
+                            status: 503, headers: ["Content-Type": "application/json", "Retry-After": "2"],
+                            body: Array(#"{"error":{"code":"database_unavailable","message":"lost by the test"}}"#.utf8))
+                    }
+                }
+                return HTTPResponse(
+                    status: answer.status, headers: answer.headers.filter { $0.key != "content-length" },
+                    body: answer.body)
+            })
+        url = "http://127.0.0.1:\(server.port)"
+    }
+
+    var acceptKeys: [String?] { accepts.entries.withLock { $0.map(\.key) } }
+    var upstreamStatuses: [Int] { accepts.entries.withLock { $0.map(\.status) } }
+
+    func shutdown() { server.shutdown(gracePeriod: .zero) }
 }
 
 /// Runs `body` on a thread of its own; `wait` returns its result.
