@@ -205,9 +205,10 @@ extension Store {
             try connection.transaction { connection in
                 try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 // A standby may not have the account yet; the primary has it, as it has the device's token.
-                guard
-                    let account = try connection.query("SELECT seen_version FROM accounts WHERE id = \(accountID)").first
-                else { throw connection.isKnownStandby ? StandbyBehind() as any Error : StoreError.notFound }
+                let account = try connection.query("SELECT seen_version FROM accounts WHERE id = \(accountID)").first
+                guard let account else {
+                    throw connection.isKnownStandby ? StandbyBehind() as any Error : StoreError.notFound
+                }
                 let head: Int64 = try account.decode("seen_version")
                 let after = since?.version ?? 0
                 guard after <= head else {

@@ -18,8 +18,8 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 
 /// The real service on a real PostgreSQL database of its own (in the shared throwaway cluster, or in `cluster`),
 /// reached in process or over a socket; with `standby` (the conninfo of the database, given its name), shoppers'
-/// reads go to that streaming standby of `cluster`. Through PgBouncer when `bouncer` is given or, for the shared cluster,
-/// when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
+/// reads go to that streaming standby of `cluster`. Through PgBouncer when `bouncer` is given or, for the shared
+/// cluster, when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
 /// transaction pooling mode.
 public final class TestServer: @unchecked Sendable {  // `idleClients` is guarded by `clientsLock`
     public let transport: Transport

@@ -50,7 +50,9 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
     static let statusLifetime = Duration.seconds(1)
     static let retryInterval = Duration.seconds(2)
 
-    public init(primary: PostgresPool, standbys: PostgresPool, maxLag: Double, log: @escaping @Sendable (Event) -> Void) {
+    public init(
+        primary: PostgresPool, standbys: PostgresPool, maxLag: Double, log: @escaping @Sendable (Event) -> Void
+    ) {
         self.primary = primary
         self.standbys = standbys
         self.maxLag = maxLag

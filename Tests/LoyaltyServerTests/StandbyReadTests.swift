@@ -116,7 +116,8 @@ import Testing
 
     /// No standby answers (all gone): reads go to the primary at once, without trying the standby for each.
     @Test func readsFallBackToThePrimaryWhenNoStandbyAnswers() throws {
-        let server = try TestServer(standby: { _ in "host=/nonexistent-standby port=5432 dbname=loyalty user=postgres" })
+        let gone = "host=/nonexistent-standby port=5432 dbname=loyalty user=postgres"
+        let server = try TestServer(standby: { _ in gone })
         let shopper = try server.createAccount()
         #expect(try server.catalog(shopper).status == 200)
         #expect(try server.request("GET", "/v1/seen", token: shopper.deviceToken).status == 200)
