@@ -73,10 +73,10 @@ import Foundation
         print("reference: \(name) parses \(Int(wallRate)) payloads/s by wall time, \(Int(cpu)) by CPU time (parse only, one core)")
         let ratio = Double(reports) / cpuSeconds / cpu
         record(
-            "store replay vs \(name) parse-only, by CPU time",
-            String(
-                format: "%.2fx (%.0f reports/s against %.0f/s; by wall time %.2fx median, %.2fx best)", ratio,
-                Double(reports) / cpuSeconds, cpu, Double(reports) / wall / wallRate,
+            "store replay vs \(name) parse-only, by CPU time", String(format: "%.0f reports/s", Double(reports) / cpuSeconds),
+            reference: "\(name) " + String(format: "%.0f payloads/s", cpu),
+            ratio: String(
+                format: "%.2fx (by wall time %.2fx median, %.2fx best)", ratio, Double(reports) / wall / wallRate,
                 Double(reports) / bestWall / wallRate),
             target: String(format: ">= %gx", target), met: ratio >= target && succeeded)
     }
