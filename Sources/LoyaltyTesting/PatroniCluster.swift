@@ -242,27 +242,10 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
                 connectTimeout: 1, totalTimeout: 2))
     }
 
-    /// Ends everything: continues stopped processes, SIGTERMs Patroni (which stops its PostgreSQL), SIGKILLs what
-    /// is left after 10 s, then etcd and HAProxy; removes the directory.
+    /// Ends everything at once (SIGKILL: the cluster is thrown away, nothing needs a clean shutdown): every
+    /// member's Patroni and PostgreSQL, HAProxy and etcd; removes the directory.
     public func stop() {
-        for member in members where member.patroniPID > 0 {
-            signal(member, SIGCONT)
-            kill(member.patroniPID, SIGTERM)
-        }
-        let deadline = Date().addingTimeInterval(10)
-        for member in members where member.patroniPID > 0 {
-            var status: Int32 = 0
-            while waitpid(member.patroniPID, &status, WNOHANG) == 0, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-            if kill(member.patroniPID, 0) == 0 { signal(member, SIGKILL) }
-            member.patroniPID = 0
-        }
-        for member in members {
-            if let pid = member.postmasterPID {
-                for child in [pid] + Self.children(of: pid) { kill(child, SIGKILL) }
-            }
-        }
+        for member in members { signal(member, SIGKILL) }
         end(&haproxyPID)
         end(&etcdPID)
         try? FileManager.default.removeItem(at: directory)

@@ -114,13 +114,18 @@ final class LoyaltyServerProcess {
     let port: UInt16
     let adminToken: String
     private let databaseURL: String?
+    private let environment: [String: String]
     /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
     /// returned for them under the test runner (the child stayed a zombie).
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
-    init(databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)") throws {
+    init(
+        databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)",
+        environment: [String: String] = [:]
+    ) throws {
         self.databaseURL = databaseURL
+        self.environment = environment
         self.adminToken = adminToken
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
         // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
@@ -140,6 +145,7 @@ final class LoyaltyServerProcess {
             directory.appendingPathComponent("server").path,
         ]
         var environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
+            .merging(self.environment) { $1 }
         environment["DATABASE_URL"] = databaseURL
         pid = try spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
