@@ -153,22 +153,25 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
             + "password=\(password) connect_timeout=2"
     }
 
-    /// Creates `name` on the primary (waiting for one), returns the members' read-write string for it.
+    /// Creates `name` on the primary, returns the members' read-write string for it.
     public func createDatabase(_ name: String) throws -> String {
-        let deadline = Date().addingTimeInterval(30)
-        var failure = ""
-        while Date() < deadline {
+        // A test's own name, not input: an identifier cannot be a bound parameter.
+        _ = try primaryConnection().query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""))
+        return membersConninfo(database: name)
+    }
+
+    /// A connection to the primary, waiting up to `timeout` seconds for one to accept writes (a member Patroni
+    /// reports as primary may still be finishing its promotion).
+    public func primaryConnection(database: String = "postgres", timeout: Double = 30) throws -> PostgresConnection {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
             do {
-                let connection = try PostgresConnection(conninfo: membersConninfo())
-                // A test's own name, not input: an identifier cannot be a bound parameter.
-                _ = try connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""))
-                return membersConninfo(database: name)
+                return try PostgresConnection(conninfo: membersConninfo(database: database))
             } catch {
-                failure = "\(error)"
+                guard Date() < deadline else { throw Failure("no primary accepts connections: \(error)") }
             }
-            Thread.sleep(forTimeInterval: 0.5)
+            Thread.sleep(forTimeInterval: 0.3)
         }
-        throw Failure("cannot create database \(name) on the primary: \(failure)")
     }
 
     // MARK: - The leader and faults
@@ -199,6 +202,15 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
             var status: Int32 = 0
             waitpid(member.patroniPID, &status, 0)
             member.patroniPID = 0
+        }
+    }
+
+    /// Sends `signal` to a primary's WAL senders: SIGSTOP holds replication back (as a slow link or a busy standby
+    /// does), SIGCONT lets the standbys catch up.
+    public func signalWALSenders(_ member: Member, _ signal: Int32) {
+        for pid in member.postmasterPID.map(Self.children(of:)) ?? []
+        where (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains("walsender") == true {
+            kill(pid, signal)
         }
     }
 

@@ -29,8 +29,10 @@ import Testing
         }
     }
 
-    /// Without synchronous mode a COMMIT answers before any standby has it: writes acknowledged just before the
-    /// primary dies are missing on the standby promoted in its place. Shown on this machine, not assumed.
+    /// Without synchronous mode a COMMIT answers before any standby has it: writes acknowledged while the standbys
+    /// lag are missing on the standby promoted in its place. On loopback the standbys keep up within a
+    /// millisecond, so the lag is made: the primary's WAL senders are paused for a second before the kill, as a slow
+    /// link or a busy standby would hold them. Shown on this machine, not assumed.
     @Test(.enabled(if: full)) func asynchronousStandbyLosesAcknowledgedCommits() throws {
         let cluster = try PatroniCluster(synchronous: false)
         defer { cluster.stop() }
@@ -42,14 +44,15 @@ import Testing
         let kept = try acknowledgedCommitsLost(synchronous)
         print("cluster sync-standby lost \(kept.lost) of \(kept.acknowledged) acknowledged commits")
         #expect(kept.lost == 0 && kept.acknowledged > 0)
-        #expect(lost.acknowledged > 0)
+        #expect(lost.acknowledged > 0 && lost.lost > 0, "the asynchronous standby kept every acknowledged commit")
     }
 
     /// Eight connections inserting one row per transaction as fast as they can, straight to the primary; the
-    /// primary SIGKILLed while they run. Returns how many rows whose COMMIT was answered the new primary lacks.
+    /// primary's WAL senders paused for the last second, then the primary SIGKILLed while they run. Returns how
+    /// many rows whose COMMIT was answered the new primary lacks.
     private func acknowledgedCommitsLost(_ cluster: PatroniCluster) throws -> (acknowledged: Int, lost: Int) {
         let url = try cluster.createDatabase("commits")
-        try PostgresConnection(conninfo: url).execute(script: "CREATE TABLE acknowledged (id bigint PRIMARY KEY)")
+        try cluster.primaryConnection(database: "commits").execute(script: "CREATE TABLE acknowledged (id bigint PRIMARY KEY)")
         let leader = try #require(cluster.leader())
         let acknowledged = Mutex<[Int]>([])
         let stop = Atomic<Bool>(false)
@@ -69,13 +72,15 @@ import Testing
             }.start()
         }
         Thread.sleep(forTimeInterval: 2)
+        cluster.signalWALSenders(leader, SIGSTOP)
+        Thread.sleep(forTimeInterval: 1)
         cluster.signal(leader, SIGKILL)
         stop.store(true, ordering: .relaxed)
         group.wait()
         try cluster.waitForLeader(other: leader)
         let ids = acknowledged.withLock { $0 }
         let present = Set(
-            try PostgresConnection(conninfo: url).query("SELECT id FROM acknowledged").map { try $0.decode("id", as: Int.self) })
+            try cluster.primaryConnection(database: "commits").query("SELECT id FROM acknowledged").map { try $0.decode("id", as: Int.self) })
         return (ids.count, ids.filter { !present.contains($0) }.count)
     }
 
@@ -110,7 +115,7 @@ import Testing
             }
             Thread.sleep(forTimeInterval: 5)
         }
-        let verdict = try workload.verify(conninfo: cluster.membersConninfo(database: "loyalty"), fault: faultAt)
+        let verdict = try workload.verify(cluster.primaryConnection(database: "loyalty"), fault: faultAt)
         print(
             "cluster \(name) writes-back \(verdict.writesBackAfter.map { String(format: "%.1f", $0) } ?? "never") s, "
                 + "reads failed \(verdict.catalogReadsFailed) of \(verdict.catalogReads), lost \(verdict.lost.count), "

@@ -57,9 +57,11 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
             guard let id = offer.object["id"] as? String else { throw WorkloadFailure(offer.text) }
             return id
         }
-        // One offer without limits keeps redemptions coming after the limited ones run out.
+        // One offer without a total limit (and a per-shopper limit no run reaches) keeps redemptions coming after
+        // the limited ones run out.
         let open = try Self.call(
-            instances[1], "PUT", "/v1/retailer/offers/1/\(offerCount + 1)", token: apiKey, json: ["title": "Open"])
+            instances[1], "PUT", "/v1/retailer/offers/1/\(offerCount + 1)", token: apiKey,
+            json: ["title": "Open", "per_shopper_limit": 1_000_000])
         guard let openID = open.object["id"] as? String else { throw WorkloadFailure(open.text) }
         openOffer = openID
         seenOffers = try (1...seenCount).map { minor in
@@ -250,11 +252,10 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         }
     }
 
-    /// Checks the history against the database (`conninfo`: the primary) and measures the outage from `fault`.
-    func verify(conninfo: String, fault: Date) throws -> Verdict {
+    /// Checks the history against the database (a connection to the primary) and measures the outage from `fault`.
+    func verify(_ database: PostgresConnection, fault: Date) throws -> Verdict {
         let operations = self.operations
         var verdict = Verdict()
-        let database = try PostgresConnection(conninfo: conninfo)
         for operation in operations {
             if operation.kind != .catalog, [201, 200].contains(operation.status) {
                 verdict.acknowledged[operation.kind, default: 0] += 1
