@@ -28,14 +28,21 @@ extension Store {
 
     /// The live (not revoked) device whose token this is, looked up by the token's digest within the
     /// account the token names (by the digest alone for a token from before tokens named it).
-    func device(token: String) throws -> DeviceSession? {
-        try pool.withConnection { connection in try Self.liveDevice(token, withFeedHead: false, in: connection)?.session }
+    /// `onStandby`: for a read, a standby may answer (one that does not know the token yet defers to the
+    /// primary; one that has not replayed a revocation yet still knows the device, for at most the replica lag
+    /// allowed).
+    func device(token: String, onStandby: Bool = false) throws -> DeviceSession? {
+        let lookUp = { (connection: PostgresConnection) in
+            try Self.liveDevice(token, withFeedHead: false, in: connection)?.session
+        }
+        return try onStandby ? read(acceptable: { $0 != nil }, lookUp) : pool.withConnection(lookUp)
     }
 
     /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup and the
-    /// feed's head in one statement, all that a catalog request answered 304 costs.
-    func catalogHead(deviceToken token: String) throws -> FeedCursor? {
-        try pool.withConnection { connection in
+    /// feed's head in one statement, all that a catalog request answered 304 costs. A standby answers unless
+    /// it does not know the token or its feed is older than `atLeast` (the client's cursor).
+    func catalogHead(deviceToken token: String, atLeast version: Int64?) throws -> FeedCursor? {
+        try read(acceptable: { head in head.map { $0.version >= version ?? 0 } ?? false }) { connection in
             guard let row = try Self.liveDevice(token, withFeedHead: true, in: connection)?.row else { return nil }
             return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
         }
@@ -190,16 +197,20 @@ extension Store {
         }
     }
 
-    /// The items added to the account's set after `since` (all when nil), in one snapshot.
+    /// The items added to the account's set after `since` (all when nil), in one snapshot; on a standby unless
+    /// it is older than `since`.
     func seen(accountID: UUID, since: FeedCursor?) throws -> SeenPage {
         if let since, since.generation != accountID { throw StoreError.cursorExpired }
-        return try pool.withConnection { connection in
+        return try read { connection in
             try connection.transaction { connection in
                 try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 let head: Int64 = try connection.query(
                     "SELECT seen_version FROM accounts WHERE id = \(accountID)")[0].decode("seen_version")
                 let after = since?.version ?? 0
-                guard after <= head else { throw StoreError.cursorExpired }
+                guard after <= head else {
+                    if connection.isKnownStandby { throw StandbyBehind() }
+                    throw StoreError.cursorExpired
+                }
                 let items = try connection.query(
                     """
                     SELECT offer_id, seen_at FROM seen

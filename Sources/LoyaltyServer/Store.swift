@@ -6,12 +6,23 @@ import Postgres
 /// only as bound parameters; every query of a retailer's data names its retailer id; times come from the
 /// injected clock.
 public final class Store: Sendable {
+    /// The primary: every write, and every read that must see its own writes.
     let pool: PostgresPool
+    /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, device tokens); nil: the primary.
+    let standbyReads: StandbyReads?
     let clock: @Sendable () -> Date
 
-    public init(pool: PostgresPool, clock: @escaping @Sendable () -> Date) {
+    public init(pool: PostgresPool, standbyReads: StandbyReads? = nil, clock: @escaping @Sendable () -> Date) {
         self.pool = pool
+        self.standbyReads = standbyReads
         self.clock = clock
+    }
+
+    /// Runs a read on a standby when one is fit for it (`acceptable` refuses an answer the standby is too old
+    /// for, as `StandbyBehind` does from inside), else on the primary.
+    func read<T>(acceptable: (T) -> Bool = { _ in true }, _ body: (PostgresConnection) throws -> T) throws -> T {
+        guard let standbyReads else { return try pool.withConnection(body) }
+        return try standbyReads.read(acceptable: acceptable, body)
     }
 
     /// Whether the database answers a trivial query now.

@@ -17,7 +17,7 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 }
 
 /// The real service on a real PostgreSQL database of its own (in the shared throwaway cluster, or in `cluster`),
-/// reached in process or over a socket. Through PgBouncer when `bouncer` is given or, for the shared cluster,
+/// reached in process or over a socket; with `standby`, shoppers' reads go to that streaming standby of `cluster`. Through PgBouncer when `bouncer` is given or, for the shared cluster,
 /// when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
 /// transaction pooling mode.
 public final class TestServer: @unchecked Sendable {  // `idleClients` is guarded by `clientsLock`
@@ -51,6 +51,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         clock: TestClock = TestClock(),
         limits: HTTPServerLimits = HTTPServerLimits(),
         poolSize: Int = 8,
+        standby: EmbeddedPostgres? = nil,
+        standbyMaxLag: Double = 30,
         rateLimits: RateLimits = .unlimited,
         logLines: (@Sendable (String) -> Void)? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
@@ -68,7 +70,17 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         conninfo = bouncer?.conninfo(database: database) ?? directConninfo
         pool = PostgresPool(conninfo: conninfo, size: poolSize)
         try setUp(pool)
-        store = Store(pool: pool, clock: clock.read)
+        // Reads on `standby` (a streaming standby of `cluster`), whose copy of the database comes by replication.
+        let primary = pool
+        let record = logLines ?? log.record
+        var standbyReads: StandbyReads?
+        if let standby {
+            standbyReads = StandbyReads(
+                primary: primary,
+                standbys: PostgresPool(conninfo: try standby.conninfo(database: database), size: poolSize),
+                maxLag: standbyMaxLag, log: { record(ServerLog.line(standbyEvent: $0)) })
+        }
+        store = Store(pool: pool, standbyReads: standbyReads, clock: clock.read)
         schemaChange = try store.migrate(to: Documents.schema)
         let service = LoyaltyService(
             store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,

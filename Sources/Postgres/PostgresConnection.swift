@@ -7,6 +7,8 @@ import Foundation
 /// in the session between statements: the connection works behind PgBouncer's transaction pooling.
 public final class PostgresConnection {
     let handle: OpaquePointer
+    /// What `StandbyReads` last found this connection's server to be; it checks again once this is old.
+    var standbyStatus: StandbyStatus?
 
     /// Connects with a libpq connection string (`host=... dbname=...` or `postgresql://...`). Unless the string says
     /// otherwise, connecting gives up after 2 seconds; the client encoding is always UTF-8.
@@ -51,6 +53,17 @@ public final class PostgresConnection {
 
     deinit {
         PQfinish(handle)
+    }
+
+    /// Whether libpq can parse `conninfo` (a key=value string or a URL), without connecting.
+    public static func isWellFormed(conninfo: String) -> Bool {
+        var parseError: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &parseError) else {
+            if let parseError { PQfreemem(parseError) }
+            return false
+        }
+        PQconninfoFree(options)
+        return true
     }
 
     /// Runs one statement with bound parameters (PQexecParams, unnamed statement, text format).
@@ -98,6 +111,12 @@ public final class PostgresConnection {
 
     /// Whether libpq still considers the connection open (PQstatus == CONNECTION_OK).
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// The server this connection reached, `host:port` (a Unix socket's directory as host): with a multi-host
+    /// connection string, which of the hosts it is.
+    public var server: String {
+        "\(PQhost(handle).map { String(cString: $0) } ?? "?"):\(PQport(handle).map { String(cString: $0) } ?? "?")"
+    }
 
     /// Whether the connection sits outside any transaction, ready for the next user.
     var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
