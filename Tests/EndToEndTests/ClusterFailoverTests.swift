@@ -29,6 +29,29 @@ import Testing
         }
     }
 
+    /// The same closed-loop load on one instance, then split over two, on the cluster (reads on the standbys).
+    @Test(.enabled(if: full)) func throughputOfOneAndTwoInstances() throws {
+        let cluster = try PatroniCluster()
+        defer { cluster.stop() }
+        let databaseURL = try cluster.createDatabase("loyalty")
+        let adminToken = "cluster-\(UUID().uuidString)"
+        let replicaURL = cluster.haproxyConninfo(database: "loyalty", replica: true)
+        let instances = try (0..<2).map { _ in
+            try LoyaltyServerProcess(
+                databaseURL: databaseURL, adminToken: adminToken, environment: ["DATABASE_REPLICA_URL": replicaURL])
+        }
+        defer { instances.forEach { $0.stop() } }
+        let workload = try ClusterWorkload(instances: instances.map(\.url), adminToken: adminToken)
+        let one = workload.closedLoopRate(instances: [instances[0].url])
+        let two = workload.closedLoopRate(instances: instances.map(\.url))
+        print(
+            String(
+                format: "cluster throughput one instance %.0f req/s, two instances %.0f req/s (16 clients, 3 catalog 304s to 1 seen push)",
+                one.rate, two.rate))
+        #expect(one.failed == 0 && two.failed == 0, "\(one) \(two)")
+        #expect(one.rate > 0 && two.rate > 0)
+    }
+
     /// Without synchronous mode a COMMIT answers before any standby has it: writes acknowledged while the standbys
     /// lag are missing on the standby promoted in its place. On loopback the standbys keep up within a
     /// millisecond, so the lag is made: the primary's WAL senders are paused for a second before the kill, as a slow
@@ -93,8 +116,11 @@ import Testing
         defer { cluster.stop() }
         let databaseURL = try cluster.createDatabase("loyalty")
         let adminToken = "cluster-\(UUID().uuidString)"
+        // Shoppers' reads through HAProxy's replica port (Patroni's /replica check), as deploy/haproxy.cfg routes them.
+        let replicaURL = cluster.haproxyConninfo(database: "loyalty", replica: true)
         let instances = try (0..<2).map { _ in
-            try LoyaltyServerProcess(databaseURL: databaseURL, adminToken: adminToken)
+            try LoyaltyServerProcess(
+                databaseURL: databaseURL, adminToken: adminToken, environment: ["DATABASE_REPLICA_URL": replicaURL])
         }
         defer { instances.forEach { $0.stop() } }
         let workload = try ClusterWorkload(instances: instances.map(\.url), adminToken: adminToken)
@@ -116,8 +142,9 @@ import Testing
             Thread.sleep(forTimeInterval: 5)
         }
         let verdict = try workload.verify(cluster.primaryConnection(database: "loyalty"), fault: faultAt)
+        let reads = try workload.standbyReadShare()
         print(
-            "cluster \(name) writes-back \(verdict.writesBackAfter.map { String(format: "%.1f", $0) } ?? "never") s, "
+            "cluster \(name) standby-reads \(reads.standby) primary-reads \(reads.primary), writes-back \(verdict.writesBackAfter.map { String(format: "%.1f", $0) } ?? "never") s, "
                 + "reads failed \(verdict.catalogReadsFailed) of \(verdict.catalogReads), lost \(verdict.lost.count), "
                 + "acknowledged \(verdict.acknowledged.values.reduce(0, +)): \(verdict)")
         #expect(verdict.lost.isEmpty, "\(verdict)")
@@ -129,5 +156,6 @@ import Testing
         #expect(verdict.writesBackAfter != nil, "\(verdict)")
         #expect((verdict.acknowledged[.redeem] ?? 0) > 0 && (verdict.acknowledged[.accept] ?? 0) > 0, "\(verdict)")
         #expect(verdict.catalogReadsFailed == 0, "catalog reads are answered by the standbys: \(verdict)")
+        #expect(reads.standby > reads.primary, "most shoppers' reads go to the standbys: \(reads)")
     }
 }

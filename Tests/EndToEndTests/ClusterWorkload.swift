@@ -24,6 +24,8 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         /// The redemption's id and code (redeem), the code (accept).
         var redemptionID: String
         var code: String
+        /// Which till tried (accept).
+        var till = -1
     }
 
     let instances: [String]
@@ -32,7 +34,7 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
     let offers: [String]
     let openOffer: String
     let seenOffers: [String]
-    let tillKeys: [String]
+    let tillKeys: [(key: String, id: String)]
     let totalLimit: Int
     let perShopperLimit: Int
     private let history = Mutex<[Operation]>([])
@@ -73,8 +75,10 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         tillKeys = try (1...2).map { till in
             let key = try Self.call(
                 instances[till % 2], "POST", "/v1/retailer/till-keys", token: apiKey, json: ["name": "Till \(till)"])
-            guard let tillKey = key.object["till_key"] as? String else { throw WorkloadFailure(key.text) }
-            return tillKey
+            guard let tillKey = key.object["till_key"] as? String, let id = key.object["id"] as? String else {
+                throw WorkloadFailure(key.text)
+            }
+            return (tillKey, id)
         }
         let now = ISO8601DateFormatter().string(from: Date())
         let limited = offers + [openID]
@@ -154,10 +158,11 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
             let key = "accept-\(UUID().uuidString)"
             var (operation, _) = perform(.accept, shopper: -1, offer: "", instance: till) { instance in
                 try Self.call(
-                    instance, "POST", "/v1/till/accept", token: self.tillKeys[till], json: ["code": code],
+                    instance, "POST", "/v1/till/accept", token: self.tillKeys[till].key, json: ["code": code],
                     headers: ["Idempotency-Key": key])
             }
             operation.code = code
+            operation.till = till
             record(operation)
         }
     }
@@ -287,10 +292,15 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         // No code accepted twice: two tills try each code, one may succeed.
         let accepted = Dictionary(grouping: operations.filter { $0.kind == .accept && $0.status == 200 }, by: \.code)
         verdict.acceptedTwice = accepted.filter { $0.value.count > 1 }.map(\.key)
-        // A retry of an acceptance whose answer was lost, refused as accepted before: the till cannot tell it
-        // accepted the code itself.
-        verdict.retriedAcceptsRefused =
-            operations.filter { $0.kind == .accept && $0.status == 409 && !$0.failedAttempts.isEmpty }.count
+        // A retry of an acceptance whose answer was lost, refused as accepted before although this very till
+        // accepted it: the till cannot tell.
+        for operation in operations where operation.kind == .accept && operation.status == 409 {
+            let rows = try database.query(
+                "SELECT accepted_by::text AS till FROM redemptions WHERE code = \(operation.code)")
+            if try rows.first?.decode("till", as: String?.self) == tillKeys[operation.till].id {
+                verdict.retriedAcceptsRefused += 1
+            }
+        }
         // No limit exceeded, in the database.
         for offer in offers {
             let total = try database.query("SELECT count(*) AS n FROM redemptions WHERE offer_id = \(offer)::uuid")[0]
@@ -311,6 +321,59 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
                 && $0.started > fault
         }.map { $0.finished.timeIntervalSince(fault) }.min()
         return verdict
+    }
+
+    /// Answers per second from `instances` (each connection keeps to one, round robin) under a closed loop of
+    /// `connections` clients for `seconds`: three catalog checks with the current ETag (304) to one seen push.
+    /// Returns the rate and the requests not answered 2xx/304.
+    func closedLoopRate(instances: [String], connections: Int = 16, seconds: Double = 10) -> (rate: Double, failed: Int) {
+        let answered = Atomic<Int>(0)
+        let failed = Atomic<Int>(0)
+        let deadline = Date().addingTimeInterval(seconds)
+        let group = DispatchGroup()
+        for connection in 0..<connections {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let instance = instances[connection % instances.count]
+                let shopper = self.shoppers[connection % self.shoppers.count].token
+                let etag = (try? Self.call(instance, "GET", "/v1/catalog", token: shopper))?.headers["etag"] ?? ""
+                var request = 0
+                while Date() < deadline {
+                    request += 1
+                    let reply =
+                        request % 4 == 0
+                        ? try? Self.call(
+                            instance, "POST", "/v1/seen", token: shopper,
+                            json: ["items": [["offer_id": self.seenOffers[request % self.seenOffers.count],
+                                "seen_at": ISO8601DateFormatter().string(from: Date())]]])
+                        : try? Self.call(instance, "GET", "/v1/catalog", token: shopper, headers: ["If-None-Match": etag])
+                    if let status = reply?.status, status < 300 || status == 304 {
+                        answered.add(1, ordering: .relaxed)
+                    } else {
+                        failed.add(1, ordering: .relaxed)
+                    }
+                }
+            }.start()
+        }
+        group.wait()
+        return (Double(answered.load(ordering: .relaxed)) / seconds, failed.load(ordering: .relaxed))
+    }
+
+    /// Reads the standbys answered and reads meant for them that the primary answered, summed over the
+    /// instances' /metrics.
+    func standbyReadShare() throws -> (standby: Int, primary: Int) {
+        var standby = 0
+        var primary = 0
+        for instance in instances {
+            for line in try Self.call(instance, "GET", "/metrics").text.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, let value = Double(fields[1]) else { continue }
+                if fields[0] == "loyalty_db_standby_reads_total" { standby += Int(value) }
+                if fields[0].hasPrefix("loyalty_db_primary_reads_total{") { primary += Int(value) }
+            }
+        }
+        return (standby, primary)
     }
 
     // MARK: - HTTP
