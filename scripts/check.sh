@@ -115,14 +115,15 @@ for part in $parts; do
           sigkill) test=sigkilledPrimaryLosesNoAcknowledgedOperation ;;
           sigstop) test=sigstoppedPrimaryLosesNoAcknowledgedOperation ;;
           throughput) test=throughputOfOneAndTwoInstances ;;
+          etcd-gone) test=etcdGoneLeavesThePrimaryWriting ;;
           *) test=asynchronousStandbyLosesAcknowledgedCommits ;;
         esac
         verdict=pass
         grep -qE "^✘ Test ${test}\(\)" "$logs/cluster.log" && verdict=fail
         row "cluster $name" "${figure%%: acknowledged *}" "$verdict"
       done < <(grep '^cluster ' "$logs/cluster.log")
-      if [ "$status" -ne 0 ] || [ "$runs" -lt 5 ]; then
-        row "cluster" "$runs of 5 runs reported; the tests exited $status" fail
+      if [ "$status" -ne 0 ] || [ "$runs" -lt 6 ]; then
+        row "cluster" "$runs of 6 runs reported; the tests exited $status" fail
       fi
       ;;
     *) echo "unknown part '$part'" >&2; exit 64 ;;

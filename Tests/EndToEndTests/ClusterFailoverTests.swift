@@ -29,6 +29,35 @@ import Testing
         }
     }
 
+    /// etcd gone (the DCS holding the leader key): with failsafe_mode (deploy/patroni.yml) the primary keeps
+    /// accepting writes past the key's ttl, since every member's REST API still answers it, and Patroni's log
+    /// says why. Without it, the primary would demote itself and all writes would stop with the DCS.
+    @Test(.enabled(if: full)) func etcdGoneLeavesThePrimaryWriting() throws {
+        let cluster = try PatroniCluster()
+        defer { cluster.stop() }
+        let url = try cluster.createDatabase("dcs")
+        try cluster.primaryConnection(database: "dcs").execute(script: "CREATE TABLE written (id int)")
+        let leader = try #require(cluster.leader())
+        cluster.stopEtcd()
+        var written = 0
+        var failures: [String] = []
+        let until = Date().addingTimeInterval(Double(cluster.timings.ttl * 2 + 2))
+        while Date() < until {
+            do {
+                _ = try PostgresConnection(conninfo: url).query("INSERT INTO written VALUES (\(written))")
+                written += 1
+            } catch {
+                failures.append("\(error)")
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        print("cluster etcd-gone \(written) writes, \(failures.count) failed over \(cluster.timings.ttl * 2 + 2) s")
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(cluster.leader() === leader)
+        let log = try String(contentsOf: leader.log, encoding: .utf8)
+        #expect(log.contains("continue to run as a leader because failsafe mode is enabled"), "\(cluster.logTails())")
+    }
+
     /// The same closed-loop load on one instance, then split over two, on the cluster (reads on the standbys).
     @Test(.enabled(if: full)) func throughputOfOneAndTwoInstances() throws {
         let cluster = try PatroniCluster()

@@ -244,7 +244,7 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         var catalogReads = 0
         var catalogReadsFailed = 0
         var retriedAcceptsRefused = 0
-        /// Seconds from the fault until the first write sent after it was acknowledged.
+        /// Seconds from the fault until writes were acknowledged again (the end of the longest pause).
         var writesBackAfter: Double?
 
         var description: String {
@@ -316,10 +316,15 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         let reads = operations.filter { $0.kind == .catalog }
         verdict.catalogReads = reads.count
         verdict.catalogReadsFailed = reads.filter { ![200, 304].contains($0.status) }.count
-        verdict.writesBackAfter = operations.filter {
-            [.redeem, .accept, .seen].contains($0.kind) && [200, 201].contains($0.status) && $0.failedAttempts.isEmpty
-                && $0.started > fault
-        }.map { $0.finished.timeIntervalSince(fault) }.min()
+        // The outage is the longest pause between write acknowledgements that ends after the fault: writes in
+        // flight as the signal lands may still be acknowledged just after it.
+        let acknowledgements = operations.filter {
+            [.redeem, .accept, .seen].contains($0.kind) && [200, 201].contains($0.status)
+        }.map(\.finished).sorted()
+        verdict.writesBackAfter = zip(acknowledgements, acknowledgements.dropFirst())
+            .filter { $0.1 > fault }
+            .max { $0.1.timeIntervalSince($0.0) < $1.1.timeIntervalSince($1.0) }
+            .map { $0.1.timeIntervalSince(fault) }
         return verdict
     }
 
