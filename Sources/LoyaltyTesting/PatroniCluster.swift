@@ -46,8 +46,11 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
 
         /// The postmaster's pid, from its pid file (absent while PostgreSQL is down).
         public var postmasterPID: pid_t? {
-            guard let text = try? String(contentsOf: dataDirectory.appendingPathComponent("postmaster.pid"), encoding: .utf8),
-                let first = text.split(separator: "\n").first, let pid = pid_t(first), pid > 1, kill(pid, 0) == 0
+            guard
+                let text = try? String(
+                    contentsOf: dataDirectory.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+                let first = text.split(separator: "\n").first, let pid = pid_t(first), pid > 1,
+                kill(pid, 0) == 0
             else { return nil }
             return pid
         }
@@ -71,12 +74,18 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     public init(synchronous: Bool = true, timings: Timings = Timings(), timeout: Double = 120) throws {
         for program in ["/usr/bin/etcd", "/usr/bin/patroni", "/usr/sbin/haproxy"]
         where !FileManager.default.isExecutableFile(atPath: program) {
-            throw Failure("\(program) is missing: apt-get install etcd-server patroni haproxy (make check installs them)")
+            throw Failure(
+                "\(program) is missing: apt-get install etcd-server patroni haproxy (make test-deps installs them)"
+            )
         }
         self.timings = timings
         user = geteuid() == 0 ? "postgres" : nil
-        var template = Array(FileManager.default.temporaryDirectory.appendingPathComponent("patroni-XXXXXX").path.utf8CString)
-        guard let path = mkdtemp(&template) else { throw Failure("cannot create a temporary directory") }
+        var template = Array(
+            FileManager.default.temporaryDirectory.appendingPathComponent("patroni-XXXXXX").path
+                .utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw Failure("cannot create a temporary directory")
+        }
         directory = URL(fileURLWithPath: String(cString: path), isDirectory: true)
         chmod(directory.path, 0o711)  // postgres must reach its members' directories
         var generator = SystemRandomNumberGenerator()
@@ -86,7 +95,8 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         replicaPort = try LoopbackSocket.freePort()
         members = try (1...3).map { index in
             Member(
-                name: "pg\(index)", postgresPort: try LoopbackSocket.freePort(), restPort: try LoopbackSocket.freePort(),
+                name: "pg\(index)", postgresPort: try LoopbackSocket.freePort(),
+                restPort: try LoopbackSocket.freePort(),
                 directory: URL(fileURLWithPath: String(cString: path)).appendingPathComponent("pg\(index)"))
         }
         do {
@@ -113,17 +123,21 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     deinit { stop() }
 
     /// The shipped example this cluster is configured from.
-    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("deploy/patroni.yml")
 
     /// `deploy/patroni.yml` with the test's timings, synchronous mode and socket directory; per-member settings
     /// come from PATRONI_* variables, as the example's comment says a deployment sets them.
-    static func configuration(template: String, synchronous: Bool, timings: Timings, socketDirectory: URL) throws
+    static func configuration(
+        template: String, synchronous: Bool, timings: Timings, socketDirectory: URL
+    ) throws
         -> String
     {
         var text = template
         let settings: [(key: String, value: String)] = [
-            ("ttl", "\(timings.ttl)"), ("loop_wait", "\(timings.loopWait)"), ("retry_timeout", "\(timings.retryTimeout)"),
+            ("ttl", "\(timings.ttl)"), ("loop_wait", "\(timings.loopWait)"),
+            ("retry_timeout", "\(timings.retryTimeout)"),
             ("synchronous_mode", "\(synchronous)"), ("synchronous_mode_strict", "\(synchronous)"),
             ("unix_socket_directories", socketDirectory.path),
         ]
@@ -141,7 +155,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
 
     /// libpq's multi-host string naming every member; `sessionAttributes` is target_session_attrs (read-write
     /// finds the primary, prefer-standby a standby).
-    public func membersConninfo(database: String = "postgres", sessionAttributes: String = "read-write") -> String {
+    public func membersConninfo(
+        database: String = "postgres", sessionAttributes: String = "read-write"
+    ) -> String {
         "host=\(members.map { _ in "127.0.0.1" }.joined(separator: ",")) "
             + "port=\(members.map { "\($0.postgresPort)" }.joined(separator: ",")) dbname=\(database) user=postgres "
             + "password=\(password) target_session_attrs=\(sessionAttributes) connect_timeout=2"
@@ -162,7 +178,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
 
     /// A connection to the primary, waiting up to `timeout` seconds for one to accept writes (a member Patroni
     /// reports as primary may still be finishing its promotion).
-    public func primaryConnection(database: String = "postgres", timeout: Double = 30) throws -> PostgresConnection {
+    public func primaryConnection(database: String = "postgres", timeout: Double = 30) throws
+        -> PostgresConnection
+    {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             do {
@@ -209,7 +227,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     /// does), SIGCONT lets the standbys catch up.
     public func signalWALSenders(_ member: Member, _ signal: Int32) {
         for pid in member.postmasterPID.map(Self.children(of:)) ?? []
-        where (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains("walsender") == true {
+        where (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains(
+            "walsender") == true
+        {
             kill(pid, signal)
         }
     }
@@ -232,7 +252,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
                 let states = object["members"] as? [[String: Any]]
             {
                 last = String(decoding: answer.body, as: UTF8.self)
-                let running = states.filter { ["running", "streaming"].contains($0["state"] as? String ?? "") }
+                let running = states.filter {
+                    ["running", "streaming"].contains($0["state"] as? String ?? "")
+                }
                 if running.count == members.count { return }
             }
             Thread.sleep(forTimeInterval: 0.3)
@@ -250,7 +272,8 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         try? HTTPClient().send(
             HTTPClientRequest(
                 method: method, url: "http://127.0.0.1:\(member.restPort)\(path)",
-                headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body.map { Array($0.utf8) },
+                headers: body == nil ? [:] : ["Content-Type": "application/json"],
+                body: body.map { Array($0.utf8) },
                 connectTimeout: 1, totalTimeout: 2))
     }
 
@@ -273,19 +296,23 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         etcdPID = try spawn(
             [
                 "/usr/bin/etcd", "--name", "etcd1", "--data-dir", data.path, "--listen-client-urls", client,
-                "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--advertise-client-urls", client, "--listen-peer-urls", peer,
+                "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "etcd1=\(peer)", "--enable-v2=true",
             ], log: directory.appendingPathComponent("etcd.log"))
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if (try? HTTPClient().send(HTTPClientRequest(url: "\(client)/health", connectTimeout: 1, totalTimeout: 2)))?
+            if (try? HTTPClient().send(
+                HTTPClientRequest(url: "\(client)/health", connectTimeout: 1, totalTimeout: 2)))?
                 .status == 200
             {
                 return
             }
             Thread.sleep(forTimeInterval: 0.2)
         }
-        throw Failure("etcd did not answer within 30 s: \(EmbeddedPostgres.tail(of: directory.appendingPathComponent("etcd.log")))")
+        throw Failure(
+            "etcd did not answer within 30 s: \(EmbeddedPostgres.tail(of: directory.appendingPathComponent("etcd.log")))"
+        )
     }
 
     private func start(_ member: Member) throws {
@@ -305,8 +332,11 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         ]
         let patroni = ["/usr/bin/patroni", directory.appendingPathComponent("patroni.yml").path]
         let command =
-            user.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--init-groups"] + patroni } ?? patroni
-        member.patroniPID = try spawn(command, environment: environment, log: member.log, in: member.directory)
+            user.map {
+                ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--init-groups"] + patroni
+            } ?? patroni
+        member.patroniPID = try spawn(
+            command, environment: environment, log: member.log, in: member.directory)
     }
 
     private func startHAProxy() throws {
@@ -338,11 +368,14 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         let file = directory.appendingPathComponent("haproxy.cfg")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
         haproxyPID = try spawn(
-            ["/usr/sbin/haproxy", "-db", "-f", file.path], log: directory.appendingPathComponent("haproxy.log"))
+            ["/usr/sbin/haproxy", "-db", "-f", file.path],
+            log: directory.appendingPathComponent("haproxy.log"))
     }
 
     /// Starts `command` (not waiting for it) with its output appended to `log`.
-    private func spawn(_ command: [String], environment: [String: String] = [:], log: URL, in directory: URL? = nil)
+    private func spawn(
+        _ command: [String], environment: [String: String] = [:], log: URL, in directory: URL? = nil
+    )
         throws -> pid_t
     {
         var actions = posix_spawn_file_actions_t()
@@ -359,7 +392,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         sigemptyset(&noSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }.merging(environment) { $1 }
+        let variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }.merging(
+            environment
+        ) { $1 }
         // env(1) changes directory and execs, as setpriv does: the pid stays the program's own.
         let command = directory.map { ["/usr/bin/env", "-C", $0.path] + command } ?? command
         let argv = command.map { strdup($0) } + [nil]
@@ -367,7 +402,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let failure = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
-        guard failure == 0 else { throw Failure("cannot run \(command[0]): \(String(cString: strerror(failure)))") }
+        guard failure == 0 else {
+            throw Failure("cannot run \(command[0]): \(String(cString: strerror(failure)))")
+        }
         return pid
     }
 
@@ -405,7 +442,9 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
 
     private func own(_ file: URL) throws {
         guard let user else { return }
-        guard let account = getpwnam(user) else { throw Failure("there is no user \(user) to run Patroni as") }
+        guard let account = getpwnam(user) else {
+            throw Failure("there is no user \(user) to run Patroni as")
+        }
         guard chown(file.path, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
             throw Failure("cannot hand \(file.path) to \(user)")
         }

@@ -51,31 +51,29 @@ import Testing
             }
             Thread.sleep(forTimeInterval: 0.2)
         }
-        print("cluster etcd-gone \(written) writes, \(failures.count) failed over \(cluster.timings.ttl * 2 + 2) s")
+        print(
+            "cluster etcd-gone \(written) writes, \(failures.count) failed over \(cluster.timings.ttl * 2 + 2) s"
+        )
         #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(cluster.leader() === leader)
         let log = try String(contentsOf: leader.log, encoding: .utf8)
-        #expect(log.contains("continue to run as a leader because failsafe mode is enabled"), "\(cluster.logTails())")
+        #expect(
+            log.contains("continue to run as a leader because failsafe mode is enabled"),
+            "\(cluster.logTails())")
     }
 
     /// The same closed-loop load on one instance, then split over two, on the cluster (reads on the standbys).
     @Test(.enabled(if: full)) func throughputOfOneAndTwoInstances() throws {
         let cluster = try PatroniCluster()
         defer { cluster.stop() }
-        let databaseURL = try cluster.createDatabase("loyalty")
-        let adminToken = "cluster-\(UUID().uuidString)"
-        let replicaURL = cluster.haproxyConninfo(database: "loyalty", replica: true)
-        let instances = try (0..<2).map { _ in
-            try LoyaltyServerProcess(
-                databaseURL: databaseURL, adminToken: adminToken, environment: ["DATABASE_REPLICA_URL": replicaURL])
-        }
+        let (instances, workload) = try instances(on: cluster)
         defer { instances.forEach { $0.stop() } }
-        let workload = try ClusterWorkload(instances: instances.map(\.url), adminToken: adminToken)
         let one = workload.closedLoopRate(instances: [instances[0].url])
         let two = workload.closedLoopRate(instances: instances.map(\.url))
         print(
             String(
-                format: "cluster throughput one instance %.0f req/s, two instances %.0f req/s (16 clients, 3 catalog 304s to 1 seen push)",
+                format:
+                    "cluster throughput one instance %.0f req/s, two instances %.0f req/s (16 clients, 3 catalog 304s to 1 seen push)",
                 one.rate, two.rate))
         #expect(one.failed == 0 && two.failed == 0, "\(one) \(two)")
         #expect(one.rate > 0 && two.rate > 0)
@@ -96,15 +94,20 @@ import Testing
         let kept = try acknowledgedCommitsLost(synchronous)
         print("cluster sync-standby lost \(kept.lost) of \(kept.acknowledged) acknowledged commits")
         #expect(kept.lost == 0 && kept.acknowledged > 0)
-        #expect(lost.acknowledged > 0 && lost.lost > 0, "the asynchronous standby kept every acknowledged commit")
+        #expect(
+            lost.acknowledged > 0 && lost.lost > 0,
+            "the asynchronous standby kept every acknowledged commit")
     }
 
     /// Eight connections inserting one row per transaction as fast as they can, straight to the primary; the
     /// primary's WAL senders paused for the last second, then the primary SIGKILLed while they run. Returns how
     /// many rows whose COMMIT was answered the new primary lacks.
-    private func acknowledgedCommitsLost(_ cluster: PatroniCluster) throws -> (acknowledged: Int, lost: Int) {
+    private func acknowledgedCommitsLost(_ cluster: PatroniCluster) throws -> (
+        acknowledged: Int, lost: Int
+    ) {
         let url = try cluster.createDatabase("commits")
-        try cluster.primaryConnection(database: "commits").execute(script: "CREATE TABLE acknowledged (id bigint PRIMARY KEY)")
+        try cluster.primaryConnection(database: "commits").execute(
+            script: "CREATE TABLE acknowledged (id bigint PRIMARY KEY)")
         let leader = try #require(cluster.leader())
         let acknowledged = Mutex<[Int]>([])
         let stop = Atomic<Bool>(false)
@@ -132,7 +135,9 @@ import Testing
         try cluster.waitForLeader(other: leader)
         let ids = acknowledged.withLock { $0 }
         let present = Set(
-            try cluster.primaryConnection(database: "commits").query("SELECT id FROM acknowledged").map { try $0.decode("id", as: Int.self) })
+            try cluster.primaryConnection(database: "commits").query("SELECT id FROM acknowledged").map {
+                try $0.decode("id", as: Int.self)
+            })
         return (ids.count, ids.filter { !present.contains($0) }.count)
     }
 
@@ -143,16 +148,8 @@ import Testing
     ) throws {
         let cluster = try PatroniCluster()
         defer { cluster.stop() }
-        let databaseURL = try cluster.createDatabase("loyalty")
-        let adminToken = "cluster-\(UUID().uuidString)"
-        // Shoppers' reads through HAProxy's replica port (Patroni's /replica check), as deploy/haproxy.cfg routes them.
-        let replicaURL = cluster.haproxyConninfo(database: "loyalty", replica: true)
-        let instances = try (0..<2).map { _ in
-            try LoyaltyServerProcess(
-                databaseURL: databaseURL, adminToken: adminToken, environment: ["DATABASE_REPLICA_URL": replicaURL])
-        }
+        let (instances, workload) = try instances(on: cluster)
         defer { instances.forEach { $0.stop() } }
-        let workload = try ClusterWorkload(instances: instances.map(\.url), adminToken: adminToken)
         var faultAt = Date()
         try workload.run {
             Thread.sleep(forTimeInterval: 4)
@@ -163,14 +160,16 @@ import Testing
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline,
                 !workload.operations.contains(where: {
-                    $0.kind == .redeem && $0.status == 201 && $0.failedAttempts.isEmpty && $0.started > faultAt
+                    $0.kind == .redeem && $0.status == 201 && $0.failedAttempts.isEmpty
+                        && $0.started > faultAt
                 })
             {
                 Thread.sleep(forTimeInterval: 0.2)
             }
             Thread.sleep(forTimeInterval: 5)
         }
-        let verdict = try workload.verify(cluster.primaryConnection(database: "loyalty"), fault: faultAt)
+        let verdict = try workload.verify(
+            cluster.primaryConnection(database: "loyalty"), fault: faultAt)
         let reads = try workload.standbyReadShare()
         print(
             "cluster \(name) standby-reads \(reads.standby) primary-reads \(reads.primary), writes-back \(verdict.writesBackAfter.map { String(format: "%.1f", $0) } ?? "never") s, "
@@ -179,12 +178,44 @@ import Testing
         #expect(verdict.lost.isEmpty, "\(verdict)")
         #expect(verdict.acceptedTwice.isEmpty, "\(verdict)")
         #expect(verdict.overLimit.isEmpty, "\(verdict)")
-        #expect(verdict.serverErrors.isEmpty, "requests in the failover answer 503, never another 5xx: \(verdict)")
+        #expect(
+            verdict.serverErrors.isEmpty,
+            "requests in the failover answer 503, never another 5xx: \(verdict)")
         #expect(verdict.unsettled == 0, "\(verdict)")
-        #expect(verdict.retriedAcceptsRefused == 0, "a till's retry answers as its first attempt did: \(verdict)")
+        #expect(
+            verdict.retriedAcceptsRefused == 0,
+            "a till's retry answers as its first attempt did: \(verdict)")
         #expect(verdict.writesBackAfter != nil, "\(verdict)")
-        #expect((verdict.acknowledged[.redeem] ?? 0) > 0 && (verdict.acknowledged[.accept] ?? 0) > 0, "\(verdict)")
-        #expect(verdict.catalogReadsFailed == 0, "catalog reads are answered by the standbys: \(verdict)")
+        #expect(
+            (verdict.acknowledged[.redeem] ?? 0) > 0 && (verdict.acknowledged[.accept] ?? 0) > 0,
+            "\(verdict)")
+        #expect(
+            verdict.catalogReadsFailed == 0, "catalog reads are answered by the standbys: \(verdict)")
         #expect(reads.standby > reads.primary, "most shoppers' reads go to the standbys: \(reads)")
+    }
+
+    /// Two instances on `cluster`'s database `loyalty` (writes to the members, shoppers' reads through HAProxy's
+    /// replica port, Patroni's /replica check) and the workload's retailer, offers, tills and shoppers on them.
+    private func instances(on cluster: PatroniCluster) throws -> (
+        [LoyaltyServerProcess], ClusterWorkload
+    ) {
+        let databaseURL = try cluster.createDatabase("loyalty")
+        let adminToken = "cluster-\(UUID().uuidString)"
+        let replicaURL = cluster.haproxyConninfo(database: "loyalty", replica: true)
+        var instances: [LoyaltyServerProcess] = []
+        do {
+            for _ in 0..<2 {
+                instances.append(
+                    try LoyaltyServerProcess(
+                        databaseURL: databaseURL, adminToken: adminToken,
+                        environment: ["DATABASE_REPLICA_URL": replicaURL]))
+            }
+            return (
+                instances, try ClusterWorkload(instances: instances.map(\.url), adminToken: adminToken)
+            )
+        } catch {
+            instances.forEach { $0.stop() }
+            throw error
+        }
     }
 }

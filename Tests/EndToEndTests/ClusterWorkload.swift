@@ -42,40 +42,50 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
     private let stopping = Atomic<Bool>(false)
 
     init(
-        instances: [String], adminToken: String, offers offerCount: Int = 3, seenOffers seenCount: Int = 20,
+        instances: [String], adminToken: String, offers offerCount: Int = 3,
+        seenOffers seenCount: Int = 20,
         shoppers shopperCount: Int = 16, totalLimit: Int = 40, perShopperLimit: Int = 3
     ) throws {
         self.instances = instances
         self.totalLimit = totalLimit
         self.perShopperLimit = perShopperLimit
         let uuid = UUID().uuidString
-        let retailer = try Self.call(
-            instances[0], "POST", "/v1/retailers", token: adminToken, json: ["name": "Cluster \(uuid.prefix(8))"])
-        guard let apiKey = retailer.object["api_key"] as? String else { throw WorkloadFailure(retailer.text) }
+        let retailer = try call(
+            instances[0], "POST", "/v1/retailers", token: adminToken,
+            json: ["name": "Cluster \(uuid.prefix(8))"])
+        guard let apiKey = retailer.object["api_key"] as? String else {
+            throw WorkloadFailure(retailer.text)
+        }
         offers = try (1...offerCount).map { minor in
-            let offer = try Self.call(
+            let offer = try call(
                 instances[minor % 2], "PUT", "/v1/retailer/offers/1/\(minor)", token: apiKey,
-                json: ["title": "Limited \(minor)", "total_limit": totalLimit, "per_shopper_limit": perShopperLimit])
+                json: [
+                    "title": "Limited \(minor)", "total_limit": totalLimit,
+                    "per_shopper_limit": perShopperLimit,
+                ])
             guard let id = offer.object["id"] as? String else { throw WorkloadFailure(offer.text) }
             return id
         }
         // One offer without a total limit (and a per-shopper limit no run reaches) keeps redemptions coming after
         // the limited ones run out.
-        let open = try Self.call(
+        let open = try call(
             instances[1], "PUT", "/v1/retailer/offers/1/\(offerCount + 1)", token: apiKey,
             json: ["title": "Open", "per_shopper_limit": 1_000_000])
         guard let openID = open.object["id"] as? String else { throw WorkloadFailure(open.text) }
         openOffer = openID
         seenOffers = try (1...seenCount).map { minor in
-            let offer = try Self.call(
-                instances[minor % 2], "PUT", "/v1/retailer/offers/2/\(minor)", token: apiKey, json: ["title": "Seen \(minor)"])
+            let offer = try call(
+                instances[minor % 2], "PUT", "/v1/retailer/offers/2/\(minor)", token: apiKey,
+                json: ["title": "Seen \(minor)"])
             guard let id = offer.object["id"] as? String else { throw WorkloadFailure(offer.text) }
             return id
         }
         tillKeys = try (1...2).map { till in
-            let key = try Self.call(
-                instances[till % 2], "POST", "/v1/retailer/till-keys", token: apiKey, json: ["name": "Till \(till)"])
-            guard let tillKey = key.object["till_key"] as? String, let id = key.object["id"] as? String else {
+            let key = try call(
+                instances[till % 2], "POST", "/v1/retailer/till-keys", token: apiKey,
+                json: ["name": "Till \(till)"])
+            guard let tillKey = key.object["till_key"] as? String, let id = key.object["id"] as? String
+            else {
                 throw WorkloadFailure(key.text)
             }
             return (tillKey, id)
@@ -83,12 +93,12 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         let now = ISO8601DateFormatter().string(from: Date())
         let limited = offers + [openID]
         shoppers = try (0..<shopperCount).map { index in
-            let account = try Self.call(instances[index % 2], "POST", "/v1/accounts", json: [:])
+            let account = try call(instances[index % 2], "POST", "/v1/accounts", json: [:])
             guard let token = account.object["device_token"] as? String,
                 let accountID = account.object["account_id"] as? String
             else { throw WorkloadFailure(account.text) }
             // The server redeems only offers the account has seen.
-            let seen = try Self.call(
+            let seen = try call(
                 instances[index % 2], "POST", "/v1/seen", token: token,
                 json: ["items": limited.map { ["offer_id": $0, "seen_at": now] }])
             guard seen.status == 200 else { throw WorkloadFailure(seen.text) }
@@ -125,6 +135,8 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
     var operations: [Operation] { history.withLock { $0 } }
 
     private let settleDeadline = Mutex<Date>(.distantFuture)
+    /// Seconds a request may take: one to a server stuck on a frozen primary counts as unanswered and is retried.
+    static let timeout = 10.0
 
     // MARK: - Clients
 
@@ -132,12 +144,15 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         var generator = SystemRandomNumberGenerator()
         while !stopping.load(ordering: .relaxed) {
             let shopper = Int.random(in: 0..<shoppers.count, using: &generator)
-            let offer = Bool.random(using: &generator) ? openOffer : offers.randomElement(using: &generator)!
+            let offer =
+                Bool.random(using: &generator) ? openOffer : offers.randomElement(using: &generator)!
             let key = "redeem-\(UUID().uuidString)"
-            var (operation, reply) = perform(.redeem, shopper: shopper, offer: offer, instance: client) { instance in
-                try Self.call(
-                    instance, "POST", "/v1/redemptions", token: self.shoppers[shopper].token, json: ["offer_id": offer],
-                    headers: ["Idempotency-Key": key])
+            var (operation, reply) = perform(.redeem, shopper: shopper, offer: offer, instance: client) {
+                instance in
+                try call(
+                    instance, "POST", "/v1/redemptions", token: self.shoppers[shopper].token,
+                    json: ["offer_id": offer],
+                    headers: ["Idempotency-Key": key], totalTimeout: Self.timeout)
             }
             if operation.status == 201, let reply {
                 operation.redemptionID = reply.object["redemption_id"] as? String ?? ""
@@ -157,9 +172,9 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
             }
             let key = "accept-\(UUID().uuidString)"
             var (operation, _) = perform(.accept, shopper: -1, offer: "", instance: till) { instance in
-                try Self.call(
+                try call(
                     instance, "POST", "/v1/till/accept", token: self.tillKeys[till].key, json: ["code": code],
-                    headers: ["Idempotency-Key": key])
+                    headers: ["Idempotency-Key": key], totalTimeout: Self.timeout)
             }
             operation.code = code
             operation.till = till
@@ -172,10 +187,15 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         while !stopping.load(ordering: .relaxed) {
             let shopper = Int.random(in: 0..<shoppers.count, using: &generator)
             let offer = seenOffers.randomElement(using: &generator)!
-            let item: [String: Any] = ["offer_id": offer, "seen_at": ISO8601DateFormatter().string(from: Date())]
+            let item: [String: Any] = [
+                "offer_id": offer, "seen_at": ISO8601DateFormatter().string(from: Date()),
+            ]
             record(
                 perform(.seen, shopper: shopper, offer: offer, instance: client) { instance in
-                    try Self.call(instance, "POST", "/v1/seen", token: self.shoppers[shopper].token, json: ["items": [item]])
+                    try call(
+                        instance, "POST", "/v1/seen", token: self.shoppers[shopper].token,
+                        json: ["items": [item]],
+                        totalTimeout: Self.timeout)
                 }.operation)
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -188,13 +208,15 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         while !stopping.load(ordering: .relaxed) {
             let shopper = Int.random(in: 0..<shoppers.count, using: &generator)
             let started = Date()
-            let reply = try? Self.call(
+            let reply = try? call(
                 instances[Int.random(in: 0..<instances.count, using: &generator)], "GET", "/v1/catalog",
-                token: shoppers[shopper].token, headers: etag.map { ["If-None-Match": $0] } ?? [:])
+                token: shoppers[shopper].token, headers: etag.map { ["If-None-Match": $0] } ?? [:],
+                totalTimeout: Self.timeout)
             if reply?.status == 200 { etag = reply?.headers["etag"] }
             record(
                 Operation(
-                    kind: .catalog, started: started, finished: Date(), status: reply?.status ?? 0, failedAttempts: [],
+                    kind: .catalog, started: started, finished: Date(), status: reply?.status ?? 0,
+                    failedAttempts: [],
                     shopper: shopper, offer: "", redemptionID: "", code: ""))
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -203,7 +225,8 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
     /// Sends `request` until an answer other than 503 or no answer comes (alternating instances, waiting as
     /// Retry-After says, at most 1 s), or the settling time is over.
     private func perform(
-        _ kind: Operation.Kind, shopper: Int, offer: String, instance first: Int, _ request: (String) throws -> Reply
+        _ kind: Operation.Kind, shopper: Int, offer: String, instance first: Int,
+        _ request: (String) throws -> Reply
     ) -> (operation: Operation, reply: Reply?) {
         let started = Date()
         var failed: [Int] = []
@@ -220,7 +243,8 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
             failed.append(status)
             if Date() > settleDeadline.withLock({ $0 }) {
                 let operation = Operation(
-                    kind: kind, started: started, finished: Date(), status: 0, failedAttempts: failed, shopper: shopper,
+                    kind: kind, started: started, finished: Date(), status: 0, failedAttempts: failed,
+                    shopper: shopper,
                     offer: offer, redemptionID: "", code: "")
                 return (operation, nil)
             }
@@ -273,12 +297,14 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         // None lost: every acknowledged write is in the database.
         for operation in operations where operation.kind == .redeem && operation.status == 201 {
             let rows = try database.query(
-                "SELECT 1 AS found FROM redemptions WHERE id = \(operation.redemptionID)::uuid AND code = \(operation.code)")
+                "SELECT 1 AS found FROM redemptions WHERE id = \(operation.redemptionID)::uuid AND code = \(operation.code)"
+            )
             if rows.isEmpty { verdict.lost.append("redemption \(operation.redemptionID)") }
         }
         for operation in operations where operation.kind == .accept && operation.status == 200 {
             let rows = try database.query(
-                "SELECT 1 AS found FROM redemptions WHERE code = \(operation.code) AND accepted_at IS NOT NULL")
+                "SELECT 1 AS found FROM redemptions WHERE code = \(operation.code) AND accepted_at IS NOT NULL"
+            )
             if rows.isEmpty { verdict.lost.append("acceptance of \(operation.code)") }
         }
         for operation in operations where operation.kind == .seen && operation.status == 200 {
@@ -287,10 +313,13 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
                 SELECT 1 AS found FROM seen
                 WHERE account_id = \(shoppers[operation.shopper].accountID)::uuid AND offer_id = \(operation.offer)::uuid
                 """)
-            if rows.isEmpty { verdict.lost.append("seen \(operation.offer) of shopper \(operation.shopper)") }
+            if rows.isEmpty {
+                verdict.lost.append("seen \(operation.offer) of shopper \(operation.shopper)")
+            }
         }
         // No code accepted twice: two tills try each code, one may succeed.
-        let accepted = Dictionary(grouping: operations.filter { $0.kind == .accept && $0.status == 200 }, by: \.code)
+        let accepted = Dictionary(
+            grouping: operations.filter { $0.kind == .accept && $0.status == 200 }, by: \.code)
         verdict.acceptedTwice = accepted.filter { $0.value.count > 1 }.map(\.key)
         // A retry of an acceptance whose answer was lost, refused as accepted before although this very till
         // accepted it: the till cannot tell.
@@ -303,15 +332,20 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         }
         // No limit exceeded, in the database.
         for offer in offers {
-            let total = try database.query("SELECT count(*) AS n FROM redemptions WHERE offer_id = \(offer)::uuid")[0]
+            let total = try database.query(
+                "SELECT count(*) AS n FROM redemptions WHERE offer_id = \(offer)::uuid")[0]
                 .decode("n", as: Int.self)
-            if total > totalLimit { verdict.overLimit.append("offer \(offer): \(total) of \(totalLimit)") }
+            if total > totalLimit {
+                verdict.overLimit.append("offer \(offer): \(total) of \(totalLimit)")
+            }
             let most = try database.query(
                 """
                 SELECT coalesce(max(n), 0) AS n FROM (
                     SELECT count(*) AS n FROM redemptions WHERE offer_id = \(offer)::uuid GROUP BY account_id) AS each
                 """)[0].decode("n", as: Int.self)
-            if most > perShopperLimit { verdict.overLimit.append("offer \(offer): a shopper has \(most)") }
+            if most > perShopperLimit {
+                verdict.overLimit.append("offer \(offer): a shopper has \(most)")
+            }
         }
         let reads = operations.filter { $0.kind == .catalog }
         verdict.catalogReads = reads.count
@@ -331,7 +365,9 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
     /// Answers per second from `instances` (each connection keeps to one, round robin) under a closed loop of
     /// `connections` clients for `seconds`: three catalog checks with the current ETag (304) to one seen push.
     /// Returns the rate and the requests not answered 2xx/304.
-    func closedLoopRate(instances: [String], connections: Int = 16, seconds: Double = 10) -> (rate: Double, failed: Int) {
+    func closedLoopRate(instances: [String], connections: Int = 16, seconds: Double = 10) -> (
+        rate: Double, failed: Int
+    ) {
         let answered = Atomic<Int>(0)
         let failed = Atomic<Int>(0)
         let deadline = Date().addingTimeInterval(seconds)
@@ -342,17 +378,25 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
                 defer { group.leave() }
                 let instance = instances[connection % instances.count]
                 let shopper = self.shoppers[connection % self.shoppers.count].token
-                let etag = (try? Self.call(instance, "GET", "/v1/catalog", token: shopper))?.headers["etag"] ?? ""
+                let etag =
+                    (try? call(instance, "GET", "/v1/catalog", token: shopper))?.headers["etag"] ?? ""
                 var request = 0
                 while Date() < deadline {
                     request += 1
                     let reply =
                         request % 4 == 0
-                        ? try? Self.call(
+                        ? try? call(
                             instance, "POST", "/v1/seen", token: shopper,
-                            json: ["items": [["offer_id": self.seenOffers[request % self.seenOffers.count],
-                                "seen_at": ISO8601DateFormatter().string(from: Date())]]])
-                        : try? Self.call(instance, "GET", "/v1/catalog", token: shopper, headers: ["If-None-Match": etag])
+                            json: [
+                                "items": [
+                                    [
+                                        "offer_id": self.seenOffers[request % self.seenOffers.count],
+                                        "seen_at": ISO8601DateFormatter().string(from: Date()),
+                                    ]
+                                ]
+                            ])
+                        : try? call(
+                            instance, "GET", "/v1/catalog", token: shopper, headers: ["If-None-Match": etag])
                     if let status = reply?.status, status < 300 || status == 304 {
                         answered.add(1, ordering: .relaxed)
                     } else {
@@ -371,7 +415,7 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         var standby = 0
         var primary = 0
         for instance in instances {
-            for line in try Self.call(instance, "GET", "/metrics").text.split(separator: "\n") {
+            for line in try call(instance, "GET", "/metrics").text.split(separator: "\n") {
                 let fields = line.split(separator: " ")
                 guard fields.count == 2, let value = Double(fields[1]) else { continue }
                 if fields[0] == "loyalty_db_standby_reads_total" { standby += Int(value) }
@@ -379,34 +423,6 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
             }
         }
         return (standby, primary)
-    }
-
-    // MARK: - HTTP
-
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: [UInt8]
-        var object: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
-        var text: String { String(decoding: body, as: UTF8.self) }
-    }
-
-    static func call(
-        _ base: String, _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,
-        headers: [String: String] = [:]
-    ) throws -> Reply {
-        var headers = headers
-        if let token { headers["Authorization"] = "Bearer \(token)" }
-        var body: [UInt8]?
-        if let json {
-            headers["Content-Type"] = "application/json"
-            body = Array(try JSONSerialization.data(withJSONObject: json))
-        }
-        // Short timeouts: a request to a server stuck on a frozen primary counts as unanswered and is retried.
-        let response = try HTTPClient().send(
-            HTTPClientRequest(
-                method: method, url: base + path, headers: headers, body: body, connectTimeout: 2, totalTimeout: 10))
-        return Reply(status: response.status, headers: response.headers, body: response.body)
     }
 }
 
