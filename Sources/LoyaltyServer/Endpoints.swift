@@ -68,8 +68,11 @@ struct Endpoints: Sendable {
     // MARK: Operations
 
     func readiness(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard store.isReady() else { throw APIFailure.databaseUnavailable }
-        return .json(200, ["status": "ready"])
+        if store.isReady() { return .json(200, ["status": "ready"]) }
+        // Every instance on this database is in the same state: taking them all out of the balancer would
+        // refuse the reads they can still answer.
+        guard store.standbyIsFit() else { throw APIFailure.databaseUnavailable }
+        return .json(200, ["status": "reads_only"])
     }
 
     func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -257,7 +260,7 @@ struct Endpoints: Sendable {
     }
 
     func listRedemptions(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.redemptions(accountID: try requireDevice(request).accountID))
+        .json(200, try store.redemptions(accountID: try requireDevice(request, reading: true).accountID))
     }
 
     // MARK: Parameters

@@ -38,8 +38,8 @@ public enum ServerLog {
             line(
                 .warning, "standby_reads",
                 [
-                    "target": .string("primary"), "reason": .string(reason.rawValue), "server": server.map { .string($0) },
-                    "detail": .string(detail),
+                    "target": .string("primary"), "reason": .string(reason.rawValue),
+                    "server": server.map { .string($0) }, "detail": .string(detail),
                 ])
         }
     }

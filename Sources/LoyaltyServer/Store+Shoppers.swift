@@ -204,8 +204,12 @@ extension Store {
         return try read { connection in
             try connection.transaction { connection in
                 try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                let head: Int64 = try connection.query(
-                    "SELECT seen_version FROM accounts WHERE id = \(accountID)")[0].decode("seen_version")
+                // A standby may not have the account yet; the primary has it, as it has the device's token.
+                let account = try connection.query("SELECT seen_version FROM accounts WHERE id = \(accountID)").first
+                guard let account else {
+                    throw connection.isKnownStandby ? StandbyBehind() as any Error : StoreError.notFound
+                }
+                let head: Int64 = try account.decode("seen_version")
                 let after = since?.version ?? 0
                 guard after <= head else {
                     if connection.isKnownStandby { throw StandbyBehind() }

@@ -8,7 +8,8 @@ import Postgres
 public final class Store: Sendable {
     /// The primary: every write, and every read that must see its own writes.
     let pool: PostgresPool
-    /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, device tokens); nil: the primary.
+    /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, redemption lists, device tokens
+    /// for those); nil: the primary.
     let standbyReads: StandbyReads?
     let clock: @Sendable () -> Date
 
@@ -28,6 +29,12 @@ public final class Store: Sendable {
     /// Whether the database answers a trivial query now.
     public func isReady() -> Bool {
         (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
+    }
+
+    /// Whether a standby fit for reads answers now (false without standbys): with the primary gone, as in a
+    /// failover, the server still answers the shoppers' reads.
+    func standbyIsFit() -> Bool {
+        standbyReads?.standbyIsFit() ?? false
     }
 
     public var connectionPoolUsage: PostgresPool.Usage { pool.usage }

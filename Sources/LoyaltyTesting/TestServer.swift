@@ -17,8 +17,9 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 }
 
 /// The real service on a real PostgreSQL database of its own (in the shared throwaway cluster, or in `cluster`),
-/// reached in process or over a socket; with `standby`, shoppers' reads go to that streaming standby of `cluster`. Through PgBouncer when `bouncer` is given or, for the shared cluster,
-/// when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
+/// reached in process or over a socket; with `standby` (the conninfo of the database, given its name), shoppers'
+/// reads go to that streaming standby of `cluster`. Through PgBouncer when `bouncer` is given or, for the shared
+/// cluster, when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
 /// transaction pooling mode.
 public final class TestServer: @unchecked Sendable {  // `idleClients` is guarded by `clientsLock`
     public let transport: Transport
@@ -51,7 +52,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         clock: TestClock = TestClock(),
         limits: HTTPServerLimits = HTTPServerLimits(),
         poolSize: Int = 8,
-        standby: EmbeddedPostgres? = nil,
+        standby: ((_ database: String) throws -> String)? = nil,
         standbyMaxLag: Double = 30,
         rateLimits: RateLimits = .unlimited,
         logLines: (@Sendable (String) -> Void)? = nil,
@@ -70,14 +71,15 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         conninfo = bouncer?.conninfo(database: database) ?? directConninfo
         pool = PostgresPool(conninfo: conninfo, size: poolSize)
         try setUp(pool)
-        // Reads on `standby` (a streaming standby of `cluster`), whose copy of the database comes by replication.
+        // Reads on `standby`'s conninfo of the test's database (a streaming standby of `cluster`, whose copy of the
+        // database comes by replication).
         let primary = pool
         let record = logLines ?? log.record
         var standbyReads: StandbyReads?
         if let standby {
             standbyReads = StandbyReads(
                 primary: primary,
-                standbys: PostgresPool(conninfo: try standby.conninfo(database: database), size: poolSize),
+                standbys: PostgresPool(conninfo: try standby(database), size: poolSize),
                 maxLag: standbyMaxLag, log: { record(ServerLog.line(standbyEvent: $0)) })
         }
         store = Store(pool: pool, standbyReads: standbyReads, clock: clock.read)

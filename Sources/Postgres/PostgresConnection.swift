@@ -157,11 +157,14 @@ public final class PostgresConnection {
             kind: unavailable ? .unavailable : .sql, sqlState: sqlState, message: message, constraintName: field("n"))
     }
 
-    /// Class 08 (connection exception) and the shutdown/startup states of class 57 mean "try again later".
+    /// Class 08 (connection exception) and the shutdown/startup states of class 57 mean "try again later"; so
+    /// does a write refused as read-only (25006): the server is a standby, such as a primary being demoted in a
+    /// failover, and the next connection finds the new primary.
     private static func meansUnavailable(_ sqlState: String) -> Bool {
         typealias Code = PostgresError.SQLState
         return sqlState.hasPrefix(Code.connectionExceptionClass)
-            || [Code.adminShutdown, Code.crashShutdown, Code.cannotConnectNow].contains(sqlState)
+            || [Code.adminShutdown, Code.crashShutdown, Code.cannotConnectNow, Code.readOnlySQLTransaction]
+                .contains(sqlState)
     }
 
     private static func trimmed(_ message: String) -> String {

@@ -39,6 +39,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let foreignKeyViolation = "23503"
         public static let characterNotInRepertoire = "22021"
         public static let inFailedSQLTransaction = "25P02"
+        public static let readOnlySQLTransaction = "25006"
         public static let duplicateDatabase = "42P04"
         public static let syntaxError = "42601"
         public static let adminShutdown = "57P01"

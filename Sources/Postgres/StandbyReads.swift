@@ -50,7 +50,9 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
     static let statusLifetime = Duration.seconds(1)
     static let retryInterval = Duration.seconds(2)
 
-    public init(primary: PostgresPool, standbys: PostgresPool, maxLag: Double, log: @escaping @Sendable (Event) -> Void) {
+    public init(
+        primary: PostgresPool, standbys: PostgresPool, maxLag: Double, log: @escaping @Sendable (Event) -> Void
+    ) {
         self.primary = primary
         self.standbys = standbys
         self.maxLag = maxLag
@@ -61,6 +63,11 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
         lock.lock()
         defer { lock.unlock() }
         return Usage(standbyReads: standbyReads, primaryReads: primaryReads, lagSeconds: lagSeconds)
+    }
+
+    /// Whether a standby fit for reads answers now (not counted as a read).
+    public func standbyIsFit() -> Bool {
+        (try? standbys.withConnection { try unfitness(of: $0) == nil }) ?? false
     }
 
     /// Runs `body` on a fit standby and returns its answer when `acceptable`; else (and when `body` throws

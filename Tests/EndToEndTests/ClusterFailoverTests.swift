@@ -207,8 +207,8 @@ import Testing
             for _ in 0..<2 {
                 instances.append(
                     try LoyaltyServerProcess(
-                        databaseURL: databaseURL, adminToken: adminToken,
-                        environment: ["DATABASE_REPLICA_URL": replicaURL]))
+                        databaseURL: databaseURL, environment: ["DATABASE_REPLICA_URL": replicaURL],
+                        adminToken: adminToken))
             }
             return (
                 instances, try ClusterWorkload(instances: instances.map(\.url), adminToken: adminToken)

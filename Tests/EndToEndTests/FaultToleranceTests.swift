@@ -120,9 +120,10 @@ final class LoyaltyServerProcess {
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
+    /// `environment`: more of the server's settings (DATABASE_REPLICA_URL...).
     init(
-        databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)",
-        environment: [String: String] = [:]
+        databaseURL: String? = nil, environment: [String: String] = [:],
+        adminToken: String = "fault-test-\(UUID().uuidString)"
     ) throws {
         self.databaseURL = databaseURL
         self.environment = environment
@@ -244,10 +245,6 @@ final class LoyaltyServerProcess {
     /// A retailer with `offers` offers at major 1, minors 1..., and a shopper that has synced them: the
     /// shopper's environment for `Binary.run`.
     func shopperWithCatalog(retailerUUID: String, offers: Int) throws -> [String: String] {
-        let retailer = [
-            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
-            "LOYALTY_ADMIN_TOKEN": adminToken,
-        ]
         try check(
             loyalty.run(["retailer", "register", "--name", "Matey's", "--uuid", retailerUUID], environment: retailer))
         for minor in 1...offers {
@@ -260,6 +257,14 @@ final class LoyaltyServerProcess {
         try check(loyalty.run(["account", "create"], environment: phone))
         try check(loyalty.run(["sync"], environment: phone))
         return phone
+    }
+
+    /// The environment of the retailer `shopperWithCatalog` registered.
+    var retailer: [String: String] {
+        [
+            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
+            "LOYALTY_ADMIN_TOKEN": adminToken,
+        ]
     }
 
     /// A capture passing each minor's beacon in turn, near (1 m) for 4 seconds.
