@@ -4,7 +4,7 @@ import Postgres
 
 /// A PostgreSQL high-availability cluster on this machine, as a deployment runs one: etcd (Debian's etcd-server
 /// 3.4, v2 API on), three PostgreSQL 15 members under Patroni (Debian's 3.0) configured from the shipped
-/// `deploy/patroni.yml`, and HAProxy routing a primary port and a replica port by Patroni's REST checks.
+/// `deploy/patroni/patroni.yml`, and HAProxy routing a primary port and a replica port by Patroni's REST checks.
 ///
 /// Everything lives in a private temporary directory and listens on free loopback ports. As root, Patroni (and so
 /// PostgreSQL) runs as `postgres` through setpriv, which execs: the pid kept is Patroni's own. `stop()` ends every
@@ -70,7 +70,7 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     private let user: String?
 
     /// Starts etcd, three members and HAProxy, and waits (up to `timeout` seconds) until a leader runs and the
-    /// other members stream from it. `synchronous` is Patroni's synchronous_mode (and _strict).
+    /// other members stream from it. `synchronous` is Patroni's synchronous_mode.
     public init(synchronous: Bool = true, timings: Timings = Timings(), timeout: Double = 120) throws {
         for program in ["/usr/bin/etcd", "/usr/bin/patroni", "/usr/sbin/haproxy"]
         where !FileManager.default.isExecutableFile(atPath: program) {
@@ -125,30 +125,35 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     /// The shipped example this cluster is configured from.
     public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("deploy/patroni.yml")
+        .deletingLastPathComponent().appendingPathComponent("deploy/patroni/patroni.yml")
 
-    /// `deploy/patroni.yml` with the test's timings, synchronous mode and socket directory; per-member settings
-    /// come from PATRONI_* variables, as the example's comment says a deployment sets them.
-    static func configuration(
-        template: String, synchronous: Bool, timings: Timings, socketDirectory: URL
-    ) throws
+    /// `deploy/patroni/patroni.yml` with the test's timings, synchronous mode, loopback network and a private socket
+    /// directory; per-member settings (name, addresses, data directory, passwords, etcd) come from PATRONI_*
+    /// variables, which Patroni lets override the file.
+    static func configuration(template: String, synchronous: Bool, timings: Timings, socketDirectory: URL) throws
         -> String
     {
         var text = template
         let settings: [(key: String, value: String)] = [
             ("ttl", "\(timings.ttl)"), ("loop_wait", "\(timings.loopWait)"),
-            ("retry_timeout", "\(timings.retryTimeout)"),
-            ("synchronous_mode", "\(synchronous)"), ("synchronous_mode_strict", "\(synchronous)"),
-            ("unix_socket_directories", socketDirectory.path),
+            ("retry_timeout", "\(timings.retryTimeout)"), ("synchronous_mode", "\(synchronous)"),
         ]
         for (key, value) in settings {
             guard let range = text.range(of: "(?m)^(\\s*)\(key): .*$", options: .regularExpression) else {
-                throw Failure("deploy/patroni.yml has no \(key): line")
+                throw Failure("deploy/patroni/patroni.yml has no \(key): line")
             }
             let indent = text[range].prefix { $0 == " " }
             text.replaceSubrange(range, with: "\(indent)\(key): \(value)")
         }
-        return text
+        // The members' network is loopback here, and each member's socket goes to the cluster's own directory.
+        let network = "10.0.0.0/24"
+        let binaries = "  bin_dir: /usr/lib/postgresql/15/bin\n"
+        guard text.contains(network), text.contains(binaries) else {
+            throw Failure("deploy/patroni/patroni.yml no longer names \(network) or \(binaries)")
+        }
+        text = text.replacingOccurrences(of: network, with: "127.0.0.1/32")
+        return text.replacingOccurrences(
+            of: binaries, with: binaries + "  parameters:\n    unix_socket_directories: \(socketDirectory.path)\n")
     }
 
     // MARK: - Connection strings
@@ -328,6 +333,7 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
             "PATRONI_ETCD_HOSTS": "\(address):\(etcdPort)",
             "PATRONI_SUPERUSER_PASSWORD": password,
             "PATRONI_REPLICATION_PASSWORD": password,
+            "PATRONI_REWIND_PASSWORD": password,
             "HOME": member.directory.path,
         ]
         let patroni = ["/usr/bin/patroni", directory.appendingPathComponent("patroni.yml").path]

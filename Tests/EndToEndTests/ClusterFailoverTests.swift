@@ -29,7 +29,7 @@ import Testing
         }
     }
 
-    /// etcd gone (the DCS holding the leader key): with failsafe_mode (deploy/patroni.yml) the primary keeps
+    /// etcd gone (the DCS holding the leader key): with failsafe_mode (deploy/patroni/patroni.yml) the primary keeps
     /// accepting writes past the key's ttl, since every member's REST API still answers it, and Patroni's log
     /// says why. Without it, the primary would demote itself and all writes would stop with the DCS.
     @Test(.enabled(if: full)) func etcdGoneLeavesThePrimaryWriting() throws {
