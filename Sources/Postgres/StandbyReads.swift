@@ -73,11 +73,9 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
     /// Runs `body` on a fit standby and returns its answer when `acceptable`; else (and when `body` throws
     /// `StandbyBehind`, or the standby fails under it) runs it on the primary.
     public func read<T>(acceptable: (T) -> Bool = { _ in true }, _ body: (PostgresConnection) throws -> T) throws -> T {
-        if let fallback = tryStandby(acceptable: acceptable, body) {
-            switch fallback {
-            case .success(let value): return value
-            case .failure(let reason): count(reason)
-            }
+        switch tryStandby(acceptable: acceptable, body) {
+        case .success(let value): return value
+        case .failure(let reason): count(reason)
         }
         return try primary.withConnection(body)
     }
@@ -87,8 +85,9 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
         case failure(Fallback)
     }
 
-    /// nil when standbys are being skipped after a failure (counted as unreachable by the caller).
-    private func tryStandby<T>(acceptable: (T) -> Bool, _ body: (PostgresConnection) throws -> T) -> Outcome<T>? {
+    /// The standby's answer, or why the primary must give it (unreachable while standbys are skipped after a
+    /// failure).
+    private func tryStandby<T>(acceptable: (T) -> Bool, _ body: (PostgresConnection) throws -> T) -> Outcome<T> {
         lock.lock()
         let skipping = skipStandbysUntil.map { ContinuousClock.now < $0 } ?? false
         lock.unlock()
