@@ -316,7 +316,7 @@ struct Endpoints: Sendable {
     /// RFC 9110 If-None-Match: a list of entity tags, or `*`.
     private static func matches(_ header: String, _ tag: String) -> Bool {
         header.split(separator: ",").contains { candidate in
-            let candidate = candidate.trimmingCharacters(in: .whitespaces)
+            let candidate = candidate.trimmingOptionalWhitespace
             return candidate == "*" || candidate == tag || candidate == "W/" + tag
         }
     }

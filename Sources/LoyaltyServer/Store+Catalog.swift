@@ -20,8 +20,7 @@ extension Store {
     ) {
         let now = clock()
         return try read { connection in
-            try connection.transaction { connection in
-                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            try connection.transaction(readOnlySnapshot: true) { connection in
                 let feed = try connection.query(
                     "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton")[0]
                 let head = FeedCursor(

@@ -62,3 +62,14 @@ public final class Store: Sendable {
 func uuidArray(_ ids: [UUID]) -> String {
     "{" + ids.map(\.uuidString).joined(separator: ",") + "}"
 }
+
+/// A PostgreSQL array literal of texts (NULL for nil), each quoted, bound as one parameter and cast to its type.
+func textArray(_ values: [String?]) -> String {
+    "{"
+        + values.map { value in
+            guard let value else { return "NULL" }
+            return "\""
+                + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
+        }.joined(separator: ",") + "}"
+}

@@ -90,9 +90,11 @@ public final class PostgresConnection {
         PQclear(try checked(PQexec(handle, script)))
     }
 
-    /// Runs `body` between BEGIN and COMMIT; a throw from `body` rolls back and is rethrown.
-    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        try query("BEGIN")
+    /// Runs `body` between BEGIN and COMMIT; a throw from `body` rolls back and is rethrown. With `readOnlySnapshot`
+    /// the transaction is REPEATABLE READ, READ ONLY (every statement reads one snapshot, none writes), set by the
+    /// BEGIN itself rather than by a SET TRANSACTION costing a round trip of its own.
+    public func transaction<T>(readOnlySnapshot: Bool = false, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try query(readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
         let value: T
         do {
             value = try body(self)
