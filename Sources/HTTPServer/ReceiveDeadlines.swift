@@ -72,12 +72,12 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
         let seconds = headTimeout.components.seconds
         let rate = minimumBodyBytesPerSecond
         timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            let (heads, bodies) = self.closeOverdue(answeringLateBodies: answerLateBody)
-            if heads > 0 { report("closed connections whose request head took longer than \(seconds) s") }
-            if bodies > 0 {
-                report("answered 408 and closed connections whose request body took longer than \(seconds) s "
-                    + "plus its length at \(rate) bytes/s")
+            self?.closeOverdue(answeringLateBodies: answerLateBody) { heads, bodies in
+                if heads > 0 { report("closed connections whose request head took longer than \(seconds) s") }
+                if bodies > 0 {
+                    report("answered 408 and closed connections whose request body took longer than \(seconds) s "
+                        + "plus its length at \(rate) bytes/s")
+                }
             }
         }
         timer.resume()
@@ -92,19 +92,23 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
         }
     }
 
-    /// Shuts the sockets past their deadline; how many were waiting for a head (or a refused body) and how many
-    /// for a body, which were answered first.
-    private func closeOverdue(answeringLateBodies answer: (Int32) -> Void) -> (heads: Int, bodies: Int) {
+    /// Shuts the sockets past their deadline, answering those that waited for a body first. `report` is told how
+    /// many waited for a head (or a refused body) and how many for a body before any is shut, so that its log line
+    /// is never later than what a client sees.
+    private func closeOverdue(
+        answeringLateBodies answer: (Int32) -> Void, report: (_ heads: Int, _ bodies: Int) -> Void
+    ) {
         let now = ContinuousClock.now
-        return waiting.withLock { waiting in
+        waiting.withLock { waiting in
             let overdue = waiting.filter { $0.value.deadline <= now }
+            guard !overdue.isEmpty else { return }
+            let bodies = overdue.values.filter(\.answersWhenLate).count
+            report(overdue.count - bodies, bodies)
             for (connection, entry) in overdue {
                 if entry.answersWhenLate { answer(entry.socket) }
                 shutdown(entry.socket, Int32(SHUT_RDWR))
                 waiting.removeValue(forKey: connection)
             }
-            let bodies = overdue.values.filter(\.answersWhenLate).count
-            return (overdue.count - bodies, bodies)
         }
     }
 }
