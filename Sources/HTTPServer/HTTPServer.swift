@@ -26,7 +26,8 @@ public struct HTTPServerLimits: Sendable {
     public var maxBodyBytesInFlight: Int = 128 << 20
     /// Handler threads: each request's handler blocks one of them for as long as it runs.
     public var threads: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
-    /// Per connection, for the request line, headers and read buffer; longer headers get 431.
+    /// Per connection, for the request line, headers and read buffer: a longer request line gets 414, longer
+    /// headers 431 (MHD answers both).
     public var memoryPerConnection: Int = 128 * 1024
     /// A request target with more query parameters is refused with `HTTPRejection.tooManyQueryParameters`. At
     /// most `memoryPerConnection / 256`: MHD takes 64 bytes of the connection's memory per parameter, and past
