@@ -212,7 +212,9 @@ final class ScanPrinter: ScanOutput {
         }
         guard let answered = offers.current else { return }
         // Off the screen, it needs no answer on the desktop either.
-        defer { if offers.current?.offer.offer.id != answered.offer.offer.id { notifier?.answeredElsewhere(answered.offer) } }
+        defer {
+            if offers.current?.offer.offer.id != answered.offer.offer.id { notifier?.answeredElsewhere(answered.offer) }
+        }
         switch key {
         case UInt8(ascii: "d"):
             try offers.dismiss(show: show)

@@ -104,7 +104,8 @@ import Testing
         let name = "Answering arcade \(UUID().uuidString.prefix(8))"
         let (shopper, walk, _) = try TerminalScanTests.walkPastThreeOffers(try StoryServer.shared.get(), name: name)
         let scan = try TerminalRun(
-            ["scan", "--replay", walk.path, "--notify"], shopper, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+            ["scan", "--replay", walk.path, "--notify"], shopper,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         defer { scan.kill() }
         #expect(scan.waitFor("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")
         let first = try mock.waitForNotifications(1)

@@ -37,13 +37,17 @@ import Testing
         let started = ContinuousClock.now
         for run in 0..<50 {
             // Past the limit, past what MHD's memory held (about 1,500), and empty pieces, which count as parameters.
-            let target = ["/?" + query(101), "/?" + query(2_000), "/x?" + query(6_000), "/?" + String(repeating: "&", count: 3_000)][run % 4]
+            let target = [
+                "/?" + query(101), "/?" + query(2_000), "/x?" + query(6_000), "/?" + String(repeating: "&", count: 3_000),
+            ][run % 4]
             let (refused, closed) = try answer(to: "GET \(target) HTTP/1.1\r\nHost: test\r\n\r\n", port: server.port)
-            #expect(refused.status == 414 && refused.text == "more than 100", "run \(run): \(refused.status) \(refused.text)")
+            #expect(
+                refused.status == 414 && refused.text == "more than 100", "run \(run): \(refused.status) \(refused.text)")
             #expect(closed, "run \(run): the connection stayed open")
         }
         #expect(ContinuousClock.now - started < .seconds(20), "fifty refusals took \(ContinuousClock.now - started)")
-        let (served, _) = try answer(to: "GET /?\(query(100)) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", port: server.port)
+        let (served, _) = try answer(
+            to: "GET /?\(query(100)) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", port: server.port)
         #expect(served.status == 200 && served.text == "100 parameters", "\(served.status) \(served.text)")
     }
 
@@ -54,7 +58,8 @@ import Testing
         let value = String(repeating: "v", count: 200_000)
         let (refused, closed) = try answer(to: "GET /?a=\(value) HTTP/1.1\r\nHost: test\r\n\r\n", port: server.port)
         #expect(refused.status == 414 && closed, "\(refused.status)")
-        let (served, _) = try answer(to: "GET /?a=1 HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", port: server.port)
+        let (served, _) = try answer(
+            to: "GET /?a=1 HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", port: server.port)
         #expect(served.status == 200 && served.text == "1 parameters")
     }
 
