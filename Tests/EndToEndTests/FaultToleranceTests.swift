@@ -114,13 +114,19 @@ final class LoyaltyServerProcess {
     let port: UInt16
     let adminToken: String
     private let databaseURL: String?
+    private let environment: [String: String]
     /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
     /// returned for them under the test runner (the child stayed a zombie).
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
-    init(databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)") throws {
+    /// `environment`: more of the server's settings (DATABASE_REPLICA_URL...).
+    init(
+        databaseURL: String? = nil, environment: [String: String] = [:],
+        adminToken: String = "fault-test-\(UUID().uuidString)"
+    ) throws {
         self.databaseURL = databaseURL
+        self.environment = environment
         self.adminToken = adminToken
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
         // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
@@ -140,6 +146,7 @@ final class LoyaltyServerProcess {
             directory.appendingPathComponent("server").path,
         ]
         var environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
+            .merging(self.environment) { $1 }
         environment["DATABASE_URL"] = databaseURL
         pid = try spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
@@ -238,10 +245,6 @@ final class LoyaltyServerProcess {
     /// A retailer with `offers` offers at major 1, minors 1..., and a shopper that has synced them: the
     /// shopper's environment for `Binary.run`.
     func shopperWithCatalog(retailerUUID: String, offers: Int) throws -> [String: String] {
-        let retailer = [
-            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
-            "LOYALTY_ADMIN_TOKEN": adminToken,
-        ]
         try check(
             loyalty.run(["retailer", "register", "--name", "Matey's", "--uuid", retailerUUID], environment: retailer))
         for minor in 1...offers {
@@ -254,6 +257,14 @@ final class LoyaltyServerProcess {
         try check(loyalty.run(["account", "create"], environment: phone))
         try check(loyalty.run(["sync"], environment: phone))
         return phone
+    }
+
+    /// The environment of the retailer `shopperWithCatalog` registered.
+    var retailer: [String: String] {
+        [
+            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
+            "LOYALTY_ADMIN_TOKEN": adminToken,
+        ]
     }
 
     /// A capture passing each minor's beacon in turn, near (1 m) for 4 seconds.
