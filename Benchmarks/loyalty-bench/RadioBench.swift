@@ -198,7 +198,8 @@ private func cpuNanoseconds(of pid: pid_t) -> UInt64 {
                 + "\(flat.reports + paced.reports) measured reports parsed")
     }
 
-    // 2 % of a core at 1,000 reports/s is 20 µs per report: the flat-out figure has the same budget.
+    // The flat-out figure's budget is 2 % of a core at 1,000 reports/s, 20 µs per report; issue 26 wants the
+    // paced scan, whose wakeups cost more than its reports, under 0.5 %.
     let perReport = flat.cpu / Double(flat.reports) * 1e6
     record(
         "radio: scan CPU per report, H4 Unix socket flat out",
@@ -210,5 +211,5 @@ private func cpuNanoseconds(of pid: pid_t) -> UInt64 {
         "radio: share of one core, scan at 1,000 reports/s",
         String(format: "%.2f %% (%d reports at %.0f/s, %.1f µs each)", share, paced.reports,
             Double(paced.reports) / paced.wall, paced.cpu / Double(paced.reports) * 1e6),
-        target: "< 2 %", met: share < 2)
+        target: "< 0.5 %", met: share < 0.5)
 }

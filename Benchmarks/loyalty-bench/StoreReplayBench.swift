@@ -45,8 +45,8 @@ import Foundation
         rate(reports, cpuSeconds), target: ">= 2 M reports/s", met: Double(reports) / cpuSeconds >= 2e6)
     let peak = runs.map(\.peakMB).max()!
     record(
-        "store replay, peak RSS (GNU time, highest of 5)", String(format: "%.1f MiB", peak), target: "< 30 MiB",
-        met: peak < 30)
+        "store replay, peak RSS (GNU time, highest of 5)", String(format: "%.1f MiB", peak), target: "< 24 MiB",
+        met: peak < 24)
 
     // The references parse the advertising data of the same reports (not the BTSnoop or HCI framing).
     let payloadFile = dataDirectory.appendingPathComponent("store-payloads.bin")
@@ -59,7 +59,11 @@ import Foundation
         count += 1
     }
     try payloads.write(to: payloadFile)
-    for (name, script) in [("beacontools", "bench/beacontools_rate.py"), ("bluetooth-data-tools", "bench/bluetooth_data_tools_rate.py")] {
+    // Issue 26's targets: the whole replay at 300x beacontools' parse-only rate and 1.5x bluetooth-data-tools'.
+    // The figure is by CPU time, which the machine's other work does not stretch; the wall-time ratios are beside it.
+    for (name, script, target) in [
+        ("beacontools", "bench/beacontools_rate.py", 300.0), ("bluetooth-data-tools", "bench/bluetooth_data_tools_rate.py", 1.5),
+    ] {
         let line = python(script, payloadFile.path)
         let fields = line.split(separator: " ")
         guard fields.count >= 6, let wallRate = Double(fields[3]), let cpu = Double(fields[5]) else {
@@ -67,12 +71,14 @@ import Foundation
             continue
         }
         print("reference: \(name) parses \(Int(wallRate)) payloads/s by wall time, \(Int(cpu)) by CPU time (parse only, one core)")
-        // A ratio to compare, not a target: printed, not recorded as a figure that could miss.
-        print(
-            "store replay vs \(name) parse-only: "
-                + String(
-                    format: "%.2fx by wall time (median; best %.2fx), %.2fx by CPU time", Double(reports) / wall / wallRate,
-                    Double(reports) / bestWall / wallRate, Double(reports) / cpuSeconds / cpu))
+        let ratio = Double(reports) / cpuSeconds / cpu
+        record(
+            "store replay vs \(name) parse-only, by CPU time", String(format: "%.0f reports/s", Double(reports) / cpuSeconds),
+            reference: "\(name) " + String(format: "%.0f payloads/s", cpu),
+            ratio: String(
+                format: "%.2fx (by wall time %.2fx median, %.2fx best)", ratio, Double(reports) / wall / wallRate,
+                Double(reports) / bestWall / wallRate),
+            target: String(format: ">= %gx", target), met: ratio >= target && succeeded)
     }
 }
 

@@ -13,8 +13,7 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     private let adapterPath: String
     private let clock: any BeaconClock
     private let wakeup: WakeupPipe
-    /// Per device object: its address and last RSSI.
-    private var devices: [String: (address: [UInt8], randomAddress: Bool, rssi: Int8)] = [:]
+    private var devices = BlueZDevices()
 
     /// Whether bluetoothd is on the system bus: then it manages the adapters.
     public static func bluetoothdRuns() -> Bool {
@@ -139,13 +138,10 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     }
 
     private func learn(_ properties: DBusValue, of path: String) {
-        if let text = properties["Address"]?.string, let address = Self.address(text) {
-            let random = properties["AddressType"]?.string == "random"
-            devices[path] = (address, random, devices[path]?.rssi ?? 127)
-        }
-        if let rssi = properties["RSSI"]?.integer, let known = devices[path] {
-            devices[path] = (known.address, known.randomAddress, Int8(clamping: rssi))
-        }
+        devices.learn(
+            address: properties["Address"]?.string.flatMap(Self.address),
+            random: properties["AddressType"]?.string == "random",
+            rssi: properties["RSSI"]?.integer.map { Int8(clamping: $0) }, of: path)
     }
 
     private func devicesHeardSoFar() -> [[UInt8]] {
@@ -171,5 +167,47 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     static func address(_ text: String) -> [UInt8]? {
         let bytes = text.split(separator: ":").compactMap { UInt8($0, radix: 16) }
         return bytes.count == 6 ? bytes.reversed() : nil
+    }
+}
+
+/// What the D-Bus path knows of each device object: its address and last RSSI, which its manufacturer data's
+/// reports carry. Bounded as the Ranger is: with random private addresses a phone or a beacon becomes a new
+/// object every few minutes (and made-up addresses cost a transmitter nothing), so past `limit` objects the one
+/// heard longest ago is forgotten; heard again, it is asked for its address again.
+struct BlueZDevices {
+    struct Device {
+        var address: [UInt8]
+        var randomAddress: Bool
+        /// 127 (HCI's "not available") until bluetoothd reports one.
+        var rssi: Int8
+        /// When it was last heard, in learning order.
+        fileprivate var heard: UInt64
+    }
+
+    let limit: Int
+    private var devices: [String: Device] = [:]
+    private var heard: UInt64 = 0
+
+    init(limit: Int = 2_000) { self.limit = max(1, limit) }
+
+    var count: Int { devices.count }
+
+    subscript(path: String) -> Device? { devices[path] }
+
+    /// What a signal said of the object at `path` (its address, its RSSI; either may be absent): it was
+    /// heard now. A new object past the limit displaces the one heard longest ago.
+    mutating func learn(address: [UInt8]?, random: Bool, rssi: Int8?, of path: String) {
+        heard += 1
+        if let address {
+            if devices[path] == nil, devices.count >= limit,
+                let oldest = devices.min(by: { $0.value.heard < $1.value.heard })
+            {
+                devices[oldest.key] = nil
+            }
+            devices[path] = Device(address: address, randomAddress: random, rssi: devices[path]?.rssi ?? 127, heard: heard)
+        }
+        guard devices[path] != nil else { return }
+        devices[path]!.heard = heard
+        if let rssi { devices[path]!.rssi = rssi }
     }
 }

@@ -61,6 +61,8 @@ final class H4Stream: HCIChannel {
 
     func readEvent(timeoutMilliseconds: Int32, wakeup: Int32?) throws(RadioError) -> [UInt8]? {
         let deadline = timeoutMilliseconds < 0 ? nil : monotonicMilliseconds() + Int64(timeoutMilliseconds)
+        // The stream is polled at least once, so a timeout of 0 reads what has arrived.
+        var polledOnce = false
         while true {
             while let packet = try framer.next() {
                 if packet.indicator == H4Framer.eventIndicator, Self.passes(packet.bytes) { return packet.bytes }
@@ -68,9 +70,10 @@ final class H4Stream: HCIChannel {
             var remaining: Int32 = -1
             if let deadline {
                 let left = deadline - monotonicMilliseconds()
-                if left <= 0 { return nil }
-                remaining = Int32(clamping: left)
+                if left <= 0, polledOnce { return nil }
+                remaining = Int32(clamping: max(0, left))
             }
+            polledOnce = true
             var polled = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
             if let wakeup { polled.append(pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)) }
             let ready = poll(&polled, nfds_t(polled.count), remaining)

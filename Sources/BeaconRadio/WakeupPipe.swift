@@ -29,6 +29,12 @@ final class WakeupPipe: @unchecked Sendable {
         return poll(&polled, 1, 0) > 0
     }
 
+    /// Blocks for `milliseconds` or until signalled, whichever comes first.
+    func sleep(milliseconds: Int32) {
+        var polled = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&polled, 1, milliseconds)
+    }
+
     /// Calls `wait` with the milliseconds left (-1: no limit) until signalled or `duration` seconds (nil: no
     /// limit) have passed; `wait` blocks at most that long, returning early when `readEnd` becomes readable.
     func waitOut(_ duration: Double?, _ wait: (Int32) throws(RadioError) -> Void) throws(RadioError) {

@@ -179,6 +179,12 @@ public struct Ranger: Sendable {
     /// dictionary's subscript, the track was moved out and back for every sighting).
     private var tracks: [Track] = []
     private var trackIndex: [BeaconIdentity: Int] = [:]
+    /// The track an identity was last found at, by a cheap hash of the identity (`recentSlot`): a store's
+    /// few dozen beacons nearly always hit, where hashing each sighting's identity for `trackIndex` was a
+    /// tenth of a replay. A hit is checked against the track's identity, so a slot two identities share, or
+    /// an index a dropped track left stale, only sends the lookup on to `trackIndex`.
+    private var recentTracks = [Int32](repeating: -1, count: 1 << Ranger.recentSlotBits)
+    private static let recentSlotBits = 10
     /// Tracks per proximity UUID, and how many of them have a UUID outside `knownUUIDs`.
     private var tracksPerUUID: [UUID: Int] = [:]
     private var unknownTracks = 0
@@ -223,14 +229,29 @@ public struct Ranger: Sendable {
     public mutating func observe(_ sighting: BeaconSighting) -> RangingSnapshot? {
         guard sighting.time.isFinite else { return nil }
         let due = advance(to: sighting.time)
-        if let index = trackIndex[sighting.frame.identity] {
+        let identity = sighting.frame.identity
+        let slot = Self.recentSlot(identity)
+        let recent = Int(recentTracks[slot])
+        if recent >= 0, recent < tracks.count, tracks[recent].identity == identity {
+            tracks[recent].record(sighting, configuration: configuration)
+        } else if let index = trackIndex[identity] {
+            recentTracks[slot] = Int32(index)
             tracks[index].record(sighting, configuration: configuration)
-        } else if admits(sighting.frame.identity.uuid) {
-            trackIndex[sighting.frame.identity] = tracks.count
+        } else if admits(identity.uuid) {
+            recentTracks[slot] = Int32(tracks.count)
+            trackIndex[identity] = tracks.count
             tracks.append(Track(sighting, configuration: configuration))
-            count(sighting.frame.identity.uuid, by: 1)
+            count(identity.uuid, by: 1)
         }
         return due
+    }
+
+    /// `identity`'s slot in `recentTracks`: its numbers and the UUID's last eight bytes, mixed by a
+    /// multiplication (Fibonacci hashing) whose top bits are the slot.
+    private static func recentSlot(_ identity: BeaconIdentity) -> Int {
+        let tail = withUnsafeBytes(of: identity.uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }
+        let key = tail ^ (UInt64(identity.major) << 16 | UInt64(identity.minor))
+        return Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> (64 - UInt64(recentSlotBits)))
     }
 
     /// Whether a new beacon of `uuid` fits within the limits.
@@ -302,13 +323,24 @@ public struct Ranger: Sendable {
                 trackIndex[last.identity] = index
             }
         }
-        // Sorting indices by small keys moves 8 bytes where sorting the beacons moved a hundred.
-        let keys = beacons.map { (proximity: $0.proximity, distance: $0.distance ?? .infinity) }
-        let order = beacons.indices.sorted { i, j in
-            if keys[i].proximity != keys[j].proximity { return keys[i].proximity < keys[j].proximity }
-            if keys[i].distance != keys[j].distance { return keys[i].distance < keys[j].distance }
-            return beacons[i].identity < beacons[j].identity
+        // Sorting small keys moves 24 bytes where sorting the beacons moved a hundred; with the index in the key,
+        // the comparison reads only its two arguments (indices sorted by keys in another array cost a tenth of
+        // a replay).
+        var keys = beacons.indices.map {
+            SnapshotOrder(proximity: beacons[$0].proximity, distance: beacons[$0].distance ?? .infinity, index: $0)
         }
-        return RangingSnapshot(time: time, beacons: order.map { beacons[$0] })
+        keys.sort { a, b in
+            if a.proximity != b.proximity { return a.proximity < b.proximity }
+            if a.distance != b.distance { return a.distance < b.distance }
+            return beacons[a.index].identity < beacons[b.index].identity
+        }
+        return RangingSnapshot(time: time, beacons: keys.map { beacons[$0.index] })
+    }
+
+    /// Where a beacon goes in a snapshot: nearest first by proximity, then distance (then identity).
+    private struct SnapshotOrder {
+        var proximity: Proximity
+        var distance: Double
+        var index: Int
     }
 }

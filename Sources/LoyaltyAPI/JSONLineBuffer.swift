@@ -112,6 +112,12 @@ public struct ByteCursor {
         count += length
     }
 
+    /// Bytes made before (text a line repeats), copied as they are.
+    public mutating func copy(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { (base + count).update(from: $0.baseAddress!, count: $0.count) }
+        count += bytes.count
+    }
+
     public mutating func integer(_ value: Int) {
         if value < 0 { byte(UInt8(ascii: "-")) }
         digits(value.magnitude, width: 1)

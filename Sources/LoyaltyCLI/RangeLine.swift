@@ -1,4 +1,5 @@
 import Beacons
+import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -10,12 +11,21 @@ extension JSONLineBuffer {
         raw("{\"event\":\"range\",\"t\":")
         fixed(snapshot.time, decimals: 3)
         raw(",\"beacons\":[")
+        // A store's beacons share a UUID or a few: a beacon's text up to its major is made once for a run of them.
+        var opening: (uuid: UUID, text: [UInt8])?
         for (index, beacon) in snapshot.beacons.enumerated() {
+            let uuid = beacon.identity.uuid
+            if opening?.uuid != uuid {
+                var text = JSONLineBuffer(capacity: 64)
+                text.raw("{\"uuid\":")
+                text.uuid(uuid)
+                text.raw(",\"major\":")
+                opening = (uuid, text.bytes)
+            }
             // At most 170 bytes: every field at its longest.
             write(maxCount: 192) { line in
-                line.raw(index == 0 ? "{\"uuid\":" : ",{\"uuid\":")
-                line.uuid(beacon.identity.uuid)
-                line.raw(",\"major\":")
+                if index > 0 { line.byte(UInt8(ascii: ",")) }
+                line.copy(opening!.text)
                 line.digits(UInt(beacon.identity.major), width: 1)
                 line.raw(",\"minor\":")
                 line.digits(UInt(beacon.identity.minor), width: 1)

@@ -152,15 +152,21 @@ public final class OfferSession {
         return nil
     }
 
-    /// Feeds one snapshot of the `Ranger`.
+    /// Feeds one snapshot of the `Ranger`. Only a beacon of a cached retailer's UUID can announce an offer
+    /// (offers are cached with their retailer), so the others are left out here: a crowd of beacons of no
+    /// retailer cost the gate a few hash lookups each per snapshot, a fifth of a replay.
     public func update(
         _ snapshot: RangingSnapshot, show: (OfferPresentation) -> () -> Void
     ) throws(ClientError) -> OfferPresentation? {
-        try update(
-            time: snapshot.time,
-            beacons: snapshot.beacons.map {
-                BeaconProximity(identity: $0.identity, proximity: $0.proximity)
-            }, show: show)
+        var beacons: [BeaconProximity] = []
+        // A store's beacons share a UUID or a few: the last answer usually holds for the next beacon.
+        var last: (uuid: UUID, isRetailer: Bool)?
+        for beacon in snapshot.beacons {
+            let uuid = beacon.identity.uuid
+            if last?.uuid != uuid { last = (uuid, retailerNames[uuid] != nil) }
+            if last!.isRetailer { beacons.append(BeaconProximity(identity: beacon.identity, proximity: beacon.proximity)) }
+        }
+        return try update(time: snapshot.time, beacons: beacons, show: show)
     }
 
     /// Syncs when online and `syncInterval` device seconds have passed since the last sync (or none

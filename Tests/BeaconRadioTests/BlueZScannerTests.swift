@@ -43,4 +43,27 @@ import Testing
                 address: [1, 2, 3, 4, 5, 6], randomAddress: false, rssi: -50, manufacturerData: [(1, long), (2, long)])
                 == nil)
     }
+
+    /// Random private addresses make a new device object every few minutes: a day of them (or a flood of
+    /// made-up ones) stays within the limit, and the devices heard lately are the ones kept.
+    @Test func rotatingAddressesStayWithinTheLimit() throws {
+        var devices = BlueZDevices(limit: 100)
+        let resident = "/org/bluez/hci0/dev_C0_00_00_00_00_01"
+        devices.learn(address: [1, 0, 0, 0, 0, 0xC0], random: true, rssi: -60, of: resident)
+        for index in 0..<5_000 {
+            let path = "/org/bluez/hci0/dev_rotating_\(index)"
+            devices.learn(address: [UInt8(index & 0xFF), UInt8(index >> 8), 0, 0, 0, 0x40], random: true, rssi: nil, of: path)
+            // The resident beacon keeps advertising: an RSSI update without its address.
+            if index % 50 == 0 { devices.learn(address: nil, random: false, rssi: -61, of: resident) }
+            #expect(devices.count <= 100)
+        }
+        #expect(devices.count == 100)
+        let kept = try #require(devices[resident])
+        #expect(kept.address == [1, 0, 0, 0, 0, 0xC0] && kept.randomAddress && kept.rssi == -61)
+        #expect(devices["/org/bluez/hci0/dev_rotating_4999"]?.rssi == 127)
+        #expect(devices["/org/bluez/hci0/dev_rotating_0"] == nil)
+        // An RSSI for an object whose address is not known is not a device yet.
+        devices.learn(address: nil, random: false, rssi: -70, of: "/org/bluez/hci0/dev_unknown")
+        #expect(devices["/org/bluez/hci0/dev_unknown"] == nil)
+    }
 }
