@@ -18,6 +18,8 @@ public struct ServerOptions: Equatable, Sendable {
     public var migrateOnly = false
     /// False with `--no-rate-limits`: for load tests, whose clients all share one address.
     public var rateLimited = true
+    /// `--trusted-proxy` (repeated) and `--proxy-protocol`: the balancers that may name the client.
+    public var clientAddresses = ClientAddressPolicy()
 
     /// The settings `arguments` ask for: nil when they ask for help, the version or a completion script.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
@@ -49,6 +51,16 @@ public struct ServerOptions: Equatable, Sendable {
         }
         // `migrate` serves nothing and has no such flag.
         rateLimited = migrateOnly || !arguments.flag(ServerCommand.noRateLimits)
+        if !migrateOnly {
+            clientAddresses = ClientAddressPolicy(
+                trustedProxies: arguments.values(ServerCommand.trustedProxy),
+                requiresProxyProtocol: arguments.flag(ServerCommand.proxyProtocol))
+            if clientAddresses.requiresProxyProtocol && clientAddresses.trustedProxies.isEmpty {
+                throw arguments.usageError(
+                    "--proxy-protocol: give the balancer's address with --trusted-proxy CIDR; only it may send "
+                        + "the PROXY header")
+            }
+        }
         if let directory = arguments.value(ServerCommand.dataDirectory) {
             dataDirectory = URL(fileURLWithPath: directory)
         }
@@ -88,6 +100,17 @@ public enum ServerCommand {
         help: "Do not slow down account creation, link codes and failed authentications per client address and "
             + "account (for load tests, whose clients all come from one address).")
 
+    static let trustedProxy = Option<IPAddressRange>(
+        "trusted-proxy", value: "CIDR",
+        help: "A balancer (an address or CIDR block; repeat for more) whose X-Forwarded-For names the client, and "
+            + "the only peers --proxy-protocol accepts. The rate limits, per-address connection cap and request log "
+            + "then see the client, not the balancer. X-Forwarded-For from anyone else is ignored and logged.",
+        repeatable: true, expected: IPAddressRange.expected, parse: IPAddressRange.init)
+    static let proxyProtocol = Flag(
+        "proxy-protocol",
+        help: "Every connection comes from a --trusted-proxy and begins with a PROXY protocol v2 header "
+            + "(HAProxy's send-proxy-v2) naming the client; any other connection is closed and logged.")
+
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
     public static func command(environment: [String: String]) -> Command {
         let migrate = Command(
@@ -110,7 +133,7 @@ public enum ServerCommand {
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
                 """,
-            options: [listen, dataDirectory, noRateLimits], globalOptions: [dataDirectory], subcommands: [migrate],
+            options: [listen, dataDirectory, noRateLimits, trustedProxy, proxyProtocol], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
@@ -173,7 +196,8 @@ public enum ServerCommand {
         }
 
         let server = try HTTPServer(
-            host: options.host, port: options.port, limits: limits, reject: service.reject, admit: service.admit, handler: service.handle,
+            host: options.host, port: options.port, limits: limits, clientAddresses: options.clientAddresses,
+            reject: service.reject, admit: service.admit, handler: service.handle,
             diagnostics: { message in
                 ServerLog.standardError(ServerLog.line(.warning, "libmicrohttpd", ["message": .string(message)]))
             })
