@@ -104,7 +104,8 @@ final class ProxyProtocolListener: @unchecked Sendable {  // `thread` is set onc
                         continue
                     }
                 } catch {
-                    report("closed a connection from \(connection.peer): \(error)")
+                    // A peer that connects and closes having sent nothing (a port probe) claimed nothing.
+                    if !connection.received.isEmpty { report("closed a connection from \(connection.peer): \(error)") }
                     close(connection.socket)
                     continue
                 }

@@ -114,13 +114,18 @@ final class LoyaltyServerProcess {
     let port: UInt16
     let adminToken: String
     private let databaseURL: String?
+    /// loyalty-server's options besides --listen and --data-dir.
+    private let options: [String]
     /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
     /// returned for them under the test runner (the child stayed a zombie).
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
-    init(databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)") throws {
+    init(databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)", options: [String] = [])
+        throws
+    {
         self.databaseURL = databaseURL
+        self.options = options
         self.adminToken = adminToken
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
         // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
@@ -138,10 +143,10 @@ final class LoyaltyServerProcess {
         let arguments = [
             Binary("loyalty-server").url.path, "--listen", "127.0.0.1:\(port)", "--data-dir",
             directory.appendingPathComponent("server").path,
-        ]
+        ] + options
         var environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
         environment["DATABASE_URL"] = databaseURL
-        pid = try spawn(arguments, environment: environment, output: log.path)
+        pid = try Self.spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             var status: Int32 = 0
@@ -157,8 +162,13 @@ final class LoyaltyServerProcess {
         throw ServerFailed(log: "did not start within 60 s")
     }
 
+    /// What the server has logged so far (standard output and error).
+    var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+    }
+
     /// Starts `arguments` with standard output and error appended to `output` and no standard input.
-    private func spawn(
+    static func spawn(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, output: String
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -222,7 +232,7 @@ final class LoyaltyServerProcess {
         let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
         let command =
             geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
-        let child = try spawn(command, output: "/dev/null")
+        let child = try Self.spawn(command, output: "/dev/null")
         var status: Int32 = 0
         guard waitpid(child, &status, 0) == child, status == 0 else {
             throw ServerFailed(log: "pg_ctl \(action) failed")
