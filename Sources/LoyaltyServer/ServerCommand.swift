@@ -103,8 +103,9 @@ public enum ServerCommand {
     static let trustedProxy = Option<IPAddressRange>(
         "trusted-proxy", value: "CIDR",
         help: "A balancer (an address or CIDR block; repeat for more) whose X-Forwarded-For names the client, and "
-            + "the only peers --proxy-protocol accepts. The rate limits, per-address connection cap and request log "
-            + "then see the client, not the balancer. X-Forwarded-For from anyone else is ignored and logged.",
+            + "the only peers --proxy-protocol accepts. The rate limits and request log then see the client, not the "
+            + "balancer (with --proxy-protocol the per-address connection cap too). X-Forwarded-For from anyone else "
+            + "is ignored and logged.",
         repeatable: true, expected: IPAddressRange.expected, parse: IPAddressRange.init)
     static let proxyProtocol = Flag(
         "proxy-protocol",

@@ -154,13 +154,4 @@ private func requests(in log: String) -> [(client: String, status: Int)] {
                 "ignored X-Forwarded-For from 127.0.0.5, which is not a trusted proxy: its requests count as its own"),
             "\(server.log)")
     }
-
-    @Test func proxyProtocolWithoutATrustedProxyIsAUsageError() throws {
-        let result = try Binary("loyalty-server").run(["--proxy-protocol"])
-        #expect(result.status == 64)
-        #expect(result.stderr.contains("--proxy-protocol: give the balancer's address with --trusted-proxy CIDR"))
-        let bad = try Binary("loyalty-server").run(["--trusted-proxy", "10.0.0.1/8"])
-        #expect(bad.status == 64)
-        #expect(bad.stderr.contains("--trusted-proxy: expected an address or CIDR block"), "\(bad.stderr)")
-    }
 }
