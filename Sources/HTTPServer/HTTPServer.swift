@@ -111,9 +111,7 @@ public final class HTTPServer: @unchecked Sendable {
         let daemonAddress = UInt(bitPattern: started)
         proxyListener?.start { socket, client in
             var client = client
-            let length = socklen_t(
-                client.ss_family == sa_family_t(AF_INET6)
-                    ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+            let length = socketAddressLength(client)
             // On failure (the connection limit, no memory) MHD closes the socket and says why in its log.
             _ = withUnsafePointer(to: &client) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -561,12 +559,16 @@ private func values(of connection: OpaquePointer, _ kind: MHD_ValueKind, lowerca
 /// or whom a trusted proxy's `X-Forwarded-For` names. Says when an untrusted peer sent `X-Forwarded-For`.
 private func client(of connection: OpaquePointer, _ context: ServerContext) -> String {
     let peer = loyalty_MHD_client_address(connection).flatMap(IPAddress.init)?.description ?? ""
-    // Every X-Forwarded-For line, in order: a proxy may add its own line after one the client sent.
-    let forwardedFor = values(of: connection, .HEADER_KIND, lowercasingNames: true)["x-forwarded-for"]
+    // Every X-Forwarded-For line, in order: a proxy may add its own line after one the client sent. Most requests
+    // have none, and the lookup of the first spares them collecting every header.
+    let forwardedFor =
+        MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For") == nil
+        ? nil : values(of: connection, .HEADER_KIND, lowercasingNames: true)["x-forwarded-for"]
     let (client, ignoredForwarding) = context.clientAddresses.client(peer: peer, forwardedFor: forwardedFor)
     if ignoredForwarding {
         context.record(
-            diagnostic: "ignored X-Forwarded-For from \(peer), which is not a trusted proxy: its requests count as its own")
+            diagnostic:
+                "ignored X-Forwarded-For from \(peer), which is not a trusted proxy: its requests count as its own")
     }
     return client
 }

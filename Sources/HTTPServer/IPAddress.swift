@@ -114,3 +114,9 @@ public struct IPAddressRange: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// The length of the `AF_INET` or `AF_INET6` address `storage` holds, as bind, accept and MHD take it.
+func socketAddressLength(_ storage: sockaddr_storage) -> socklen_t {
+    socklen_t(
+        storage.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+}

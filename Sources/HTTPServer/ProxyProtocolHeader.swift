@@ -106,7 +106,8 @@ public enum ProxyProtocolError: Error, Equatable, CustomStringConvertible {
             "PROXY header transport \(transport) is not a stream (TCP): this is an HTTP listener"
         case .addressesTooShort(let family, let length, let needed):
             "PROXY header of family \(family) has \(length) bytes of addresses; it needs \(needed)"
-        case .tooLong(let length): "PROXY header of \(length) bytes is over the limit of \(ProxyProtocolHeader.maxLength)"
+        case .tooLong(let length):
+            "PROXY header of \(length) bytes is over the limit of \(ProxyProtocolHeader.maxLength)"
         case .truncated(let received, let needed): "PROXY header ended after \(received) of its \(needed) bytes"
         }
     }

@@ -37,9 +37,7 @@ final class ProxyProtocolListener: @unchecked Sendable {  // `thread` is set onc
         let descriptor = Glibc.socket(
             Int32(address.ss_family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
                 | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var length = socklen_t(
-            address.ss_family == sa_family_t(AF_INET6)
-                ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        var length = socketAddressLength(address)
         var on: Int32 = 1
         let listening =
             descriptor >= 0
@@ -91,21 +89,28 @@ final class ProxyProtocolListener: @unchecked Sendable {  // `thread` is set onc
         while !stopping.load(ordering: .acquiring) {
             var polled = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
             polled += waiting.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
+            // Until the nearest deadline (a millisecond past it), at most a second.
             let untilDeadline = waiting.map(\.deadline).min().map { ContinuousClock.now.duration(to: $0) }
-            let milliseconds = untilDeadline.map { Int32(clamping: max(0, $0.components.seconds * 1000 + 1)) } ?? 1000
-            guard poll(&polled, nfds_t(polled.count), min(milliseconds, 1000)) >= 0 || errno == EINTR else { break }
+            let milliseconds = untilDeadline.map { wait in
+                max(0, wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            guard poll(&polled, nfds_t(polled.count), Int32(min(milliseconds ?? 1000, 1000))) >= 0 || errno == EINTR
+            else { break }
             if stopping.load(ordering: .acquiring) { break }
             let now = ContinuousClock.now
             var stillWaiting: [Waiting] = []
             for (index, var connection) in waiting.enumerated() {
                 do throws(ProxyProtocolError) {
                     if polled[index + 1].revents != 0, let header = try read(&connection) {
-                        hand(connection.socket, header.source.map { $0.address.socketAddress(port: $0.port) } ?? connection.peerAddress)
+                        let client = header.source.map { $0.address.socketAddress(port: $0.port) }
+                        hand(connection.socket, client ?? connection.peerAddress)
                         continue
                     }
                 } catch {
                     // A peer that connects and closes having sent nothing (a port probe) claimed nothing.
-                    if !connection.received.isEmpty { report("closed a connection from \(connection.peer): \(error)") }
+                    if !connection.received.isEmpty {
+                        report("closed a connection from \(connection.peer): \(error)")
+                    }
                     close(connection.socket)
                     continue
                 }
@@ -179,8 +184,12 @@ final class ProxyProtocolListener: @unchecked Sendable {  // `thread` is set onc
         let isIPv6 = address.ss_family == sa_family_t(AF_INET6)
         return withUnsafePointer(to: &address) { pointer in
             isIPv6
-                ? pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
-                : pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+                ? pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin6_port)
+                }
+                : pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin_port)
+                }
         }
     }
 }
