@@ -52,9 +52,22 @@ public struct ServerOptions: Equatable, Sendable {
         // `migrate` serves nothing and has no such flag.
         rateLimited = migrateOnly || !arguments.flag(ServerCommand.noRateLimits)
         if !migrateOnly {
+            var trustedProxies = arguments.values(ServerCommand.trustedProxy)
+            if trustedProxies.isEmpty, let listed = environment["LOYALTY_TRUSTED_PROXIES"] {
+                for entry in listed.split(whereSeparator: { $0 == "," || $0 == " " }) {
+                    guard let range = IPAddressRange(String(entry)) else {
+                        throw arguments.usageError("LOYALTY_TRUSTED_PROXIES: '\(entry)': expected \(IPAddressRange.expected)")
+                    }
+                    trustedProxies.append(range)
+                }
+            }
+            let proxyProtocol = environment["LOYALTY_PROXY_PROTOCOL"] ?? ""
+            guard ["", "0", "1"].contains(proxyProtocol) else {
+                throw arguments.usageError("LOYALTY_PROXY_PROTOCOL: expected 1 (on) or 0 (off)")
+            }
             clientAddresses = ClientAddressPolicy(
-                trustedProxies: arguments.values(ServerCommand.trustedProxy),
-                requiresProxyProtocol: arguments.flag(ServerCommand.proxyProtocol))
+                trustedProxies: trustedProxies,
+                requiresProxyProtocol: arguments.flag(ServerCommand.proxyProtocol) || proxyProtocol == "1")
             if clientAddresses.requiresProxyProtocol && clientAddresses.trustedProxies.isEmpty {
                 throw arguments.usageError(
                     "--proxy-protocol: give the balancer's address with --trusted-proxy CIDR; only it may send "
@@ -133,6 +146,8 @@ public enum ServerCommand {
                   DATABASE_URL         use this PostgreSQL instead of the embedded cluster
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
+                  LOYALTY_TRUSTED_PROXIES  CIDR blocks, separated by commas or spaces, when --trusted-proxy is not given
+                  LOYALTY_PROXY_PROTOCOL   1 for --proxy-protocol
                 """,
             options: [listen, dataDirectory, noRateLimits, trustedProxy, proxyProtocol], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
