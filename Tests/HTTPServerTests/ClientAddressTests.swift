@@ -140,6 +140,23 @@ private let requiringProxyProtocol = ClientAddressPolicy(
         #expect(againClosed)
     }
 
+    @Test func aProxyListenerServesIPv6() throws {
+        let seen = Seen()
+        var limits = HTTPServerLimits()
+        limits.threads = 2
+        let server = try HTTPServer(
+            host: "::1", port: 0, limits: limits,
+            clientAddresses: ClientAddressPolicy(trustedProxies: [IPAddressRange("::1")!], requiresProxyProtocol: true),
+            reject: { _ in HTTPResponse(status: 400) },
+            handler: { HTTPResponse(status: 200, body: Array($0.remoteAddress.utf8)) }, diagnostics: seen.diagnostic)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(host: "::1", port: server.port)
+        try connection.send(
+            proxyHeader(addresses: ipv4Addresses(source: [198, 51, 100, 20], sourcePort: 5, port: server.port))
+                + Array("GET / HTTP/1.1\r\nHost: test\r\n\r\n".utf8))
+        #expect(try connection.receive().text == "198.51.100.20")
+    }
+
     @Test func forwardedForCountsOnlyFromATrustedProxy() throws {
         let seen = Seen()
         let server = try server(trustingLoopback, seen)
