@@ -1,3 +1,4 @@
+internal import CMicroHTTPD  // its shim brings sys/socket.h: SOCK_STREAM, SHUT_RDWR
 import Foundation
 import Synchronization
 
