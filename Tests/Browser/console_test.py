@@ -369,6 +369,7 @@ def beacons_page(console, server, key):
     console.audit("beacons")
     console.by_id("beacons-flagged").click()
     console.until(lambda: len(console.rows("beacons-table")) == len(expected), "listed every beacon again")
+    overtaken_answer(console)
     console.css('button[aria-label="Name beacon 1:1"]').click()
     console.visible("beacon-form")
     console.type("beacon-name", "Sushi counter")
@@ -380,6 +381,26 @@ def beacons_page(console, server, key):
     named = next(b for b in fleet["beacons"] if (b["major"], b["minor"]) == (1, 1))
     check(named.get("name") == "Sushi counter" and named.get("placement") == "On the shelf above the till", f"{named}")
     return f"fleet: {len(expected)} beacons as the API counts them; 1:1 named"
+
+
+def overtaken_answer(console):
+    """A 30-day fleet answer held back until after the 7-day one: the page draws the 7 days chosen last."""
+    console.driver.execute_script("""
+        window.fetchNow = window.fetch;
+        window.fetch = (url, options) => String(url).includes("days=30")
+          ? new Promise((resolve) => setTimeout(resolve, 1500)).then(() => window.fetchNow(url, options))
+          : window.fetchNow(url, options);""")
+    for days in ("30", "7"):
+        Select(console.by_id("beacons-days")).select_by_value(days)
+        console.css("#beacons-form button[type=submit]").click()
+    summary = lambda: console.by_id("beacons-summary").text
+    console.until(lambda: "in the last 7 days" in summary(), "summed 7 days of sightings")
+    time.sleep(2.5)
+    check("in the last 7 days" in summary(), f"a 30-day answer that came late replaced the 7 days chosen after it: {summary()!r}")
+    console.driver.execute_script("window.fetch = window.fetchNow;")
+    Select(console.by_id("beacons-days")).select_by_value("14")
+    console.css("#beacons-form button[type=submit]").click()
+    console.until(lambda: "in the last 14 days" in summary(), "summed 14 days of sightings again")
 
 
 def figures_page(console, server, key):

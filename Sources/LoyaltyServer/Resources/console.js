@@ -141,6 +141,15 @@ async function signOut() {
 // MARK: Pages
 
 const loaders = {};
+const loaderCalls = {};
+
+/// A loader's call ticket: true while no newer call of the same loader has started. An answer that a newer
+/// call overtook (a range changed twice, a reload after a save) is dropped, so the page draws the newest answer.
+function latestCall(name) {
+  const call = (loaderCalls[name] || 0) + 1;
+  loaderCalls[name] = call;
+  return () => loaderCalls[name] === call;
+}
 
 function showPage() {
   if ($("app").hidden) return;
@@ -182,7 +191,9 @@ function offerState(offer) {
 const stateNames = { live: "Live", scheduled: "Scheduled", ended: "Ended", "used-up": "Limit reached" };
 
 loaders.offers = async function () {
+  const current = latestCall("offers");
   const [list, stats] = await Promise.all([api("GET", "/v1/retailer/offers"), api("GET", "/v1/retailer/stats")]);
+  if (!current()) return;
   state.offers = list.offers;
   state.stats = new Map(stats.offers.map((entry) => [entry.offer_id, entry]));
   const select = $("offers-category");
@@ -341,8 +352,10 @@ function sparkline(days, label) {
 loaders.beacons = async function () {
   const days = $("beacons-days").value;
   const quiet = $("beacons-quiet").value || "7";
+  const current = latestCall("beacons");
   const fleet = await api("GET", "/v1/retailer/fleet?days=" + encodeURIComponent(days)
     + "&quiet_days=" + encodeURIComponent(quiet));
+  if (!current()) return;
   state.fleet = fleet;
   renderFleet();
 };
@@ -413,16 +426,13 @@ async function saveBeacon(event) {
 
 const series = [["shown", "#767676"], ["redeemed", "#0b4f8a"], ["accepted", "#1b6e20"]];
 
-let figuresRequests = 0;
-
 loaders.figures = async function () {
-  const request = ++figuresRequests;
+  const current = latestCall("figures");
   const days = Number($("figures-days").value);
   // Twice the range, so each total can be set against the period before it.
   const [figures, stats] = await Promise.all([
     api("GET", "/v1/retailer/figures?days=" + Math.min(2 * days, 366)), api("GET", "/v1/retailer/stats")]);
-  // The range changed while this answer was on its way: the newer request's answer is the one to draw.
-  if (request !== figuresRequests) return;
+  if (!current()) return;
   state.figures = { days, figures, stats: stats.offers };
   const select = $("figures-offer");
   const chosen = select.value;
@@ -523,7 +533,10 @@ function drawChart(days, label) {
 // MARK: Stores
 
 loaders.stores = async function () {
-  state.stores = (await api("GET", "/v1/retailer/stores")).stores;
+  const current = latestCall("stores");
+  const stores = (await api("GET", "/v1/retailer/stores")).stores;
+  if (!current()) return;
+  state.stores = stores;
   $("stores-table").tBodies[0].replaceChildren(...state.stores.map((store) => el("tr", {},
     cell("Store id", {}, el("span", { class: "beacon" }, store.store_id)),
     cell("Name", { class: "lead" }, el("strong", {}, store.name)),
@@ -678,7 +691,9 @@ async function till(operation) {
 // MARK: Keys
 
 loaders.keys = async function () {
+  const current = latestCall("keys");
   const keys = (await api("GET", "/v1/retailer/till-keys")).till_keys;
+  if (!current()) return;
   $("till-keys-table").tBodies[0].replaceChildren(...keys.map((key) => {
     const revoke = button("Revoke", "Revoke till key " + key.name, () => revokeTillKey(key), "danger");
     revoke.disabled = Boolean(key.revoked_at);
