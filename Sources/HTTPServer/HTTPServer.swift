@@ -244,9 +244,9 @@ private final class ServerContext: @unchecked Sendable {
         self.maxBodyBytesInFlight = limits.maxBodyBytesInFlight
         self.reject = reject
         self.admit = admit
+        self.clientAddresses = clientAddresses
         self.handler = handler
         self.diagnostics = diagnostics
-        self.clientAddresses = clientAddresses
         self.heads = HeadDeadlines(timeout: .seconds(max(1, limits.requestHeadTimeoutSeconds)))
     }
 
@@ -345,8 +345,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         requestPointer.pointee = Unmanaged.passRetained(state).toOpaque()
         context.requestStarted()
         context.heads.headArrived(connection)
-        state.client = client(of: connection, context)
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
+        state.client = client(of: connection, context)
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
         // Each refusal is queued before the body is read: MHD drops the body and closes the connection.
         let framing = FramingHeaders(of: connection, method: method)

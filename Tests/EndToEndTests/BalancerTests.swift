@@ -71,10 +71,11 @@ private func requests(in log: String) -> [(client: String, status: Int)] {
     @Test func behindHAProxyEachClientHasItsOwnRateLimitsAndLogLines() throws {
         let databaseURL = try EmbeddedPostgres.shared().createDatabase(
             "balancer_\(UUID().uuidString.prefix(8).lowercased())")
-        let options = ["--proxy-protocol", "--trusted-proxy", "127.0.0.1"]
-        let first = try LoyaltyServerProcess(databaseURL: databaseURL, options: options)
+        // As the systemd unit's environment file sets them (--proxy-protocol --trusted-proxy 127.0.0.1).
+        let behindBalancer = ["LOYALTY_PROXY_PROTOCOL": "1", "LOYALTY_TRUSTED_PROXIES": "127.0.0.1"]
+        let first = try LoyaltyServerProcess(databaseURL: databaseURL, environment: behindBalancer)
         defer { first.stop() }
-        let second = try LoyaltyServerProcess(databaseURL: databaseURL, options: options)
+        let second = try LoyaltyServerProcess(databaseURL: databaseURL, environment: behindBalancer)
         defer { second.stop() }
         let balancer = try HAProxy(servers: [first.port, second.port])
         defer { balancer.stop() }
@@ -125,7 +126,8 @@ private func requests(in log: String) -> [(client: String, status: Int)] {
     @Test func forwardedForCountsOnlyFromTheTrustedProxy() throws {
         let databaseURL = try EmbeddedPostgres.shared().createDatabase(
             "forwarded_\(UUID().uuidString.prefix(8).lowercased())")
-        let server = try LoyaltyServerProcess(databaseURL: databaseURL, options: ["--trusted-proxy", "127.0.0.4/32"])
+        let server = try LoyaltyServerProcess(
+            databaseURL: databaseURL, environment: ["LOYALTY_TRUSTED_PROXIES": "127.0.0.4/32"])
         defer { server.stop() }
         let url = server.url + "/v1/redemptions"
         var guesses: [Int] = []

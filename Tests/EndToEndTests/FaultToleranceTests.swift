@@ -114,18 +114,18 @@ final class LoyaltyServerProcess {
     let port: UInt16
     let adminToken: String
     private let databaseURL: String?
-    /// loyalty-server's options besides --listen and --data-dir.
-    private let options: [String]
+    private let environment: [String: String]
     /// Children are spawned and reaped here rather than through Foundation's Process, whose waitUntilExit never
     /// returned for them under the test runner (the child stayed a zombie).
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
-    init(databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)", options: [String] = [])
-        throws
-    {
+    init(
+        databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)",
+        environment: [String: String] = [:]
+    ) throws {
         self.databaseURL = databaseURL
-        self.options = options
+        self.environment = environment
         self.adminToken = adminToken
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-fault-\(UUID().uuidString)")
         // As root the embedded PostgreSQL runs as `postgres`, which must be able to reach its directory.
@@ -143,8 +143,9 @@ final class LoyaltyServerProcess {
         let arguments = [
             Binary("loyalty-server").url.path, "--listen", "127.0.0.1:\(port)", "--data-dir",
             directory.appendingPathComponent("server").path,
-        ] + options
+        ]
         var environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
+            .merging(self.environment) { $1 }
         environment["DATABASE_URL"] = databaseURL
         pid = try Self.spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
