@@ -120,9 +120,10 @@ final class LoyaltyServerProcess {
     private var pid: pid_t = 0
     private let loyalty = Binary("loyalty")
 
+    /// `environment`: more of the server's settings (DATABASE_REPLICA_URL...).
     init(
-        databaseURL: String? = nil, adminToken: String = "fault-test-\(UUID().uuidString)",
-        environment: [String: String] = [:]
+        databaseURL: String? = nil, environment: [String: String] = [:],
+        adminToken: String = "fault-test-\(UUID().uuidString)"
     ) throws {
         self.databaseURL = databaseURL
         self.environment = environment
