@@ -52,6 +52,7 @@ let package = Package(
                 .embedInCode("Resources/0005-key-rotation-grace.sql"),
                 .embedInCode("Resources/0006-beacon-fleet.sql"),
                 .embedInCode("Resources/0007-hardening.sql"),
+                .embedInCode("Resources/0008-till-idempotency.sql"),
                 .embedInCode("Resources/openapi.yaml"),
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),

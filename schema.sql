@@ -207,6 +207,8 @@ CREATE TABLE redemptions (
     accepted_at timestamptz,
     accepted_by uuid REFERENCES till_keys (id),
     accepted_till text,
+    -- The Idempotency-Key of the till's accept that took the code: the same till retrying gets the first answer.
+    accepted_key text,
     PRIMARY KEY (account_id, id),
     UNIQUE (account_id, idempotency_key)
 );

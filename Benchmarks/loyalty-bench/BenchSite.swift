@@ -3,6 +3,7 @@
 // one of loyalty-server), seeded with a catalog of generated offers.
 import Beacons
 import Foundation
+import LoyaltyAPI
 import LoyaltyServer
 import LoyaltyTesting
 import Postgres
@@ -67,14 +68,20 @@ final class BenchSite {
         "('00000000-0000-4000-8000-' || lpad(to_hex((\(n))::int), 12, '0'))::uuid"
     }
 
+    /// The bench's redemption code number `n` (digits 0 and 1 written A and B, which no code holds), in SQL.
+    static func tillCodeSQL(_ n: String) -> String {
+        "translate(lpad((\(n))::text, 10, '0'), '01', 'AB')"
+    }
+
     /// Retailers for the bulk capture's proximity UUIDs and `count` offers: first one at each beacon of
     /// the capture (so a replay resolves offers), then fillers at beacons the capture does not use.
     /// Offers carry no redemption limit that a bench could reach.
-    func seedCatalog(offers count: Int) throws {
+    @discardableResult
+    func seedCatalog(offers count: Int) throws -> [RetailerCredentials] {
         let beacons = BulkCapture().beaconFrames().map(\.identity)
         let uuids = Array(Set(beacons.map(\.uuid))).sorted { $0.uuidString < $1.uuidString }
-        for (index, uuid) in uuids.enumerated() {
-            _ = try server.registerRetailer("Bench store \(index + 1)", uuid: uuid)
+        let retailers = try uuids.enumerated().map { index, uuid in
+            try server.registerRetailer("Bench store \(index + 1)", uuid: uuid)
         }
         var rows: [String] = []
         rows.reserveCapacity(count)
@@ -95,22 +102,28 @@ final class BenchSite {
         }
         let json = "[" + rows.joined(separator: ",") + "]"
         let connection = try connect()
+        // Each row carries its feed version and the feed's head moves once, as an import does: left to the per-row
+        // trigger, each of the rows would update the feed row past the dead versions the earlier ones left.
         try connection.query(
             PostgresQuery(
                 unsafeSQL: """
-                    INSERT INTO offers (id, retailer_id, major, minor, title, description, category,
-                        per_shopper_limit, updated_at)
-                    SELECT \(Self.offerIDSQL("b.n")), r.id, b.major, b.minor,
-                        'Offer ' || b.n || ': ' || (b.n % 50 + 5) || '% off at counter ' || b.major,
-                        'Show this at the till before paying.', CASE WHEN b.n % 2 = 0 THEN 'food' ELSE 'clothing' END,
-                        2147483647, now()
-                    FROM jsonb_to_recordset($1::jsonb) AS b (n int, uuid uuid, major int, minor int)
-                    JOIN retailers r ON r.uuid = b.uuid
+                    WITH written AS (
+                        INSERT INTO offers (id, retailer_id, major, minor, title, description, category,
+                            per_shopper_limit, updated_at, version)
+                        SELECT \(Self.offerIDSQL("b.n")), r.id, b.major, b.minor,
+                            'Offer ' || b.n || ': ' || (b.n % 50 + 5) || '% off at counter ' || b.major,
+                            'Show this at the till before paying.', CASE WHEN b.n % 2 = 0 THEN 'food' ELSE 'clothing' END,
+                            2147483647, now(), (SELECT version FROM catalog_feed) + b.n
+                        FROM jsonb_to_recordset($1::jsonb) AS b (n int, uuid uuid, major int, minor int)
+                        JOIN retailers r ON r.uuid = b.uuid
+                        RETURNING version)
+                    UPDATE catalog_feed SET version = (SELECT max(version) FROM written) WHERE singleton
                     """, parameters: [json]))
         // The load starts from a settled database: the bulk insert's dead tuples, statistics and dirty pages
         // are dealt with now, not by autovacuum and the checkpointer during a measurement.
         try connection.execute(script: "VACUUM ANALYZE")
         try connection.execute(script: "CHECKPOINT")
+        return retailers
     }
 
     /// A new shopper account; returns its device token.

@@ -46,17 +46,25 @@ import Postgres
         return elapsed
     }
     /// The reference: the same rows in one INSERT whose versions the per-row trigger takes, one UPDATE of the
-    /// feed row each (the write the issue measured at about 50 s for 100,000 rows).
-    func perRowTriggerSeconds(_ retailerID: String, _ count: Int) throws -> Double {
+    /// feed row each (the write the issue measured at about 50 s for 100,000 rows). Its cost grows with the square
+    /// of the rows, so on a loaded machine it is stopped at `referenceLimit`: nil, it took longer than that.
+    let referenceLimit = 60
+    func perRowTriggerSeconds(_ retailerID: String, _ count: Int) throws -> Double? {
         try pool.withConnection { connection in
-            try seconds {
-                try connection.query(
-                    """
-                    INSERT INTO offers (retailer_id, major, minor, title, category, per_shopper_limit, updated_at)
-                    SELECT \(UUID(uuidString: retailerID)!), n >> 8, n & 255, 'Offer ' || n || ': ' || (n % 50 + 5) || '% off',
-                        'food', 2, now()
-                    FROM generate_series(0, \(count - 1)) AS n
-                    """)
+            try connection.query(PostgresQuery(unsafeSQL: "SET statement_timeout = '\(referenceLimit)s'"))
+            defer { _ = try? connection.query("RESET statement_timeout") }
+            do {
+                return try seconds {
+                    try connection.query(
+                        """
+                        INSERT INTO offers (retailer_id, major, minor, title, category, per_shopper_limit, updated_at)
+                        SELECT \(UUID(uuidString: retailerID)!), n >> 8, n & 255, 'Offer ' || n || ': ' || (n % 50 + 5) || '% off',
+                            'food', 2, now()
+                        FROM generate_series(0, \(count - 1)) AS n
+                        """)
+                }
+            } catch let error as PostgresError where error.sqlState == PostgresError.SQLState.queryCanceled {
+                return nil
             }
         }
     }
@@ -68,13 +76,17 @@ import Postgres
         let imported = try importSeconds(chain.key, body)
         let triggered = try perRowTriggerSeconds(reference.id, count)
         let again = try importSeconds(chain.key, body)
+        let referenceText = triggered.map { String(format: "per-row feed trigger %.2f s", $0) }
+            ?? "per-row feed trigger stopped after \(referenceLimit) s"
         record(
             "POST /v1/retailer/offers/import, \(count) new offers",
             String(
-                format: "%.2f s server time (%.0f rows/s; per-row feed trigger %.2f s: %.1fx faster); unchanged again %.2f s",
-                imported, Double(count) / imported, triggered, triggered / imported, again),
+                format: "%.2f s server time (%.0f rows/s); unchanged again %.2f s", imported,
+                Double(count) / imported, again),
+            reference: referenceText,
+            ratio: String(format: triggered == nil ? "over %.1fx faster" : "%.1fx faster", (triggered ?? Double(referenceLimit)) / imported),
             target: count == 10_000 ? "< 2 s" : "faster than the per-row trigger",
-            met: count == 10_000 ? imported < 2 : imported < triggered)
+            met: count == 10_000 ? imported < 2 : imported < (triggered ?? Double(referenceLimit)))
         try pool.withConnection { try $0.execute(script: "VACUUM ANALYZE") }
     }
 

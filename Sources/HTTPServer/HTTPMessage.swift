@@ -34,6 +34,18 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension StringProtocol {
+    /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110 section 5.6.3). Foundation's
+    /// `trimmingCharacters(in:)` goes through NSString, a cost each request paid several times.
+    public var trimmingOptionalWhitespace: SubSequence {
+        let isOptionalWhitespace = { (character: Character) in character == " " || character == "\t" }
+        guard let first = firstIndex(where: { !isOptionalWhitespace($0) }),
+            let last = lastIndex(where: { !isOptionalWhitespace($0) })
+        else { return self[endIndex...] }
+        return self[first...last]
+    }
+}
+
 public struct HTTPResponse: Sendable {
     public var status: Int
     /// Content-Length is computed from `body`; a Content-Length set here is ignored.

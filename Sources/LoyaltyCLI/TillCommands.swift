@@ -9,7 +9,9 @@ let tillCommand = Command(
     discussion: """
         The till key comes from --till-key or LOYALTY_TILL_KEY (`loyalty retailer till-key create` makes one).
         Case, spaces and dashes in CODE do not matter. `accept` succeeds once; a code used before, unknown,
-        expired or removed exits 1 saying why (and, for a used one, when and at which till).
+        expired or removed exits 1 saying why (and, for a used one, when and at which till). An accept whose
+        answer is lost (network, the server's 503 while its database fails over) is sent again, up to 8 times
+        2 s apart, with the same Idempotency-Key: a retry answers as the first accept did.
 
         \(clientDiscussion)
         """,

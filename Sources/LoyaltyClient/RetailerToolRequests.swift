@@ -15,12 +15,37 @@ extension LoyaltyAPIClient {
         _ = try exchange("DELETE", "/v1/retailer/till-keys/\(id.uuidString)", credential: credential)
     }
 
-    /// `accept` false only reads the code's state; true marks it used at this till.
+    /// `accept` false only reads the code's state; true marks it used at this till. An accept whose answer was
+    /// lost (the network, a 503 in a database failover) is retried with the same `Idempotency-Key` a few times,
+    /// 2 s apart: the server answers the retry as it did the first accept, so the till never sees its own
+    /// acceptance as "already used".
     public func till(_ code: String, accept: Bool, _ credential: Credential) throws(ClientError) -> TillCode {
-        try call(
-            "POST", accept ? "/v1/till/accept" : "/v1/till/check", credential: credential,
-            body: TillCodeRequest(code: code))
+        guard accept else {
+            return try call("POST", "/v1/till/check", credential: credential, body: TillCodeRequest(code: code))
+        }
+        let key = UUID().uuidString.lowercased()
+        var attempt = 1
+        while true {
+            do {
+                return try call(
+                    "POST", "/v1/till/accept", credential: credential, headers: ["Idempotency-Key": key],
+                    body: TillCodeRequest(code: code))
+            } catch {
+                let answerMayBeLost =
+                    switch error {
+                    case .network: true
+                    case .server(let status, _, _): status >= 500
+                    default: false
+                    }
+                guard answerMayBeLost, attempt < Self.tillAcceptAttempts, isCancelled?() != true else { throw error }
+                attempt += 1
+                Thread.sleep(forTimeInterval: 2)
+            }
+        }
     }
+
+    /// A Patroni failover takes about 20 s (docs/SCALING.md): the tries span most of it.
+    static let tillAcceptAttempts = 8
 
     /// The file's bytes as they are: the server reads the CSV. A file it refused (422, nothing imported) is
     /// `.failure` with each problem and its line.

@@ -32,8 +32,13 @@ struct APIFailure: Error {
         return failure
     }
 
-    static let databaseUnavailable = APIFailure(
-        503, .databaseUnavailable, "the database is unavailable; retry in a few seconds")
+    /// Also what a request in a failover's window gets (the primary gone, none elected yet): Retry-After tells
+    /// clients and balancers when to come back, as a Patroni failover takes seconds (docs/SCALING.md).
+    static let databaseUnavailable: APIFailure = {
+        var failure = APIFailure(503, .databaseUnavailable, "the database is unavailable; retry in a few seconds")
+        failure.headers["Retry-After"] = "2"
+        return failure
+    }()
 
     /// The answer to any error a handler throws. Database errors other than "unavailable" are bugs
     /// or broken invariants: the caller logs `internalDetail`, the client gets a plain 500.

@@ -14,15 +14,6 @@ extension Store {
     func importOffers(retailerID: UUID, rows: [OfferImportRow]) throws -> OfferImportResult {
         guard !rows.isEmpty else { return OfferImportResult(created: 0, updated: 0, unchanged: 0) }
         // Column arrays bound as single parameters and unnested: one statement whatever the row count.
-        func array(_ values: [String?]) -> String {
-            "{"
-                + values.map { value in
-                    guard let value else { return "NULL" }
-                    return "\""
-                        + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
-                            of: "\"", with: "\\\"") + "\""
-                }.joined(separator: ",") + "}"
-        }
         let drafts = rows.map(\.draft)
         let row = try pool.withConnection { connection in
             try connection.transaction { connection in
@@ -37,15 +28,15 @@ extension Store {
                         SELECT \(retailerID), i.major, i.minor, i.title, i.description, i.category, i.image_url,
                             i.starts_at, i.ends_at, i.per_shopper_limit, i.total_limit, i.reshow_after_s, \(clock()),
                             \(head) + i.position, \(clock())
-                        FROM unnest(\(array(rows.map { String($0.major) }))::int[],
-                            \(array(rows.map { String($0.minor) }))::int[], \(array(drafts.map(\.title)))::text[],
-                            \(array(drafts.map(\.description)))::text[], \(array(drafts.map(\.category)))::text[],
-                            \(array(drafts.map(\.imageURL)))::text[],
-                            \(array(drafts.map { $0.startsAt.map(LoyaltyJSON.formatTimestamp) }))::timestamptz[],
-                            \(array(drafts.map { $0.endsAt.map(LoyaltyJSON.formatTimestamp) }))::timestamptz[],
-                            \(array(drafts.map { String($0.perShopperLimit ?? 1) }))::int[],
-                            \(array(drafts.map { $0.totalLimit.map(String.init) }))::int[],
-                            \(array(drafts.map { $0.reshowAfterSeconds.map(String.init) }))::int[])
+                        FROM unnest(\(textArray(rows.map { String($0.major) }))::int[],
+                            \(textArray(rows.map { String($0.minor) }))::int[], \(textArray(drafts.map(\.title)))::text[],
+                            \(textArray(drafts.map(\.description)))::text[], \(textArray(drafts.map(\.category)))::text[],
+                            \(textArray(drafts.map(\.imageURL)))::text[],
+                            \(textArray(drafts.map { $0.startsAt.map(LoyaltyJSON.formatTimestamp) }))::timestamptz[],
+                            \(textArray(drafts.map { $0.endsAt.map(LoyaltyJSON.formatTimestamp) }))::timestamptz[],
+                            \(textArray(drafts.map { String($0.perShopperLimit ?? 1) }))::int[],
+                            \(textArray(drafts.map { $0.totalLimit.map(String.init) }))::int[],
+                            \(textArray(drafts.map { $0.reshowAfterSeconds.map(String.init) }))::int[])
                             WITH ORDINALITY AS i (major, minor, title, description, category, image_url, starts_at,
                                 ends_at, per_shopper_limit, total_limit, reshow_after_s, position)
                         ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET

@@ -125,9 +125,9 @@ extension HTTPRequest {
         guard let cookies = header("cookie") else { return nil }
         for pair in cookies.split(separator: ";") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == consoleCookieName {
-                let value = parts[1].trimmingCharacters(in: .whitespaces)
-                return value.hasPrefix(consoleSessionPrefix) ? value : nil
+            if parts.count == 2, parts[0].trimmingOptionalWhitespace == consoleCookieName {
+                let value = parts[1].trimmingOptionalWhitespace
+                return value.hasPrefix(consoleSessionPrefix) ? String(value) : nil
             }
         }
         return nil

@@ -23,6 +23,9 @@ public enum Documents {
                 SchemaMigration(
                     version: 7, name: "hardening",
                     sql: String(decoding: PackageResources._007_hardening_sql, as: UTF8.self)),
+                SchemaMigration(
+                    version: 8, name: "till-idempotency",
+                    sql: String(decoding: PackageResources._008_till_idempotency_sql, as: UTF8.self)),
             ])
     }
     public static var openAPI: [UInt8] { PackageResources.openapi_yaml }

@@ -68,8 +68,11 @@ struct Endpoints: Sendable {
     // MARK: Operations
 
     func readiness(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard store.isReady() else { throw APIFailure.databaseUnavailable }
-        return .json(200, ["status": "ready"])
+        if store.isReady() { return .json(200, ["status": "ready"]) }
+        // Every instance on this database is in the same state: taking them all out of the balancer would
+        // refuse the reads they can still answer.
+        guard store.standbyIsFit() else { throw APIFailure.databaseUnavailable }
+        return .json(200, ["status": "reads_only"])
     }
 
     func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -78,6 +81,7 @@ struct Endpoints: Sendable {
             body: Array(
                 metrics.exposition(
                     pool: store.connectionPoolUsage, poolSize: store.connectionPoolSize,
+                    standbys: store.standbyReads?.usage,
                     // A database that does not answer leaves these out; the rest still helps to see why.
                     catalog: try? store.catalogSize()
                 ).utf8) + Array(rateLimiter.exposition().utf8))
@@ -201,8 +205,8 @@ struct Endpoints: Sendable {
     // MARK: Catalog, seen, redemptions
 
     func catalog(_ request: HTTPRequest) throws -> HTTPResponse {
-        let head = try requireDeviceWithCatalogHead(request)
         let since = try cursor(request)
+        let head = try requireDeviceWithCatalogHead(request, atLeast: since?.version)
         let limit = try pageLimit(request)
         let area = try request.query["near"].map { near throws(ValidationError) in
             try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
@@ -242,21 +246,13 @@ struct Endpoints: Sendable {
     }
 
     func listSeen(_ request: HTTPRequest) throws -> HTTPResponse {
-        let session = try requireDevice(request)
+        let session = try requireDevice(request, reading: true)
         return .json(200, try store.seen(accountID: session.accountID, since: try cursor(request)))
     }
 
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
-        let key = request.header("idempotency-key")
-        if let key,
-            key.isEmpty || key.count > 200
-                || !key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
-        {
-            throw APIFailure(
-                400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters",
-                field: "Idempotency-Key")
-        }
+        let key = try idempotencyKey(request)
         let body = try request.decodeBody(RedemptionRequest.self)
         let (redemption, created) = try store.redeem(
             offerID: body.offerID, accountID: session.accountID, idempotencyKey: key)
@@ -264,10 +260,22 @@ struct Endpoints: Sendable {
     }
 
     func listRedemptions(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.redemptions(accountID: try requireDevice(request).accountID))
+        .json(200, try store.redemptions(accountID: try requireDevice(request, reading: true).accountID))
     }
 
     // MARK: Parameters
+
+    /// The request's Idempotency-Key (a redemption's, a till's accept), if it sent one.
+    func idempotencyKey(_ request: HTTPRequest) throws(APIFailure) -> String? {
+        guard let key = request.header("idempotency-key") else { return nil }
+        guard !key.isEmpty, key.count <= 200, key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+        else {
+            throw APIFailure(
+                400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters",
+                field: "Idempotency-Key")
+        }
+        return key
+    }
 
     func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
         do {
@@ -308,14 +316,15 @@ struct Endpoints: Sendable {
     /// RFC 9110 If-None-Match: a list of entity tags, or `*`.
     private static func matches(_ header: String, _ tag: String) -> Bool {
         header.split(separator: ",").contains { candidate in
-            let candidate = candidate.trimmingCharacters(in: .whitespaces)
+            let candidate = candidate.trimmingOptionalWhitespace
             return candidate == "*" || candidate == tag || candidate == "W/" + tag
         }
     }
 
     // MARK: Authentication
 
-    func principal(_ request: HTTPRequest) throws -> Principal {
+    /// `reading`: for a read that a standby may answer, a device token may be looked up there too.
+    func principal(_ request: HTTPRequest, reading: Bool = false) throws -> Principal {
         guard let token = request.bearerToken else {
             guard request.header("authorization") == nil, let console = try consolePrincipal(request) else {
                 throw APIFailure.unauthorized
@@ -324,7 +333,9 @@ struct Endpoints: Sendable {
         }
         return try authenticating(token, from: request) { () throws -> Principal? in
             if token.hasPrefix(retailerKeyPrefix) { return try store.retailer(apiKey: token).map(Principal.retailer) }
-            if token.hasPrefix(deviceTokenPrefix) { return try store.device(token: token).map(Principal.device) }
+            if token.hasPrefix(deviceTokenPrefix) {
+                return try store.device(token: token, onStandby: reading).map(Principal.device)
+            }
             if token.hasPrefix(tillKeyPrefix) { return try store.till(key: token).map(Principal.till) }
             return Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) ? .operator : nil
         }
@@ -399,17 +410,17 @@ struct Endpoints: Sendable {
     }
 
     /// `requireDevice` and the catalog feed's head in one database round trip.
-    private func requireDeviceWithCatalogHead(_ request: HTTPRequest) throws -> FeedCursor {
+    private func requireDeviceWithCatalogHead(_ request: HTTPRequest, atLeast version: Int64?) throws -> FeedCursor {
         guard let token = request.bearerToken, token.hasPrefix(deviceTokenPrefix) else {
             // Not a device token: the same 401 or 403 as every shopper route.
             _ = try requireDevice(request)
             throw forbidden("a device token")
         }
-        return try authenticating(token, from: request) { try store.catalogHead(deviceToken: token) }
+        return try authenticating(token, from: request) { try store.catalogHead(deviceToken: token, atLeast: version) }
     }
 
-    private func requireDevice(_ request: HTTPRequest) throws -> DeviceSession {
-        guard case .device(let session) = try principal(request) else {
+    private func requireDevice(_ request: HTTPRequest, reading: Bool = false) throws -> DeviceSession {
+        guard case .device(let session) = try principal(request, reading: reading) else {
             throw forbidden("a device token")
         }
         return session

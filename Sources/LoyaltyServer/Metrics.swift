@@ -72,7 +72,9 @@ final class Metrics: Sendable {
         }
     }
 
-    func exposition(pool: PostgresPool.Usage, poolSize: Int, catalog: CatalogSize?) -> String {
+    func exposition(
+        pool: PostgresPool.Usage, poolSize: Int, standbys: StandbyReads.Usage? = nil, catalog: CatalogSize?
+    ) -> String {
         var state = State()
         for stripe in stripes {
             let part = stripe.state.withLock { $0 }
@@ -120,6 +122,27 @@ final class Metrics: Sendable {
             loyalty_db_pool_wait_seconds_total \(pool.waitSeconds)
 
             """
+        if let standbys {
+            text += """
+                # HELP loyalty_db_standby_reads_total Reads a standby answered (DATABASE_REPLICA_URL).
+                # TYPE loyalty_db_standby_reads_total counter
+                loyalty_db_standby_reads_total \(standbys.standbyReads)
+                # HELP loyalty_db_primary_reads_total Reads meant for a standby that the primary answered, by why.
+                # TYPE loyalty_db_primary_reads_total counter
+
+                """
+            for reason in StandbyReads.Fallback.allCases {
+                text += "loyalty_db_primary_reads_total{reason=\"\(reason.rawValue)\"} \(standbys.primaryReads[reason] ?? 0)\n"
+            }
+            text += """
+                # HELP loyalty_db_standby_lag_seconds Each standby's replay lag when last checked (NaN: not known).
+                # TYPE loyalty_db_standby_lag_seconds gauge
+
+                """
+            for (server, lag) in standbys.lagSeconds.sorted(by: { $0.key < $1.key }) {
+                text += "loyalty_db_standby_lag_seconds{server=\"\(escaped(server))\"} \(lag.map { "\($0)" } ?? "NaN")\n"
+            }
+        }
         if let catalog {
             text += """
                 # HELP loyalty_catalog_offers Live offers (not removed), counted when scraped.

@@ -22,10 +22,12 @@ extension HTTPRequest {
             throw APIFailure(
                 400, .malformedJSON, "the key '\(repeated)' appears twice in one object; send it once", field: repeated)
         }
-        if let unknown = fields.keys.sorted().first(where: { !T.fieldNames.contains($0) }) {
+        // Built from the coding keys on each use: once per request, not once per field.
+        let fieldNames = T.fieldNames
+        if let unknown = fields.keys.sorted().first(where: { !fieldNames.contains($0) }) {
             throw APIFailure(
                 422, .validationFailed,
-                "unknown field '\(unknown)'; the fields are \(T.fieldNames.sorted().joined(separator: ", "))",
+                "unknown field '\(unknown)'; the fields are \(fieldNames.sorted().joined(separator: ", "))",
                 field: unknown)
         }
         for (arrayField, allowed) in T.elementFieldNames {
@@ -172,8 +174,8 @@ extension HTTPRequest {
         guard let value = header("authorization") else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        let token = parts[1].trimmingOptionalWhitespace
+        return token.isEmpty ? nil : String(token)
     }
 }
 

@@ -13,6 +13,10 @@ public struct ServerOptions: Equatable, Sendable {
     public var dataDirectory: URL
     /// libpq conninfo or URL; nil runs the embedded cluster in `dataDirectory/pg`.
     public var databaseURL: String?
+    /// DATABASE_REPLICA_URL: libpq conninfo of the streaming standbys that serve shoppers' reads (multi-host allowed).
+    public var replicaURL: String?
+    /// DATABASE_REPLICA_MAX_LAG: seconds a standby's replay may be behind before reads go to the primary.
+    public var replicaMaxLag: Double = 30
     public var operatorToken: String?
     /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
     public var migrateOnly = false
@@ -40,6 +44,16 @@ public struct ServerOptions: Equatable, Sendable {
         self.migrateOnly = migrateOnly
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         operatorToken = environment["LOYALTY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        replicaURL = environment["DATABASE_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let replicaURL, !PostgresConnection.isWellFormed(conninfo: replicaURL) {
+            throw arguments.usageError("DATABASE_REPLICA_URL: expected a libpq connection string or postgresql:// URL")
+        }
+        if let text = environment["DATABASE_REPLICA_MAX_LAG"], !text.isEmpty {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+                throw arguments.usageError("DATABASE_REPLICA_MAX_LAG: expected seconds, e.g. 30")
+            }
+            replicaMaxLag = seconds
+        }
         if let listen = environment["LOYALTY_LISTEN"], !listen.isEmpty {
             guard let address = ListenAddress(listen) else {
                 throw arguments.usageError("LOYALTY_LISTEN: expected \(ListenAddress.expected)")
@@ -143,7 +157,10 @@ public enum ServerCommand {
             name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
             discussion: """
                 ENVIRONMENT:
-                  DATABASE_URL         use this PostgreSQL instead of the embedded cluster
+                  DATABASE_URL         use this PostgreSQL instead of the embedded cluster (multi-host with
+                                       target_session_attrs=read-write follows a failover)
+                  DATABASE_REPLICA_URL streaming standbys for the shoppers' reads (catalog, seen sets)
+                  DATABASE_REPLICA_MAX_LAG  seconds of replay lag after which reads go to the primary (30)
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
                   LOYALTY_TRUSTED_PROXIES  CIDR blocks, separated by commas or spaces, when --trusted-proxy is not given
@@ -185,7 +202,13 @@ public enum ServerCommand {
         defer { embedded?.stop() }
 
         let limits = Self.limits
-        let store = Store(pool: PostgresPool(conninfo: conninfo, size: limits.threads), clock: { Date() })
+        let primary = PostgresPool(conninfo: conninfo, size: limits.threads)
+        let standbyReads = options.replicaURL.map { replicaURL in
+            StandbyReads(
+                primary: primary, standbys: PostgresPool(conninfo: replicaURL, size: limits.threads),
+                maxLag: options.replicaMaxLag, log: { ServerLog.standardError(ServerLog.line(standbyEvent: $0)) })
+        }
+        let store = Store(pool: primary, standbyReads: standbyReads, clock: { Date() })
         let change = try store.migrate(to: schema)
         if options.migrateOnly {
             announce(change.description)

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyAPI
+import Postgres
 
 /// The one shape of the server's log lines: a JSON object on one line, `time`, `level` and `event` first,
 /// then the event's own fields in the order given, so a line can be grepped by its start and parsed whole.
@@ -25,5 +26,21 @@ public enum ServerLog {
     /// never interleave.
     public static let standardError: @Sendable (String) -> Void = { line in
         FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// A change in where reads go: `standby_reads` at info when a standby serves them, at warning when they fall
+    /// back to the primary, saying why.
+    public static func line(standbyEvent event: StandbyReads.Event) -> String {
+        switch event {
+        case .standbyInUse(let server):
+            line(.info, "standby_reads", ["target": .string("standby"), "server": .string(server)])
+        case .fallingBack(let reason, let server, let detail):
+            line(
+                .warning, "standby_reads",
+                [
+                    "target": .string("primary"), "reason": .string(reason.rawValue),
+                    "server": server.map { .string($0) }, "detail": .string(detail),
+                ])
+        }
     }
 }

@@ -14,14 +14,13 @@ extension Store {
     /// the page's cursor, starts where it stopped, and rows changed in between come in a later page at
     /// their new version (a page after the first of a full sync is a delta). With `area`, the whole
     /// live catalog around a point instead, never cut (`since` is not used: see `nearPage`).
-    /// `through` is where the page brings the client: its ETag.
+    /// `through` is where the page brings the client: its ETag. Read on a standby unless it is older than `since`.
     func catalog(since: FeedCursor?, limit: Int = catalogPageLimit, area: CatalogArea? = nil) throws -> (
         page: CatalogPage, through: FeedCursor
     ) {
         let now = clock()
-        return try pool.withConnection { connection in
-            try connection.transaction { connection in
-                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return try read { connection in
+            try connection.transaction(readOnlySnapshot: true) { connection in
                 let feed = try connection.query(
                     "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton")[0]
                 let head = FeedCursor(
@@ -35,7 +34,12 @@ extension Store {
                     let purgedThrough: Int64 = try feed.decode("purged_through")
                     guard since.generation == head.generation, since.version >= purgedThrough,
                         since.version <= head.version
-                    else { throw StoreError.cursorExpired }
+                    else {
+                        // A standby older than the cursor (another server's, or a primary's answer) defers to
+                        // the primary, which alone can say the cursor is gone.
+                        if connection.isKnownStandby { throw StandbyBehind() }
+                        throw StoreError.cursorExpired
+                    }
                     after = since.version
                 } else {
                     after = 0

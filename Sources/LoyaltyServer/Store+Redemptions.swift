@@ -99,8 +99,10 @@ extension Store {
         var redemption: Redemption
     }
 
+    /// On a standby when one is fit: clients keep their own redemptions and read this list for the tills'
+    /// acceptances, which a later sync brings if the standby had not replayed them yet.
     func redemptions(accountID: UUID) throws -> RedemptionList {
-        let rows = try pool.withConnection { connection in
+        let rows = try read { connection in
             try connection.query(
                 """
                 SELECT id, offer_id, code, created_at, accepted_at FROM redemptions

@@ -6,17 +6,35 @@ import Postgres
 /// only as bound parameters; every query of a retailer's data names its retailer id; times come from the
 /// injected clock.
 public final class Store: Sendable {
+    /// The primary: every write, and every read that must see its own writes.
     let pool: PostgresPool
+    /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, redemption lists, device tokens
+    /// for those); nil: the primary.
+    let standbyReads: StandbyReads?
     let clock: @Sendable () -> Date
 
-    public init(pool: PostgresPool, clock: @escaping @Sendable () -> Date) {
+    public init(pool: PostgresPool, standbyReads: StandbyReads? = nil, clock: @escaping @Sendable () -> Date) {
         self.pool = pool
+        self.standbyReads = standbyReads
         self.clock = clock
+    }
+
+    /// Runs a read on a standby when one is fit for it (`acceptable` refuses an answer the standby is too old
+    /// for, as `StandbyBehind` does from inside), else on the primary.
+    func read<T>(acceptable: (T) -> Bool = { _ in true }, _ body: (PostgresConnection) throws -> T) throws -> T {
+        guard let standbyReads else { return try pool.withConnection(body) }
+        return try standbyReads.read(acceptable: acceptable, body)
     }
 
     /// Whether the database answers a trivial query now.
     public func isReady() -> Bool {
         (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
+    }
+
+    /// Whether a standby fit for reads answers now (false without standbys): with the primary gone, as in a
+    /// failover, the server still answers the shoppers' reads.
+    func standbyIsFit() -> Bool {
+        standbyReads?.standbyIsFit() ?? false
     }
 
     public var connectionPoolUsage: PostgresPool.Usage { pool.usage }
@@ -43,4 +61,15 @@ public final class Store: Sendable {
 /// A PostgreSQL array literal of uuids, bound as one parameter and cast with `::uuid[]`.
 func uuidArray(_ ids: [UUID]) -> String {
     "{" + ids.map(\.uuidString).joined(separator: ",") + "}"
+}
+
+/// A PostgreSQL array literal of texts (NULL for nil), each quoted, bound as one parameter and cast to its type.
+func textArray(_ values: [String?]) -> String {
+    "{"
+        + values.map { value in
+            guard let value else { return "NULL" }
+            return "\""
+                + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
+        }.joined(separator: ",") + "}"
 }

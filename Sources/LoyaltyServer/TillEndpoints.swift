@@ -41,9 +41,11 @@ extension Endpoints {
 
     func acceptCode(_ request: HTTPRequest) throws -> HTTPResponse {
         let till = try requireTill(request)
+        let key = try idempotencyKey(request)
         let code = try RedemptionCode.normalized(request.decodeBody(TillCodeRequest.self).code)
-        return .json(
-            200, try store.acceptCode(code, retailerID: till.retailerID, tillKeyID: till.keyID, tillName: till.name))
+        let (accepted, replayed) = try store.acceptCode(
+            code, retailerID: till.retailerID, tillKeyID: till.keyID, tillName: till.name, idempotencyKey: key)
+        return .json(200, accepted, headers: replayed ? ["Idempotent-Replayed": "true"] : [:])
     }
 
     /// A till key, or a retailer signed in to the console (whose acceptances say "console"). The retailer's API

@@ -89,21 +89,37 @@ extension Store {
     /// Marks `code` accepted by `till` (a till key's id and name; no id for the console). One conditional
     /// UPDATE: of many tills accepting at once, the first takes the row lock and the others, re-reading the row
     /// after it commits, find it accepted and change nothing. Those get `codeAlreadyAccepted` with when and
-    /// where.
-    func acceptCode(_ code: String, retailerID: UUID, tillKeyID: UUID?, tillName: String) throws -> TillCode {
+    /// where, except the till whose accept took it with the same `idempotencyKey`: a retry after a lost answer
+    /// gets the first answer again (`replayed`).
+    func acceptCode(_ code: String, retailerID: UUID, tillKeyID: UUID?, tillName: String, idempotencyKey: String?)
+        throws -> (code: TillCode, replayed: Bool)
+    {
         let now = clock()
         return try pool.withConnection { connection in
             if let row = try connection.query(
                 """
                 UPDATE redemptions r
-                SET accepted_at = \(now), accepted_by = \(tillKeyID), accepted_till = \(tillName)
+                SET accepted_at = \(now), accepted_by = \(tillKeyID), accepted_till = \(tillName),
+                    accepted_key = \(idempotencyKey)
                 FROM offers o
                 WHERE r.code = \(code) AND o.id = r.offer_id AND o.retailer_id = \(retailerID)
                     AND r.accepted_at IS NULL AND o.deleted_at IS NULL AND (o.ends_at IS NULL OR o.ends_at > \(now))
                 RETURNING r.code, r.offer_id, r.created_at, r.accepted_at, r.accepted_till, o.major, o.minor, o.title
                 """
             ).first {
-                return try TillCode(row: row)
+                return (try TillCode(row: row), false)
+            }
+            if let idempotencyKey,
+                let row = try connection.query(
+                    """
+                    SELECT r.code, r.offer_id, r.created_at, r.accepted_at, r.accepted_till, o.major, o.minor, o.title
+                    FROM redemptions r JOIN offers o ON o.id = r.offer_id
+                    WHERE r.code = \(code) AND o.retailer_id = \(retailerID) AND r.accepted_key = \(idempotencyKey)
+                        AND r.accepted_by IS NOT DISTINCT FROM \(tillKeyID)
+                    """
+                ).first
+            {
+                return (try TillCode(row: row), true)
             }
             // Not changed: unknown, removed or ended (codeState throws which), or accepted before.
             let state = try Self.codeState(code, retailerID: retailerID, now: now, in: connection)

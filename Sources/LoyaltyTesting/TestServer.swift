@@ -17,8 +17,9 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 }
 
 /// The real service on a real PostgreSQL database of its own (in the shared throwaway cluster, or in `cluster`),
-/// reached in process or over a socket. Through PgBouncer when `bouncer` is given or, for the shared cluster,
-/// when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
+/// reached in process or over a socket; with `standby` (the conninfo of the database, given its name), shoppers'
+/// reads go to that streaming standby of `cluster`. Through PgBouncer when `bouncer` is given or, for the shared
+/// cluster, when LOYALTY_TEST_PGBOUNCER=1 (make check's pgbouncer part): then the pool reaches PostgreSQL through it, in
 /// transaction pooling mode.
 public final class TestServer: @unchecked Sendable {  // `idleClients` is guarded by `clientsLock`
     public let transport: Transport
@@ -51,6 +52,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         clock: TestClock = TestClock(),
         limits: HTTPServerLimits = HTTPServerLimits(),
         poolSize: Int = 8,
+        standby: ((_ database: String) throws -> String)? = nil,
+        standbyMaxLag: Double = 30,
         rateLimits: RateLimits = .unlimited,
         logLines: (@Sendable (String) -> Void)? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
@@ -68,7 +71,18 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         conninfo = bouncer?.conninfo(database: database) ?? directConninfo
         pool = PostgresPool(conninfo: conninfo, size: poolSize)
         try setUp(pool)
-        store = Store(pool: pool, clock: clock.read)
+        // Reads on `standby`'s conninfo of the test's database (a streaming standby of `cluster`, whose copy of the
+        // database comes by replication).
+        let primary = pool
+        let record = logLines ?? log.record
+        var standbyReads: StandbyReads?
+        if let standby {
+            standbyReads = StandbyReads(
+                primary: primary,
+                standbys: PostgresPool(conninfo: try standby(database), size: poolSize),
+                maxLag: standbyMaxLag, log: { record(ServerLog.line(standbyEvent: $0)) })
+        }
+        store = Store(pool: pool, standbyReads: standbyReads, clock: clock.read)
         schemaChange = try store.migrate(to: Documents.schema)
         let service = LoyaltyService(
             store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,

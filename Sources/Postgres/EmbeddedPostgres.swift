@@ -70,6 +70,12 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         return Self.conninfo(cluster, database: name)
     }
 
+    /// The conninfo of database `name` (which must exist, or come by replication on a standby). Starts the
+    /// cluster first if needed.
+    package func conninfo(database name: String) throws(PostgresError) -> String {
+        Self.conninfo(try startedCluster(), database: name)
+    }
+
     /// The socket directory and port of the running cluster, and the user it runs as (nil: this process's),
     /// for a pooler in front of it. Starts the cluster first if needed.
     package func socket() throws(PostgresError)
@@ -275,7 +281,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
     // MARK: - Finding things, files, text
 
     /// The highest /usr/lib/postgresql/<version>/bin holding initdb and pg_ctl, else the first such PATH entry.
-    private static func findBinaries() throws(PostgresError) -> URL {
+    package static func findBinaries() throws(PostgresError) -> URL {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
             .map { ($0, $0.split(separator: ".").compactMap { Int($0) }) }

@@ -7,6 +7,8 @@ import Foundation
 /// in the session between statements: the connection works behind PgBouncer's transaction pooling.
 public final class PostgresConnection {
     let handle: OpaquePointer
+    /// What `StandbyReads` last found this connection's server to be; it checks again once this is old.
+    var standbyStatus: StandbyStatus?
 
     /// Connects with a libpq connection string (`host=... dbname=...` or `postgresql://...`). Unless the string says
     /// otherwise, connecting gives up after 2 seconds; the client encoding is always UTF-8.
@@ -53,6 +55,17 @@ public final class PostgresConnection {
         PQfinish(handle)
     }
 
+    /// Whether libpq can parse `conninfo` (a key=value string or a URL), without connecting.
+    public static func isWellFormed(conninfo: String) -> Bool {
+        var parseError: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &parseError) else {
+            if let parseError { PQfreemem(parseError) }
+            return false
+        }
+        PQconninfoFree(options)
+        return true
+    }
+
     /// Runs one statement with bound parameters (PQexecParams, unnamed statement, text format).
     @discardableResult
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresResult {
@@ -77,9 +90,11 @@ public final class PostgresConnection {
         PQclear(try checked(PQexec(handle, script)))
     }
 
-    /// Runs `body` between BEGIN and COMMIT; a throw from `body` rolls back and is rethrown.
-    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        try query("BEGIN")
+    /// Runs `body` between BEGIN and COMMIT; a throw from `body` rolls back and is rethrown. With `readOnlySnapshot`
+    /// the transaction is REPEATABLE READ, READ ONLY (every statement reads one snapshot, none writes), set by the
+    /// BEGIN itself rather than by a SET TRANSACTION costing a round trip of its own.
+    public func transaction<T>(readOnlySnapshot: Bool = false, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try query(readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
         let value: T
         do {
             value = try body(self)
@@ -98,6 +113,12 @@ public final class PostgresConnection {
 
     /// Whether libpq still considers the connection open (PQstatus == CONNECTION_OK).
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// The server this connection reached, `host:port` (a Unix socket's directory as host): with a multi-host
+    /// connection string, which of the hosts it is.
+    public var server: String {
+        "\(PQhost(handle).map { String(cString: $0) } ?? "?"):\(PQport(handle).map { String(cString: $0) } ?? "?")"
+    }
 
     /// Whether the connection sits outside any transaction, ready for the next user.
     var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
@@ -138,11 +159,14 @@ public final class PostgresConnection {
             kind: unavailable ? .unavailable : .sql, sqlState: sqlState, message: message, constraintName: field("n"))
     }
 
-    /// Class 08 (connection exception) and the shutdown/startup states of class 57 mean "try again later".
+    /// Class 08 (connection exception) and the shutdown/startup states of class 57 mean "try again later"; so
+    /// does a write refused as read-only (25006): the server is a standby, such as a primary being demoted in a
+    /// failover, and the next connection finds the new primary.
     private static func meansUnavailable(_ sqlState: String) -> Bool {
         typealias Code = PostgresError.SQLState
         return sqlState.hasPrefix(Code.connectionExceptionClass)
-            || [Code.adminShutdown, Code.crashShutdown, Code.cannotConnectNow].contains(sqlState)
+            || [Code.adminShutdown, Code.crashShutdown, Code.cannotConnectNow, Code.readOnlySQLTransaction]
+                .contains(sqlState)
     }
 
     private static func trimmed(_ message: String) -> String {

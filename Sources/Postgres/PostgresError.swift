@@ -39,11 +39,14 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let foreignKeyViolation = "23503"
         public static let characterNotInRepertoire = "22021"
         public static let inFailedSQLTransaction = "25P02"
+        public static let readOnlySQLTransaction = "25006"
         public static let duplicateDatabase = "42P04"
         public static let syntaxError = "42601"
         public static let adminShutdown = "57P01"
         public static let crashShutdown = "57P02"
         public static let cannotConnectNow = "57P03"
+        /// statement_timeout or a cancel request stopped the statement.
+        public static let queryCanceled = "57014"
         /// The first two characters of a code are its class.
         public static let dataExceptionClass = "22"
         public static let connectionExceptionClass = "08"

@@ -250,10 +250,6 @@ final class LoyaltyServerProcess {
     /// A retailer with `offers` offers at major 1, minors 1..., and a shopper that has synced them: the
     /// shopper's environment for `Binary.run`.
     func shopperWithCatalog(retailerUUID: String, offers: Int) throws -> [String: String] {
-        let retailer = [
-            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
-            "LOYALTY_ADMIN_TOKEN": adminToken,
-        ]
         try check(
             loyalty.run(["retailer", "register", "--name", "Matey's", "--uuid", retailerUUID], environment: retailer))
         for minor in 1...offers {
@@ -266,6 +262,14 @@ final class LoyaltyServerProcess {
         try check(loyalty.run(["account", "create"], environment: phone))
         try check(loyalty.run(["sync"], environment: phone))
         return phone
+    }
+
+    /// The environment of the retailer `shopperWithCatalog` registered.
+    var retailer: [String: String] {
+        [
+            "LOYALTY_HOME": directory.appendingPathComponent("retailer").path, "LOYALTY_SERVER": url,
+            "LOYALTY_ADMIN_TOKEN": adminToken,
+        ]
     }
 
     /// A capture passing each minor's beacon in turn, near (1 m) for 4 seconds.

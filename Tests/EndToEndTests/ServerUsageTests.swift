@@ -26,4 +26,21 @@ import Testing
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-server-usage-\(UUID())")
         #expect(try server.run(["--data-dir", home.path, "migrate", "--help"]).stdout.contains("USAGE: loyalty-server migrate"))
     }
+
+    /// A replica URL libpq cannot parse, or a lag that is not seconds, stops the start with a usage error naming
+    /// the variable (before any database is touched); --help names both.
+    @Test func badReplicaSettingsAreUsageErrors() throws {
+        let url = try server.run([], environment: ["DATABASE_REPLICA_URL": "host=a port"])
+        #expect(
+            url.status == 64 && url.stderr.hasPrefix("error: DATABASE_REPLICA_URL: expected a libpq connection string"),
+            "\(url.stderr)")
+        for lag in ["soon", "-1", "inf"] {
+            let refused = try server.run([], environment: ["DATABASE_REPLICA_MAX_LAG": lag])
+            #expect(
+                refused.status == 64 && refused.stderr.hasPrefix("error: DATABASE_REPLICA_MAX_LAG: expected seconds"),
+                "\(lag): \(refused.stderr)")
+        }
+        let help = try server.run(["--help"]).stdout
+        #expect(help.contains("DATABASE_REPLICA_URL") && help.contains("DATABASE_REPLICA_MAX_LAG"), "\(help)")
+    }
 }

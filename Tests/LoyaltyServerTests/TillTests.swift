@@ -13,8 +13,10 @@ extension TestServer {
         return try reply.decode()
     }
 
-    func till(_ operation: String, _ code: String, key: String) throws -> TestResponse {
-        try request("POST", "/v1/till/\(operation)", token: key, json: TillCodeRequest(code: code))
+    func till(_ operation: String, _ code: String, key: String, idempotencyKey: String? = nil) throws -> TestResponse {
+        try request(
+            "POST", "/v1/till/\(operation)", token: key, json: TillCodeRequest(code: code),
+            headers: idempotencyKey.map { ["Idempotency-Key": $0] } ?? [:])
     }
 
     /// A shopper's redemption of a new offer of `retailer` at (major, 1).
@@ -86,6 +88,31 @@ extension TestServer {
         #expect(history.redemptions.first?.acceptedAt == acceptedCode.acceptedAt)
         let stats: RetailerStatistics = try server.request("GET", "/v1/retailer/stats", token: matey.apiKey).decode()
         #expect(stats.offers.first?.accepted == 1 && stats.offers.first?.redemptions == 1)
+    }
+
+    /// A till's accept whose answer was lost (its COMMIT done, the reply gone in a failover) is sent again with
+    /// the same Idempotency-Key: the first answer again, marked replayed, not "already used". Another till, the
+    /// same till with another key or none, still get the 409.
+    @Test func aTillRetryingWithItsIdempotencyKeyGetsTheFirstAnswer() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let till = try server.createTillKey(matey, name: "Till 1")
+        let other = try server.createTillKey(matey, name: "Till 2")
+        let (_, redemption, _) = try server.redemption(matey, major: 1)
+
+        let first = try server.till("accept", redemption.code, key: till.tillKey, idempotencyKey: "accept-1")
+        #expect(first.status == 200 && first.headers["idempotent-replayed"] == nil, "\(first.text)")
+        server.clock.advance(by: 60)
+        let retry = try server.till("accept", redemption.code, key: till.tillKey, idempotencyKey: "accept-1")
+        #expect(retry.status == 200 && retry.headers["idempotent-replayed"] == "true", "\(retry.text)")
+        #expect(retry.text == first.text)
+
+        for (key, idempotencyKey) in [(other.tillKey, "accept-1"), (till.tillKey, "accept-2"), (till.tillKey, nil)] {
+            let refused = try server.till("accept", redemption.code, key: key, idempotencyKey: idempotencyKey)
+            #expect(refused.status == 409 && refused.errorCode == .codeAlreadyAccepted, "\(refused.text)")
+        }
+        let malformed = try server.till("accept", redemption.code, key: till.tillKey, idempotencyKey: "")
+        #expect(malformed.status == 400 && malformed.errorField == "Idempotency-Key", "\(malformed.text)")
     }
 
     /// Sixteen tills, each with its own key, accept the same code at once, for eight codes: one wins each.

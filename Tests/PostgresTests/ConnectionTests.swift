@@ -62,6 +62,29 @@ import Testing
         #expect(try connection.query("SELECT n FROM t").map { try $0.decode("n", as: Int.self) } == [2])
     }
 
+    @Test func readOnlySnapshotTransactionReadsOneSnapshotAndWritesNothing() throws {
+        let connection = try freshDatabase()
+        try connection.execute(script: "CREATE TABLE t (n int); INSERT INTO t VALUES (1);")
+        let isolation = try connection.transaction(readOnlySnapshot: true) { connection in
+            try connection.query("SHOW transaction_isolation")[0].decode("transaction_isolation", as: String.self)
+        }
+        #expect(isolation == "repeatable read")
+        let write = #expect(throws: PostgresError.self) {
+            try connection.transaction(readOnlySnapshot: true) { connection in
+                try connection.query("INSERT INTO t VALUES (\(2))")
+            }
+        }
+        #expect(write?.sqlState == "25006")  // read_only_sql_transaction
+        #expect(try connection.query("SELECT n FROM t").map { try $0.decode("n", as: Int.self) } == [1])
+        // An ordinary transaction after it is read committed and writes again.
+        try connection.transaction { connection in
+            #expect(
+                try connection.query("SHOW transaction_isolation")[0].decode("transaction_isolation", as: String.self)
+                    == "read committed")
+            try connection.query("INSERT INTO t VALUES (\(3))")
+        }
+    }
+
     @Test func connectionErrorsNeverShowThePassword() {
         for conninfo in [
             "host=/nonexistent-socket-dir port=5 user=u password=hunter2 connect_timeout=1",

@@ -1,0 +1,1 @@
+../../../migrations/0008-till-idempotency.sql
