@@ -48,12 +48,16 @@ TEST_PACKAGES := python3 python3-pip time haproxy curl
 # notification server (run by Debian's /usr/bin/python3, which has it), dunst under Xvfb with a screenshot
 # (xwd, ImageMagick's convert), and desktop-file-validate for loyalty.desktop.
 NOTIFY_PACKAGES := dbus python3-dbusmock dunst fonts-dejavu-core xvfb xauth x11-apps imagemagick desktop-file-utils
+# A PostgreSQL high-availability cluster on this machine (PatroniCluster, ClusterFailoverTests): etcd for Patroni's
+# leader key, Patroni, and HAProxy routing by Patroni's REST checks. make test runs one failover, make check more.
+CLUSTER_PACKAGES := patroni etcd-server haproxy
 BUMBLE_VERSION := 0.0.236
 ROOTCANAL_VERSION := 1.10.0
 test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 	$(call apt_install,$(GUEST_PACKAGES),--no-install-recommends)
 	$(call apt_install,$(NOTIFY_PACKAGES),--no-install-recommends)
+	$(call apt_install,$(CLUSTER_PACKAGES),--no-install-recommends)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("bumble") != "$(BUMBLE_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q bumble==$(BUMBLE_VERSION)
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
@@ -97,9 +101,10 @@ fuzz: deps
 	scripts/fuzz.sh
 
 # Everything that proves it holds, with bounded times: fuzzing, API fuzzing, faults, load, the server tests through
-# PgBouncer; a summary table.
+# PgBouncer, failovers of a Patroni cluster under load; a summary table.
 check: deps
 	$(call apt_install,$(CHECK_PACKAGES))
+	$(call apt_install,$(CLUSTER_PACKAGES),--no-install-recommends)
 	$(call pip_install,schemathesis,schemathesis)
 	scripts/check.sh
 

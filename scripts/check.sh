@@ -6,13 +6,15 @@
 #   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
 #   pgbouncer  the server test suite and the two-instance test with every pool behind PgBouncer (transaction pooling)
 #   radio   the live radio in a guest kernel (LiveRadioTests with LOYALTY_LIVE_RADIO=full: beside bluetoothd too)
-# CHECK_PARTS="fuzz api faults load pgbouncer radio" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
+#   cluster two instances on a Patroni cluster under a Jepsen-style workload: the primary SIGKILLed, then SIGSTOPped
+#           and continued; what an asynchronous standby loses (ClusterFailoverTests with LOYALTY_CLUSTER_CHECK=full)
+# CHECK_PARTS="fuzz api faults load pgbouncer radio cluster" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
 # A part that ran less than it names fails: a fuzzer without executions, fewer fault rows than scenarios, a live
 # check that never reached the guest (the radio part runs with CI set, so such a test fails instead of returning).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-parts=${CHECK_PARTS:-"fuzz api faults load pgbouncer radio"}
+parts=${CHECK_PARTS:-"fuzz api faults load pgbouncer radio cluster"}
 logs="$root/.build/check"
 mkdir -p "$logs"
 swift build -c release --static-swift-stdlib --product loyalty-server >/dev/null && swift build -c release --static-swift-stdlib --product loyalty >/dev/null \
@@ -100,6 +102,29 @@ for part in $parts; do
       verdict=pass
       [ "$status" -ne 0 ] || [ "$expected" -eq 0 ] || [ "$ran" -ne "$expected" ] && verdict=fail
       row "radio (guest kernel)" "$ran of $expected live checks ran through the kernel's Bluetooth stack, $failing issues" "$verdict"
+      ;;
+    cluster)
+      { swift build --build-tests && LOYALTY_CLUSTER_CHECK=full swift test --skip-build --filter ClusterFailoverTests; } 2>&1 \
+        | tee "$logs/cluster.log"
+      status=${PIPESTATUS[0]}
+      # One line per run: "cluster NAME figures...".
+      runs=0
+      while read -r _ name figure; do
+        runs=$((runs + 1))
+        case $name in
+          sigkill) test=sigkilledPrimaryLosesNoAcknowledgedOperation ;;
+          sigstop) test=sigstoppedPrimaryLosesNoAcknowledgedOperation ;;
+          throughput) test=throughputOfOneAndTwoInstances ;;
+          etcd-gone) test=etcdGoneLeavesThePrimaryWriting ;;
+          *) test=asynchronousStandbyLosesAcknowledgedCommits ;;
+        esac
+        verdict=pass
+        grep -qE "^✘ Test ${test}\(\)" "$logs/cluster.log" && verdict=fail
+        row "cluster $name" "${figure%%: acknowledged *}" "$verdict"
+      done < <(grep '^cluster ' "$logs/cluster.log")
+      if [ "$status" -ne 0 ] || [ "$runs" -lt 6 ]; then
+        row "cluster" "$runs of 6 runs reported; the tests exited $status" fail
+      fi
       ;;
     *) echo "unknown part '$part'" >&2; exit 64 ;;
   esac

@@ -19,6 +19,28 @@ static inline size_t loyalty_MHD_unescape(void *context, struct MHD_Connection *
     return MHD_http_unescape(text);
 }
 
+/// MHD_OPTION_URI_LOG_CALLBACK's function: sees the request target before MHD parses its query; what it returns
+/// becomes the request's `*con_cls`.
+typedef void *(*loyalty_MHD_URILogCallback)(void *context, const char *uri, struct MHD_Connection *connection);
+
+/// How many query parameters `target` (as the URI log callback gets it) holds, counting every '&'-separated piece
+/// as MHD does. Past `limit` the query is cut off where it starts, so MHD parses none of it: each parameter takes
+/// a record from the connection's memory pool, and when the pool runs out MHD 0.9.75 queues its 431 but then
+/// carries on as if the request line were fine (parse_initial_message_line ignores MHD_parse_arguments_'s
+/// failure and sets the state to URL_RECEIVED), with no read buffer left: the connection neither answers nor
+/// reads until its idle timeout. `target` points into MHD's own writable read buffer (the callback's `const` is
+/// MHD's promise, not the memory's), and MHD looks for the '?' before it calls the callback, so a NUL just after
+/// it leaves MHD an empty query.
+static inline size_t loyalty_MHD_count_query_parameters(const char *target, size_t limit)
+{
+    char *query = strchr(target, '?');
+    if (query == NULL) return 0;
+    size_t count = 1;
+    for (const char *byte = query + 1; *byte != 0; byte++) count += *byte == '&';
+    if (count > limit) query[1] = 0;
+    return count;
+}
+
 /// Starts a daemon bound to `address` with the options HTTPServer sets. NULL on failure
 /// (the reason goes to `logger`).
 static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
@@ -27,6 +49,7 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_LogCallback logger, void *logger_context,
     MHD_NotifyConnectionCallback notify, void *notify_context,
+    loyalty_MHD_URILogCallback target_arrived, void *target_arrived_context,
     unsigned int thread_pool_size, unsigned int connection_limit, unsigned int per_ip_connection_limit,
     size_t memory_limit_per_connection, unsigned int connection_timeout_seconds)
 {
@@ -37,6 +60,7 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
         MHD_OPTION_UNESCAPE_CALLBACK, loyalty_MHD_unescape, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
         MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
+        MHD_OPTION_URI_LOG_CALLBACK, target_arrived, target_arrived_context,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,

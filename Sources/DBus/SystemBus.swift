@@ -99,6 +99,13 @@ public final class SystemBus {
         return LibDBus.arguments(of: reply)
     }
 
+    /// The connection's socket, readable when the bus has sent something (to wait on beside other input); nil
+    /// once the connection is closed.
+    public var descriptor: Int32? {
+        var descriptor: Int32 = -1
+        return dbus_connection_get_unix_fd(connection, &descriptor) != 0 ? descriptor : nil
+    }
+
     /// The next signal, waiting up to `timeoutMilliseconds` (-1: forever) or until `wakeup` is readable;
     /// nil when none came.
     public func nextSignal(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> DBusSignal? {
@@ -120,8 +127,7 @@ public final class SystemBus {
     /// Waits up to `timeoutMilliseconds` (-1: forever) for the bus to send something, or until `wakeup` is
     /// readable, and reads what came into libdbus's queue; whether anything was read.
     func readIncoming(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> Bool {
-        var descriptor: Int32 = -1
-        guard dbus_connection_get_unix_fd(connection, &descriptor) != 0 else {
+        guard let descriptor else {
             throw DBusFailure(name: "org.freedesktop.DBus.Error.Disconnected", message: "the bus connection is closed")
         }
         var polled = [

@@ -70,4 +70,10 @@ public enum HTTPRejection: Sendable, Equatable {
     /// The bodies of the requests in flight hold `HTTPServerLimits.maxBodyBytesInFlight`, and this one's would
     /// pass it; it was not read. The connection is closed: the client may retry in a moment.
     case busy
+    /// The request target has more than `HTTPServerLimits.maxQueryParameters` query parameters (the answer is
+    /// to be 414). The connection is closed.
+    case tooManyQueryParameters(limit: Int)
+    /// The body came slower than `HTTPServerLimits.minimumBodyBytesPerSecond` allows (the answer is to be 408);
+    /// what came is dropped and the connection closed.
+    case bodyTooSlow
 }

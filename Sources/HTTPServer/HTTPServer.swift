@@ -17,13 +17,22 @@ public struct HTTPServerLimits: Sendable {
     /// A request's head (its request line and headers) must be in whole within this long of the connection's
     /// opening or of the previous answer on it, however often bytes trickle in; a slower connection is closed.
     public var requestHeadTimeoutSeconds: Int = 10
+    /// A request's body must be in whole within `requestHeadTimeoutSeconds` of its head plus its length (chunked:
+    /// the most it may be) at this rate, however often bytes trickle in; a slower one is refused with
+    /// `HTTPRejection.bodyTooSlow` and its connection closed. 32 KiB/s brings an import's 32 MiB in 17 minutes.
+    public var minimumBodyBytesPerSecond: Int = 32 * 1024
     /// What the bodies of all requests in flight may hold together: a body that would take more is refused
     /// with `HTTPRejection.busy`, so memory stays bounded whatever the number of connections.
     public var maxBodyBytesInFlight: Int = 128 << 20
     /// Handler threads: each request's handler blocks one of them for as long as it runs.
     public var threads: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
-    /// Per connection, for the request line, headers and read buffer; longer headers get 431.
+    /// Per connection, for the request line, headers and read buffer: a longer request line gets 414, longer
+    /// headers 431 (MHD answers both).
     public var memoryPerConnection: Int = 128 * 1024
+    /// A request target with more query parameters is refused with `HTTPRejection.tooManyQueryParameters`. At
+    /// most `memoryPerConnection / 256`: MHD takes 64 bytes of the connection's memory per parameter, and past
+    /// what it has (about 1,500 parameters in 128 KiB) it answers nothing.
+    public var maxQueryParameters: Int = 100
 
     public init() {}
 }
@@ -92,7 +101,7 @@ public final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 loyalty_MHD_start_daemon(
                     flags, address, accessHandler, contextPointer, requestCompleted, contextPointer,
-                    logMessage, contextPointer, connectionNotified, contextPointer,
+                    logMessage, contextPointer, connectionNotified, contextPointer, targetArrived, contextPointer,
                     UInt32(clamping: max(1, limits.threads)), UInt32(clamping: limits.connectionLimit),
                     UInt32(clamping: max(0, limits.connectionsPerClientAddress)), max(0, limits.memoryPerConnection),
                     UInt32(clamping: limits.connectionTimeoutSeconds))
@@ -107,7 +116,12 @@ public final class HTTPServer: @unchecked Sendable {
         self.daemon = started
         self.proxyListener = proxyListener
         self.port = proxyListener?.port ?? loyalty_MHD_bound_port(started)
-        context.heads.startWatching { [weak context] in context?.record(diagnostic: $0) }
+        context.deadlines.startWatching(
+            answerLateBody: { [weak context] socket in
+                guard let context else { return }
+                writeDirectly(context.reject(.bodyTooSlow), toSocket: socket)
+            },
+            report: { [weak context] in context?.record(diagnostic: $0) })
         let daemonAddress = UInt(bitPattern: started)
         proxyListener?.start { socket, client in
             var client = client
@@ -124,7 +138,7 @@ public final class HTTPServer: @unchecked Sendable {
     deinit {
         proxyListener?.stop()
         if let daemon { MHD_stop_daemon(daemon) }
-        context.heads.stopWatching()
+        context.deadlines.stopWatching()
     }
 
     /// Stops accepting connections, waits up to `gracePeriod` for the requests in flight to be
@@ -142,7 +156,7 @@ public final class HTTPServer: @unchecked Sendable {
         MHD_stop_daemon(daemon)
         // MHD hands the listening socket back on quiesce and closes it no more.
         if listenSocket >= 0 { close(listenSocket) }
-        context.heads.stopWatching()
+        context.deadlines.stopWatching()
         context.flushDiagnostics()
     }
 
@@ -213,6 +227,7 @@ private final class ServerContext: @unchecked Sendable {
     /// dropped bytes the sender is cut off instead.
     let maxDiscardedBytes: Int
     let maxBodyBytesInFlight: Int
+    let maxQueryParameters: Int
     /// What the bodies of the requests in flight hold (reserved at their Content-Length, or chunk by chunk).
     let bodyBytesInFlight = Atomic<Int>(0)
     let reject: @Sendable (HTTPRejection) -> HTTPResponse
@@ -221,7 +236,7 @@ private final class ServerContext: @unchecked Sendable {
     let diagnostics: (@Sendable (String) -> Void)?
     let clientAddresses: ClientAddressPolicy
     let isDraining = Atomic<Bool>(false)
-    let heads: HeadDeadlines
+    let deadlines: ReceiveDeadlines
 
     private let condition = NSCondition()
     /// Requests the access handler has seen and MHD has not yet reported complete. Guarded by `condition`.
@@ -242,12 +257,15 @@ private final class ServerContext: @unchecked Sendable {
         self.maxBodyBytesByPath = limits.maxBodyBytesByPath
         self.maxDiscardedBytes = max(4 * self.maxBodyBytes, 1 << 20)
         self.maxBodyBytesInFlight = limits.maxBodyBytesInFlight
+        self.maxQueryParameters = max(0, min(limits.maxQueryParameters, limits.memoryPerConnection / 256))
         self.reject = reject
         self.admit = admit
         self.clientAddresses = clientAddresses
         self.handler = handler
         self.diagnostics = diagnostics
-        self.heads = HeadDeadlines(timeout: .seconds(max(1, limits.requestHeadTimeoutSeconds)))
+        self.deadlines = ReceiveDeadlines(
+            headTimeout: .seconds(max(1, limits.requestHeadTimeoutSeconds)),
+            minimumBodyBytesPerSecond: limits.minimumBodyBytesPerSecond)
     }
 
     var lastDiagnostic: String? { condition.withLock { lastMessage } }
@@ -318,8 +336,13 @@ private final class ServerContext: @unchecked Sendable {
     }
 }
 
-/// One request's state between the access handler's calls, kept in MHD's `*con_cls`.
+/// One request's state between the access handler's calls, kept in MHD's `*con_cls`. Made by the access handler's
+/// first call, or before it when the request target is refused.
 private final class RequestState {
+    /// The access handler has seen the head (and counted the request in flight).
+    var headSeen = false
+    /// Set by `targetArrived` only when they are too many, and MHD was left none of them to parse.
+    var queryParameters = 0
     var body: [UInt8] = []
     var maxBodyBytes = 0
     /// Answered before the whole body was read (too large, refused from its head, no room): the rest is dropped.
@@ -340,11 +363,24 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
 
-    guard let statePointer = requestPointer.pointee else {
-        let state = RequestState()
+    let state: RequestState
+    if let statePointer = requestPointer.pointee {
+        state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
+    } else {
+        state = RequestState()
         requestPointer.pointee = Unmanaged.passRetained(state).toOpaque()
+    }
+
+    guard state.headSeen else {
+        state.headSeen = true
         context.requestStarted()
-        context.heads.headArrived(connection)
+        context.deadlines.headArrived(connection)
+        if state.queryParameters > context.maxQueryParameters {
+            state.isRefused = true
+            return queue(
+                context.reject(.tooManyQueryParameters(limit: context.maxQueryParameters)), on: connection, context,
+                closing: true)
+        }
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
         state.client = client(of: connection, context)
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
@@ -374,9 +410,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             state.reservedBytes = length
             state.body.reserveCapacity(length)
         }
+        if (length ?? 0) > 0 || !framing.transferEncodings.isEmpty {
+            context.deadlines.bodyExpected(connection, bytes: length ?? state.maxBodyBytes)
+        }
         return MHD_Result.YES
     }
-    let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
 
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
@@ -394,7 +432,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             // MHD 0.9.75 takes no response while it hands over a body (MHD_queue_response wants the state
             // before or after it), so the answer is written to the socket now and its sending side shut: the
             // client reads it while it still sends. The rest is dropped; told NO at the end, MHD closes.
-            writeDirectly(context.reject(rejection), to: connection)
+            writeDirectly(context.reject(rejection), toSocket: loyalty_MHD_connection_socket(connection))
+            context.deadlines.bodyRefused(connection)
         }
         if state.isRefused {
             state.discardedBytes += chunkSize
@@ -404,6 +443,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return MHD_Result.YES
     }
 
+    context.deadlines.bodyArrived(connection)
     if state.isRefused { return MHD_Result.NO }  // answered already
     var request = head(of: connection, url: url, method: method, client: state.client)
     swap(&request.body, &state.body)
@@ -426,18 +466,33 @@ private let requestCompleted: MHD_RequestCompletedCallback = {
     contextPointer, connection, requestPointer, _ in
     guard let contextPointer, let statePointer = requestPointer?.pointee else { return }
     let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
-    let state = Unmanaged<RequestState>.fromOpaque(statePointer)
-    context.bodyBytesInFlight.subtract(state.takeUnretainedValue().reservedBytes, ordering: .relaxed)
-    state.release()
+    let retained = Unmanaged<RequestState>.fromOpaque(statePointer)
+    let state = retained.takeUnretainedValue()
+    context.bodyBytesInFlight.subtract(state.reservedBytes, ordering: .relaxed)
+    retained.release()
     requestPointer?.pointee = nil
-    if let connection { context.heads.answered(connection) }
+    // A refused target whose connection ended before its head was in never reached the access handler.
+    guard state.headSeen else { return }
+    if let connection { context.deadlines.answered(connection) }
     context.requestFinished()
+}
+
+/// The request target before MHD parses its query (it is the request line, whole): too many parameters are cut off
+/// here, so MHD's memory holds, and the access handler refuses the request from the state made for it.
+private let targetArrived: loyalty_MHD_URILogCallback = { contextPointer, target, _ in
+    guard let contextPointer, let target else { return nil }
+    let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    let parameters = loyalty_MHD_count_query_parameters(target, context.maxQueryParameters)
+    guard parameters > context.maxQueryParameters else { return nil }
+    let state = RequestState()
+    state.queryParameters = parameters
+    return Unmanaged.passRetained(state).toOpaque()
 }
 
 private let connectionNotified: MHD_NotifyConnectionCallback = { contextPointer, connection, _, event in
     guard let contextPointer, let connection else { return }
-    let heads = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().heads
-    if event == .CONNECTION_NOTIFY_STARTED { heads.opened(connection) } else { heads.closed(connection) }
+    let deadlines = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().deadlines
+    if event == .CONNECTION_NOTIFY_STARTED { deadlines.opened(connection) } else { deadlines.closed(connection) }
 }
 
 private let logMessage: MHD_LogCallback = { contextPointer, format, arguments in
@@ -471,10 +526,9 @@ private func queue(
     return MHD_queue_response(connection, status, created)
 }
 
-/// Sends `response` on the connection's socket, outside MHD, and ends the sending side: only for a request
-/// whose body MHD is still reading, when MHD has nothing of its own to send on it.
-private func writeDirectly(_ response: HTTPResponse, to connection: OpaquePointer) {
-    let socket = loyalty_MHD_connection_socket(connection)
+/// Sends `response` on a connection's socket, outside MHD, and ends the sending side: only for a request whose
+/// body MHD is still reading, when MHD has nothing of its own to send on it.
+private func writeDirectly(_ response: HTTPResponse, toSocket socket: Int32) {
     guard socket >= 0 else { return }
     let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
     var head = "HTTP/1.1 \(response.status) \(reason)\r\n"

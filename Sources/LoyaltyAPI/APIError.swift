@@ -12,6 +12,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case notFound = "not_found"
     /// 405: the route exists with other methods.
     case methodNotAllowed = "method_not_allowed"
+    /// 408: the request's body came too slowly (a minimum rate over its length); send it again.
+    case requestTimeout = "request_timeout"
     /// 409: the proximity UUID is taken by another retailer.
     case uuidTaken = "uuid_taken"
     /// 409: another retailer's name reads the same (case, width, spacing and invisible characters aside).

@@ -140,8 +140,8 @@ struct NotificationAnswering {
 /// The scan's notifications on the session bus. Never in the scan's way: without a bus or a notification
 /// server, or when either refuses or goes away, the scan goes on and `warn` is told once why notifications
 /// are off (and once when a returning server turns them on again). Answers (ActionInvoked, NotificationClosed)
-/// are read without waiting, when the scan asks at each snapshot: the bus is only ever touched on the scan's
-/// own thread.
+/// are read without waiting, when the scan asks at each snapshot or when `descriptor` is readable while it waits
+/// for keys: the bus is only ever touched on the scan's own thread.
 final class DesktopNotifier {
     static let service = "org.freedesktop.Notifications"
     static let objectPath = "/org/freedesktop/Notifications"
@@ -213,17 +213,27 @@ final class DesktopNotifier {
         placeNotifications[place] = post(notification, replacing: placeNotifications[place] ?? 0)
     }
 
-    /// Carries out what the shopper did with the notifications since the last snapshot: Redeem redeems through
+    /// The bus's socket, readable when an answer may have come; -1 without a bus.
+    var descriptor: Int32 { bus?.descriptor ?? -1 }
+
+    /// Carries out what the shopper did with the notifications since the last call: Redeem redeems through
     /// the API and replaces the notification with the code for the till and its QR symbol (or why not); Dismiss
-    /// dismisses the offer, and the next waiting one shows (`show`). `said` gets each redemption's outcome.
+    /// dismisses the offer, and the next waiting one shows (`show`). `said` gets each redemption's outcome,
+    /// `dismissed` each dismissal of the offer on screen. Whether there were answers.
+    @discardableResult
     func carryOutAnswers(
-        show: (OfferPresentation) -> () -> Void, said: (ScanRedemption.Outcome, ResolvedOffer) -> Void
-    ) throws(ClientError) {
+        show: (OfferPresentation) -> () -> Void, said: (ScanRedemption.Outcome, ResolvedOffer) -> Void,
+        dismissed: () -> Void
+    ) throws(ClientError) -> Bool {
         let offers = answering.offers
-        for answer in answers() {
+        let answers = answers()
+        for answer in answers {
             switch answer {
             case .dismiss(let offer):
-                if offers.current?.offer.offer.id == offer.offer.id { try offers.dismiss(show: show) }
+                if offers.current?.offer.offer.id == offer.offer.id {
+                    try offers.dismiss(show: show)
+                    dismissed()
+                }
             case .redeem(let offer, let notification):
                 let outcome = try answering.redemption.redeem(
                     offer, of: offers, retry: "choose Redeem again", show: show)
@@ -241,6 +251,16 @@ final class DesktopNotifier {
                 let id = post(replacement, replacing: notification)
                 if let id, !replacement.actions.isEmpty { answerable[id] = offer }
             }
+        }
+        return !answers.isEmpty
+    }
+
+    /// The shopper answered `offer` at the terminal (it left the screen): its notification, if it still asks for
+    /// an answer, goes too.
+    func answeredElsewhere(_ offer: ResolvedOffer) {
+        for (id, asking) in answerable where asking.offer.id == offer.offer.id {
+            answerable[id] = nil
+            close(id)
         }
     }
 

@@ -63,7 +63,7 @@ final class ScanPrinter: ScanOutput {
     private var showsScreen: Bool { table != nil || scrolling != nil }
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
-        try notifier?.carryOutAnswers(show: show, said: notificationRedeemed)
+        try carryOutNotificationAnswers()
         if output.isJSON { return output.write(bytes: lines.line(snapshot)) }
         sayHint()
         if let keys { try handle(keys.poll()) }
@@ -105,7 +105,12 @@ final class ScanPrinter: ScanOutput {
         ended = (word, keys != nil && !interruption.isRequested)
         redrawTable()
         while ended?.asking == true, offers.current != nil {
-            guard let input = keys?.waitForKey() else {
+            // Answers to notifications as they come, not only at the next key.
+            if try carryOutNotificationAnswers() {
+                redrawTable()
+                continue
+            }
+            guard let input = keys?.waitForKey(orReadable: notifier?.descriptor ?? -1) else {
                 ended = (interruption.isRequested && !quit ? "interrupted" : word, false)
                 return redrawTable()
             }
@@ -123,6 +128,11 @@ final class ScanPrinter: ScanOutput {
     /// On standard error; above the live table, if there is one.
     func syncFailed(_ error: ClientError, syncing: ScanSync) {
         warn(ClientText.syncFailed(error, syncing: syncing))
+    }
+
+    /// Whether the shopper had answered notifications.
+    private func carryOutNotificationAnswers() throws -> Bool {
+        try notifier?.carryOutAnswers(show: show, said: notificationRedeemed, dismissed: { dismissed += 1 }) ?? false
     }
 
     /// A redemption a notification asked for: the code as `loyalty redeem --json` prints it, or a line (above
@@ -200,7 +210,11 @@ final class ScanPrinter: ScanOutput {
             if let ended { self.ended = (ended.word, false) }
             return redrawTable()
         }
-        guard offers.current != nil else { return }
+        guard let answered = offers.current else { return }
+        // Off the screen, it needs no answer on the desktop either.
+        defer {
+            if offers.current?.offer.offer.id != answered.offer.offer.id { notifier?.answeredElsewhere(answered.offer) }
+        }
         switch key {
         case UInt8(ascii: "d"):
             try offers.dismiss(show: show)

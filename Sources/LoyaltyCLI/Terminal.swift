@@ -12,14 +12,17 @@ public enum TerminalInput: Equatable, Sendable {
     case key(UInt8)
     /// The command was stopped (Ctrl-Z) and continued (`fg`): what it drew is no longer just above the cursor.
     case resumed
+    /// The descriptor `waitForKey(orReadable:)` was given can be read (the session bus: a notification's answer).
+    case readable
 }
 
 /// Where a scan on a terminal gets the shopper's keys: the terminal itself, or a script in tests.
 public protocol ShopperKeys: AnyObject, Sendable {
     /// A key pressed since the last call, if any; never waits.
     func poll() -> TerminalInput?
-    /// The next key; nil when there will be none (standard input ended, a signal).
-    func waitForKey() -> TerminalInput?
+    /// The next key, or `.readable` when `descriptor` (if not -1) can be read first; nil when there will be no
+    /// key (standard input ended, a signal).
+    func waitForKey(orReadable descriptor: Int32) -> TerminalInput?
     /// Gives the terminal back as it was.
     func restore()
 }
@@ -71,13 +74,16 @@ public final class TerminalKeys: ShopperKeys {
         return read(STDIN_FILENO, &byte, 1) == 1 ? .key(byte) : nil
     }
 
-    /// Blocks until a key is pressed or the command is continued after a stop; nil when a signal asks the
-    /// command to end or the terminal is gone.
-    public func waitForKey() -> TerminalInput? {
-        while interruption.waitForInput(STDIN_FILENO, resumption.read) {
+    /// Blocks until a key is pressed, `descriptor` can be read or the command is continued after a stop; nil
+    /// when a signal asks the command to end or the terminal is gone.
+    public func waitForKey(orReadable descriptor: Int32) -> TerminalInput? {
+        // poll skips a negative descriptor.
+        while interruption.waitForInput(STDIN_FILENO, resumption.read, descriptor) {
             if takeResumed() { return .resumed }
             var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
             guard Glibc.poll(&input, 1, 0) > 0 else {
+                var other = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                if Glibc.poll(&other, 1, 0) > 0 { return .readable }
                 drainResumption()  // the wake-up of a continue already taken
                 continue
             }

@@ -93,6 +93,14 @@ public final class LoyaltyService: Sendable {
                 503, .serverBusy, "the server holds as many request bodies as it may; retry in a few seconds")
             failure.headers["Retry-After"] = "5"
             return .failure(failure)
+        case .tooManyQueryParameters(let limit):
+            metrics.record(route: "rejected", method: "-", status: 414, seconds: 0)
+            return .failure(
+                APIFailure(414, .badRequest, "the request has more than \(limit) query parameters; send fewer"))
+        case .bodyTooSlow:
+            metrics.record(route: "rejected", method: "-", status: 408, seconds: 0)
+            return .failure(
+                APIFailure(408, .requestTimeout, "the body came too slowly and was dropped; send it again, faster"))
         }
     }
 

@@ -86,6 +86,20 @@ public final class NotificationMock {
         }
     }
 
+    /// The ids of every CloseNotification call so far, in order.
+    public func closedNotifications() throws -> [UInt32] {
+        let reply = try connection.call(
+            destination: Self.service, path: Self.path, interface: "org.freedesktop.DBus.Mock",
+            method: "GetMethodCalls", arguments: [.string("CloseNotification")])
+        guard case .array(let calls)? = reply.first else { return [] }
+        return calls.compactMap { call in
+            guard case .structure(let fields) = call, fields.count == 2, case .array(let values) = fields[1],
+                let id = values.first?.unwrapped.integer
+            else { return nil }
+            return UInt32(exactly: id)
+        }
+    }
+
     /// Waits up to `seconds` for at least `count` Notify calls, and returns them all.
     public func waitForNotifications(_ count: Int, seconds: Double = 30) throws -> [Notification] {
         let deadline = Date().addingTimeInterval(seconds)

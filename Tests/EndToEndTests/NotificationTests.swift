@@ -96,6 +96,34 @@ import Testing
         #expect(times[1] - times[0] < 40)
     }
 
+    /// On the shopper's screen, once a replay ended with offers left: Dismiss on a notification is carried out as it
+    /// comes (not at the next key) and counts in the summary, and d at the terminal closes the notification of the
+    /// offer it dismissed.
+    @Test func answersAreCarriedOutWhileTheScreenWaitsForKeys() throws {
+        guard let (bus, mock) = try notificationServer(capabilities: "body actions") else { return }
+        let name = "Answering arcade \(UUID().uuidString.prefix(8))"
+        let (shopper, walk, _) = try TerminalScanTests.walkPastThreeOffers(try StoryServer.shared.get(), name: name)
+        let scan = try TerminalRun(
+            ["scan", "--replay", walk.path, "--notify"], shopper,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { scan.kill() }
+        #expect(scan.waitFor("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")
+        let first = try mock.waitForNotifications(1)
+        try #require(first.count == 1)
+        try mock.invoke("dismiss", on: mock.id(of: 0, in: first))
+        #expect(scan.waitFor("OFFER from \(name): Second pizza", seconds: 10), "\(scan.transcript)")
+
+        let second = try mock.waitForNotifications(2)
+        try #require(second.count == 2, "\(scan.transcript)")
+        scan.send("d")
+        #expect(scan.waitFor("OFFER from \(name): Third coat", seconds: 10), "\(scan.transcript)")
+        let secondID = mock.id(of: 1, in: second)
+        #expect(scan.waitFor(seconds: 10) { (try? mock.closedNotifications().contains(secondID)) == true })
+        scan.send("q")
+        #expect(scan.waitForExit(seconds: 10) == 0, "\(scan.transcript)")
+        #expect(scan.transcript.contains("offers: 3 shown, 0 redeemed, 2 dismissed"), "\(scan.transcript)")
+    }
+
     /// A server without actions or body markup: no buttons, and the body as the retailer wrote it.
     @Test func aPlainServerGetsNoActionsAndAnUnescapedBody() throws {
         guard let (bus, mock) = try notificationServer(capabilities: "body") else { return }

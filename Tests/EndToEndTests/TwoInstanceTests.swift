@@ -109,31 +109,6 @@ import Testing
     }
 }
 
-private struct Reply {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
-
-    var object: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
-    var text: String { String(decoding: body, as: UTF8.self) }
-}
-
-private func call(
-    _ base: String, _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,
-    headers: [String: String] = [:]
-) throws -> Reply {
-    var headers = headers
-    if let token { headers["Authorization"] = "Bearer \(token)" }
-    var body: [UInt8]?
-    if let json {
-        headers["Content-Type"] = "application/json"
-        body = Array(try JSONSerialization.data(withJSONObject: json))
-    }
-    let response = try HTTPClient().send(
-        HTTPClientRequest(method: method, url: base + path, headers: headers, body: body))
-    return Reply(status: response.status, headers: response.headers, body: response.body)
-}
-
 /// Runs `body(0..<count)` on `count` threads released together, and waits for all of them.
 private func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let start = DispatchSemaphore(value: 0)

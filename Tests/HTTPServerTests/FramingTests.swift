@@ -24,6 +24,8 @@ import Testing
                 case .bodyTooLarge(let limit): HTTPResponse(status: 413, body: Array("limit \(limit)".utf8))
                 case .malformedFraming(let problem): HTTPResponse(status: 400, body: Array(problem.utf8))
                 case .busy: HTTPResponse(status: 503)
+                case .tooManyQueryParameters: HTTPResponse(status: 414)
+                case .bodyTooSlow: HTTPResponse(status: 408)
                 }
             },
             handler: { request in

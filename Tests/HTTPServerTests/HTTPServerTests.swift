@@ -23,6 +23,8 @@ private let rejectAs413: @Sendable (HTTPRejection) -> HTTPResponse = { rejection
     case .bodyTooLarge(let limit): HTTPResponse(status: 413, body: Array("limit \(limit)".utf8))
     case .malformedFraming(let reason): HTTPResponse(status: 400, body: Array(reason.utf8))
     case .busy: HTTPResponse(status: 503)
+    case .tooManyQueryParameters: HTTPResponse(status: 414)
+    case .bodyTooSlow: HTTPResponse(status: 408)
     }
 }
 

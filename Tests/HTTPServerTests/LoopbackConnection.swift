@@ -111,6 +111,13 @@ struct LoopbackConnection: ~Copyable {
         return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
     }
 
+    /// True when bytes from the server (or its closing) arrive within `waiting`.
+    func hasDataWaiting(waiting: Duration) -> Bool {
+        let milliseconds = Int32(waiting.components.seconds * 1000 + waiting.components.attoseconds / 1_000_000_000_000_000)
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
+    }
+
     /// True when the server has closed its side (recv returns 0 rather than timing out).
     /// Whether the server closes the connection, after whatever answer (a 413) it wrote before closing.
     func isClosedByServer() -> Bool {
@@ -124,9 +131,7 @@ struct LoopbackConnection: ~Copyable {
 
     /// Whether the server closes the connection within `waiting`, without reading what it sent.
     func isClosed(waiting: Duration) -> Bool {
-        let milliseconds = Int32(waiting.components.seconds * 1000 + waiting.components.attoseconds / 1_000_000_000_000_000)
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        guard poll(&descriptor, 1, milliseconds) > 0 else { return false }
+        guard hasDataWaiting(waiting: waiting) else { return false }
         var byte: UInt8 = 0
         let count = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         return count == 0 || (count < 0 && errno == ECONNRESET)

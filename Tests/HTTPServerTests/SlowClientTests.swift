@@ -28,7 +28,8 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
     limits.threads = 2
     configure(&limits)
     return try HTTPServer(
-        host: "127.0.0.1", port: 0, limits: limits, reject: { _ in HTTPResponse(status: 400) },
+        host: "127.0.0.1", port: 0, limits: limits,
+        reject: { HTTPResponse(status: $0 == .bodyTooSlow ? 408 : 400, body: Array("refused".utf8)) },
         handler: { _ in HTTPResponse(status: 200, body: Array("served".utf8)) }, diagnostics: diagnostics.record)
 }
 
@@ -51,6 +52,37 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
         let other = try LoopbackConnection(port: server.port)
         try other.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
         #expect(try other.receive().text == "served")
+    }
+
+    /// Each body byte resets the idle timeout too; the body's own deadline (the head's 1 s plus 100 bytes at 50
+    /// bytes/s) still ends it, with a 408 and one log line.
+    @Test func aBodyTricklingInIsAnswered408AtItsDeadline() throws {
+        let lines = DiagnosticLines()
+        let server = try server(
+            {
+                $0.requestHeadTimeoutSeconds = 1
+                $0.minimumBodyBytesPerSecond = 50
+            }, diagnostics: lines)
+        let slow = try LoopbackConnection(port: server.port)
+        let started = ContinuousClock.now
+        try slow.send("POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\n")
+        var bytesSent = 0
+        while bytesSent < 50, !slow.hasDataWaiting(waiting: .milliseconds(200)) {
+            try slow.send("x")
+            bytesSent += 1
+        }
+        #expect(bytesSent < 50, "no answer after 50 body bytes over 10 s")
+        let answer = try slow.receive()
+        #expect(answer.status == 408 && answer.text == "refused")
+        let closed = slow.isClosedByServer()
+        #expect(closed)
+        #expect(ContinuousClock.now - started < .seconds(6), "the 408 came after \(ContinuousClock.now - started)")
+
+        let other = try LoopbackConnection(port: server.port)
+        try other.send("POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\nok")
+        #expect(try other.receive().text == "served")
+        server.shutdown()
+        #expect(lines.all.filter { $0.contains("request body took longer than 1 s") }.count == 1, "\(lines.all)")
     }
 
     @Test func oneClientAddressCannotTakeEveryConnection() throws {

@@ -11,7 +11,7 @@ final class ScriptedKeys: ShopperKeys {
     init(_ keys: String) { self.keys = Mutex(Array(keys.utf8)) }
 
     func poll() -> TerminalInput? { nil }
-    func waitForKey() -> TerminalInput? { keys.withLock { $0.isEmpty ? nil : .key($0.removeFirst()) } }
+    func waitForKey(orReadable descriptor: Int32) -> TerminalInput? { keys.withLock { $0.isEmpty ? nil : .key($0.removeFirst()) } }
     func restore() {}
 }
 

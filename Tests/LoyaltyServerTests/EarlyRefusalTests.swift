@@ -31,6 +31,17 @@ import Testing
         #expect(try refused.decode(APIErrorBody.self).error.code == .unauthorized)
     }
 
+    /// About 1,500 query parameters once ran libmicrohttpd out of the connection's memory: no answer, and the
+    /// connection held (issue 23, item 15).
+    @Test func tooManyQueryParametersAreAnswered414() throws {
+        let server = try TestServer(.socket)
+        let query = (0..<2_000).map { "p\($0)=\($0)" }.joined(separator: "&")
+        let refused = try server.raw("GET", "/v1/catalog?" + query)
+        #expect(refused.status == 414)
+        #expect(try refused.decode(APIErrorBody.self).error.message.contains("more than 100 query parameters"))
+        #expect(try server.raw("GET", "/healthz?" + query.prefix(200)).status == 200)
+    }
+
     /// Routes anyone may call still read their bodies.
     @Test func openRoutesStillReadTheirBodies() throws {
         let server = try TestServer(.socket)
