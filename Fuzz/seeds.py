@@ -82,3 +82,12 @@ bodies = [
 ]
 for selector, body in bodies:
     put("request-body", bytes([selector]) + json.dumps(body).encode())
+
+# PROXY protocol v2 headers as HAProxy's send-proxy-v2 writes them (IPv4, IPv6 with a TLV, a LOCAL health check),
+# each followed by the request it precedes.
+signature = bytes([0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A])
+request = b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"
+ipv4 = bytes([192, 0, 2, 7, 127, 0, 0, 1, 0xC8, 0x01, 0x1F, 0x90])
+ipv6 = bytes([0x20, 0x01, 0x0D, 0xB8] + [0] * 11 + [9] + [0] * 15 + [1, 0xC8, 0x01, 0x1F, 0x90]) + bytes([5, 0, 2, 0x61, 0x62])
+for command, family, addresses in [(0x21, 0x11, ipv4), (0x21, 0x21, ipv6), (0x20, 0x00, b"")]:
+    put("proxy-header", signature + bytes([command, family]) + len(addresses).to_bytes(2, "big") + addresses + request)

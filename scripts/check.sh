@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make check: proves the system holds, with bounded times, and prints a summary table (part, figure, verdict).
-#   fuzz    libFuzzer on the HCI event, AD structure, BTSnoop and request-body parsers (FUZZ_SECONDS each, 60)
+#   fuzz    libFuzzer on the HCI event, AD structure, BTSnoop, request-body and PROXY header parsers (FUZZ_SECONDS each, 60)
 #   api     schemathesis on every operation of openapi.yaml against a live server (CHECK_API_EXAMPLES, 50)
 #   faults  PostgreSQL stopped, server and client SIGKILLed, network cut with packets dropped (scripts/check-faults.py)
 #   load    wrk mixed load at the highest rate with p99 under 50 ms (CHECK_LOAD_SECONDS, 60), then the database
@@ -32,7 +32,7 @@ for part in $parts; do
       status=${PIPESTATUS[0]}
       # Every target must have run: a line with executions and no crash. fuzz.sh's status covers the rest
       # (a fuzzer that exited with an error, a build that failed before any target ran).
-      for target in ${FUZZ_TARGETS:-hci-event advertising-data btsnoop request-body}; do
+      for target in ${FUZZ_TARGETS:-hci-event advertising-data btsnoop request-body proxy-header}; do
         read -r _ runs rate crashes _ <<<"$(grep -E "^$target " "$logs/fuzz.log" | tail -1)"
         verdict=pass
         [ "${runs:-0}" -gt 0 ] && [ "${crashes:-1}" -eq 0 ] || verdict=fail

@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"hci-event advertising-data btsnoop request-body"}
+targets=${FUZZ_TARGETS:-"hci-event advertising-data btsnoop request-body proxy-header"}
 fixtures="$root/Tests/Fixtures"
 build="$root/.build/fuzz"
 flags=(-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
@@ -32,6 +32,7 @@ link hci-event "$root/Fuzz/HCIEventFuzzer.swift" Beacons
 link advertising-data "$root/Fuzz/AdvertisingDataFuzzer.swift" Beacons
 link btsnoop "$root/Fuzz/BTSnoopFuzzer.swift" Beacons
 link request-body "$root/Fuzz/RequestBodyFuzzer.swift" Arguments CivilCalendar Geofencing LoyaltyAPI HTTPServer Postgres LoyaltyServer -lpq -lmicrohttpd
+link proxy-header "$root/Fuzz/ProxyProtocolHeaderFuzzer.swift" HTTPServer -lmicrohttpd
 
 rm -rf "$build/seeds" && python3 "$root/Fuzz/seeds.py" "$fixtures" "$build/seeds"
 failed=0

@@ -65,13 +65,18 @@ public final class HTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     /// The running daemon, nil once shut down. Guarded by `lock`.
     private var daemon: OpaquePointer?
+    /// Accepts the connections in place of the daemon when `clientAddresses.requiresProxyProtocol`.
+    private let proxyListener: ProxyProtocolListener?
 
     /// Binds and starts serving at once. `port` 0 picks an ephemeral port (read `port`).
     /// `admit` sees each request's head (an empty body) before its body is read: an answer it gives refuses the
     /// request unread. MHD's own error messages (e.g. "connection limit reached") and the connections closed
-    /// for a slow head go to `diagnostics`, standard error when nil, each kind at most once per 10 s.
+    /// for a slow head go to `diagnostics`, standard error when nil, each kind at most once per 10 s; so do
+    /// connections refused for their PROXY header and `X-Forwarded-For` ignored from untrusted peers
+    /// (`clientAddresses`).
     public init(
         host: String, port: UInt16, limits: HTTPServerLimits = .init(),
+        clientAddresses: ClientAddressPolicy = .init(),
         reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
         admit: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
@@ -79,10 +84,18 @@ public final class HTTPServer: @unchecked Sendable {
     ) throws(HTTPServerError) {
         var address = try Self.socketAddress(host: host, port: port)
         let context = ServerContext(
-            limits: limits, reject: reject, admit: admit, handler: handler, diagnostics: diagnostics)
+            limits: limits, clientAddresses: clientAddresses, reject: reject, admit: admit, handler: handler,
+            diagnostics: diagnostics)
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
         if address.ss_family == sa_family_t(AF_INET6) { flags |= MHD_USE_IPv6.rawValue }
+        let proxyListener =
+            clientAddresses.requiresProxyProtocol
+            ? try ProxyProtocolListener(
+                address: address, host: host, policy: clientAddresses,
+                timeout: .seconds(max(1, limits.requestHeadTimeoutSeconds)), maxWaiting: limits.connectionLimit,
+                report: { [weak context] in context?.record(diagnostic: $0) }) : nil
+        if proxyListener != nil { flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue }
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()
         let started = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
@@ -101,16 +114,29 @@ public final class HTTPServer: @unchecked Sendable {
         }
         self.context = context
         self.daemon = started
-        self.port = loyalty_MHD_bound_port(started)
+        self.proxyListener = proxyListener
+        self.port = proxyListener?.port ?? loyalty_MHD_bound_port(started)
         context.deadlines.startWatching(
             answerLateBody: { [weak context] socket in
                 guard let context else { return }
                 writeDirectly(context.reject(.bodyTooSlow), toSocket: socket)
             },
             report: { [weak context] in context?.record(diagnostic: $0) })
+        let daemonAddress = UInt(bitPattern: started)
+        proxyListener?.start { socket, client in
+            var client = client
+            let length = socketAddressLength(client)
+            // On failure (the connection limit, no memory) MHD closes the socket and says why in its log.
+            _ = withUnsafePointer(to: &client) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    MHD_add_connection(OpaquePointer(bitPattern: daemonAddress), socket, $0, length)
+                }
+            }
+        }
     }
 
     deinit {
+        proxyListener?.stop()
         if let daemon { MHD_stop_daemon(daemon) }
         context.deadlines.stopWatching()
     }
@@ -124,6 +150,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let daemon else { return }
         context.isDraining.store(true, ordering: .relaxed)
+        proxyListener?.stop()
         let listenSocket = MHD_quiesce_daemon(daemon)
         context.waitForRequestsInFlight(gracePeriod: gracePeriod)
         MHD_stop_daemon(daemon)
@@ -207,6 +234,7 @@ private final class ServerContext: @unchecked Sendable {
     let admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let diagnostics: (@Sendable (String) -> Void)?
+    let clientAddresses: ClientAddressPolicy
     let isDraining = Atomic<Bool>(false)
     let deadlines: ReceiveDeadlines
 
@@ -220,7 +248,8 @@ private final class ServerContext: @unchecked Sendable {
     private static let diagnosticInterval = Duration.seconds(10)
 
     init(
-        limits: HTTPServerLimits, reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
+        limits: HTTPServerLimits, clientAddresses: ClientAddressPolicy,
+        reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
         admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, diagnostics: (@Sendable (String) -> Void)?
     ) {
@@ -231,6 +260,7 @@ private final class ServerContext: @unchecked Sendable {
         self.maxQueryParameters = max(0, min(limits.maxQueryParameters, limits.memoryPerConnection / 256))
         self.reject = reject
         self.admit = admit
+        self.clientAddresses = clientAddresses
         self.handler = handler
         self.diagnostics = diagnostics
         self.deadlines = ReceiveDeadlines(
@@ -320,6 +350,8 @@ private final class RequestState {
     var discardedBytes = 0
     /// What this request holds of `ServerContext.bodyBytesInFlight`, given back when it completes.
     var reservedBytes = 0
+    /// Whom the request is for (`ClientAddressPolicy.client`), worked out once from its head.
+    var client = ""
 }
 
 /// Called once when the headers are in, once per body chunk, and once more at the end of the body;
@@ -350,6 +382,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
                 closing: true)
         }
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
+        state.client = client(of: connection, context)
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
         // Each refusal is queued before the body is read: MHD drops the body and closes the connection.
         let framing = FramingHeaders(of: connection, method: method)
@@ -362,7 +395,9 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             return queue(
                 context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context, closing: true)
         }
-        if let admit = context.admit, let refusal = admit(head(of: connection, url: url, method: method)) {
+        if let admit = context.admit,
+            let refusal = admit(head(of: connection, url: url, method: method, client: state.client))
+        {
             state.isRefused = true
             return queue(
                 refusal, on: connection, context, closing: (length ?? 0) > 0 || !framing.transferEncodings.isEmpty)
@@ -410,21 +445,21 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
     context.deadlines.bodyArrived(connection)
     if state.isRefused { return MHD_Result.NO }  // answered already
-    var request = head(of: connection, url: url, method: method)
+    var request = head(of: connection, url: url, method: method, client: state.client)
     swap(&request.body, &state.body)
     return queue(context.handler(request), on: connection, context)
 }
 
 /// The request as far as its head tells: no body.
-private func head(of connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?)
-    -> HTTPRequest
-{
+private func head(
+    of connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, client: String
+) -> HTTPRequest {
     HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
         path: url.map { String(cString: $0) } ?? "/",
         query: values(of: connection, .GET_ARGUMENT_KIND, lowercasingNames: false),
         headers: values(of: connection, .HEADER_KIND, lowercasingNames: true),
-        remoteAddress: remoteAddress(of: connection))
+        remoteAddress: client)
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = {
@@ -574,22 +609,20 @@ private func values(of connection: OpaquePointer, _ kind: MHD_ValueKind, lowerca
     return collected.values
 }
 
-private func remoteAddress(of connection: OpaquePointer) -> String {
-    guard let address = loyalty_MHD_client_address(connection) else { return "" }
-    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-    switch Int32(address.pointee.sa_family) {
-    case AF_INET:
-        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
-            var raw = address.pointee.sin_addr
-            _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-        }
-    case AF_INET6:
-        address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-            var raw = address.pointee.sin6_addr
-            _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
-        }
-    default:
-        return ""
+/// The request's client: the connection's peer (the client a PROXY header named, if the listener requires one),
+/// or whom a trusted proxy's `X-Forwarded-For` names. Says when an untrusted peer sent `X-Forwarded-For`.
+private func client(of connection: OpaquePointer, _ context: ServerContext) -> String {
+    let peer = loyalty_MHD_client_address(connection).flatMap(IPAddress.init)?.description ?? ""
+    // Every X-Forwarded-For line, in order: a proxy may add its own line after one the client sent. Most requests
+    // have none, and the lookup of the first spares them collecting every header.
+    let forwardedFor =
+        MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For") == nil
+        ? nil : values(of: connection, .HEADER_KIND, lowercasingNames: true)["x-forwarded-for"]
+    let (client, ignoredForwarding) = context.clientAddresses.client(peer: peer, forwardedFor: forwardedFor)
+    if ignoredForwarding {
+        context.record(
+            diagnostic:
+                "ignored X-Forwarded-For from \(peer), which is not a trusted proxy: its requests count as its own")
     }
-    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    return client
 }

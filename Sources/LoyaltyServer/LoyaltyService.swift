@@ -139,7 +139,7 @@ public final class LoyaltyService: Sendable {
                 level, "request",
                 [
                     "request_id": .string(requestID), "method": .string(request.method), "route": .string(route),
-                    "status": .int(response.status), "duration_ms": .double((seconds * 1e6).rounded() / 1e3),
+                    "client": .string(request.remoteAddress), "status": .int(response.status), "duration_ms": .double((seconds * 1e6).rounded() / 1e3),
                     "error": internalDetail.map { .string($0) },
                 ]))
         return response

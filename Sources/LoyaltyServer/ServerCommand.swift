@@ -22,6 +22,8 @@ public struct ServerOptions: Equatable, Sendable {
     public var migrateOnly = false
     /// False with `--no-rate-limits`: for load tests, whose clients all share one address.
     public var rateLimited = true
+    /// `--trusted-proxy` (repeated) and `--proxy-protocol`: the balancers that may name the client.
+    public var clientAddresses = ClientAddressPolicy()
 
     /// The settings `arguments` ask for: nil when they ask for help, the version or a completion script.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
@@ -63,6 +65,29 @@ public struct ServerOptions: Equatable, Sendable {
         }
         // `migrate` serves nothing and has no such flag.
         rateLimited = migrateOnly || !arguments.flag(ServerCommand.noRateLimits)
+        if !migrateOnly {
+            var trustedProxies = arguments.values(ServerCommand.trustedProxy)
+            if trustedProxies.isEmpty, let listed = environment["LOYALTY_TRUSTED_PROXIES"] {
+                for entry in listed.split(whereSeparator: { $0 == "," || $0 == " " }) {
+                    guard let range = IPAddressRange(String(entry)) else {
+                        throw arguments.usageError("LOYALTY_TRUSTED_PROXIES: '\(entry)': expected \(IPAddressRange.expected)")
+                    }
+                    trustedProxies.append(range)
+                }
+            }
+            let proxyProtocol = environment["LOYALTY_PROXY_PROTOCOL"] ?? ""
+            guard ["", "0", "1"].contains(proxyProtocol) else {
+                throw arguments.usageError("LOYALTY_PROXY_PROTOCOL: expected 1 (on) or 0 (off)")
+            }
+            clientAddresses = ClientAddressPolicy(
+                trustedProxies: trustedProxies,
+                requiresProxyProtocol: arguments.flag(ServerCommand.proxyProtocol) || proxyProtocol == "1")
+            if clientAddresses.requiresProxyProtocol && clientAddresses.trustedProxies.isEmpty {
+                throw arguments.usageError(
+                    "--proxy-protocol: give the balancer's address with --trusted-proxy CIDR; only it may send "
+                        + "the PROXY header")
+            }
+        }
         if let directory = arguments.value(ServerCommand.dataDirectory) {
             dataDirectory = URL(fileURLWithPath: directory)
         }
@@ -102,6 +127,18 @@ public enum ServerCommand {
         help: "Do not slow down account creation, link codes and failed authentications per client address and "
             + "account (for load tests, whose clients all come from one address).")
 
+    static let trustedProxy = Option<IPAddressRange>(
+        "trusted-proxy", value: "CIDR",
+        help: "A balancer (an address or CIDR block; repeat for more) whose X-Forwarded-For names the client, and "
+            + "the only peers --proxy-protocol accepts. The rate limits and request log then see the client, not the "
+            + "balancer (with --proxy-protocol the per-address connection cap too). X-Forwarded-For from anyone else "
+            + "is ignored and logged.",
+        repeatable: true, expected: IPAddressRange.expected, parse: IPAddressRange.init)
+    static let proxyProtocol = Flag(
+        "proxy-protocol",
+        help: "Every connection comes from a --trusted-proxy and begins with a PROXY protocol v2 header "
+            + "(HAProxy's send-proxy-v2) naming the client; any other connection is closed and logged.")
+
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
     public static func command(environment: [String: String]) -> Command {
         let migrate = Command(
@@ -126,8 +163,10 @@ public enum ServerCommand {
                   DATABASE_REPLICA_MAX_LAG  seconds of replay lag after which reads go to the primary (30)
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
+                  LOYALTY_TRUSTED_PROXIES  CIDR blocks, separated by commas or spaces, when --trusted-proxy is not given
+                  LOYALTY_PROXY_PROTOCOL   1 for --proxy-protocol
                 """,
-            options: [listen, dataDirectory, noRateLimits], globalOptions: [dataDirectory], subcommands: [migrate],
+            options: [listen, dataDirectory, noRateLimits, trustedProxy, proxyProtocol], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
@@ -196,7 +235,8 @@ public enum ServerCommand {
         }
 
         let server = try HTTPServer(
-            host: options.host, port: options.port, limits: limits, reject: service.reject, admit: service.admit, handler: service.handle,
+            host: options.host, port: options.port, limits: limits, clientAddresses: options.clientAddresses,
+            reject: service.reject, admit: service.admit, handler: service.handle,
             diagnostics: { message in
                 ServerLog.standardError(ServerLog.line(.warning, "libmicrohttpd", ["message": .string(message)]))
             })

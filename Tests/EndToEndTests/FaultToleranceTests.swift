@@ -148,7 +148,7 @@ final class LoyaltyServerProcess {
         var environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_ADMIN_TOKEN": adminToken]) { $1 }
             .merging(self.environment) { $1 }
         environment["DATABASE_URL"] = databaseURL
-        pid = try spawn(arguments, environment: environment, output: log.path)
+        pid = try Self.spawn(arguments, environment: environment, output: log.path)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             var status: Int32 = 0
@@ -164,8 +164,13 @@ final class LoyaltyServerProcess {
         throw ServerFailed(log: "did not start within 60 s")
     }
 
+    /// What the server has logged so far (standard output and error).
+    var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+    }
+
     /// Starts `arguments` with standard output and error appended to `output` and no standard input.
-    private func spawn(
+    static func spawn(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, output: String
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -229,7 +234,7 @@ final class LoyaltyServerProcess {
         let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
         let command =
             geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
-        let child = try spawn(command, output: "/dev/null")
+        let child = try Self.spawn(command, output: "/dev/null")
         var status: Int32 = 0
         guard waitpid(child, &status, 0) == child, status == 0 else {
             throw ServerFailed(log: "pg_ctl \(action) failed")

@@ -6,6 +6,15 @@ import Testing
 @Suite struct ServerUsageTests {
     let server = Binary("loyalty-server")
 
+    @Test func proxyProtocolWithoutATrustedProxyIsAUsageError() throws {
+        let result = try server.run(["--proxy-protocol"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--proxy-protocol: give the balancer's address with --trusted-proxy CIDR"))
+        let bad = try server.run(["--trusted-proxy", "10.0.0.1/8"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--trusted-proxy: expected an address or CIDR block"), "\(bad.stderr)")
+    }
+
     @Test func wrongWordsAreUsageErrorsAndHelpNamesTheCommand() throws {
         let extra = try server.run(["extra-word"])
         #expect(extra.status == 64 && extra.stdout.isEmpty)

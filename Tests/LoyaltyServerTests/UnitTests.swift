@@ -1,5 +1,6 @@
 import Arguments
 import Foundation
+import HTTPServer
 import LoyaltyAPI
 import Postgres
 import Testing
@@ -94,6 +95,26 @@ import Testing
         #expect(fromArgument.host == "127.0.0.1" && fromArgument.port == 8081)
         #expect(throws: UsageError.self) {
             try ServerOptions.parse([], environment: ["HOME": "/", "LOYALTY_LISTEN": "9000"])
+        }
+    }
+
+    @Test func trustedProxiesComeFromTheArgumentsOrTheEnvironment() throws {
+        let environment = ["HOME": "/", "LOYALTY_TRUSTED_PROXIES": "10.0.0.5, 2001:db8::/32", "LOYALTY_PROXY_PROTOCOL": "1"]
+        let fromEnvironment = try #require(try ServerOptions.parse([], environment: environment))
+        #expect(fromEnvironment.clientAddresses.trustedProxies.map(\.description) == ["10.0.0.5/32", "2001:db8::/32"])
+        #expect(fromEnvironment.clientAddresses.requiresProxyProtocol)
+        let fromArguments = try #require(
+            try ServerOptions.parse(["--trusted-proxy", "192.0.2.0/24", "--trusted-proxy", "::1"], environment: ["HOME": "/"]))
+        #expect(fromArguments.clientAddresses.trustedProxies.map(\.description) == ["192.0.2.0/24", "::1/128"])
+        #expect(!fromArguments.clientAddresses.requiresProxyProtocol)
+        let defaults = try #require(try ServerOptions.parse([], environment: ["HOME": "/"]))
+        #expect(defaults.clientAddresses == ClientAddressPolicy())
+        for bad in [["LOYALTY_TRUSTED_PROXIES": "10.0.0.0/33"], ["LOYALTY_PROXY_PROTOCOL": "yes"],
+            ["LOYALTY_PROXY_PROTOCOL": "1"]]
+        {
+            #expect(throws: UsageError.self, "\(bad)") {
+                try ServerOptions.parse([], environment: bad.merging(["HOME": "/"]) { $1 })
+            }
         }
     }
 }
