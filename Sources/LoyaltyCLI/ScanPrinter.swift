@@ -131,7 +131,7 @@ final class ScanPrinter: ScanOutput {
     }
 
     /// Whether the shopper had answered notifications.
-    private func carryOutNotificationAnswers() throws -> Bool {
+    @discardableResult private func carryOutNotificationAnswers() throws -> Bool {
         try notifier?.carryOutAnswers(show: show, said: notificationRedeemed, dismissed: { dismissed += 1 }) ?? false
     }
 
