@@ -4,7 +4,8 @@ import Postgres
 
 /// A PostgreSQL high-availability cluster on this machine, as a deployment runs one: etcd (Debian's etcd-server
 /// 3.4, v2 API on), three PostgreSQL 15 members under Patroni (Debian's 3.0) configured from the shipped
-/// `deploy/patroni/patroni.yml`, and HAProxy routing a primary port and a replica port by Patroni's REST checks.
+/// `deploy/patroni/patroni.yml`, and HAProxy on the shipped `deploy/haproxy.cfg`, routing a primary port and a
+/// replica port by Patroni's REST checks.
 ///
 /// Everything lives in a private temporary directory and listens on free loopback ports. As root, Patroni (and so
 /// PostgreSQL) runs as `postgres` through setpriv, which execs: the pid kept is Patroni's own. `stop()` ends every
@@ -345,36 +346,28 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
             command, environment: environment, log: member.log, in: member.directory)
     }
 
-    private func startHAProxy() throws {
-        func backend(_ name: String, port: UInt16, check: String) -> String {
-            """
-            listen \(name)
-                bind 127.0.0.1:\(port)
-                option httpchk
-                http-check send meth GET uri \(check)
-                http-check expect status 200
-                default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
-            \(members.map { "    server \($0.name) 127.0.0.1:\($0.postgresPort) maxconn 100 check port \($0.restPort)" }
-                .joined(separator: "\n"))
+    /// The shipped balancer configuration, whose database ports these tests prove.
+    public static let balancer = template.deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("haproxy.cfg")
 
-            """
+    /// HAProxy on the shipped `deploy/haproxy.cfg`, unchanged: its primary and replica ports route by the members'
+    /// REST checks. Its API part has no instances here (BalancerTests proves that part), so it points at a port
+    /// nothing listens on.
+    private func startHAProxy() throws {
+        var environment = [
+            "HAPROXY_MAXCONN": "400",
+            "POSTGRES_PRIMARY_BIND": "127.0.0.1:\(primaryPort)",
+            "POSTGRES_REPLICAS_BIND": "127.0.0.1:\(replicaPort)",
+            "LOYALTY_API_BIND": "127.0.0.1:\(try LoopbackSocket.freePort())",
+        ]
+        let nowhere = "127.0.0.1:\(try LoopbackSocket.freePort())"
+        for instance in 1...2 { environment["LOYALTY_SERVER_\(instance)"] = nowhere }
+        for (index, member) in members.enumerated() {
+            environment["PATRONI_\(index + 1)_POSTGRES"] = "127.0.0.1:\(member.postgresPort)"
+            environment["PATRONI_\(index + 1)_REST_PORT"] = "\(member.restPort)"
         }
-        let configuration = """
-            global
-                maxconn 400
-            defaults
-                mode tcp
-                timeout connect 2s
-                timeout client 30m
-                timeout server 30m
-                timeout check 1s
-            \(backend("primary", port: primaryPort, check: "/primary"))
-            \(backend("replicas", port: replicaPort, check: "/replica"))
-            """
-        let file = directory.appendingPathComponent("haproxy.cfg")
-        try configuration.write(to: file, atomically: true, encoding: .utf8)
         haproxyPID = try spawn(
-            ["/usr/sbin/haproxy", "-db", "-f", file.path],
+            ["/usr/sbin/haproxy", "-db", "-f", Self.balancer.path], environment: environment,
             log: directory.appendingPathComponent("haproxy.log"))
     }
 
