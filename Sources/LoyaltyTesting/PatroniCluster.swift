@@ -377,34 +377,12 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     )
         throws -> pid_t
     {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Children inherit a blocked signal mask from dispatch's threads: they could not be stopped.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }.merging(
-            environment
-        ) { $1 }
+        let output = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw Failure("cannot open \(log.path): \(String(cString: strerror(errno)))") }
+        defer { close(output) }
         // env(1) changes directory and execs, as setpriv does: the pid stays the program's own.
         let command = directory.map { ["/usr/bin/env", "-C", $0.path] + command } ?? command
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let failure = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
-        guard failure == 0 else {
-            throw Failure("cannot run \(command[0]): \(String(cString: strerror(failure)))")
-        }
-        return pid
+        return try EmbeddedPostgres.launch(command, environment: environment, output: output)
     }
 
     private func end(_ pid: inout pid_t) {

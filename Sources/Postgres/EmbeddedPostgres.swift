@@ -235,12 +235,29 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         let argv =
             user.map { ["/usr/sbin/runuser", "-u", $0, "--", "/usr/bin/env", "-C", directory.path] + command }
             ?? command
-        // PG* variables (PGDATA, PGPORT...) would override what the launcher decides.
-        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }.map { "\($0)=\($1)" }
+        let pid = try launch(argv, output: output)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else {
+                throw PostgresError(kind: .launcher, message: "lost track of \(argv[0]): \(errorText())")
+            }
+        }
+        // WIFEXITED/WEXITSTATUS are macros Swift does not import: the low 7 bits are the terminating signal.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Starts `argv` without waiting for it: standard input from /dev/null, stdout and stderr to `output` (or
+    /// /dev/null), this process's environment less its PG* variables (PGDATA, PGPORT... would override what the
+    /// launcher decides) with `environment` on top, and no signal blocked.
+    package static func launch(
+        _ argv: [String], environment: [String: String] = [:], output: Int32?
+    ) throws(PostgresError) -> pid_t {
+        let variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }
+            .merging(environment) { $1 }.map { "\($0)=\($1)" }
         let arguments = argv.map { strdup($0) } + [nil]
-        let variables = environment.map { strdup($0) } + [nil]
+        let environment = variables.map { strdup($0) } + [nil]
         defer {
-            for pointer in arguments + variables { free(pointer) }
+            for pointer in arguments + environment { free(pointer) }
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -263,19 +280,12 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid = pid_t()
-        let failure = posix_spawn(&pid, argv[0], &actions, &attributes, arguments, variables)
+        let failure = posix_spawn(&pid, argv[0], &actions, &attributes, arguments, environment)
         guard failure == 0 else {
             throw PostgresError(
                 kind: .launcher, message: "cannot run \(argv[0]): \(String(cString: strerror(failure)))")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else {
-                throw PostgresError(kind: .launcher, message: "lost track of \(argv[0]): \(errorText())")
-            }
-        }
-        // WIFEXITED/WEXITSTATUS are macros Swift does not import: the low 7 bits are the terminating signal.
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return pid
     }
 
     // MARK: - Finding things, files, text
