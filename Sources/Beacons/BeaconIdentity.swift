@@ -26,26 +26,26 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
     }
 
     public static func == (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
-        lhs.major == rhs.major && lhs.minor == rhs.minor && lhs.uuidWords == rhs.uuidWords
+        lhs.major == rhs.major && lhs.minor == rhs.minor && lhs.uuidStorage == rhs.uuidStorage
     }
 
     /// Three integers rather than the UUID's 16 bytes one by one: every sighting is looked up by identity.
     public func hash(into hasher: inout Hasher) {
-        let words = uuidWords
-        hasher.combine(words.high)
-        hasher.combine(words.low)
+        let words = uuidStorage
+        hasher.combine(words.0)
+        hasher.combine(words.1)
         hasher.combine(UInt32(major) << 16 | UInt32(minor))
     }
 
     /// The UUID's bytes as two big-endian words, so comparing the words compares the bytes in order.
     private var uuidWords: (high: UInt64, low: UInt64) {
-        withUnsafeBytes(of: uuid.uuid) { bytes in
-            (
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
-        }
+        let (high, low) = uuidStorage
+        return (UInt64(bigEndian: high), UInt64(bigEndian: low))
     }
+
+    /// The UUID's 16 bytes as two words as they lie in memory: two loads, where reading the bytes through
+    /// `withUnsafeBytes` assembled each word from eight byte loads.
+    var uuidStorage: (UInt64, UInt64) { unsafeBitCast(uuid.uuid, to: (UInt64, UInt64).self) }
 }
 
 /// Which beacon layout a frame was decoded from. Both share the identity shape.

@@ -125,6 +125,9 @@ public struct Ranger: Sendable {
         var lastSeen: Double
         /// A snapshot has shown this beacon as `.unknown` since it was last heard.
         var reportedLost = false
+        /// What the last snapshot showed (`range`).
+        var shownProximity = Proximity.unknown
+        var shownDistance: Double?
 
         init(_ sighting: BeaconSighting, configuration: Configuration) {
             identity = sighting.frame.identity
@@ -138,6 +141,8 @@ public struct Ranger: Sendable {
             record(sighting, configuration: configuration)
         }
 
+        /// Inlined: called, it took a copy of the 152-byte configuration for every sighting.
+        @inline(__always)
         mutating func record(_ sighting: BeaconSighting, configuration: Configuration) {
             // A beacon heard again after being lost starts afresh: its old level and trend are stale.
             if sighting.time - lastSeen >= configuration.maxTrackingAge {
@@ -165,12 +170,25 @@ public struct Ranger: Sendable {
             }
         }
 
-        /// The class a snapshot shows while the beacon is not lost.
-        func proximity(distance: Double?, configuration: Configuration) -> Proximity {
-            guard distance != nil, configuration.evidenceNoise != nil, classifier.proximity != .unknown else {
-                return configuration.distanceModel.proximity(distance: distance)
+        /// Sets the class and distance a snapshot at `time` shows; marks the track lost when it is.
+        mutating func range(at time: Double, configuration: Configuration) {
+            guard time - lastSeen < configuration.maxTrackingAge else {
+                reportedLost = true
+                (shownProximity, shownDistance) = (.unknown, nil)
+                return
             }
-            return classifier.proximity
+            let model = configuration.distanceModel
+            shownDistance = filter.value.flatMap { model.distance(rssi: $0, measuredPower: measuredPower) }
+            shownProximity =
+                shownDistance != nil && configuration.evidenceNoise != nil && classifier.proximity != .unknown
+                ? classifier.proximity : model.proximity(distance: shownDistance)
+        }
+
+        var ranged: RangedBeacon {
+            RangedBeacon(
+                identity: identity, kind: kind, proximity: shownProximity, distance: shownDistance,
+                rssi: filter.value, lastRSSI: lastRSSI, measuredPower: measuredPower, address: address,
+                lastSeen: lastSeen)
         }
     }
 
@@ -179,6 +197,8 @@ public struct Ranger: Sendable {
     /// dictionary's subscript, the track was moved out and back for every sighting).
     private var tracks: [Track] = []
     private var trackIndex: [BeaconIdentity: Int] = [:]
+    /// Every track's index, in the order of the last snapshot (new tracks at the end).
+    private var order: [SnapshotOrder] = []
     /// The track an identity was last found at, by a cheap hash of the identity (`recentSlot`): a store's
     /// few dozen beacons nearly always hit, where hashing each sighting's identity for `trackIndex` was a
     /// tenth of a replay. A hit is checked against the track's identity, so a slot two identities share, or
@@ -240,6 +260,7 @@ public struct Ranger: Sendable {
         } else if admits(identity.uuid) {
             recentTracks[slot] = Int32(tracks.count)
             trackIndex[identity] = tracks.count
+            order.append(SnapshotOrder(index: tracks.count))
             tracks.append(Track(sighting, configuration: configuration))
             count(identity.uuid, by: 1)
         }
@@ -249,8 +270,7 @@ public struct Ranger: Sendable {
     /// `identity`'s slot in `recentTracks`: its numbers and the UUID's last eight bytes, mixed by a
     /// multiplication (Fibonacci hashing) whose top bits are the slot.
     private static func recentSlot(_ identity: BeaconIdentity) -> Int {
-        let tail = withUnsafeBytes(of: identity.uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }
-        let key = tail ^ (UInt64(identity.major) << 16 | UInt64(identity.minor))
+        let key = identity.uuidStorage.1 ^ (UInt64(identity.major) << 16 | UInt64(identity.minor))
         return Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> (64 - UInt64(recentSlotBits)))
     }
 
@@ -287,60 +307,60 @@ public struct Ranger: Sendable {
 
     /// The state at `time` (typically the end of a replay), outside the tick schedule.
     public mutating func snapshot(at time: Double) -> RangingSnapshot {
-        let model = configuration.distanceModel
-        var beacons: [RangedBeacon] = []
-        beacons.reserveCapacity(tracks.count)
-        var dropped: [Int] = []
-        for index in tracks.indices {
-            let track = tracks[index]
-            let silence = time - track.lastSeen
-            if track.reportedLost && silence >= configuration.dropAfter {
-                dropped.append(index)
-                continue
-            }
-            let isLost = silence >= configuration.maxTrackingAge
-            let distance =
-                isLost
-                ? nil
-                : track.filter.value.flatMap {
-                    model.distance(rssi: $0, measuredPower: track.measuredPower)
-                }
-            beacons.append(
-                RangedBeacon(
-                    identity: track.identity, kind: track.kind,
-                    proximity: track.proximity(distance: distance, configuration: configuration),
-                    distance: distance, rssi: track.filter.value, lastRSSI: track.lastRSSI,
-                    measuredPower: track.measuredPower, address: track.address, lastSeen: track.lastSeen))
-            if isLost { tracks[index].reportedLost = true }
+        forgetLostTracks(at: time)
+        for position in order.indices {
+            let index = order[position].index
+            tracks[index].range(at: time, configuration: configuration)
+            order[position].proximity = tracks[index].shownProximity
+            order[position].distance = tracks[index].shownDistance ?? .infinity
         }
-        // From the end, each replaced by the last track.
-        for index in dropped.reversed() {
-            trackIndex[tracks[index].identity] = nil
-            count(tracks[index].identity.uuid, by: -1)
-            let last = tracks.removeLast()
-            if index < tracks.count {
-                tracks[index] = last
-                trackIndex[last.identity] = index
-            }
-        }
-        // Sorting small keys moves 24 bytes where sorting the beacons moved a hundred; with the index in the key,
-        // the comparison reads only its two arguments (indices sorted by keys in another array cost a tenth of
-        // a replay).
-        var keys = beacons.indices.map {
-            SnapshotOrder(proximity: beacons[$0].proximity, distance: beacons[$0].distance ?? .infinity, index: $0)
-        }
-        keys.sort { a, b in
+        // `order` holds the last snapshot's order, which few beacons leave between two snapshots: the sort
+        // (insertion sort on short runs) moves only those, where sorting from the tracks' order moved most.
+        let tracks = self.tracks
+        order.sort { a, b in
             if a.proximity != b.proximity { return a.proximity < b.proximity }
             if a.distance != b.distance { return a.distance < b.distance }
-            return beacons[a.index].identity < beacons[b.index].identity
+            return tracks[a.index].identity < tracks[b.index].identity
         }
-        return RangingSnapshot(time: time, beacons: keys.map { beacons[$0.index] })
+        var beacons: [RangedBeacon] = []
+        beacons.reserveCapacity(order.count)
+        for key in order {
+            beacons.append(tracks[key.index].ranged)
+        }
+        return RangingSnapshot(time: time, beacons: beacons)
     }
 
-    /// Where a beacon goes in a snapshot: nearest first by proximity, then distance (then identity).
+    /// Forgets the tracks a snapshot has shown lost and that have been unheard for `dropAfter` since.
+    private mutating func forgetLostTracks(at time: Double) {
+        let dropAfter = configuration.dropAfter
+        guard tracks.contains(where: { $0.reportedLost && time - $0.lastSeen >= dropAfter }) else { return }
+        // Where each track moves as the kept ones close up; -1: forgotten.
+        var moves = [Int](repeating: -1, count: tracks.count)
+        var kept = 0
+        for index in tracks.indices {
+            let track = tracks[index]
+            if track.reportedLost && time - track.lastSeen >= dropAfter {
+                trackIndex[track.identity] = nil
+                count(track.identity.uuid, by: -1)
+                continue
+            }
+            moves[index] = kept
+            if kept != index {
+                tracks[kept] = track
+                trackIndex[track.identity] = kept
+            }
+            kept += 1
+        }
+        tracks.removeLast(tracks.count - kept)
+        order.removeAll { moves[$0.index] < 0 }
+        for position in order.indices { order[position].index = moves[order[position].index] }
+    }
+
+    /// Where a beacon goes in a snapshot: nearest first by proximity, then distance (infinite when there is
+    /// none), then identity. 24 bytes sort faster than the hundred of a `RangedBeacon`.
     private struct SnapshotOrder {
-        var proximity: Proximity
-        var distance: Double
+        var proximity: Proximity = .unknown
+        var distance = Double.infinity
         var index: Int
     }
 }

@@ -93,11 +93,29 @@ public struct RegionMonitor: Sendable {
 
     /// The regions of one proximity UUID, reachable with integer keys once the UUID is found.
     private struct UUIDRegions: Sendable {
+        let uuid: UUID
         var whole: Record?
         var byMajor: [UInt16: Record] = [:]
         var byMajorMinor: [UInt32: Record] = [:]
 
         var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty }
+
+        /// Notes `time` as the last sighting of every region of this UUID that `identity` matches. Whether one
+        /// of them is not `.inside`: then `hear(_:_:)` enters it.
+        mutating func hear(_ identity: BeaconIdentity, at time: Double) -> Bool {
+            var entering = false
+            func note(_ record: inout Record) {
+                record.lastHeard = time
+                entering = entering || record.state != .inside
+            }
+            if whole != nil { note(&whole!) }
+            if !byMajor.isEmpty, byMajor[identity.major] != nil { note(&byMajor[identity.major]!) }
+            if !byMajorMinor.isEmpty {
+                let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
+                if byMajorMinor[key] != nil { note(&byMajorMinor[key]!) }
+            }
+            return entering
+        }
 
         /// Runs `body` on every region of this UUID that `identity` matches.
         mutating func hear(_ identity: BeaconIdentity, _ body: (inout Record) -> Void) {
@@ -125,11 +143,13 @@ public struct RegionMonitor: Sendable {
     }
 
     public let configuration: Configuration
-    private var byUUID: [UUID: UUIDRegions] = [:]
+    /// The regions by UUID: an array, so a sighting updates its group in place, and the index of each
+    /// UUID's group in it.
+    private var groups: [UUIDRegions] = []
+    private var groupIndex: [UUID: Int] = [:]
     /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
-    /// UUID for every sighting was a tenth of a replay. `store` and `remove`, which change the keys (and
-    /// so the indices), clear it.
-    private var lastGroup: (uuid: UUID, index: Dictionary<UUID, UUIDRegions>.Index)?
+    /// UUID for every sighting was a tenth of a replay. `remove`, which moves a group, clears it.
+    private var lastGroup: (uuid: UUID, index: Int)?
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
     /// How many regions were added because their UUID was heard.
@@ -148,7 +168,7 @@ public struct RegionMonitor: Sendable {
     /// Every monitored region, in the order they were added.
     public var regions: [BeaconRegion] {
         var records: [Record] = []
-        for group in byUUID.values {
+        for group in groups {
             if let whole = group.whole { records.append(whole) }
             records.append(contentsOf: group.byMajor.values)
             records.append(contentsOf: group.byMajorMinor.values)
@@ -185,20 +205,28 @@ public struct RegionMonitor: Sendable {
 
     /// Stops monitoring a region; no event is reported for it afterwards.
     public mutating func remove(_ constraint: BeaconIdentityConstraint) {
-        guard var group = byUUID[constraint.uuid] else { return }
+        guard let index = groupIndex[constraint.uuid] else { return }
         switch (constraint.major, constraint.minor) {
         case (nil, _):
-            if group.whole?.heard == true { regionsHeard -= 1 }
-            group.whole = nil
-        case (let major?, nil): group.byMajor[major] = nil
-        case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = nil
+            if groups[index].whole?.heard == true { regionsHeard -= 1 }
+            groups[index].whole = nil
+        case (let major?, nil): groups[index].byMajor[major] = nil
+        case (let major?, let minor?): groups[index].byMajorMinor[Self.key(major, minor)] = nil
         }
-        byUUID[constraint.uuid] = group.isEmpty ? nil : group
+        guard groups[index].isEmpty else { return }
+        // The last group takes the place of the removed one.
+        groupIndex[constraint.uuid] = nil
+        let last = groups.removeLast()
+        if index < groups.count {
+            groups[index] = last
+            groupIndex[last.uuid] = index
+        }
         lastGroup = nil
     }
 
     public func state(for constraint: BeaconIdentityConstraint) -> RegionState {
-        guard let group = byUUID[constraint.uuid] else { return .unknown }
+        guard let index = groupIndex[constraint.uuid] else { return .unknown }
+        let group = groups[index]
         switch (constraint.major, constraint.minor) {
         case (nil, _): return group.whole?.state ?? .unknown
         case (let major?, nil): return group.byMajor[major]?.state ?? .unknown
@@ -216,31 +244,52 @@ public struct RegionMonitor: Sendable {
 
     /// Records one sighting: exits that fell due before it, then entries it causes.
     public mutating func observe(_ sighting: BeaconSighting) -> [RegionEvent] {
-        guard sighting.time.isFinite else { return [] }
-        var events = advance(to: sighting.time)
-        let time = now ?? sighting.time
+        var events: [RegionEvent] = []
+        observe(sighting) { events.append($0) }
+        return events
+    }
+
+    /// `observe(_:)` handing each event to `report` as it happens, with no array to return for the many
+    /// sightings that cause none.
+    public mutating func observe(_ sighting: BeaconSighting, report: (RegionEvent) -> Void) {
+        guard sighting.time.isFinite else { return }
+        advance(to: sighting.time, report: report)
         let identity = sighting.frame.identity
-        let group: Dictionary<UUID, UUIDRegions>.Index
+        let group: Int
         if let lastGroup, lastGroup.uuid == identity.uuid {
             group = lastGroup.index
         } else {
-            if byUUID[identity.uuid] == nil {
-                guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
-                    return events
-                }
-                add(BeaconRegion(BeaconIdentityConstraint(uuid: identity.uuid)), heard: true)
-            }
-            group = byUUID.index(forKey: identity.uuid)!
-            lastGroup = (identity.uuid, group)
+            guard let found = findGroup(identity.uuid) else { return }
+            group = found
         }
+        // Most sightings only keep regions alive that are already inside.
+        if groups[group].hear(identity, at: now!) { enter(group, identity, report: report) }
+    }
+
+    /// The index of `uuid`'s group, which becomes the last one found; with `monitorsEveryUUIDHeard`, a UUID
+    /// heard for the first time becomes a region while there is room.
+    private mutating func findGroup(_ uuid: UUID) -> Int? {
+        if groupIndex[uuid] == nil {
+            guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
+                return nil
+            }
+            add(BeaconRegion(BeaconIdentityConstraint(uuid: uuid)), heard: true)
+        }
+        let index = groupIndex[uuid]!
+        lastGroup = (uuid, index)
+        return index
+    }
+
+    /// Enters the regions of `group` that `identity` matches and are not inside yet.
+    private mutating func enter(_ group: Int, _ identity: BeaconIdentity, report: (RegionEvent) -> Void) {
+        let time = now!
         let timeout = configuration.exitTimeout
         var newDeadlines: [Deadline] = []
-        byUUID.values[group].hear(identity) { record in
-            record.lastHeard = time
+        groups[group].hear(identity) { record in
             guard record.state != .inside else { return }
             record.state = .inside
             if record.region.notifyOnEntry {
-                events.append(RegionEvent(kind: .enter, region: record.region.constraint, time: time))
+                report(RegionEvent(kind: .enter, region: record.region.constraint, time: time))
             }
             if !record.queued {
                 record.queued = true
@@ -249,20 +298,30 @@ public struct RegionMonitor: Sendable {
             }
         }
         for deadline in newDeadlines { push(deadline) }
-        return events
     }
 
     /// Moves time forward to `time` (earlier times are ignored) and reports the exits that fell due,
     /// in time order.
     public mutating func advance(to time: Double) -> [RegionEvent] {
-        guard time.isFinite else { return [] }
+        var events: [RegionEvent] = []
+        advance(to: time) { events.append($0) }
+        return events
+    }
+
+    /// `advance(to:)` handing each exit to `report`.
+    public mutating func advance(to time: Double, report: (RegionEvent) -> Void) {
+        guard time.isFinite else { return }
         guard let previous = now else {
             now = time
             startMonitoring(at: time)
-            return []
+            return
         }
         now = max(previous, time)
-        var events: [RegionEvent] = []
+        if let first = deadlines.first, first.time <= time { exit(by: time, report: report) }
+    }
+
+    /// Pops the deadlines due by `time`: the regions not heard since exit, the others wait for their new one.
+    private mutating func exit(by time: Double, report: (RegionEvent) -> Void) {
         let timeout = configuration.exitTimeout
         while let first = deadlines.first, first.time <= time {
             popFirst()
@@ -278,7 +337,7 @@ public struct RegionMonitor: Sendable {
                 }
                 record.queued = false
                 if record.state == .inside && record.region.notifyOnExit {
-                    events.append(RegionEvent(kind: .exit, region: first.region, time: due))
+                    report(RegionEvent(kind: .exit, region: first.region, time: due))
                 }
                 record.state = .outside
                 forget = record.heard
@@ -286,14 +345,13 @@ public struct RegionMonitor: Sendable {
             if let requeue { push(requeue) }
             if forget { remove(first.region) }
         }
-        return events
     }
 
     /// Regions added before any time was known start their clock now.
     private mutating func startMonitoring(at time: Double) {
         var pending: [Deadline] = []
-        for uuid in byUUID.keys {
-            byUUID[uuid]!.forEach { record in
+        for index in groups.indices {
+            groups[index].forEach { record in
                 record.lastHeard = time
                 record.queued = true
                 pending.append(
@@ -309,30 +367,33 @@ public struct RegionMonitor: Sendable {
 
     private mutating func store(_ record: Record) {
         let constraint = record.region.constraint
-        var group = byUUID[constraint.uuid, default: UUIDRegions()]
-        switch (constraint.major, constraint.minor) {
-        case (nil, _): group.whole = record
-        case (let major?, nil): group.byMajor[major] = record
-        case (let major?, let minor?): group.byMajorMinor[Self.key(major, minor)] = record
+        let index = groupIndex[constraint.uuid] ?? groups.count
+        if index == groups.count {
+            groupIndex[constraint.uuid] = index
+            groups.append(UUIDRegions(uuid: constraint.uuid))
         }
-        byUUID[constraint.uuid] = group
-        lastGroup = nil
+        switch (constraint.major, constraint.minor) {
+        case (nil, _): groups[index].whole = record
+        case (let major?, nil): groups[index].byMajor[major] = record
+        case (let major?, let minor?): groups[index].byMajorMinor[Self.key(major, minor)] = record
+        }
     }
 
     /// Runs `body` on the record of `constraint` in place; nil when it is not monitored.
     @discardableResult
     private mutating func withRecord(_ constraint: BeaconIdentityConstraint, _ body: (inout Record) -> Void) -> Void? {
+        guard let index = groupIndex[constraint.uuid] else { return nil }
         switch (constraint.major, constraint.minor) {
         case (nil, _):
-            guard byUUID[constraint.uuid]?.whole != nil else { return nil }
-            return body(&byUUID[constraint.uuid]!.whole!)
+            guard groups[index].whole != nil else { return nil }
+            return body(&groups[index].whole!)
         case (let major?, nil):
-            guard byUUID[constraint.uuid]?.byMajor[major] != nil else { return nil }
-            return body(&byUUID[constraint.uuid]!.byMajor[major]!)
+            guard groups[index].byMajor[major] != nil else { return nil }
+            return body(&groups[index].byMajor[major]!)
         case (let major?, let minor?):
             let key = Self.key(major, minor)
-            guard byUUID[constraint.uuid]?.byMajorMinor[key] != nil else { return nil }
-            return body(&byUUID[constraint.uuid]!.byMajorMinor[key]!)
+            guard groups[index].byMajorMinor[key] != nil else { return nil }
+            return body(&groups[index].byMajorMinor[key]!)
         }
     }
 

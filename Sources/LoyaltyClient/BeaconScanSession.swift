@@ -45,14 +45,16 @@ public struct BeaconScanSession {
 
     public mutating func observe(_ sighting: BeaconSighting) throws {
         reloadRegionsIfSynced()
-        for event in monitor.observe(sighting) { output.report(event) }
+        let output = output
+        monitor.observe(sighting) { output.report($0) }
         if let snapshot = ranger.observe(sighting) { try report(snapshot) }
     }
 
     /// The clock tick: what fell due by `time`, region exits and the ranging snapshot.
     public mutating func advance(to time: Double) throws {
         reloadRegionsIfSynced()
-        for event in monitor.advance(to: time) { output.report(event) }
+        let output = output
+        monitor.advance(to: time) { output.report($0) }
         if let snapshot = ranger.advance(to: time) { try report(snapshot) }
     }
 
