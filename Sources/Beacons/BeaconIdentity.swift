@@ -4,14 +4,22 @@ import Foundation
 ///
 /// Beacons are tracked by identity, never by MAC address: addresses rotate.
 public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public var uuid: UUID
+    /// The proximity UUID's 16 bytes as two words as they lie in memory. Held as a `UUID`, its tuple of 16
+    /// bytes was moved a byte at a time wherever a sighting was copied, and every sighting is copied, looked
+    /// up and compared by identity.
+    var uuidStorage: (UInt64, UInt64)
     public var major: UInt16
     public var minor: UInt16
 
     public init(uuid: UUID, major: UInt16, minor: UInt16) {
-        self.uuid = uuid
+        uuidStorage = unsafeBitCast(uuid.uuid, to: (UInt64, UInt64).self)
         self.major = major
         self.minor = minor
+    }
+
+    public var uuid: UUID {
+        get { unsafeBitCast(uuidStorage, to: UUID.self) }
+        set { uuidStorage = unsafeBitCast(newValue.uuid, to: (UInt64, UInt64).self) }
     }
 
     /// `UUID:MAJOR:MINOR`, the upper-case canonical UUID.
@@ -43,9 +51,6 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
         return (UInt64(bigEndian: high), UInt64(bigEndian: low))
     }
 
-    /// The UUID's 16 bytes as two words as they lie in memory: two loads, where reading the bytes through
-    /// `withUnsafeBytes` assembled each word from eight byte loads.
-    var uuidStorage: (UInt64, UInt64) { unsafeBitCast(uuid.uuid, to: (UInt64, UInt64).self) }
 }
 
 /// Which beacon layout a frame was decoded from. Both share the identity shape.

@@ -290,6 +290,9 @@ public struct Ranger: Sendable {
 
     /// Moves time forward to `time` (earlier times are ignored). Returns the snapshot of the latest
     /// tick at or before `time`, if one fell due.
+    ///
+    /// Inlined: every sighting passes here, and few take a snapshot.
+    @inline(__always)
     public mutating func advance(to time: Double) -> RangingSnapshot? {
         guard time.isFinite else { return nil }
         guard let origin else {
@@ -308,11 +311,11 @@ public struct Ranger: Sendable {
     /// The state at `time` (typically the end of a replay), outside the tick schedule.
     public mutating func snapshot(at time: Double) -> RangingSnapshot {
         forgetLostTracks(at: time)
+        for index in tracks.indices { tracks[index].range(at: time, configuration: configuration) }
         for position in order.indices {
-            let index = order[position].index
-            tracks[index].range(at: time, configuration: configuration)
-            order[position].proximity = tracks[index].shownProximity
-            order[position].distance = tracks[index].shownDistance ?? .infinity
+            let track = order[position].index
+            order[position].proximity = tracks[track].shownProximity
+            order[position].distance = tracks[track].shownDistance ?? .infinity
         }
         // `order` holds the last snapshot's order, which few beacons leave between two snapshots: the sort
         // (insertion sort on short runs) moves only those, where sorting from the tracks' order moved most.
@@ -322,12 +325,7 @@ public struct Ranger: Sendable {
             if a.distance != b.distance { return a.distance < b.distance }
             return tracks[a.index].identity < tracks[b.index].identity
         }
-        var beacons: [RangedBeacon] = []
-        beacons.reserveCapacity(order.count)
-        for key in order {
-            beacons.append(tracks[key.index].ranged)
-        }
-        return RangingSnapshot(time: time, beacons: beacons)
+        return RangingSnapshot(time: time, beacons: order.map { tracks[$0.index].ranged })
     }
 
     /// Forgets the tracks a snapshot has shown lost and that have been unheard for `dropAfter` since.

@@ -149,7 +149,7 @@ public struct RegionMonitor: Sendable {
     private var groupIndex: [UUID: Int] = [:]
     /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
     /// UUID for every sighting was a tenth of a replay. `remove`, which moves a group, clears it.
-    private var lastGroup: (uuid: UUID, index: Int)?
+    private var lastGroup: (uuid: (UInt64, UInt64), index: Int)?
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
     /// How many regions were added because their UUID was heard.
@@ -256,19 +256,20 @@ public struct RegionMonitor: Sendable {
         advance(to: sighting.time, report: report)
         let identity = sighting.frame.identity
         let group: Int
-        if let lastGroup, lastGroup.uuid == identity.uuid {
+        if let lastGroup, lastGroup.uuid == identity.uuidStorage {
             group = lastGroup.index
         } else {
-            guard let found = findGroup(identity.uuid) else { return }
+            guard let found = findGroup(identity) else { return }
             group = found
         }
         // Most sightings only keep regions alive that are already inside.
         if groups[group].hear(identity, at: now!) { enter(group, identity, report: report) }
     }
 
-    /// The index of `uuid`'s group, which becomes the last one found; with `monitorsEveryUUIDHeard`, a UUID
-    /// heard for the first time becomes a region while there is room.
-    private mutating func findGroup(_ uuid: UUID) -> Int? {
+    /// The index of the group of `identity`'s UUID, which becomes the last one found; with
+    /// `monitorsEveryUUIDHeard`, a UUID heard for the first time becomes a region while there is room.
+    private mutating func findGroup(_ identity: BeaconIdentity) -> Int? {
+        let uuid = identity.uuid
         if groupIndex[uuid] == nil {
             guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
                 return nil
@@ -276,7 +277,7 @@ public struct RegionMonitor: Sendable {
             add(BeaconRegion(BeaconIdentityConstraint(uuid: uuid)), heard: true)
         }
         let index = groupIndex[uuid]!
-        lastGroup = (uuid, index)
+        lastGroup = (identity.uuidStorage, index)
         return index
     }
 

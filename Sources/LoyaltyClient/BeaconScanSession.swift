@@ -62,6 +62,12 @@ public struct BeaconScanSession {
     /// cache knows now: new ones added, removed ones dropped (without an exit), the rest kept as they are.
     private mutating func reloadRegionsIfSynced() {
         guard let loaded = loadedRevision, loaded != offers.catalogRevision else { return }
+        reloadRegions()
+    }
+
+    /// Out of line: the check above runs for every sighting.
+    @inline(never)
+    private mutating func reloadRegions() {
         loadedRevision = offers.catalogRevision
         let current = Set(offers.regions)
         for region in monitor.regions where !current.contains(region.constraint) { monitor.remove(region.constraint) }

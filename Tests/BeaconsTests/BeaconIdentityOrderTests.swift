@@ -21,4 +21,20 @@ import Testing
             if a == b { #expect(a.hashValue == b.hashValue) }
         }
     }
+
+    /// The identity holds its UUID as two words: every UUID comes back as it went in, byte for byte.
+    @Test func theUUIDComesBackAsItWentIn() {
+        var random = SplitMix64(seed: 26)
+        for _ in 0..<200 {
+            let (high, low) = (random.next(), random.next())
+            let uuid = withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.load(as: uuid_t.self)) }
+            var identity = BeaconIdentity(uuid: uuid, major: 1, minor: 2)
+            #expect(identity.uuid == uuid)
+            #expect(identity.uuid.uuidString == uuid.uuidString)
+            #expect(identity.description == "\(uuid.uuidString):1:2")
+            identity.uuid = matey
+            #expect(identity == BeaconIdentity(uuid: matey, major: 1, minor: 2))
+            #expect(identity.uuid.uuidString == "8F0C1DDC-11E5-4A07-8910-425941B072F9")
+        }
+    }
 }

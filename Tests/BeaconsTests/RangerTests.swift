@@ -166,6 +166,40 @@ func sighting(
         }
     }
 
+    /// Each snapshot starts from the last one's order: beacons that change places, beacons forgotten in between
+    /// (the others close up) and beacons new since all land where their proximity, distance and identity put
+    /// them, as a sort from scratch would.
+    @Test func snapshotsFollowBeaconsThatMoveComeAndGo() throws {
+        var ranger = try Ranger(
+            configuration: .init(maxTrackingAge: 1, dropAfter: 1, filter: .runningAverage(window: 1)))
+        func hear(_ readings: [(minor: UInt16, rssi: Int8)], at time: Double) {
+            for reading in readings { _ = ranger.observe(sighting(minor: reading.minor, rssi: reading.rssi, at: time)) }
+        }
+        func order(at time: Double) -> [UInt16] {
+            let beacons = ranger.snapshot(at: time).beacons
+            let expected = beacons.sorted {
+                ($0.proximity, $0.distance ?? .infinity, $0.identity)
+                    < ($1.proximity, $1.distance ?? .infinity, $1.identity)
+            }
+            #expect(beacons == expected)
+            return beacons.map(\.identity.minor)
+        }
+        hear([(1, -50), (2, -60), (3, -70), (4, -80), (5, -90)], at: 0)
+        #expect(order(at: 0.5) == [1, 2, 3, 4, 5])
+        // The far ones come near, and two beacons at one level stand in the order of their identities.
+        hear([(1, -90), (2, -80), (3, -70), (4, -60), (5, -60)], at: 0.6)
+        #expect(order(at: 0.7) == [4, 5, 3, 2, 1])
+        // 2 and 4 fall silent: lost, then forgotten while the others are heard; 6 and 7 are new.
+        hear([(1, -90), (3, -70), (5, -60)], at: 1.2)
+        #expect(order(at: 1.7) == [5, 3, 1, 2, 4])
+        hear([(1, -55), (3, -75), (5, -65), (6, -40), (7, -95)], at: 2.5)
+        #expect(order(at: 2.6) == [6, 1, 5, 3, 7])
+        #expect(ranger.trackedCount == 5)
+        // Everything lost: unknown, in the order of the identities.
+        #expect(order(at: 4) == [1, 3, 5, 6, 7])
+        #expect(order(at: 6) == [])
+    }
+
     /// Made-up identities cannot grow the ranger without end: a UUID it is not told to look for holds at most
     /// `perUnknownUUID` beacons, such UUIDs together `unknownUUIDs`, every UUID together `total`; a beacon over a
     /// limit is tracked once others have been forgotten.

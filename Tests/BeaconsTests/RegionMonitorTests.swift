@@ -175,6 +175,29 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
         #expect(monitor.regions.map(\.constraint) == [food])
     }
 
+    /// The groups of UUIDs close up when one is removed: the others keep their regions, states and events.
+    @Test func removingAUUIDsLastRegionLeavesTheOthersWhole() throws {
+        let third = BeaconIdentityConstraint(uuid: UUID(uuidString: "74278BDA-B644-4520-8F0C-720EAF059935")!)
+        let other = BeaconIdentityConstraint(uuid: otherStore)
+        var monitor = try monitor([BeaconRegion(store), BeaconRegion(other), BeaconRegion(third)])
+        _ = monitor.observe(sighting(at: 0))
+        _ = monitor.observe(sighting(otherStore, at: 0))
+        monitor.remove(store)
+        #expect(monitor.regions.map(\.constraint) == [other, third])
+        #expect(monitor.observe(sighting(third.uuid, at: 1)) == [RegionEvent(kind: .enter, region: third, time: 1)])
+        #expect(monitor.observe(sighting(at: 2)) == [])
+        #expect(monitor.state(for: store) == .unknown)
+        #expect(monitor.state(for: other) == .inside)
+        #expect(monitor.state(for: third) == .inside)
+        var events: [RegionEvent] = []
+        monitor.observe(sighting(otherStore, at: 5)) { events.append($0) }
+        monitor.advance(to: 20) { events.append($0) }
+        #expect(
+            events == [
+                RegionEvent(kind: .exit, region: third, time: 11), RegionEvent(kind: .exit, region: other, time: 15),
+            ])
+    }
+
     @Test func manyRegionsAndSimultaneousExitsInTheOrderAdded() throws {
         let regions = (0..<500).map { BeaconRegion(BeaconIdentityConstraint(uuid: matey, major: UInt16($0))) }
         var monitor = try monitor(regions.reversed())
