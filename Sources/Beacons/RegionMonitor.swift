@@ -59,8 +59,9 @@ public struct RegionEvent: Hashable, Sendable {
 /// `maximumRegionsHeard` are monitored at once: UUIDs cost nothing to invent, and each one kept would
 /// hold memory for the rest of a scan. Otherwise regions come from `add(_:)`.
 ///
-/// `observe` costs one UUID lookup (plus at most two integer lookups when that UUID has major or
-/// minor regions) and allocates nothing unless an event happens.
+/// `observe(_:report:)` costs at most one UUID lookup (none while sightings keep to the UUID last found),
+/// plus at most two integer lookups when that UUID has major or minor regions, and allocates nothing unless
+/// an event happens; `observe(_:)` collects the events in an array.
 public struct RegionMonitor: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Seconds of silence before a region is exited.
