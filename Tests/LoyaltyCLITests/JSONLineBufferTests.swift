@@ -68,7 +68,8 @@ import Testing
         let near = snapshot.beacons[0]
         let lost = snapshot.beacons[1]
         #expect(near.identity.minor == 7 && lost.proximity == .unknown && lost.distance == nil)
-        let line = text { $0.rangeLine(snapshot) }
+        var lines = RangeLines()
+        let line = text { lines.write(snapshot, to: &$0) }
         let expected =
             "{\"event\":\"range\",\"t\":1700000006.000,\"beacons\":[{\"uuid\":\"\(uuid.uuidString)\",\"major\":1,"
             + "\"minor\":7,\"rssi\":\(String(format: "%.1f", near.rssi!)),"

@@ -18,7 +18,7 @@ import LoyaltyClient
     }
 
     @Test func regionRangeAndSummaryLines() {
-        var lines = ScanJSONLines()
+        let lines = ScanJSONLines()
         let region = BeaconIdentityConstraint(uuid: uuid, major: 1)
         #expect(
             lines.line(RegionEvent(kind: .enter, region: region, time: 1.23456))
@@ -33,8 +33,13 @@ import LoyaltyClient
         let expected =
             #"{"event":"range","t":3.500,"beacons":[{"uuid":"8F0C1DDC-11E5-4A07-8910-425941B072F9","major":1,"minor":2,"rssi":-61.0,"distance_m":1.01,"proximity":"near"},"#
             + #"{"uuid":"8F0C1DDC-11E5-4A07-8910-425941B072F9","major":2,"minor":1,"rssi":null,"distance_m":null,"proximity":"unknown"}]}"#
-        #expect(String(decoding: lines.line(snapshot), as: UTF8.self) == expected + "\n")
-        #expect(String(decoding: lines.line(snapshot), as: UTF8.self) == expected + "\n")  // the buffer is reused
+        var rangeLines = RangeLines()
+        var buffer = JSONLineBuffer(capacity: 16)  // grows as it is written
+        rangeLines.write(snapshot, to: &buffer)
+        #expect(String(decoding: buffer.bytes, as: UTF8.self) == expected + "\n")
+        buffer.clear()
+        rangeLines.write(snapshot, to: &buffer)  // the beacons' openings made for the first line
+        #expect(String(decoding: buffer.bytes, as: UTF8.self) == expected + "\n")
         var statistics = CaptureStatistics()
         statistics.records = 9
         statistics.advertisingReports = 7
