@@ -173,13 +173,14 @@ public struct ByteCursor {
     /// At least `width` digits, zero-padded; with `point`, a decimal point before the last `point` of them
     /// (and at least one digit before it).
     @inlinable @inline(always) public mutating func digits(_ value: UInt, width: Int, point: Int = 0) {
-        var length = 1
-        var bound: UInt = 10
+        // As many as asked for (and one before the point), then more while `value` has them.
+        var length = max(width, point &+ 1)
+        var bound: UInt = 1
+        for _ in 0..<min(length, 19) { bound &*= 10 }
         while value >= bound, length < 20 {
             length &+= 1
             bound &*= 10
         }
-        length = max(length, width, point &+ 1)
         let end = written &+ length &+ (point > 0 ? 1 : 0)
         // Last digits first, from the end of the text back.
         var index = end
