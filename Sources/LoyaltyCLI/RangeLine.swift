@@ -11,15 +11,15 @@ import LoyaltyClient
 /// "rssi":`, half of its object) is made once and kept, in a slot chosen by its major and minor: a beacon
 /// whose slot another took has its text made again. The slots are few and fixed, so the memory is too.
 public struct RangeLines {
-    private static let slotCount = 1024
+    private static let slotBits = 10
+    private static let slotCount = 1 << slotBits
     /// Room for the longest opening (82 bytes).
     private static let slotSize = 96
     /// `slotCount` slots of `slotSize` bytes.
     private var openings = [UInt8](repeating: 0, count: RangeLines.slotCount * RangeLines.slotSize)
-    /// The beacon whose opening each slot holds, and its length (0: none yet).
+    /// The beacon whose opening each slot holds, and its length (0: none yet, whatever the identity says).
     private var holders = [(identity: BeaconIdentity, count: Int)](
-        repeating: (BeaconIdentity(uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), major: 0, minor: 0), 0),
-        count: RangeLines.slotCount)
+        repeating: (BeaconIdentity(uuid: UUID(), major: 0, minor: 0), 0), count: RangeLines.slotCount)
 
     public init() {}
 
@@ -59,9 +59,10 @@ public struct RangeLines {
         // the second place to look, so that two beacons of one slot do not take it from each other line
         // after line.
         let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
-        let first = Int(truncatingIfNeeded: (key &* 0x9E37_79B1) >> 22)
+        let first = Int(truncatingIfNeeded: (key &* 0x9E37_79B1) >> (32 - Self.slotBits))
         let slot =
-            holds(first, identity) ? first : holds(first ^ 1, identity) ? first ^ 1 : makeOpening(of: identity, near: first)
+            holds(first, identity)
+            ? first : holds(first ^ 1, identity) ? first ^ 1 : makeOpening(of: identity, near: first)
         let start = slot * Self.slotSize
         return start..<(start + holders[slot].count)
     }

@@ -73,7 +73,8 @@ import Testing
         // One pipe for both, as `2>&1` gives: the events (standard output) come before the summary
         // (standard error) that follows them, not after it because a buffer held them.
         let capture = fixturesDirectory.appendingPathComponent("pongbot-extended-ibeacon.btsnoop").path
-        let replay = try Binary(at: "sh").run(["-c", "exec \"$0\" scan --replay \"$1\" 2>&1", loyalty.url.path, capture])
+        let replay = try Binary(at: "sh").run(
+            ["-c", "exec \"$0\" scan --replay \"$1\" 2>&1", loyalty.url.path, capture])
         #expect(replay.status == 0, "\(replay.stdout)")
         let lines = replay.stdout.split(separator: "\n")
         let lastEvent = try #require(lines.lastIndex { $0.contains("entered 74278BDA") })

@@ -67,7 +67,9 @@ import Testing
         for decimals in 0...6 {
             let scale = pow(10, Double(decimals))
             // Halves of the last place kept and the values beside them, from both sides of zero.
-            let wholes = Array(-500...500) + (0..<1000).map { _ in Int.random(in: -1_000_000_000_000...1_000_000_000_000, using: &random) }
+            let wholes =
+                Array(-500...500)
+                + (0..<1000).map { _ in Int.random(in: -1_000_000_000_000...1_000_000_000_000, using: &random) }
             for whole in wholes {
                 for tie in [(Double(whole) + 0.5) / scale, Double(whole) / scale] {
                     values += [tie, tie.nextUp, tie.nextDown]
@@ -108,7 +110,9 @@ import Testing
             values += [power - 1, power, power + 1]
         }
         var random = SplitMix64(seed: 7)
-        for _ in 0..<10_000 { values.append(UInt.random(in: 0...UInt.max, using: &random) >> UInt.random(in: 0...63, using: &random)) }
+        for _ in 0..<10_000 {
+            values.append(UInt.random(in: 0...UInt.max, using: &random) >> UInt.random(in: 0...63, using: &random))
+        }
         for value in values {
             for width in [1, 3, 7] {
                 let digits = String(value)

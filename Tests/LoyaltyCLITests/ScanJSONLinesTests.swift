@@ -50,6 +50,40 @@ import LoyaltyClient
                 == #"{"event":"summary","records":9,"advertising_reports":7,"beacon_frames":5,"malformed_skipped":1}"#)
     }
 
+    @Test func rangeLinesStayTheSameWhileTheirBeaconsTakeEachOthersSlots() {
+        // Far more beacons than slots, in another order each line: every beacon's text is made, kept, lost to
+        // another and made again, and each line must still say what its snapshot holds.
+        var random = SplitMix64(seed: 26)
+        let uuids = [uuid, UUID(uuidString: "1FA25D1A-8048-0E11-8EAB-375C997B88B4")!]
+        let identities = (0..<3000).map { index in
+            BeaconIdentity(
+                uuid: uuids[index % 2], major: UInt16.random(in: 0...UInt16.max, using: &random),
+                minor: UInt16(index % 7 == 0 ? 65535 : index))
+        }
+        var rangeLines = RangeLines()
+        var buffer = JSONLineBuffer()
+        for line in 0..<20 {
+            let beacons = identities.shuffled(using: &random).prefix(line % 2 == 0 ? 40 : 700).map { identity in
+                beacon(
+                    identity, [.immediate, .near, .far][Int.random(in: 0...2, using: &random)],
+                    distance: Double.random(in: 0...40, using: &random), rssi: Double.random(in: -110...(-30), using: &random))
+            }
+            let snapshot = RangingSnapshot(time: 1_700_000_000 + Double(line) / 3, beacons: Array(beacons))
+            let objects = beacons.map { beacon in
+                "{\"uuid\":\"\(beacon.identity.uuid.uuidString)\",\"major\":\(beacon.identity.major),"
+                    + "\"minor\":\(beacon.identity.minor),\"rssi\":\(JSONLineBufferTests.referenceFixed(beacon.rssi!, decimals: 1)),"
+                    + "\"distance_m\":\(JSONLineBufferTests.referenceFixed(beacon.distance!, decimals: 2)),"
+                    + "\"proximity\":\"\(beacon.proximity.rawValue)\"}"
+            }
+            let expected =
+                "{\"event\":\"range\",\"t\":\(JSONLineBufferTests.referenceFixed(snapshot.time, decimals: 3)),"
+                + "\"beacons\":[\(objects.joined(separator: ","))]}\n"
+            buffer.clear()
+            rangeLines.write(snapshot, to: &buffer)
+            #expect(String(decoding: buffer.bytes, as: UTF8.self) == expected, "line \(line)")
+        }
+    }
+
     @Test func fixedDecimalsRoundHalfAwayAndKeepTheirZeros() {
         var text = ""
         text.appendFixed(-0.04, decimals: 1)
