@@ -29,7 +29,7 @@ public struct AdvertisingDataIterator {
             offset = data.count
             return nil
         }
-        let end = offset + 1 + length
+        let end = offset &+ 1 &+ length  // offset < data.count, length < 256: no overflow
         guard end <= data.count else {
             let error = MalformedPacket(
                 .advertisingDataLengthPastEnd(length: length, available: data.count - offset - 1),
@@ -38,7 +38,7 @@ public struct AdvertisingDataIterator {
             throw error
         }
         let structure = AdvertisingDataStructure(
-            type: data[offset + 1], value: data.slice(offset + 2, count: length - 1))
+            type: data[offset &+ 1], value: data.slice(offset &+ 2, count: length &- 1))
         offset = end
         return structure
     }

@@ -155,6 +155,7 @@ public struct AdvertisingReportIterator {
 
     /// `event` is a bare HCI event: event code, parameter length, parameters. The parameter length must match
     /// the bytes given. `baseOffset` is added to error offsets.
+    @inline(__always)
     public init(event: UnsafeRawBufferPointer, baseOffset: Int = 0) throws(MalformedPacket) {
         self.event = event
         self.baseOffset = baseOffset
@@ -197,13 +198,15 @@ public struct AdvertisingReportIterator {
         guard remaining > 0, let format else { return nil }
         remaining -= 1
         let start = cursor
-        // The fixed fields around the data, and where the data length is among them.
+        // The fixed fields around the data, and where the data length is among them. The cursor never passes
+        // the end of the event, so these sums (a few hundred bytes past it at most) cannot overflow.
         let (fixedLength, lengthField) = format == .legacy ? (10, 8) : (24, 23)
-        guard start + lengthField < event.count else { throw truncated(at: start) }
-        let length = Int(event[start + lengthField])
-        guard start + fixedLength + length <= event.count else { throw truncated(at: start + lengthField) }
-        cursor = start + fixedLength + length
-        let dataStart = start + lengthField + 1
+        guard start &+ lengthField < event.count else { throw truncated(at: start) }
+        let length = Int(event[start &+ lengthField])
+        let end = start &+ fixedLength &+ length
+        guard end <= event.count else { throw truncated(at: start &+ lengthField) }
+        cursor = end
+        let dataStart = start &+ lengthField &+ 1
         return AdvertisingReportView(
             format: format, fields: event.slice(start, count: fixedLength + length),
             data: event.slice(dataStart, count: length), dataOffset: baseOffset + dataStart)

@@ -187,6 +187,7 @@ public final class BTSnoopReader {
     }
 
     /// The next record, or nil at a clean end of file. After an error, every call throws it again.
+    @inline(__always)
     public func next() throws(BTSnoopError) -> BTSnoopRecord? {
         if let failure { throw failure }
         do {
@@ -197,6 +198,7 @@ public final class BTSnoopReader {
         }
     }
 
+    @inline(__always)
     private func readRecord() throws(BTSnoopError) -> BTSnoopRecord? {
         guard try available(Self.recordHeaderLength) else {
             guard end == start else {

@@ -18,6 +18,7 @@ struct EventSightings {
     }
 
     /// Counts the event, and whether it is an advertising event (a malformed one counts as one too).
+    @inline(__always)
     init(event: UnsafeRawBufferPointer, time: Double, counting statistics: inout CaptureStatistics) {
         self.time = time
         statistics.events += 1
@@ -47,6 +48,7 @@ struct EventSightings {
     }
 
     /// The next iBeacon or AltBeacon frame of the event, with its report's address and RSSI (127: not available).
+    @inline(__always)
     mutating func next(counting statistics: inout CaptureStatistics) -> BeaconSighting? {
         while true {
             do throws(MalformedPacket) {
