@@ -14,7 +14,6 @@ private final class Recorder: Sendable {
 private func testLimits(maxBodyBytes: Int = 64 * 1024) -> HTTPServerLimits {
     var limits = HTTPServerLimits()
     limits.maxBodyBytes = maxBodyBytes
-    limits.threads = 2
     return limits
 }
 
