@@ -16,7 +16,7 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
         /// A body is answered before its connection is closed, unless it was answered already (refused).
         var answersWhenLate: Bool
         /// The request line is in: a head past its deadline is a slow one, not an idle connection.
-        var headBegun = false
+        var headBegun: Bool
     }
 
     /// For a head; a body gets as long plus its length at `minimumBodyBytesPerSecond`.
