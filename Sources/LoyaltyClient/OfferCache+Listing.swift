@@ -17,14 +17,9 @@ extension OfferCache {
         retailerName: String? = nil, chunkBytes: Int = 1 << 16, _ body: ([UInt8]) -> Void
     ) throws(ClientError) {
         try read { db in
-            let retailers =
-                if let retailerName {
-                    try db.query(
-                        "SELECT id, listing FROM retailers WHERE name = ? COLLATE NOCASE ORDER BY id",
-                        [.text(retailerName)])
-                } else {
-                    try db.query("SELECT id, listing FROM retailers ORDER BY id")
-                }
+            let retailers = try db.query(
+                "SELECT id, listing FROM retailers WHERE ?1 IS NULL OR name = ?1 COLLATE NOCASE ORDER BY id",
+                [.optionalText(retailerName)])
             // From the seen set (small) to its offers, never the other way round (a probe per offer).
             var seenBeacons: [String: [Int64]] = [:]
             for row in try db.query(
