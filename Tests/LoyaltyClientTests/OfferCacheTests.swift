@@ -172,6 +172,24 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
         }
     }
 
+    /// Opening a cache at the current schema writes nothing, so a command that only reads it (`offers`,
+    /// `history`) writes no log and waits for no fsync.
+    @Test func openingAnUpToDateCacheWritesNothing() throws {
+        let file = try temporaryDirectory().appendingPathComponent("cache.sqlite")
+        do {
+            let cache = try OfferCache(file: file)
+            try cache.apply(
+                CatalogPage(
+                    cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [offer(1, 1, "sushi")],
+                    removed: []),
+                etag: nil, serverTimeOffset: 0)
+        }
+        let cache = try OfferCache(file: file)
+        #expect(try cache.offers().count == 1)
+        let log = try FileManager.default.attributesOfItem(atPath: file.path + "-wal")
+        #expect(log[.size] as? Int == 0)
+    }
+
     @Test func shownOffersGoToSeenAndOutboxUntilAcknowledged() throws {
         let file = try temporaryDirectory().appendingPathComponent("cache.sqlite")
         let id1 = UUID()
