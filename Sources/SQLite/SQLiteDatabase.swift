@@ -85,8 +85,9 @@ public final class SQLiteDatabase {
     /// Runs one statement with bound parameters and returns all of its rows.
     public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
         var rows: [SQLiteRow] = []
-        try readRows(sql, parameters) {
-            rows.append($0)
+        var columns: SQLiteColumns?
+        try stepRows(sql, parameters) {
+            rows.append($0.copied(sharing: &columns))
             return true
         }
         return rows
@@ -99,10 +100,7 @@ public final class SQLiteDatabase {
         _ sql: String, _ parameters: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Void
     ) throws {
         var columns: SQLiteColumns?
-        try forEachRowInPlace(sql, parameters) { row in
-            if columns == nil { columns = row.columns }
-            try body(SQLiteRow(values: row.values, columns: columns!))
-        }
+        try forEachRowInPlace(sql, parameters) { try body($0.copied(sharing: &columns)) }
     }
 
     /// Runs one statement with bound parameters and hands each row to `body` where SQLite holds it:
@@ -169,17 +167,6 @@ public final class SQLiteDatabase {
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes64(connection)) }
-
-    /// Steps through the rows, copied out, while `body` returns true.
-    private func readRows(
-        _ sql: String, _ parameters: [SQLiteValue], _ body: (SQLiteRow) -> Bool
-    ) throws(SQLiteError) {
-        var columns: SQLiteColumns?
-        try stepRows(sql, parameters) { row in
-            if columns == nil { columns = row.columns }
-            return body(SQLiteRow(values: row.values, columns: columns!))
-        }
-    }
 
     /// Steps through the rows, in place, while `body` returns true.
     private func stepRows(

@@ -74,11 +74,13 @@ public struct SQLiteRowInPlace {
         return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, Int32(index))))
     }
 
-    /// Every column copied out as a value.
-    var values: [SQLiteValue] { (0..<Int32(count)).map(value) }
-
-    var columns: SQLiteColumns {
-        SQLiteColumns(names: (0..<Int32(count)).map { String(cString: sqlite3_column_name(statement, $0)) })
+    /// The row copied out, with the statement's column names, read on its first row and shared by the rest.
+    func copied(sharing columns: inout SQLiteColumns?) -> SQLiteRow {
+        let names =
+            columns ?? SQLiteColumns(
+                names: (0..<Int32(count)).map { String(cString: sqlite3_column_name(statement, $0)) })
+        columns = names
+        return SQLiteRow(values: (0..<Int32(count)).map(value), columns: names)
     }
 
     private func value(_ index: Int32) -> SQLiteValue {
