@@ -24,6 +24,8 @@ final class BenchSite {
     /// The server's database, straight to PostgreSQL: for seeding and for pgbench.
     var conninfo: String { server.directConninfo }
     let work: URL
+    /// The cluster's postmaster, whose processes' CPU time the server bench reads.
+    let postmasterPID: Int32
     private let cluster: EmbeddedPostgres
     private let bouncer: PgBouncer?
 
@@ -41,14 +43,22 @@ final class BenchSite {
         chmod(work.path, 0o711)
         cluster = EmbeddedPostgres(directory: work.appendingPathComponent("pg"))
         let limits = ServerCommand.limits
-        bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: limits.threads) : nil
-        // One log line per request: kept in a file, out of the way of the figures.
+        bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: ServerCommand.databaseConnections) : nil
+        // One log line per request, and libmicrohttpd's diagnostics: kept in a file, out of the way of the figures.
         let logFile = work.appendingPathComponent("server.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: logFile)
         server = try TestServer(
-            .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), limits: limits, poolSize: limits.threads,
-            logLines: { log.write(Data(($0 + "\n").utf8)) })
+            .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), limits: limits, poolSize: ServerCommand.databaseConnections,
+            logLines: { log.write(Data(($0 + "\n").utf8)) },
+            diagnostics: { log.write(Data(("libmicrohttpd: " + $0 + "\n").utf8)) })
+        let directory: String = try PostgresConnection(conninfo: server.directConninfo)
+            .query("SELECT current_setting('data_directory') AS directory")[0].decode("directory")
+        guard
+            let pidFile = try? String(contentsOfFile: directory + "/postmaster.pid", encoding: .utf8),
+            let pid = pidFile.split(separator: "\n").first.flatMap({ Int32($0) })
+        else { throw BenchFailure("no postmaster.pid in \(directory)") }
+        postmasterPID = pid
     }
 
     func stop() {

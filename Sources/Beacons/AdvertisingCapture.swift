@@ -40,13 +40,9 @@ public final class AdvertisingCapture {
     // CPU time) are left out.
     @exclusivity(unchecked) public private(set) var statistics = CaptureStatistics()
 
-    /// Reports of the event being read, and its time.
-    @exclusivity(unchecked) private var reports: AdvertisingReportIterator?
+    /// The event being read, and its time.
+    @exclusivity(unchecked) private var event = EventSightings()
     @exclusivity(unchecked) private var eventTime = BTSnoopTimestamp(microseconds: 0)
-    /// AD structures of the report being read, and who sent it.
-    @exclusivity(unchecked) private var structures: AdvertisingDataIterator?
-    @exclusivity(unchecked) private var reportAddress = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
-    @exclusivity(unchecked) private var reportRSSI: Int8 = 0
 
     public init(reader: BTSnoopReader) { self.reader = reader }
 
@@ -56,34 +52,8 @@ public final class AdvertisingCapture {
     /// buffer: it is valid until the next call.
     public func nextReport() throws(BTSnoopError) -> (report: AdvertisingReportView, time: BTSnoopTimestamp)? {
         while true {
-            if var current = reports {
-                do {
-                    if let report = try current.next() {
-                        reports = current
-                        statistics.advertisingReports += 1
-                        return (report, eventTime)
-                    }
-                } catch {
-                    statistics.malformedEvents += 1
-                }
-                reports = nil
-            }
-            guard let record = try reader.next() else { return nil }
-            statistics.records += 1
-            guard record.packetType == .event else { continue }
-            statistics.events += 1
-            do {
-                let event = try AdvertisingReportIterator(event: record.packet)
-                guard event.format != nil else { continue }
-                statistics.advertisingEvents += 1
-                reports = event
-                eventTime = record.timestamp
-            } catch {
-                if Self.isAdvertisingEvent(record.packet) {
-                    statistics.advertisingEvents += 1
-                    statistics.malformedEvents += 1
-                }
-            }
+            if let report = event.nextReport(counting: &statistics) { return (report, eventTime) }
+            guard try startNextEvent() else { return nil }
         }
     }
 
@@ -91,28 +61,21 @@ public final class AdvertisingCapture {
     /// the event's time in Unix seconds.
     public func nextSighting() throws(BTSnoopError) -> BeaconSighting? {
         while true {
-            if var current = structures {
-                do {
-                    while let structure = try current.next() {
-                        if structure.type == AdvertisingDataType.manufacturerSpecificData,
-                            let frame = BeaconFrame(manufacturerData: structure.value)
-                        {
-                            structures = current
-                            statistics.beaconFrames += 1
-                            return BeaconSighting(
-                                frame: frame, address: reportAddress, rssi: reportRSSI, time: eventTime.unixSeconds)
-                        }
-                    }
-                } catch {
-                    statistics.malformedAdvertisingData += 1
-                }
-                structures = nil
-            }
-            guard let (report, _) = try nextReport() else { return nil }
-            structures = AdvertisingDataIterator(report.data, baseOffset: report.dataOffset)
-            reportAddress = report.address
-            reportRSSI = report.rssi
+            if let sighting = event.next(counting: &statistics) { return sighting }
+            guard try startNextEvent() else { return nil }
         }
+    }
+
+    /// Reads records up to the next HCI event and starts reading it; false at the end of the file.
+    private func startNextEvent() throws(BTSnoopError) -> Bool {
+        while let record = try reader.next() {
+            statistics.records += 1
+            guard record.packetType == .event else { continue }
+            event = EventSightings(event: record.packet, time: record.timestamp.unixSeconds, counting: &statistics)
+            eventTime = record.timestamp
+            return true
+        }
+        return false
     }
 
     /// Decode-only: reads every record, event, report and AD structure of the file at `path` and returns what
@@ -121,12 +84,5 @@ public final class AdvertisingCapture {
         let capture = try AdvertisingCapture(path: path)
         while try capture.nextSighting() != nil {}
         return capture.statistics
-    }
-
-    /// An LE Meta event announcing advertising reports, whatever its lengths say.
-    private static func isAdvertisingEvent(_ event: UnsafeRawBufferPointer) -> Bool {
-        event.count >= 3 && event[0] == HCIEvent.leMetaEventCode
-            && (event[2] == HCIEvent.leAdvertisingReportSubevent
-                || event[2] == HCIEvent.leExtendedAdvertisingReportSubevent)
     }
 }

@@ -21,6 +21,7 @@ public struct AdvertisingDataIterator {
         self.baseOffset = baseOffset
     }
 
+    @inline(__always)
     public mutating func next() throws(MalformedPacket) -> AdvertisingDataStructure? {
         guard offset < data.count else { return nil }
         let length = Int(data[offset])
@@ -28,7 +29,7 @@ public struct AdvertisingDataIterator {
             offset = data.count
             return nil
         }
-        let end = offset + 1 + length
+        let end = offset &+ 1 &+ length  // offset < data.count, length < 256: no overflow
         guard end <= data.count else {
             let error = MalformedPacket(
                 .advertisingDataLengthPastEnd(length: length, available: data.count - offset - 1),
@@ -37,9 +38,22 @@ public struct AdvertisingDataIterator {
             throw error
         }
         let structure = AdvertisingDataStructure(
-            type: data[offset + 1], value: data.slice(offset + 2, count: length - 1))
+            type: data[offset &+ 1], value: data.slice(offset &+ 2, count: length &- 1))
         offset = end
         return structure
+    }
+
+    /// The next iBeacon or AltBeacon frame, skipping the structures that are not one.
+    @inline(__always)
+    public mutating func nextBeaconFrame() throws(MalformedPacket) -> BeaconFrame? {
+        while let structure = try next() {
+            if structure.type == AdvertisingDataType.manufacturerSpecificData,
+                let frame = BeaconFrame(manufacturerData: structure.value)
+            {
+                return frame
+            }
+        }
+        return nil
     }
 }
 
@@ -63,21 +77,23 @@ extension BeaconFrame {
     ///   reference RSSI (int8), one reserved byte.
     ///
     /// Longer data still decodes (some devices, e.g. Jaalee, append a byte); shorter data does not.
+    @inline(__always)
     public init?(manufacturerData value: UnsafeRawBufferPointer) {
         guard value.count >= 25 else { return nil }
+        // The four bytes before the UUID, read as one little-endian word: company id, then the layout's marker.
+        let prefix = value.uint32LittleEndian(at: 0)
         let kind: BeaconKind
-        if value[0] == 0x4C, value[1] == 0x00, value[2] == 0x02, value[3] == 0x15 {
+        if prefix == 0x1502_0000 | UInt32(Self.appleCompanyID) {
             kind = .iBeacon
-        } else if value[2] == 0xBE, value[3] == 0xAC, value.count >= 26 {
+        } else if prefix >> 16 == 0xACBE, value.count >= 26 {
             kind = .altBeacon
         } else {
             return nil
         }
-        let uuid = UUID(uuid: value.loadUnaligned(fromByteOffset: 4, as: uuid_t.self))
         self.init(
             kind: kind,
             identity: BeaconIdentity(
-                uuid: uuid, major: value.uint16BigEndian(at: 20), minor: value.uint16BigEndian(at: 22)),
+                uuid: value.uuid(at: 4), major: value.uint16BigEndian(at: 20), minor: value.uint16BigEndian(at: 22)),
             measuredPower: value.int8(at: 24))
     }
 }
@@ -91,13 +107,7 @@ public enum AdvertisingData {
         in data: UnsafeRawBufferPointer, baseOffset: Int = 0, _ body: (BeaconFrame) -> Void
     ) throws(MalformedPacket) {
         var structures = AdvertisingDataIterator(data, baseOffset: baseOffset)
-        while let structure = try structures.next() {
-            if structure.type == AdvertisingDataType.manufacturerSpecificData,
-                let frame = BeaconFrame(manufacturerData: structure.value)
-            {
-                body(frame)
-            }
-        }
+        while let frame = try structures.nextBeaconFrame() { body(frame) }
     }
 
     /// The beacon frames in `data`, in order.

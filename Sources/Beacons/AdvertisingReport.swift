@@ -34,24 +34,65 @@ public struct ExtendedAdvertisingFields: Hashable, Sendable {
     }
 }
 
-/// One report of an LE (Extended) Advertising Report event, borrowing the event's bytes: `data` is valid only
-/// as long as the buffer that was parsed (for a capture, until the next record is read). Copy it out with
+/// One report of an LE (Extended) Advertising Report event, borrowing the event's bytes: valid only as long as
+/// the buffer that was parsed (for a capture, until the next record is read). Copy it out with
 /// `AdvertisingReport(view)`.
+///
+/// The iterator checked the report's lengths; each field is read from the bytes when asked for, so a replay that
+/// wants only the data, the address and the RSSI pays for nothing else.
 public struct AdvertisingReportView {
-    public var format: AdvertisingReportFormat
+    public let format: AdvertisingReportFormat
+    /// The report's bytes, from its event type to its last field.
+    private let fields: UnsafeRawBufferPointer
+    /// The advertising or scan response data (AD structures).
+    public let data: UnsafeRawBufferPointer
+    /// Where `data` starts in the packet that was parsed, for error offsets.
+    public let dataOffset: Int
+
+    /// `fields` holds at least the fixed fields of `format` (10 bytes legacy, 24 extended) and `data`.
+    fileprivate init(
+        format: AdvertisingReportFormat, fields: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer,
+        dataOffset: Int
+    ) {
+        self.format = format
+        self.fields = fields
+        self.data = data
+        self.dataOffset = dataOffset
+    }
+
+    // Legacy: event type, address type, address[6], data length, data, rssi.
+    // Extended: event type (LE u16), address type, address[6], primary PHY, secondary PHY, SID, tx power, rssi,
+    // periodic interval (LE u16), direct address type, direct address[6], data length, data.
+
     /// Legacy: 0 ADV_IND, 1 ADV_DIRECT_IND, 2 ADV_SCAN_IND, 3 ADV_NONCONN_IND, 4 SCAN_RSP.
     /// Extended: bits 0 connectable, 1 scannable, 2 directed, 3 scan response, 4 legacy PDU, 5-6 data status.
-    public var eventType: UInt16
+    public var eventType: UInt16 {
+        switch format {
+        case .legacy: UInt16(fields[0])
+        case .extended: fields.uint16LittleEndian(at: 0)
+        }
+    }
+
     /// 0 public, 1 random, 2 public identity, 3 random (static) identity, 0xFF anonymous.
-    public var addressType: UInt8
-    public var address: BluetoothAddress
+    public var addressType: UInt8 { fields[format == .legacy ? 1 : 2] }
+
+    @inline(__always)
+    public var address: BluetoothAddress { fields.bluetoothAddress(at: format == .legacy ? 2 : 3) }
+
     /// dBm; 127 means not available.
-    public var rssi: Int8
-    public var extended: ExtendedAdvertisingFields
-    /// The advertising or scan response data (AD structures).
-    public var data: UnsafeRawBufferPointer
-    /// Where `data` starts in the packet that was parsed, for error offsets.
-    public var dataOffset: Int
+    @inline(__always)
+    public var rssi: Int8 { fields.int8(at: format == .legacy ? fields.count - 1 : 13) }
+
+    public var extended: ExtendedAdvertisingFields {
+        switch format {
+        case .legacy: ExtendedAdvertisingFields()
+        case .extended:
+            ExtendedAdvertisingFields(
+                primaryPHY: fields[9], secondaryPHY: fields[10], advertisingSID: fields[11],
+                txPower: fields.int8(at: 12), periodicAdvertisingInterval: fields.uint16LittleEndian(at: 14),
+                directAddressType: fields[16], directAddress: fields.bluetoothAddress(at: 17))
+        }
+    }
 
     /// Whether the advertiser sent a legacy PDU (always for the legacy event; bit 4 of the extended event type).
     public var isLegacyPDU: Bool { format == .legacy || eventType & 0x10 != 0 }
@@ -105,8 +146,16 @@ public struct AdvertisingReportIterator {
     /// Nil for events that are not advertising reports.
     public let format: AdvertisingReportFormat?
 
+    /// No event: no reports.
+    init() {
+        event = UnsafeRawBufferPointer(start: nil, count: 0)
+        baseOffset = 0
+        format = nil
+    }
+
     /// `event` is a bare HCI event: event code, parameter length, parameters. The parameter length must match
     /// the bytes given. `baseOffset` is added to error offsets.
+    @inline(__always)
     public init(event: UnsafeRawBufferPointer, baseOffset: Int = 0) throws(MalformedPacket) {
         self.event = event
         self.baseOffset = baseOffset
@@ -138,45 +187,29 @@ public struct AdvertisingReportIterator {
     public init(packet: UnsafeRawBufferPointer) throws(MalformedPacket) {
         guard let first = packet.first else { throw MalformedPacket(.empty, offset: 0) }
         if first == HCIPacketType.event.rawValue {
-            try self.init(event: UnsafeRawBufferPointer(rebasing: packet.dropFirst()), baseOffset: 1)
+            try self.init(event: packet.slice(1, count: packet.count - 1), baseOffset: 1)
         } else {
             try self.init(event: packet)
         }
     }
 
+    @inline(__always)
     public mutating func next() throws(MalformedPacket) -> AdvertisingReportView? {
         guard remaining > 0, let format else { return nil }
         remaining -= 1
         let start = cursor
-        switch format {
-        case .legacy:
-            // event type, address type, address[6], data length, data, rssi
-            guard start + 9 <= event.count else { throw truncated(at: start) }
-            let length = Int(event[start + 8])
-            guard start + 10 + length <= event.count else { throw truncated(at: start + 8) }
-            cursor = start + 10 + length
-            return AdvertisingReportView(
-                format: .legacy, eventType: UInt16(event[start]), addressType: event[start + 1],
-                address: event.bluetoothAddress(at: start + 2), rssi: event.int8(at: start + 9 + length),
-                extended: ExtendedAdvertisingFields(), data: event.slice(start + 9, count: length),
-                dataOffset: baseOffset + start + 9)
-        case .extended:
-            // event type (LE u16), address type, address[6], primary PHY, secondary PHY, SID, tx power, rssi,
-            // periodic interval (LE u16), direct address type, direct address[6], data length, data
-            guard start + 24 <= event.count else { throw truncated(at: start) }
-            let length = Int(event[start + 23])
-            guard start + 24 + length <= event.count else { throw truncated(at: start + 23) }
-            cursor = start + 24 + length
-            return AdvertisingReportView(
-                format: .extended, eventType: event.uint16LittleEndian(at: start), addressType: event[start + 2],
-                address: event.bluetoothAddress(at: start + 3), rssi: event.int8(at: start + 13),
-                extended: ExtendedAdvertisingFields(
-                    primaryPHY: event[start + 9], secondaryPHY: event[start + 10], advertisingSID: event[start + 11],
-                    txPower: event.int8(at: start + 12),
-                    periodicAdvertisingInterval: event.uint16LittleEndian(at: start + 14),
-                    directAddressType: event[start + 16], directAddress: event.bluetoothAddress(at: start + 17)),
-                data: event.slice(start + 24, count: length), dataOffset: baseOffset + start + 24)
-        }
+        // The fixed fields around the data, and where the data length is among them. The cursor never passes
+        // the end of the event, so these sums (a few hundred bytes past it at most) cannot overflow.
+        let (fixedLength, lengthField) = format == .legacy ? (10, 8) : (24, 23)
+        guard start &+ lengthField < event.count else { throw truncated(at: start) }
+        let length = Int(event[start &+ lengthField])
+        let end = start &+ fixedLength &+ length
+        guard end <= event.count else { throw truncated(at: start &+ lengthField) }
+        cursor = end
+        let dataStart = start &+ lengthField &+ 1
+        return AdvertisingReportView(
+            format: format, fields: event.slice(start, count: fixedLength + length),
+            data: event.slice(dataStart, count: length), dataOffset: baseOffset + dataStart)
     }
 
     private mutating func truncated(at offset: Int) -> MalformedPacket {

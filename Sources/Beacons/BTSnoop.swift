@@ -129,11 +129,11 @@ public final class BTSnoopReader {
     static let recordHeaderLength = 24
     static let magic: [UInt8] = Array("btsnoop\0".utf8)
 
-    public private(set) var datalink: BTSnoopDatalink
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let buffer: UnsafeMutableRawBufferPointer
     // Read per record by one task at a time: unchecked for the reason `AdvertisingCapture` gives.
+    @exclusivity(unchecked) public private(set) var datalink: BTSnoopDatalink
     @exclusivity(unchecked) private var start = 0
     @exclusivity(unchecked) private var end = 0
     /// File offset of `buffer[start]`.
@@ -169,7 +169,7 @@ public final class BTSnoopReader {
     }
 
     private func readFileHeader() throws(BTSnoopError) -> BTSnoopDatalink {
-        guard try fill(Self.fileHeaderLength) else {
+        guard try available(Self.fileHeaderLength) else {
             let present = UnsafeRawBufferPointer(rebasing: buffer[0..<min(end, Self.magic.count)])
             let magicSoFar = present.elementsEqual(Self.magic.prefix(present.count))
             throw BTSnoopError(magicSoFar ? .truncatedHeader : .notBTSnoop, offset: 0)
@@ -187,6 +187,7 @@ public final class BTSnoopReader {
     }
 
     /// The next record, or nil at a clean end of file. After an error, every call throws it again.
+    @inline(__always)
     public func next() throws(BTSnoopError) -> BTSnoopRecord? {
         if let failure { throw failure }
         do {
@@ -197,8 +198,9 @@ public final class BTSnoopReader {
         }
     }
 
+    @inline(__always)
     private func readRecord() throws(BTSnoopError) -> BTSnoopRecord? {
-        guard try fill(Self.recordHeaderLength) else {
+        guard try available(Self.recordHeaderLength) else {
             guard end == start else {
                 throw BTSnoopError(
                     .truncatedRecord(needed: Self.recordHeaderLength, available: end - start), offset: fileOffset)
@@ -206,48 +208,56 @@ public final class BTSnoopReader {
             return nil
         }
         let offset = fileOffset
-        let header = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + Self.recordHeaderLength)])
-        let originalLength = Int(header.uint32BigEndian(at: 0))
+        let header = UnsafeRawBufferPointer(start: buffer.baseAddress! + start, count: Self.recordHeaderLength)
         let includedLength = Int(header.uint32BigEndian(at: 4))
-        let flags = header.uint32BigEndian(at: 8)
-        let drops = header.uint32BigEndian(at: 12)
-        let timestamp = BTSnoopTimestamp(microseconds: header.int64BigEndian(at: 16))
         guard includedLength <= Self.maximumRecordLength else {
             throw BTSnoopError(.recordTooLarge(includedLength), offset: offset)
         }
         let recordLength = Self.recordHeaderLength + includedLength
-        guard try fill(recordLength) else {
+        guard try available(recordLength) else {
             throw BTSnoopError(.truncatedRecord(needed: recordLength, available: end - start), offset: offset)
         }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[(start + Self.recordHeaderLength)..<(start + recordLength)])
+        // `available` may have moved the bytes to the front of the buffer.
+        let record = UnsafeRawBufferPointer(start: buffer.baseAddress! + start, count: recordLength)
         consume(recordLength)
-
-        var record = BTSnoopRecord(
-            offset: offset, originalLength: originalLength, flags: flags, cumulativeDrops: drops, timestamp: timestamp,
-            packetType: nil, direction: flags & 1 == 0 ? .hostToController : .controllerToHost, adapterIndex: nil,
-            packet: bytes)
+        let flags = record.uint32BigEndian(at: 8)
+        var bytes = record.slice(Self.recordHeaderLength, count: includedLength)
+        var packetType: HCIPacketType? = nil
+        var direction: HCIDirection = flags & 1 == 0 ? .hostToController : .controllerToHost
+        var adapterIndex: UInt16? = nil
         switch datalink {
         case .h4:
             if let first = bytes.first {
-                record.packetType = HCIPacketType(rawValue: first)
-                record.packet = UnsafeRawBufferPointer(rebasing: bytes.dropFirst())
+                packetType = HCIPacketType(rawValue: first)
+                bytes = bytes.slice(1, count: bytes.count - 1)
             }
         case .hci:
-            record.packetType = flags & 2 != 0 ? (flags & 1 != 0 ? .event : .command) : .acl
+            packetType = flags & 2 != 0 ? (flags & 1 != 0 ? .event : .command) : .acl
         case .monitor:
-            record.adapterIndex = UInt16(truncatingIfNeeded: flags >> 16)
-            let opcode = UInt16(truncatingIfNeeded: flags)
-            if let (type, direction) = MonitorOpcode.packet(opcode) {
-                record.packetType = type
-                record.direction = direction
+            adapterIndex = UInt16(truncatingIfNeeded: flags >> 16)
+            if let (type, monitorDirection) = MonitorOpcode.packet(UInt16(truncatingIfNeeded: flags)) {
+                packetType = type
+                direction = monitorDirection
             }
         }
-        return record
+        return BTSnoopRecord(
+            offset: offset, originalLength: Int(record.uint32BigEndian(at: 0)), flags: flags,
+            cumulativeDrops: record.uint32BigEndian(at: 12),
+            timestamp: BTSnoopTimestamp(microseconds: record.int64BigEndian(at: 16)), packetType: packetType,
+            direction: direction, adapterIndex: adapterIndex, packet: bytes)
     }
 
-    /// Makes `count` bytes available from `start`, reading big chunks; false if the file ends first.
-    private func fill(_ count: Int) throws(BTSnoopError) -> Bool {
-        if end - start >= count { return true }
+    /// Makes `count` bytes available from `start`; false if the file ends first. Inline: nearly every record
+    /// is already in the buffer.
+    @inline(__always)
+    private func available(_ count: Int) throws(BTSnoopError) -> Bool {
+        end - start >= count ? true : try refill(count)
+    }
+
+    /// Moves what is left to the front of the buffer and reads big chunks behind it until `count` bytes are
+    /// there or the file ends.
+    @inline(never)
+    private func refill(_ count: Int) throws(BTSnoopError) -> Bool {
         if start > 0 {
             if end > start {
                 buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start)

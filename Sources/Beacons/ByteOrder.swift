@@ -1,3 +1,5 @@
+import Foundation
+
 // Unaligned loads and stores at byte offsets. Callers check bounds first: these do not.
 
 extension UnsafeRawBufferPointer {
@@ -9,6 +11,11 @@ extension UnsafeRawBufferPointer {
     @inline(__always)
     func uint16LittleEndian(at offset: Int) -> UInt16 {
         UInt16(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+    }
+
+    @inline(__always)
+    func uint32LittleEndian(at offset: Int) -> UInt32 {
+        UInt32(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
     @inline(__always)
@@ -26,15 +33,19 @@ extension UnsafeRawBufferPointer {
 
     @inline(__always)
     func bluetoothAddress(at offset: Int) -> BluetoothAddress {
-        BluetoothAddress(
-            wire: (
-                self[offset], self[offset + 1], self[offset + 2], self[offset + 3], self[offset + 4], self[offset + 5]
-            ))
+        BluetoothAddress(wire: loadUnaligned(fromByteOffset: offset, as: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8).self))
+    }
+
+    /// The 16 bytes at `offset` as a UUID, in order. A UUID is its `uuid_t` and nothing else, so this is one
+    /// 16-byte load; `UUID(uuid:)` takes the tuple as 16 separate arguments, a tenth of a replay's decoding.
+    @inline(__always)
+    func uuid(at offset: Int) -> UUID {
+        loadUnaligned(fromByteOffset: offset, as: UUID.self)
     }
 
     @inline(__always)
     func slice(_ offset: Int, count: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: self[offset..<(offset + count)])
+        UnsafeRawBufferPointer(start: baseAddress.map { $0 + offset }, count: count)
     }
 }
 

@@ -1,3 +1,79 @@
+/// The beacon sightings of one bare HCI event, one at a time, counted into `CaptureStatistics`: the one decoder
+/// behind a replay (`AdvertisingCapture`) and a live scan (`HCIEvent.beaconSightings`), so both read and count
+/// alike. It borrows the event's bytes and keeps going past damage: a malformed event or report gives the
+/// sightings before it, a malformed AD structure the beacons of its report before it.
+struct EventSightings {
+    private var reports: AdvertisingReportIterator
+    /// The AD structures of the report being read, and who sent it.
+    private var structures = AdvertisingDataIterator(UnsafeRawBufferPointer(start: nil, count: 0))
+    private var address = BluetoothAddress(wire: (0, 0, 0, 0, 0, 0))
+    private var rssi: Int8 = 0
+    /// The event's time, every sighting's.
+    private let time: Double
+
+    /// No event: no sightings.
+    init() {
+        reports = AdvertisingReportIterator()
+        time = 0
+    }
+
+    /// Counts the event, and whether it is an advertising event (a malformed one counts as one too).
+    @inline(__always)
+    init(event: UnsafeRawBufferPointer, time: Double, counting statistics: inout CaptureStatistics) {
+        self.time = time
+        statistics.events += 1
+        do {
+            reports = try AdvertisingReportIterator(event: event)
+            if reports.format != nil { statistics.advertisingEvents += 1 }
+        } catch {
+            reports = AdvertisingReportIterator()
+            if Self.isAdvertisingEvent(event) {
+                statistics.advertisingEvents += 1
+                statistics.malformedEvents += 1
+            }
+        }
+    }
+
+    /// The event's next advertising report; its AD structures are left unread.
+    @inline(__always)
+    mutating func nextReport(counting statistics: inout CaptureStatistics) -> AdvertisingReportView? {
+        do throws(MalformedPacket) {
+            guard let report = try reports.next() else { return nil }
+            statistics.advertisingReports += 1
+            return report
+        } catch {
+            statistics.malformedEvents += 1
+            return nil
+        }
+    }
+
+    /// The next iBeacon or AltBeacon frame of the event, with its report's address and RSSI (127: not available).
+    @inline(__always)
+    mutating func next(counting statistics: inout CaptureStatistics) -> BeaconSighting? {
+        while true {
+            do throws(MalformedPacket) {
+                if let frame = try structures.nextBeaconFrame() {
+                    statistics.beaconFrames += 1
+                    return BeaconSighting(frame: frame, address: address, rssi: rssi, time: time)
+                }
+            } catch {
+                statistics.malformedAdvertisingData += 1
+            }
+            guard let report = nextReport(counting: &statistics) else { return nil }
+            structures = AdvertisingDataIterator(report.data, baseOffset: report.dataOffset)
+            address = report.address
+            rssi = report.rssi
+        }
+    }
+
+    /// An LE Meta event announcing advertising reports, whatever its lengths say.
+    private static func isAdvertisingEvent(_ event: UnsafeRawBufferPointer) -> Bool {
+        event.count >= 3 && event[0] == HCIEvent.leMetaEventCode
+            && (event[2] == HCIEvent.leAdvertisingReportSubevent
+                || event[2] == HCIEvent.leExtendedAdvertisingReportSubevent)
+    }
+}
+
 extension HCIEvent {
     /// The beacon frames one bare HCI event from a radio carries, each with its report's address and RSSI,
     /// at `time`. A live scan keeps going past damage: a malformed event or report gives the frames before it.
@@ -10,36 +86,12 @@ extension HCIEvent {
     public static func beaconSightings(
         inEvent event: [UInt8], at time: Double, counting statistics: inout CaptureStatistics
     ) -> [BeaconSighting] {
-        var sightings: [BeaconSighting] = []
         statistics.records += 1
-        statistics.events += 1
-        event.withUnsafeBytes { bytes in
-            let iterator: AdvertisingReportIterator
-            do { iterator = try AdvertisingReportIterator(event: bytes) } catch {
-                statistics.malformedEvents += 1
-                return
-            }
-            guard iterator.format != nil else { return }
-            var reports = iterator
-            statistics.advertisingEvents += 1
-            while true {
-                let report: AdvertisingReportView?
-                do { report = try reports.next() } catch {
-                    statistics.malformedEvents += 1
-                    return
-                }
-                guard let report else { return }
-                statistics.advertisingReports += 1
-                do {
-                    try AdvertisingData.forEachBeaconFrame(in: report.data) { frame in
-                        statistics.beaconFrames += 1
-                        sightings.append(BeaconSighting(frame: frame, address: report.address, rssi: report.rssi, time: time))
-                    }
-                } catch {
-                    statistics.malformedAdvertisingData += 1
-                }
-            }
+        return event.withUnsafeBytes { bytes in
+            var decoder = EventSightings(event: bytes, time: time, counting: &statistics)
+            var sightings: [BeaconSighting] = []
+            while let sighting = decoder.next(counting: &statistics) { sightings.append(sighting) }
+            return sightings
         }
-        return sightings
     }
 }

@@ -50,7 +50,7 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
     MHD_LogCallback logger, void *logger_context,
     MHD_NotifyConnectionCallback notify, void *notify_context,
     loyalty_MHD_URILogCallback target_arrived, void *target_arrived_context,
-    unsigned int thread_pool_size, unsigned int connection_limit, unsigned int per_ip_connection_limit,
+    unsigned int connection_limit, unsigned int per_ip_connection_limit,
     size_t memory_limit_per_connection, unsigned int connection_timeout_seconds)
 {
     return MHD_start_daemon(
@@ -62,7 +62,6 @@ static inline struct MHD_Daemon *loyalty_MHD_start_daemon(
         MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
         MHD_OPTION_URI_LOG_CALLBACK, target_arrived, target_arrived_context,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
-        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit_per_connection,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What one server accepts: body sizes, connections, receive times, handler threads.
+/// What one server accepts: body sizes, connections, receive times.
 public struct HTTPServerLimits: Sendable {
     /// Longer bodies are refused with `HTTPRejection.bodyTooLarge` and never buffered.
     public var maxBodyBytes: Int = 64 * 1024
@@ -23,8 +23,6 @@ public struct HTTPServerLimits: Sendable {
     /// What the bodies of all requests in flight may hold together: a body that would take more is refused
     /// with `HTTPRejection.busy`, so memory stays bounded whatever the number of connections.
     public var maxBodyBytesInFlight: Int = 128 << 20
-    /// Handler threads: each request's handler blocks one of them for as long as it runs.
-    public var threads: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
     /// Per connection, for the request line, headers and read buffer: a longer request line gets 414, longer
     /// headers 431 (MHD answers both).
     public var memoryPerConnection: Int = 128 * 1024

@@ -6,13 +6,17 @@ import Synchronization
 /// MHD's idle timeout, so a client sending a header line or a body byte every few seconds would hold its
 /// connection for ever: a timer shuts the socket of one past its deadline, and MHD, reading the end, closes the
 /// connection. A late body is answered 408 first (MHD takes no response while it reads one); a late head gets
-/// no answer, as it may not even be HTTP.
+/// no answer, as it may not even be HTTP. An idle keep-alive connection, which sent nothing of a next request, is
+/// closed so too, but only a head that had begun is reported: idle clients (a pool of keep-alive connections) are
+/// the normal case, not a slow client.
 final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `timerLock`
     private struct Waiting {
         var socket: Int32
         var deadline: ContinuousClock.Instant
         /// A body is answered before its connection is closed, unless it was answered already (refused).
         var answersWhenLate: Bool
+        /// The request line is in: a head past its deadline is a slow one, not an idle connection.
+        var headBegun: Bool
     }
 
     /// For a head; a body gets as long plus its length at `minimumBodyBytesPerSecond`.
@@ -31,6 +35,11 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
     }
 
     func opened(_ connection: OpaquePointer) { wait(for: connection, within: headTimeout, answersWhenLate: false) }
+
+    /// The request line is in (MHD's URI log callback), the rest of the head not yet.
+    func requestLineArrived(_ connection: OpaquePointer) {
+        waiting.withLock { $0[UInt(bitPattern: connection)]?.headBegun = true }
+    }
 
     func headArrived(_ connection: OpaquePointer) {
         _ = waiting.withLock { $0.removeValue(forKey: UInt(bitPattern: connection)) }
@@ -58,7 +67,10 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
     private func wait(for connection: OpaquePointer, within allowed: Duration, answersWhenLate: Bool) {
         let socket = loyalty_MHD_connection_socket(connection)
         guard socket >= 0 else { return }
-        let entry = Waiting(socket: socket, deadline: ContinuousClock.now + allowed, answersWhenLate: answersWhenLate)
+        // A body's wait begins with its head whole.
+        let entry = Waiting(
+            socket: socket, deadline: ContinuousClock.now + allowed, answersWhenLate: answersWhenLate,
+            headBegun: answersWhenLate)
         waiting.withLock { $0[UInt(bitPattern: connection)] = entry }
     }
 
@@ -103,7 +115,8 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
             let overdue = waiting.filter { $0.value.deadline <= now }
             guard !overdue.isEmpty else { return }
             let bodies = overdue.values.filter(\.answersWhenLate).count
-            report(overdue.count - bodies, bodies)
+            let heads = overdue.values.filter { !$0.answersWhenLate && $0.headBegun }.count
+            if heads + bodies > 0 { report(heads, bodies) }
             for (connection, entry) in overdue {
                 if entry.answersWhenLate { answer(entry.socket) }
                 shutdown(entry.socket, Int32(SHUT_RDWR))

@@ -7,34 +7,45 @@ import Foundation
 /// number of decimals are written without Foundation's formatter, and a number JSON cannot hold is `null`.
 /// `clear()` keeps the storage, so a buffer reused line after line does not allocate.
 public struct JSONLineBuffer: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    /// The bytes written are `storage[..<count]`; past them, zeros: room that `write(maxCount:_:)` writes into
+    /// in place, so a line costs no copy and no capacity check per byte.
+    private var storage: [UInt8]
+    public private(set) var count = 0
 
     public init(capacity: Int = 1 << 14) {
-        bytes.reserveCapacity(capacity)
+        storage = Array(repeating: 0, count: capacity)
+    }
+
+    /// The bytes written, copied.
+    public var bytes: [UInt8] { Array(storage[..<count]) }
+
+    /// The bytes written, in place (until the next write).
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 
     /// Empties the buffer, keeping its storage.
     public mutating func clear() {
-        bytes.removeAll(keepingCapacity: true)
+        count = 0
     }
 
     /// Text that needs no escaping: punctuation, keys and literals.
     public mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        write(maxCount: text.utf8CodeUnitCount) { $0.raw(text) }
     }
 
-    /// Text already valid where it goes (a number's description), copied as it is.
+    /// Text already valid where it goes (a number's description, a line made elsewhere), copied as it is.
     public mutating func rawText(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        appendingToStorage { $0.append(contentsOf: text.utf8) }
     }
 
     public mutating func byte(_ ascii: Unicode.Scalar) {
-        bytes.append(UInt8(ascii: ascii))
+        write(maxCount: 1) { $0.byte(UInt8(ascii: ascii)) }
     }
 
     /// `text` as a JSON string literal.
     public mutating func string(_ text: String) {
-        Self.appendString(text, to: &bytes)
+        appendingToStorage { Self.appendString(text, to: &$0) }
     }
 
     /// `text` as a JSON string literal, escaped as `JSONEncoder` escapes it (`\"`, `\\`, `\n`, `\r`, `\t`,
@@ -72,7 +83,7 @@ public struct JSONLineBuffer: Sendable {
     /// `value` rounded to `decimals` (at most 6) places and written with exactly that many (`-` only when
     /// the rounded value is not zero); `null` when it is not finite or beyond 10^18 once scaled.
     public mutating func fixed(_ value: Double, decimals: Int) {
-        write(maxCount: 27) { $0.fixed(value, decimals: decimals) }
+        write(maxCount: ByteCursor.fixedMaxCount) { $0.fixed(value, decimals: decimals) }
     }
 
     /// A UUID in quotes, upper-case as `UUID.uuidString` writes it.
@@ -80,77 +91,124 @@ public struct JSONLineBuffer: Sendable {
         write(maxCount: 38) { $0.uuid(uuid) }
     }
 
-    /// Runs `body` on scratch space of `maxCount` bytes and appends what it wrote: one copy, instead of a
-    /// capacity check per byte.
+    /// Runs `body` on the room after the bytes written, at least `maxCount` bytes of it, and keeps what it
+    /// wrote. Writing more than `maxCount` is a programming error, caught before the buffer is used again.
     public mutating func write(maxCount: Int, _ body: (inout ByteCursor) -> Void) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxCount) { scratch in
-            var cursor = ByteCursor(scratch.baseAddress!)
+        let start = count
+        if storage.count - start < maxCount {
+            // Room for many lines at a time (the array itself grows by doubling).
+            storage.append(contentsOf: repeatElement(0, count: max(maxCount, 1 << 12)))
+        }
+        count = storage.withUnsafeMutableBufferPointer { room in
+            var cursor = ByteCursor(room.baseAddress! + start)
             body(&cursor)
-            assert(cursor.count <= maxCount)
-            bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: cursor.count))
+            precondition(cursor.count <= maxCount, "wrote past the room asked for")
+            return start + cursor.count
         }
     }
 
+    /// Runs `body` on the storage cut to the bytes written, for what `Array` itself appends (escaped
+    /// strings, a string's UTF-8); the room is made again by the next `write(maxCount:_:)`.
+    private mutating func appendingToStorage(_ body: (inout [UInt8]) -> Void) {
+        storage.removeSubrange(count...)
+        body(&storage)
+        count = storage.count
+    }
 }
 
-/// Writes into scratch space the caller sized (`JSONLineBuffer.write(maxCount:_:)`): no bounds or capacity
-/// checks.
+/// Writes into room the caller sized (`JSONLineBuffer.write(maxCount:_:)`, or memory of its own): no bounds
+/// or capacity checks, and positions move with wrapping arithmetic (they stay within that room, nowhere near
+/// `Int.max`). Inlinable, so that a line written in another module (`RangeLines`) gets its numbers and
+/// literals written in place rather than through a call each.
 public struct ByteCursor {
-    private let base: UnsafeMutablePointer<UInt8>
-    public private(set) var count = 0
+    @usableFromInline let base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var written = 0
 
-    init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
+    /// Writes from `base` on, as far as the caller made room for.
+    public init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
 
-    public mutating func byte(_ value: UInt8) {
-        base[count] = value
-        count += 1
+    /// The bytes written so far.
+    @inlinable public var count: Int { written }
+
+    @inlinable public mutating func byte(_ value: UInt8) {
+        base[written] = value
+        written &+= 1
     }
 
-    public mutating func raw(_ text: StaticString) {
+    @inlinable @inline(always) public mutating func raw(_ text: StaticString) {
         let length = text.utf8CodeUnitCount
-        (base + count).update(from: text.utf8Start, count: length)
-        count += length
+        (base + written).update(from: text.utf8Start, count: length)
+        written &+= length
     }
 
     /// Bytes made before (text a line repeats), copied as they are.
-    public mutating func copy(_ bytes: [UInt8]) {
-        bytes.withUnsafeBufferPointer { (base + count).update(from: $0.baseAddress!, count: $0.count) }
-        count += bytes.count
+    @inlinable @inline(always) public mutating func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let start = bytes.baseAddress else { return }
+        (base + written).update(from: start, count: bytes.count)
+        written &+= bytes.count
     }
 
-    public mutating func integer(_ value: Int) {
+    @inlinable public mutating func integer(_ value: Int) {
         if value < 0 { byte(UInt8(ascii: "-")) }
         digits(value.magnitude, width: 1)
     }
 
-    public mutating func fixed(_ value: Double, decimals: Int) {
-        var scale: UInt = 1
+    /// The longest `fixed` writes: a sign, 18 digits and the point.
+    public static let fixedMaxCount = 20
+
+    @inlinable @inline(always) public mutating func fixed(_ value: Double, decimals: Int) {
+        var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
-        let magnitude = (abs(value) * Double(scale)).rounded()
-        guard magnitude < 1e18 else { return raw("null") }  // NaN fails the test too
-        let scaled = UInt(magnitude)
-        if value < 0, scaled != 0 { byte(UInt8(ascii: "-")) }
-        digits(scaled / scale, width: 1)
-        guard decimals > 0 else { return }
-        byte(UInt8(ascii: "."))
-        digits(scaled % scale, width: decimals)
+        let scaled = abs(value) * scale
+        guard scaled < 1e18 else { return raw("null") }  // NaN fails the test too
+        // Rounded half away from zero, as `rounded()` rounds, without its call into libm: `scaled - whole`
+        // is exact (Sterbenz's lemma), so it is at least one half exactly when `rounded()` rounds up.
+        // (From 2^52 up every Double is whole, so testing `scaled` rather than its rounding changes nothing.)
+        var whole = UInt(Int(scaled))
+        if scaled - Double(whole) >= 0.5 { whole &+= 1 }
+        if value < 0, whole != 0 { byte(UInt8(ascii: "-")) }
+        digits(whole, width: decimals + 1, point: decimals)
     }
 
-    /// At least `width` digits, zero-padded.
-    public mutating func digits(_ value: UInt, width: Int) {
-        var length = 1
-        var bound: UInt = 10
-        while length < 20, value >= bound {
-            length += 1
-            bound = bound &* 10
+    /// At least `width` digits, zero-padded; with `point`, a decimal point before the last `point` of them
+    /// (and at least one digit before it).
+    @inlinable @inline(always) public mutating func digits(_ value: UInt, width: Int, point: Int = 0) {
+        // As many as asked for (and one before the point), then more while `value` has them.
+        var length = max(width, point &+ 1)
+        var bound: UInt = 1
+        for _ in 0..<min(length, 19) { bound &*= 10 }
+        while value >= bound, length < 20 {
+            length &+= 1
+            bound &*= 10
         }
-        length = max(length, width)
+        let end = written &+ length &+ (point > 0 ? 1 : 0)
+        // Last digits first, from the end of the text back.
+        var index = end
         var rest = value
-        for index in stride(from: count + length - 1, through: count, by: -1) {
-            base[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+        for _ in 0..<point {
+            index &-= 1
+            base[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
             rest /= 10
         }
-        count += length
+        if point > 0 {
+            index &-= 1
+            base[index] = UInt8(ascii: ".")
+        }
+        // The whole part two digits at a time: one division per pair.
+        // 00 to 99, each pair of digits at twice its value.
+        let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+        var left = length &- point
+        while left >= 2 {
+            let pair = Int(truncatingIfNeeded: rest % 100)
+            rest /= 100
+            index &-= 2
+            (base + index).update(from: pairs.utf8Start + 2 &* pair, count: 2)
+            left &-= 2
+        }
+        if left == 1 {
+            base[index &- 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+        }
+        written = end
     }
 
     public mutating func uuid(_ uuid: UUID) {

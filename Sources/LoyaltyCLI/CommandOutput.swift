@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyAPI
 import Synchronization
 
 #if canImport(Glibc)
@@ -7,15 +8,23 @@ import Synchronization
 
 /// Where `loyalty` writes: the process's standard output and error, or memory, so that tests run commands
 /// in process and read what they said. Bound for a run by `LoyaltyCommand.run`.
+///
+/// Standard output is buffered here, not in stdio: what is written waits in `pending` and goes out in large
+/// writes (a replay's tens of megabytes of JSON lines in a few hundred), at once on a terminal, whenever
+/// `flush` asks, and before anything goes to standard error, so that a reader of both sees them in order.
 public final class OutputSink: Sendable {
     /// Whether writes go to `captured` rather than the process's streams.
     private let isCapturing: Bool
+    private let pending = Mutex(JSONLineBuffer(capacity: OutputSink.writeSize + (1 << 12)))
     private let captured = Mutex<(output: [UInt8], error: [UInt8])>(([], []))
     /// Whether standard output is a terminal: only there does a scan draw its live table and take keys,
     /// and a code come with its QR symbol.
     public let isTerminal: Bool
     /// The keys a scan on this terminal reads, when they are not the process's standard input.
     let keys: (any ShopperKeys)?
+
+    /// What collects in `pending` before it is written.
+    private static let writeSize = 1 << 16
 
     /// The process's standard output and error.
     public static let standard = OutputSink(isCapturing: false, isTerminal: isatty(STDOUT_FILENO) == 1, keys: nil)
@@ -35,46 +44,72 @@ public final class OutputSink: Sendable {
     }
 
     /// What was written to standard output and to standard error, when capturing.
-    public var output: String { String(decoding: captured.withLock { $0.output }, as: UTF8.self) }
+    public var output: String {
+        flush()
+        return String(decoding: captured.withLock { $0.output }, as: UTF8.self)
+    }
     public var error: String { String(decoding: captured.withLock { $0.error }, as: UTF8.self) }
 
-    /// Text as it is (stdio's buffer, for the many small lines of a listing).
+    /// Text as it is.
     func write(_ text: String) {
-        guard isCapturing else { return print(text, terminator: "") }
-        captured.withLock { $0.output += Array(text.utf8) }
+        append { $0.rawText(text) }
     }
 
-    /// Bytes at once (a scan's range line is kilobytes); what `write` left in stdio's buffer goes first.
+    /// Bytes written at once, after what waits before them (an offer's line, which a kill must not lose).
     func write(bytes: [UInt8]) {
-        guard isCapturing else {
-            flush()
-            return writeAll(STDOUT_FILENO, bytes)
+        pending.withLock { pending in
+            writePending(&pending)
+            if isCapturing {
+                captured.withLock { $0.output += bytes }
+            } else {
+                writeAll(STDOUT_FILENO, bytes)
+            }
         }
-        captured.withLock { $0.output += bytes }
     }
 
-    /// To standard error, unbuffered.
+    /// What `body` writes into the buffer of standard output (a scan's range lines, made in place).
+    func append(_ body: (inout JSONLineBuffer) -> Void) {
+        pending.withLock { pending in
+            body(&pending)
+            if isTerminal || pending.count >= Self.writeSize { writePending(&pending) }
+        }
+    }
+
+    /// To standard error, unbuffered, after what standard output holds.
     func writeError(_ text: String) {
+        flush()
         guard isCapturing else { return writeAll(STDERR_FILENO, Array(text.utf8)) }
         captured.withLock { $0.error += Array(text.utf8) }
     }
 
     /// What was written reaches a reader at the other end of a pipe now.
     func flush() {
-        if !isCapturing { fflush(nil) }  // every output stream; stdout itself is not concurrency-safe to name
+        pending.withLock { writePending(&$0) }
+    }
+
+    private func writePending(_ pending: inout JSONLineBuffer) {
+        guard pending.count > 0 else { return }
+        if isCapturing {
+            captured.withLock { $0.output += pending.bytes }
+        } else {
+            pending.withBytes { writeAll(STDOUT_FILENO, $0) }
+        }
+        pending.clear()
     }
 
     private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
+        bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+    }
+
+    private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
             }
+            offset += written
         }
     }
 }
@@ -115,6 +150,9 @@ public struct CommandOutput: Sendable {
     func write(_ text: String) { sink.write(text) }
 
     func write(bytes: [UInt8]) { sink.write(bytes: bytes) }
+
+    /// What `body` writes in place into standard output's buffer.
+    func append(_ body: (inout JSONLineBuffer) -> Void) { sink.append(body) }
 
     /// To standard error; `newline: false` for a progress line that rewrites itself.
     func error(_ text: String, newline: Bool = true) {

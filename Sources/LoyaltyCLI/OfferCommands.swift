@@ -18,7 +18,7 @@ let offersCommand = Command(
         let output = context.output
         try warnIfCatalogPartial(cache, output)
         let retailer = context.arguments.value(retailerName)
-        if output.isJSON { return try cache.forEachOfferJSONChunk(retailerName: retailer) { output.line($0) } }
+        if output.isJSON { return try cache.forEachOfferJSONChunk(retailerName: retailer) { output.write(bytes: $0) } }
         let offers = try cache.offers(retailerName: retailer)
         let seen = try cache.seen()
         if offers.isEmpty {

@@ -6,9 +6,8 @@ import LoyaltyClient
 
 /// The JSON lines of `loyalty scan --json`, one per event, each with "event" and "t" first:
 /// enter, exit, range, offer, and the closing summaries.
+/// (Range lines are written in place into the output's buffer: `RangeLines`.)
 public struct ScanJSONLines {
-    private var rangeLine = JSONLineBuffer(capacity: 1 << 16)
-
     public init() {}
 
     /// `{"event":"enter","t":..,"region":"UUID[:MAJOR[:MINOR]]"}`, or exit.
@@ -23,14 +22,6 @@ public struct ScanJSONLines {
             ("event", .string(name)), ("t", Self.roundedSeconds(event.time)),
             ("region", .string(event.region.description)),
         ]).text
-    }
-
-    /// A `range` line, newline included, written as bytes into a buffer kept from line to line: at replay
-    /// speed it is most of the output (`JSONLineBuffer.rangeLine`).
-    public mutating func line(_ snapshot: RangingSnapshot) -> [UInt8] {
-        rangeLine.clear()
-        rangeLine.rangeLine(snapshot)
-        return rangeLine.bytes
     }
 
     /// `{"event":"offer","t":..,"offer":{"id":..,"retailer":..,"major":..,"minor":..,"title":..,"category":..}}`

@@ -31,7 +31,8 @@ final class ScanPrinter: ScanOutput {
     private var ended: (word: String, asking: Bool)?
     /// The shopper pressed q: the scan ends as Ctrl-C ends it, with its summary.
     private var quit = false
-    private var lines = ScanJSONLines()
+    private let lines = ScanJSONLines()
+    private var rangeLines = RangeLines()
     /// `--notify`: the desktop notifications of what shows here, and the shopper's answers to them.
     var notifier: DesktopNotifier?
     /// What the shopper did with the offers shown, for the closing summary.
@@ -64,7 +65,8 @@ final class ScanPrinter: ScanOutput {
 
     func snapshotDue(_ snapshot: RangingSnapshot) throws {
         try carryOutNotificationAnswers()
-        if output.isJSON { return output.write(bytes: lines.line(snapshot)) }
+        // At replay speed range lines are most of the output: written in place into its buffer.
+        if output.isJSON { return output.append { rangeLines.write(snapshot, to: &$0) } }
         sayHint()
         if let keys { try handle(keys.poll()) }
     }

@@ -54,6 +54,9 @@ extension OfferCache {
                     "the cache \(file.path) was written by a newer loyalty (schema \(version)): upgrade, or run `loyalty sync --full` to rebuild it"
                 )
             }
+            // An up-to-date cache is left as it is: setting the version anyway wrote the file's first page at
+            // every start, and so the log with its fsyncs, even for a command that only reads.
+            guard version < Self.schemaVersion else { return }
             for migration in Self.migrations[version...] {
                 try db.execute(migration)
             }

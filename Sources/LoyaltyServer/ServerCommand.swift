@@ -202,10 +202,10 @@ public enum ServerCommand {
         defer { embedded?.stop() }
 
         let limits = Self.limits
-        let primary = PostgresPool(conninfo: conninfo, size: limits.threads)
+        let primary = PostgresPool(conninfo: conninfo, size: Self.databaseConnections)
         let standbyReads = options.replicaURL.map { replicaURL in
             StandbyReads(
-                primary: primary, standbys: PostgresPool(conninfo: replicaURL, size: limits.threads),
+                primary: primary, standbys: PostgresPool(conninfo: replicaURL, size: Self.databaseConnections),
                 maxLag: options.replicaMaxLag, log: { ServerLog.standardError(ServerLog.line(standbyEvent: $0)) })
         }
         let store = Store(pool: primary, standbyReads: standbyReads, clock: { Date() })
@@ -255,16 +255,18 @@ public enum ServerCommand {
         sources.forEach { $0.cancel() }
     }
 
-    /// The HTTP server's limits; the database pool has a connection per handler thread.
+    /// The HTTP server's limits.
     public static var limits: HTTPServerLimits {
         var limits = HTTPServerLimits()
-        // Each handler waits on PostgreSQL for most of its time: with a thread (and a connection) per core
-        // or two, the database sees too few commits at once to group them, and requests queue behind
-        // round trips while the CPUs idle.
-        limits.threads = max(limits.threads, 16)
         limits.maxBodyBytesByPath = LoyaltyService.maxBodyBytesByPath
         return limits
     }
+
+    /// The database pool's connections (each of the primary and the standbys): as many handlers (one per HTTP
+    /// connection) run statements at once, the rest wait for one. Each handler waits on PostgreSQL for most of its
+    /// time: with a connection per core or two, the database sees too few commits at once to group them, and
+    /// requests queue behind round trips while the CPUs idle.
+    public static let databaseConnections = max(16, 2 * ProcessInfo.processInfo.activeProcessorCount)
 
     /// Unbuffered, so whoever waits for the line (tests, the demo) sees it at once.
     static func announce(_ line: String) {

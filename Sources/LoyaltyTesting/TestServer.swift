@@ -44,7 +44,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
 
     /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
     /// `limits` are the HTTP server's; in process, the body limit is applied the same way. `rateLimits`: none by
-    /// default, as tests send many requests from one address.
+    /// default, as tests send many requests from one address. `diagnostics`: libmicrohttpd's messages (standard
+    /// error when nil).
     public init(
         _ transport: Transport = .inProcess,
         cluster: EmbeddedPostgres? = nil,
@@ -56,6 +57,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         standbyMaxLag: Double = 30,
         rateLimits: RateLimits = .unlimited,
         logLines: (@Sendable (String) -> Void)? = nil,
+        diagnostics: (@Sendable (String) -> Void)? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
         self.transport = transport
@@ -93,7 +95,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
             http = nil
         case .socket:
             http = try HTTPServer(
-                host: "127.0.0.1", port: 0, limits: limits, reject: service.reject, admit: service.admit, handler: service.handle)
+                host: "127.0.0.1", port: 0, limits: limits, reject: service.reject, admit: service.admit,
+                handler: service.handle, diagnostics: diagnostics)
         }
     }
 

@@ -22,7 +22,9 @@ public final class SQLiteDatabase {
     public init(path: String, busyTimeout: Duration = .seconds(5)) throws(SQLiteError) {
         self.path = path
         var opened: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE
+        // NOMUTEX: the connection is confined to one task, so SQLite need not lock it on every call (a
+        // fifth of the instructions of a 100,000-row scan).
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
@@ -33,7 +35,11 @@ public final class SQLiteDatabase {
         connection = opened
         let (seconds, attoseconds) = busyTimeout.components
         sqlite3_busy_timeout(connection, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
-        // The first statement reads the header: a garbage file fails here with SQLITE_NOTADB.
+        // A new file gets 16 KB pages (SQLite's default is 4 KB): a scan of the whole cache reads a quarter of
+        // the pages, a third less time. It has to come before WAL, which fixes the size; an existing file
+        // keeps its own.
+        try execute("PRAGMA page_size = 16384")
+        // The first statement to read the header: a garbage file fails here with SQLITE_NOTADB.
         try enableWriteAheadLog(busyTimeout: busyTimeout)
         try execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
     }
@@ -79,8 +85,9 @@ public final class SQLiteDatabase {
     /// Runs one statement with bound parameters and returns all of its rows.
     public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
         var rows: [SQLiteRow] = []
-        try readRows(sql, parameters) {
-            rows.append($0)
+        var columns: SQLiteColumns?
+        try stepRows(sql, parameters) {
+            rows.append($0.copied(sharing: &columns))
             return true
         }
         return rows
@@ -92,8 +99,18 @@ public final class SQLiteDatabase {
     public func forEachRow(
         _ sql: String, _ parameters: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Void
     ) throws {
+        var columns: SQLiteColumns?
+        try forEachRowInPlace(sql, parameters) { try body($0.copied(sharing: &columns)) }
+    }
+
+    /// Runs one statement with bound parameters and hands each row to `body` where SQLite holds it:
+    /// nothing is copied out but what `body` reads, for scans of many rows. Throws `SQLiteError`, or what
+    /// `body` threw (which stops the reading).
+    public func forEachRowInPlace(
+        _ sql: String, _ parameters: [SQLiteValue] = [], _ body: (SQLiteRowInPlace) throws -> Void
+    ) throws {
         var bodyError: (any Error)?
-        try readRows(sql, parameters) { row in
+        try stepRows(sql, parameters) { row in
             do {
                 try body(row)
                 return true
@@ -151,18 +168,13 @@ public final class SQLiteDatabase {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes64(connection)) }
 
-    /// Steps through the rows while `body` returns true.
-    private func readRows(
-        _ sql: String, _ parameters: [SQLiteValue], _ body: (SQLiteRow) -> Bool
+    /// Steps through the rows, in place, while `body` returns true.
+    private func stepRows(
+        _ sql: String, _ parameters: [SQLiteValue], _ body: (SQLiteRowInPlace) -> Bool
     ) throws(SQLiteError) {
         try withStatement(sql, parameters) { statement throws(SQLiteError) in
-            let columnCount = sqlite3_column_count(statement)
-            let columns = SQLiteColumns(
-                names: (0..<columnCount).map { String(cString: sqlite3_column_name(statement, $0)) })
             while try step(statement, sql) {
-                guard
-                    body(SQLiteRow(values: (0..<columnCount).map { Self.column($0, of: statement) }, columns: columns))
-                else { return }
+                guard body(SQLiteRowInPlace(statement: statement)) else { return }
             }
         }
     }
@@ -245,26 +257,6 @@ public final class SQLiteDatabase {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         case let status: throw error(status, sql: sql)
-        }
-    }
-
-    private static func column(_ index: Int32, of statement: OpaquePointer) -> SQLiteValue {
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(statement, index))
-        case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(statement, index))
-        case SQLITE_TEXT:
-            // Read the pointer before the length, as SQLite's documentation asks.
-            let text = sqlite3_column_text(statement, index)
-            let count = Int(sqlite3_column_bytes(statement, index))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-        case SQLITE_BLOB:
-            let bytes = sqlite3_column_blob(statement, index)
-            let count = Int(sqlite3_column_bytes(statement, index))
-            return .blob(count == 0 ? [] : Array(UnsafeRawBufferPointer(start: bytes, count: count)))
-        default:
-            return .null
         }
     }
 

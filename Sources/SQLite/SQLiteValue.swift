@@ -52,6 +52,55 @@ public struct SQLiteRow: Sendable {
     }
 }
 
+/// The row a statement stands on, read where SQLite holds it (`SQLiteDatabase.forEachRowInPlace`): valid
+/// only until the statement steps on, so it is handed to a callback and never kept.
+public struct SQLiteRowInPlace {
+    private let statement: OpaquePointer
+
+    init(statement: OpaquePointer) { self.statement = statement }
+
+    public var count: Int { Int(sqlite3_column_count(statement)) }
+
+    /// Column `index` as an integer (SQLite's conversion when it holds another type; 0 for NULL).
+    public func integer(_ index: Int) -> Int64 { sqlite3_column_int64(statement, Int32(index)) }
+
+    /// Column `index` as text, its UTF-8 bytes in SQLite's own memory, valid until the statement steps
+    /// on or another column is read as another type; empty for NULL.
+    public func text(_ index: Int) -> UnsafeRawBufferPointer {
+        // The pointer before the length, as SQLite's documentation asks.
+        guard let text = sqlite3_column_text(statement, Int32(index)) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, Int32(index))))
+    }
+
+    /// The row copied out, with the statement's column names, read on its first row and shared by the rest.
+    func copied(sharing columns: inout SQLiteColumns?) -> SQLiteRow {
+        let names =
+            columns ?? SQLiteColumns(
+                names: (0..<Int32(count)).map { String(cString: sqlite3_column_name(statement, $0)) })
+        columns = names
+        return SQLiteRow(values: (0..<Int32(count)).map(value), columns: names)
+    }
+
+    private func value(_ index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT:
+            return .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT:
+            return .text(String(decoding: text(Int(index)), as: UTF8.self))
+        case SQLITE_BLOB:
+            let bytes = sqlite3_column_blob(statement, index)
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return .blob(count == 0 ? [] : Array(UnsafeRawBufferPointer(start: bytes, count: count)))
+        default:
+            return .null
+        }
+    }
+}
+
 /// A query's column names, shared by all of its rows.
 final class SQLiteColumns: Sendable {
     let names: [String]

@@ -40,4 +40,37 @@ import Testing
         #expect(HCIEvent.beaconSightings(inEvent: [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00], at: 0).isEmpty)
         #expect(HCIEvent.beaconSightings(inEvent: [], at: 0).isEmpty)
     }
+
+    /// A live scan and a replay of the same events find the same sightings and count them alike: a malformed
+    /// advertising event is an advertising event and malformed, a malformed event of another kind is neither.
+    @Test func aLiveScanCountsAsAReplayOfTheSameEvents() throws {
+        let good = try HCIEvent.advertisingReportEvent(
+            [report(AdvertisingData.beacon(beacon), address: 1, rssi: -60)], format: .legacy)
+        var shortHeader = good
+        shortHeader[1] = 0x02  // parameter length disagrees with the bytes
+        var damagedData = good
+        damagedData[13] = 0x7F  // the first AD structure runs past the data
+        let events = [
+            good, shortHeader, [0x0E, 0x05, 0x01, 0x0C, 0x20, 0x00],  // Command Complete, one byte short
+            [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00], damagedData, good,
+        ]
+        let file = TemporaryFile()
+        let writer = try BTSnoopWriter(path: file.path)
+        for (index, event) in events.enumerated() {
+            try writer.write(.event, event, at: BTSnoopTimestamp(unixSeconds: Double(index)))
+        }
+        try writer.close()
+        let capture = try AdvertisingCapture(path: file.path)
+        var replayed: [BeaconSighting] = []
+        while let sighting = try capture.nextSighting() { replayed.append(sighting) }
+
+        var live = CaptureStatistics()
+        let heard = events.enumerated().flatMap { index, event in
+            HCIEvent.beaconSightings(inEvent: event, at: Double(index), counting: &live)
+        }
+        #expect(heard == replayed)
+        #expect(heard.map(\.time) == [0, 5])
+        #expect(live == capture.statistics)
+        #expect((live.advertisingEvents, live.malformedEvents, live.malformedAdvertisingData) == (4, 1, 1))
+    }
 }

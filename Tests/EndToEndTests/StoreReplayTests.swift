@@ -46,6 +46,42 @@ import Testing
         #expect(summaryLine["beacon_frames"] as? Int == summary.beaconReports)
     }
 
+    @Test func theLinesGoOutInLargeWrites() throws {
+        // Megabytes of range lines reach standard output in writes of 64 KiB, not one per line: strace
+        // counts the process's write(2) calls on descriptor 1.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replay-writes-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("store.btsnoop")
+        let writer = try BTSnoopWriter(path: file.path)
+        _ = try BulkCapture(reports: 20_000, beacons: 40, maximumReportsPerEvent: 2, advertisingInterval: 0.5, seed: 15)
+            .write(to: writer)
+        try writer.close()
+        let trace = directory.appendingPathComponent("writes.trace")
+        let replay = try Binary(at: "strace").run(
+            ["-f", "-e", "trace=write", "-o", trace.path, loyalty.url.path, "scan", "--replay", file.path, "--json"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let writes = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("write(1, ") }.count
+        let bytes = replay.stdout.utf8.count
+        #expect(bytes > 1_000_000, "\(bytes) bytes")
+        // 250 range lines of 40 beacons: about 20 writes of 64 KiB (one per line would be 250).
+        #expect(writes >= 1 && writes <= bytes / 65_536 + 2, "\(writes) writes for \(bytes) bytes")
+    }
+
+    @Test func standardOutputAndErrorInterleaveAsWritten() throws {
+        // One pipe for both, as `2>&1` gives: the events (standard output) come before the summary
+        // (standard error) that follows them, not after it because a buffer held them.
+        let capture = fixturesDirectory.appendingPathComponent("pongbot-extended-ibeacon.btsnoop").path
+        let replay = try Binary(at: "sh").run(
+            ["-c", "exec \"$0\" scan --replay \"$1\" 2>&1", loyalty.url.path, capture])
+        #expect(replay.status == 0, "\(replay.stdout)")
+        let lines = replay.stdout.split(separator: "\n")
+        let lastEvent = try #require(lines.lastIndex { $0.contains("entered 74278BDA") })
+        let summary = try #require(lines.firstIndex { $0.hasPrefix("replayed 8018 records") })
+        #expect(lastEvent < summary, "\(replay.stdout)")
+    }
+
     @Test func aReplayLoadsNoHTTPLibraryAndARequestLoadsIt() throws {
         // libcurl and what it needs cost a process 6.6 MiB to load: only a command that sends a request
         // loads it. The dynamic loader names every library it loads (LD_DEBUG=files).

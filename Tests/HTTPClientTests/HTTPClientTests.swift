@@ -7,10 +7,8 @@ import Testing
 /// A real server on loopback that answers with what it received: the method and the X-Custom and
 /// X-Empty headers as response headers, the body as the body. "/slow" takes a second; "/missing" is 404.
 private func echoServer() throws -> HTTPServer {
-    var limits = HTTPServerLimits()
-    limits.threads = 2
     return try HTTPServer(
-        host: "127.0.0.1", port: 0, limits: limits, reject: { _ in HTTPResponse(status: 413) }
+        host: "127.0.0.1", port: 0, limits: HTTPServerLimits(), reject: { _ in HTTPResponse(status: 413) }
     ) { request in
         if request.path == "/slow" { usleep(1_000_000) }
         var headers = ["X-Method": request.method, "X-Path": request.path]

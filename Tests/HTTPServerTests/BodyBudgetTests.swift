@@ -7,7 +7,6 @@ import Testing
 @Suite struct BodyBudgetTests {
     @Test func aBodyPastWhatAllBodiesMayHoldIsRefusedUnread() throws {
         var limits = HTTPServerLimits()
-        limits.threads = 2
         limits.maxBodyBytesInFlight = 1000
         let server = try HTTPServer(
             host: "127.0.0.1", port: 0, limits: limits,

@@ -14,7 +14,6 @@ private final class Seen: Sendable {
 /// A server that answers each request with the client address it saw.
 private func server(_ policy: ClientAddressPolicy, _ seen: Seen, headTimeoutSeconds: Int = 10) throws -> HTTPServer {
     var limits = HTTPServerLimits()
-    limits.threads = 2
     limits.requestHeadTimeoutSeconds = headTimeoutSeconds
     return try HTTPServer(
         host: "127.0.0.1", port: 0, limits: limits, clientAddresses: policy,
@@ -115,7 +114,6 @@ private let requiringProxyProtocol = ClientAddressPolicy(
     @Test func theConnectionCapIsPerClientBehindTheBalancer() throws {
         let seen = Seen()
         var limits = HTTPServerLimits()
-        limits.threads = 2
         limits.connectionsPerClientAddress = 1
         let server = try HTTPServer(
             host: "127.0.0.1", port: 0, limits: limits, clientAddresses: requiringProxyProtocol,
@@ -142,10 +140,8 @@ private let requiringProxyProtocol = ClientAddressPolicy(
 
     @Test func aProxyListenerServesIPv6() throws {
         let seen = Seen()
-        var limits = HTTPServerLimits()
-        limits.threads = 2
         let server = try HTTPServer(
-            host: "::1", port: 0, limits: limits,
+            host: "::1", port: 0, limits: HTTPServerLimits(),
             clientAddresses: ClientAddressPolicy(trustedProxies: [IPAddressRange("::1")!], requiresProxyProtocol: true),
             reject: { _ in HTTPResponse(status: 400) },
             handler: { HTTPResponse(status: 200, body: Array($0.remoteAddress.utf8)) }, diagnostics: seen.diagnostic)

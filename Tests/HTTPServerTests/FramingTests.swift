@@ -16,7 +16,6 @@ import Testing
     private func server(_ paths: Paths, maxBodyBytes: Int = 1024) throws -> HTTPServer {
         var limits = HTTPServerLimits()
         limits.maxBodyBytes = maxBodyBytes
-        limits.threads = 2
         return try HTTPServer(
             host: "127.0.0.1", port: 0, limits: limits,
             reject: { rejection in

@@ -4,6 +4,23 @@ import HTTPServer
 import Synchronization
 import Testing
 
+/// Handlers that wait for one another.
+private final class RunningHandlers: @unchecked Sendable {  // `running` is guarded by `arrived`
+    private let arrived = NSCondition()
+    private var running = 0
+
+    /// Counts this handler in and waits until `count` are in, or `seconds` pass: whether they all came.
+    func arrive(waitingFor count: Int, within seconds: Double) -> Bool {
+        arrived.withLock {
+            running += 1
+            arrived.broadcast()
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while running < count && arrived.wait(until: deadline) {}
+            return running >= count
+        }
+    }
+}
+
 /// The requests a handler saw, in order.
 private final class Recorder: Sendable {
     private let requests = Mutex<[HTTPRequest]>([])
@@ -14,7 +31,6 @@ private final class Recorder: Sendable {
 private func testLimits(maxBodyBytes: Int = 64 * 1024) -> HTTPServerLimits {
     var limits = HTTPServerLimits()
     limits.maxBodyBytes = maxBodyBytes
-    limits.threads = 2
     return limits
 }
 
@@ -192,6 +208,39 @@ private func recordingServer(_ recorder: Recorder, maxBodyBytes: Int = 64 * 1024
         #expect(response.headers["connection"]?.lowercased() == "close")
         #expect(throws: LoopbackConnection.Failure.self) { _ = try LoopbackConnection(port: port) }
         server.shutdown()
+    }
+
+    /// Every connection's handler runs while the others' wait (on the database, in the server): 16 connections
+    /// opened at once, as a load generator or a proxy opens them, have 16 handlers running together. With a pool of
+    /// workers each polling a set of connections, MHD handed a worker up to 10 connections at one accept, and a
+    /// blocked handler held up its whole set.
+    @Test func everyConnectionsHandlerRunsWhileTheOthersWait() throws {
+        let connections = 16
+        let handlers = RunningHandlers()
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: testLimits(), reject: rejectAs413) { _ in
+            let together = handlers.arrive(waitingFor: connections, within: 10)
+            return HTTPResponse(status: 200, body: Array((together ? "together" : "alone").utf8))
+        }
+        defer { server.shutdown() }
+        let answers = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for _ in 0..<connections {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                let text: String
+                do {
+                    let connection = try LoopbackConnection(port: server.port)
+                    try connection.send("GET /wait HTTP/1.1\r\nHost: test\r\n\r\n")
+                    text = try connection.receive().text
+                } catch {
+                    text = "\(error)"
+                }
+                answers.withLock { $0.append(text) }
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(answers.withLock { $0 } == Array(repeating: "together", count: connections))
     }
 
     @Test func servesIPv6Loopback() throws {

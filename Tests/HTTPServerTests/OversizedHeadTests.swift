@@ -8,10 +8,8 @@ import Testing
 @Suite struct OversizedHeadTests {
     /// Answers with the number of query parameters it was given.
     private func server() throws -> HTTPServer {
-        var limits = HTTPServerLimits()
-        limits.threads = 2
         return try HTTPServer(
-            host: "127.0.0.1", port: 0, limits: limits,
+            host: "127.0.0.1", port: 0, limits: HTTPServerLimits(),
             reject: { rejection in
                 guard case .tooManyQueryParameters(let limit) = rejection else { return HTTPResponse(status: 400) }
                 return HTTPResponse(status: 414, body: Array("more than \(limit)".utf8))

@@ -25,7 +25,6 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
     throws -> HTTPServer
 {
     var limits = HTTPServerLimits()
-    limits.threads = 2
     configure(&limits)
     return try HTTPServer(
         host: "127.0.0.1", port: 0, limits: limits,
@@ -38,7 +37,8 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
 @Suite struct SlowClientTests {
     /// Each header line resets the idle timeout; the head's own deadline still ends the connection.
     @Test func aHeadTricklingInIsCutOffAtItsDeadline() throws {
-        let server = try server { $0.requestHeadTimeoutSeconds = 1 }
+        let lines = DiagnosticLines()
+        let server = try server({ $0.requestHeadTimeoutSeconds = 1 }, diagnostics: lines)
         defer { server.shutdown() }
         let slow = try LoopbackConnection(port: server.port)
         try slow.send("GET / HTTP/1.1\r\nHost: test\r\n")
@@ -52,6 +52,23 @@ private func server(_ configure: (inout HTTPServerLimits) -> Void, diagnostics: 
         let other = try LoopbackConnection(port: server.port)
         try other.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
         #expect(try other.receive().text == "served")
+        #expect(lines.all.contains { $0.contains("request head took longer than 1 s") }, "\(lines.all)")
+    }
+
+    /// A keep-alive connection that sends nothing after an answer is closed at the head's deadline too, but it is
+    /// an idle client, not a slow one: nothing is logged (a load generator's or a client pool's idle connections
+    /// filled the log with "request head took longer" lines).
+    @Test func anIdleKeepAliveConnectionIsClosedUnreported() throws {
+        let lines = DiagnosticLines()
+        let server = try server({ $0.requestHeadTimeoutSeconds = 1 }, diagnostics: lines)
+        let idle = try LoopbackConnection(port: server.port)
+        try idle.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try idle.receive().text == "served")
+        let started = ContinuousClock.now
+        while !idle.isClosed(waiting: .milliseconds(200)), ContinuousClock.now - started < .seconds(10) {}
+        #expect(ContinuousClock.now - started < .seconds(10), "the idle connection was still open after 10 s")
+        server.shutdown()
+        #expect(lines.all.isEmpty, "\(lines.all)")
     }
 
     /// Each body byte resets the idle timeout too; the body's own deadline (the head's 1 s plus 100 bytes at 50

@@ -38,6 +38,92 @@ import Testing
         }
     }
 
+    /// `fixed` as it was before it rounded without libm and wrote its digits two at a time: `rounded()` and
+    /// the whole part and the fraction divided out and written apart. Every byte is held to it.
+    static func referenceFixed(_ value: Double, decimals: Int) -> String {
+        var scale: UInt = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let magnitude = (abs(value) * Double(scale)).rounded()
+        guard magnitude < 1e18 else { return "null" }
+        let scaled = UInt(magnitude)
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard decimals > 0 else { return sign + String(scaled) }
+        let fraction = String(scaled % scale)
+        return sign + String(scaled / scale) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
+    }
+
+    @Test func fixedDecimalsWriteWhatTheReferenceWritesForEveryKindOfValue() {
+        var values: [Double] = [
+            0, -0.0, .nan, -.nan, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
+            .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .ulpOfOne, 0.5, -0.5,
+            0.49999999999999994, -0.49999999999999994, 1.5, 2.5, -2.5, 2.675, 1.005, 0.045, -0.045, 1e17, 1e18, 9.5e17,
+        ]
+        // Around 2^52, where a Double's halves end, and 2^53, where its whole numbers do.
+        for power in [52.0, 53.0] {
+            let bound = pow(2, power)
+            for offset in stride(from: -4.0, through: 4.0, by: 0.5) { values += [bound + offset, -(bound + offset)] }
+        }
+        var random = SplitMix64(seed: 26)
+        for decimals in 0...6 {
+            let scale = pow(10, Double(decimals))
+            // Halves of the last place kept and the values beside them, from both sides of zero.
+            let wholes =
+                Array(-500...500)
+                + (0..<1000).map { _ in Int.random(in: -1_000_000_000_000...1_000_000_000_000, using: &random) }
+            for whole in wholes {
+                for tie in [(Double(whole) + 0.5) / scale, Double(whole) / scale] {
+                    values += [tie, tie.nextUp, tie.nextDown]
+                }
+            }
+            // Where `null` begins: 10^18 once scaled.
+            let limit = 1e18 / scale
+            values += [limit, limit.nextDown, limit.nextUp, -limit.nextDown]
+            // Decimal text read as a Double, as RSSI and distances come: rarely exactly what it says.
+            for _ in 0..<1000 {
+                let digits = Int.random(in: -10_000_000...10_000_000, using: &random)
+                values.append(Double("\(digits / 1000).\(String(abs(digits % 1000)))5") ?? 0)
+            }
+        }
+        // Every exponent: random bit patterns, and the ranges the scan writes.
+        for _ in 0..<5000 {
+            values.append(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random)))
+            values.append(Double.random(in: -120...20, using: &random))
+            values.append(Double.random(in: 0...200, using: &random))
+            values.append(Double.random(in: 1.6e9...1.8e9, using: &random))
+        }
+        var mismatches: [String] = []
+        for value in values {
+            for decimals in 0...6 {
+                let written = text { $0.fixed(value, decimals: decimals) }
+                let expected = Self.referenceFixed(value, decimals: decimals)
+                if written != expected { mismatches.append("\(value) to \(decimals): \(written), not \(expected)") }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) of \(values.count * 7): \(mismatches.prefix(10))")
+    }
+
+    @Test func digitsPadAndIntegersAreWhatStringWrites() {
+        var values: [UInt] = [0, 1, 9, 10, 99, 100, UInt(UInt16.max), UInt.max, UInt.max - 1, UInt(Int.max)]
+        var power: UInt = 1
+        for _ in 0..<19 {
+            power *= 10
+            values += [power - 1, power, power + 1]
+        }
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<10_000 {
+            values.append(UInt.random(in: 0...UInt.max, using: &random) >> UInt.random(in: 0...63, using: &random))
+        }
+        for value in values {
+            for width in [1, 3, 7] {
+                let digits = String(value)
+                let padded = String(repeating: "0", count: max(0, width - digits.count)) + digits
+                #expect(text { buffer in buffer.write(maxCount: 20) { $0.digits(value, width: width) } } == padded)
+            }
+            let signed = Int(truncatingIfNeeded: value)
+            #expect(text { $0.integer(signed) } == String(signed))
+        }
+    }
+
     @Test func integersUUIDsAndStrings() throws {
         #expect(text { $0.integer(Int.min) } == String(Int.min))
         #expect(text { $0.integer(0) } == "0")
@@ -68,7 +154,8 @@ import Testing
         let near = snapshot.beacons[0]
         let lost = snapshot.beacons[1]
         #expect(near.identity.minor == 7 && lost.proximity == .unknown && lost.distance == nil)
-        let line = text { $0.rangeLine(snapshot) }
+        var lines = RangeLines()
+        let line = text { lines.write(snapshot, to: &$0) }
         let expected =
             "{\"event\":\"range\",\"t\":1700000006.000,\"beacons\":[{\"uuid\":\"\(uuid.uuidString)\",\"major\":1,"
             + "\"minor\":7,\"rssi\":\(String(format: "%.1f", near.rssi!)),"

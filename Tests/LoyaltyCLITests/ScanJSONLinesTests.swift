@@ -18,7 +18,7 @@ import LoyaltyClient
     }
 
     @Test func regionRangeAndSummaryLines() {
-        var lines = ScanJSONLines()
+        let lines = ScanJSONLines()
         let region = BeaconIdentityConstraint(uuid: uuid, major: 1)
         #expect(
             lines.line(RegionEvent(kind: .enter, region: region, time: 1.23456))
@@ -33,8 +33,13 @@ import LoyaltyClient
         let expected =
             #"{"event":"range","t":3.500,"beacons":[{"uuid":"8F0C1DDC-11E5-4A07-8910-425941B072F9","major":1,"minor":2,"rssi":-61.0,"distance_m":1.01,"proximity":"near"},"#
             + #"{"uuid":"8F0C1DDC-11E5-4A07-8910-425941B072F9","major":2,"minor":1,"rssi":null,"distance_m":null,"proximity":"unknown"}]}"#
-        #expect(String(decoding: lines.line(snapshot), as: UTF8.self) == expected + "\n")
-        #expect(String(decoding: lines.line(snapshot), as: UTF8.self) == expected + "\n")  // the buffer is reused
+        var rangeLines = RangeLines()
+        var buffer = JSONLineBuffer(capacity: 16)  // grows as it is written
+        rangeLines.write(snapshot, to: &buffer)
+        #expect(String(decoding: buffer.bytes, as: UTF8.self) == expected + "\n")
+        buffer.clear()
+        rangeLines.write(snapshot, to: &buffer)  // the beacons' openings made for the first line
+        #expect(String(decoding: buffer.bytes, as: UTF8.self) == expected + "\n")
         var statistics = CaptureStatistics()
         statistics.records = 9
         statistics.advertisingReports = 7
@@ -43,6 +48,40 @@ import LoyaltyClient
         #expect(
             lines.line(statistics)
                 == #"{"event":"summary","records":9,"advertising_reports":7,"beacon_frames":5,"malformed_skipped":1}"#)
+    }
+
+    @Test func rangeLinesStayTheSameWhileTheirBeaconsTakeEachOthersSlots() {
+        // Far more beacons than slots, in another order each line: every beacon's text is made, kept, lost to
+        // another and made again, and each line must still say what its snapshot holds.
+        var random = SplitMix64(seed: 26)
+        let uuids = [uuid, UUID(uuidString: "1FA25D1A-8048-0E11-8EAB-375C997B88B4")!]
+        let identities = (0..<3000).map { index in
+            BeaconIdentity(
+                uuid: uuids[index % 2], major: UInt16.random(in: 0...UInt16.max, using: &random),
+                minor: UInt16(index % 7 == 0 ? 65535 : index))
+        }
+        var rangeLines = RangeLines()
+        var buffer = JSONLineBuffer()
+        for line in 0..<20 {
+            let beacons = identities.shuffled(using: &random).prefix(line % 2 == 0 ? 40 : 700).map { identity in
+                beacon(
+                    identity, [.immediate, .near, .far][Int.random(in: 0...2, using: &random)],
+                    distance: Double.random(in: 0...40, using: &random), rssi: Double.random(in: -110...(-30), using: &random))
+            }
+            let snapshot = RangingSnapshot(time: 1_700_000_000 + Double(line) / 3, beacons: Array(beacons))
+            let objects = beacons.map { beacon in
+                "{\"uuid\":\"\(beacon.identity.uuid.uuidString)\",\"major\":\(beacon.identity.major),"
+                    + "\"minor\":\(beacon.identity.minor),\"rssi\":\(JSONLineBufferTests.referenceFixed(beacon.rssi!, decimals: 1)),"
+                    + "\"distance_m\":\(JSONLineBufferTests.referenceFixed(beacon.distance!, decimals: 2)),"
+                    + "\"proximity\":\"\(beacon.proximity.rawValue)\"}"
+            }
+            let expected =
+                "{\"event\":\"range\",\"t\":\(JSONLineBufferTests.referenceFixed(snapshot.time, decimals: 3)),"
+                + "\"beacons\":[\(objects.joined(separator: ","))]}\n"
+            buffer.clear()
+            rangeLines.write(snapshot, to: &buffer)
+            #expect(String(decoding: buffer.bytes, as: UTF8.self) == expected, "line \(line)")
+        }
     }
 
     @Test func fixedDecimalsRoundHalfAwayAndKeepTheirZeros() {

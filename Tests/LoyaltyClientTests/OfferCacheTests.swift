@@ -21,6 +21,14 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         endsAt: epoch.addingTimeInterval(86_400), reshowAfterSeconds: 60, updatedAt: epoch)
 }
 
+/// `offers --json`'s lines, without their newlines.
+private func listing(_ cache: OfferCache, retailerName: String? = nil) throws -> [String] {
+    var bytes: [UInt8] = []
+    try cache.forEachOfferJSONChunk(retailerName: retailerName) { bytes += $0 }
+    return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        .dropLast().map(String.init)
+}
+
 @Suite struct OfferCacheTests {
     @Test func fullPageThenDeltaThenTombstone() throws {
         let cache = try OfferCache(file: try temporaryDirectory().appendingPathComponent("cache.sqlite"))
@@ -72,10 +80,8 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
                 cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [quoted, plain], removed: []),
             etag: nil, serverTimeOffset: 0)
         try cache.show(plain.id, at: epoch)
-        var lines: [[String: Any]] = []
-        try cache.forEachOfferJSON { line in
-            lines.append(try! JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any])
-        }
+        let text = try listing(cache)
+        let lines = text.map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
         #expect(lines.map { $0["title"] as? String } == ["plain", "say \"hi\"\n\\ café"])
         #expect(lines[0]["id"] as? String == plain.id.uuidString.lowercased())
         #expect(lines[0]["seen"] as? Bool == true)
@@ -86,20 +92,102 @@ private func offer(_ major: UInt16, _ minor: UInt16, _ title: String, retailer: 
         #expect(lines[1]["description"] is NSNull)
         #expect(lines[1]["retailer"] as? String == "Matey's")
         #expect(lines[1]["major"] as? Int == 1)
-        var filtered = 0
-        try cache.forEachOfferJSON(retailerName: "nobody") { _ in filtered += 1 }
-        #expect(filtered == 0)
+        #expect(try listing(cache, retailerName: "nobody").isEmpty)
         // Chunks hold whole lines: tiny chunks are one line each, large ones all lines at once.
-        var one: [String] = []
-        try cache.forEachOfferJSON { one.append($0 + "\n") }
         var tiny: [String] = []
-        try cache.forEachOfferJSONChunk(chunkBytes: 1) { tiny.append($0) }
-        #expect(tiny == one)
+        try cache.forEachOfferJSONChunk(chunkBytes: 1) { tiny.append(String(decoding: $0, as: UTF8.self)) }
+        #expect(tiny == text.map { $0 + "\n" })
         var whole: [String] = []
-        try cache.forEachOfferJSONChunk { whole.append($0) }
-        #expect(whole == [one.joined()])
+        try cache.forEachOfferJSONChunk { whole.append(String(decoding: $0, as: UTF8.self)) }
+        #expect(whole == [tiny.joined()])
+        var filtered = 0
         try cache.forEachOfferJSONChunk(retailerName: "nobody") { _ in filtered += 1 }
         #expect(filtered == 0)
+    }
+
+    /// `offers --json` byte for byte: every optional field set and unset, text that needs escaping, two
+    /// retailers, seen offers first, between and last in a retailer's beacon order, and a seen offer the
+    /// catalog no longer has. The expected lines are written field by field with the API's JSON writer.
+    @Test func offerListingIsTheOffersAsTheAPIWritesThem() throws {
+        let cache = try OfferCache(file: try temporaryDirectory().appendingPathComponent("cache.sqlite"))
+        let cafe = CatalogRetailer(
+            id: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, name: "Café \"Ünï\" \\ 寿司",
+            uuid: UUID(uuidString: "11111111-2222-4333-8444-555555555555")!)
+        let mateys = CatalogRetailer(
+            id: UUID(uuidString: "F0000000-0000-4000-8000-000000000002")!, name: matey.name, uuid: matey.uuid)
+        var everything = offer(1, 2, "Everything: ☃ «über» 🍣 \"q\" \\", retailer: mateys)
+        everything.description = "tab\there, new\nline, bell\u{7}, escape\u{1B}[31m, del\u{7F}, csi\u{9B}, nul\u{0}"
+        everything.category = "clothing"
+        everything.imageURL = "https://example.com/a.png?x=1&y=2"
+        everything.startsAt = Date(timeIntervalSince1970: 1_767_258_000.25)
+        everything.totalLimit = 100
+        var nothing = offer(0, 0, "Only a title", retailer: mateys)
+        nothing.category = nil
+        nothing.endsAt = nil
+        nothing.reshowAfterSeconds = nil
+        let highest = offer(65_535, 65_535, "Highest beacon", retailer: mateys)
+        let middle = offer(2, 1, "Middle", retailer: mateys)
+        let cafeFirst = offer(0, 1, "寿司 50% 引き", retailer: cafe)
+        let cafeLast = offer(9, 9, "Emoji 👩‍👩‍👧 and combining é", retailer: cafe)
+        try cache.apply(
+            CatalogPage(
+                cursor: "c", full: true, serverTime: epoch, retailers: [mateys, cafe],
+                offers: [highest, everything, cafeLast, nothing, middle, cafeFirst], removed: []),
+            etag: nil, serverTimeOffset: 0)
+        let seen: Set<UUID> = [nothing.id, middle.id, highest.id, cafeFirst.id]
+        try cache.apply(
+            SeenPage(cursor: "s", items: (seen + [UUID()]).map { SeenItem(offerID: $0, seenAt: epoch) }))
+
+        func line(_ offer: Offer, _ retailer: CatalogRetailer) -> String {
+            var line = JSONLineBuffer()
+            func text(_ key: StaticString, _ value: String?) {
+                line.raw(key)
+                if let value { line.string(value) } else { line.raw("null") }
+            }
+            text("{\"id\":", offer.id.uuidString.lowercased())
+            line.raw(",\"major\":")
+            line.integer(Int(offer.major))
+            line.raw(",\"minor\":")
+            line.integer(Int(offer.minor))
+            text(",\"title\":", offer.title)
+            text(",\"description\":", offer.description)
+            text(",\"category\":", offer.category)
+            text(",\"starts_at\":", offer.startsAt.map(LoyaltyJSON.formatTimestamp))
+            text(",\"ends_at\":", offer.endsAt.map(LoyaltyJSON.formatTimestamp))
+            text(",\"retailer\":", retailer.name)
+            text(",\"uuid\":", retailer.uuid.uuidString)
+            line.raw(",\"seen\":")
+            line.raw(seen.contains(offer.id) ? "true}" : "false}")
+            return String(decoding: line.bytes, as: UTF8.self)
+        }
+        let cafeLines = [line(cafeFirst, cafe), line(cafeLast, cafe)]
+        let mateysLines = [nothing, everything, middle, highest].map { line($0, mateys) }
+        #expect(try listing(cache) == cafeLines + mateysLines)
+        #expect(try listing(cache, retailerName: "MATEY'S") == mateysLines)
+        #expect(try listing(cache, retailerName: cafe.name) == cafeLines)
+        for chunkBytes in [1, 300, 1 << 16] {
+            var chunks: [UInt8] = []
+            try cache.forEachOfferJSONChunk(chunkBytes: chunkBytes) { chunks += $0 }
+            #expect(String(decoding: chunks, as: UTF8.self) == (cafeLines + mateysLines).map { $0 + "\n" }.joined())
+        }
+    }
+
+    /// Opening a cache at the current schema writes nothing, so a command that only reads it (`offers`,
+    /// `history`) writes no log and waits for no fsync.
+    @Test func openingAnUpToDateCacheWritesNothing() throws {
+        let file = try temporaryDirectory().appendingPathComponent("cache.sqlite")
+        do {
+            let cache = try OfferCache(file: file)
+            try cache.apply(
+                CatalogPage(
+                    cursor: "c", full: true, serverTime: epoch, retailers: [matey], offers: [offer(1, 1, "sushi")],
+                    removed: []),
+                etag: nil, serverTimeOffset: 0)
+        }
+        let cache = try OfferCache(file: file)
+        #expect(try cache.offers().count == 1)
+        let log = try FileManager.default.attributesOfItem(atPath: file.path + "-wal")
+        #expect(log[.size] as? Int == 0)
     }
 
     @Test func shownOffersGoToSeenAndOutboxUntilAcknowledged() throws {

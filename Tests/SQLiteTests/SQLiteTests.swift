@@ -172,6 +172,53 @@ private struct Abort: Error {}
         #expect(try database.query("SELECT v FROM n WHERE v > ? ORDER BY v", [.integer(8)]).count == 2)
     }
 
+    @Test func rowsReadInPlaceGiveTheirBytesAndStopOnError() throws {
+        let directory = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: directory.path("cache.sqlite"))
+        try database.execute("CREATE TABLE t (n INTEGER, s TEXT);")
+        let texts: [String?] = ["", "plain", "寿司 🍣 \"q\" \\", "nul\u{0}inside", nil]
+        for (n, text) in texts.enumerated() {
+            try database.run("INSERT INTO t VALUES (?, ?)", [.integer(Int64(n)), text.map { .text($0) } ?? .null])
+        }
+        var read: [(Int64, [UInt8])] = []
+        try database.forEachRowInPlace("SELECT n, s FROM t WHERE n >= ? ORDER BY n", [.integer(0)]) { row throws in
+            #expect(row.count == 2)
+            read.append((row.integer(0), Array(row.text(1))))
+            // Another statement inside the callback leaves this row as it was.
+            #expect(try database.query("SELECT count(*) FROM t").first?[0] == .integer(5))
+            #expect(row.integer(0) == read.last!.0)
+        }
+        #expect(read.map(\.0) == [0, 1, 2, 3, 4])
+        // Text as UTF-8 bytes, NUL and all; NULL as no bytes.
+        #expect(read.map(\.1) == texts.map { Array(($0 ?? "").utf8) })
+        var steps = 0
+        #expect(throws: Abort.self) {
+            try database.forEachRowInPlace("SELECT n FROM t ORDER BY n") { _ in
+                steps += 1
+                if steps == 2 { throw Abort() }
+            }
+        }
+        #expect(steps == 2)
+        #expect(throws: SQLiteError.self) { try database.forEachRowInPlace("SELECT nothing FROM t") { _ in } }
+    }
+
+    @Test func aNewFileGetsLargePagesAndAnOldOneKeepsItsOwn() throws {
+        let directory = try TemporaryDirectory()
+        let new = try SQLiteDatabase(path: directory.path("new.sqlite"))
+        try new.execute("CREATE TABLE t (a);")
+        #expect(try new.query("PRAGMA page_size").first?[0] == .integer(16_384))
+        #expect(try new.query("PRAGMA journal_mode").first?[0] == .text("wal"))
+
+        // A file written with SQLite's default 4 KB pages, as the cache was before, opens with its rows.
+        let old = directory.path("old.sqlite")
+        try new.run("ATTACH DATABASE ? AS old", [.text(old)])
+        try new.execute("PRAGMA old.page_size = 4096; CREATE TABLE old.t (a); INSERT INTO old.t VALUES (1);")
+        try new.execute("DETACH DATABASE old")
+        let reopened = try SQLiteDatabase(path: old)
+        #expect(try reopened.query("PRAGMA page_size").first?[0] == .integer(4_096))
+        #expect(try reopened.query("SELECT a FROM t").first?[0] == .integer(1))
+    }
+
     @Test func hundredThousandRowsInsertInOneTransaction() throws {
         let directory = try TemporaryDirectory()
         let database = try SQLiteDatabase(path: directory.path("cache.sqlite"))
