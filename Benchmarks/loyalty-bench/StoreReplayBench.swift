@@ -29,7 +29,7 @@ import Foundation
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     let wall = median(runs.map(\.seconds))
     let bestWall = runs.map(\.seconds).min()!
-    // CPU time (user + system, from GNU time) is what the process itself used, whatever else ran.
+    // CPU time (user + system, wait4's) is what the process itself used, whatever else ran.
     let cpuSeconds = median(runs.map(\.cpuSeconds))
     print("command: /usr/bin/time -v \(buildDirectory.appendingPathComponent("loyalty").path) \(arguments.joined(separator: " ")) > /dev/null")
     print("runs (wall s, CPU s, peak MiB): " + runs.map { String(format: "%.3f %.3f %.1f", $0.seconds, $0.cpuSeconds, $0.peakMB) }.joined(separator: ", "))
