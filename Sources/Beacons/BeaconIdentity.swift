@@ -75,30 +75,35 @@ public struct BeaconFrame: Hashable, Sendable {
 
 /// A 48-bit Bluetooth device address, stored as it appears on the wire (least significant byte first).
 public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
-    public var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+    /// The six bytes, the first in the low byte, in one word: a sighting's address is copied, compared and
+    /// hashed as one value where the six bytes went one by one (about 35 instructions a sighting).
+    private var word: UInt64
 
-    public init(wire b: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)) { bytes = b }
+    public var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) {
+        get {
+            func byte(_ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: word >> (8 * index)) }
+            return (byte(0), byte(1), byte(2), byte(3), byte(4), byte(5))
+        }
+        set { self = BluetoothAddress(wire: newValue) }
+    }
+
+    public init(wire b: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)) {
+        word = UInt64(b.0) | UInt64(b.1) << 8 | UInt64(b.2) << 16 | UInt64(b.3) << 24 | UInt64(b.4) << 32
+            | UInt64(b.5) << 40
+    }
+
+    /// The address whose wire bytes are `low` (the first four, little-endian) then `high` (the last two).
+    @inline(__always)
+    init(wireLow low: UInt32, high: UInt16) { word = UInt64(low) | UInt64(high) << 32 }
 
     /// The usual colon form, most significant byte first: `6A:6B:C9:A2:3E:43`.
     public var description: String {
-        let ordered = [bytes.5, bytes.4, bytes.3, bytes.2, bytes.1, bytes.0]
+        let b = bytes
+        let ordered = [b.5, b.4, b.3, b.2, b.1, b.0]
         return ordered.map { byte in
             let hex = String(byte, radix: 16, uppercase: true)
             return byte < 0x10 ? "0" + hex : hex
         }.joined(separator: ":")
-    }
-
-    public static func == (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool {
-        lhs.bytes == rhs.bytes
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(bytes.0)
-        hasher.combine(bytes.1)
-        hasher.combine(bytes.2)
-        hasher.combine(bytes.3)
-        hasher.combine(bytes.4)
-        hasher.combine(bytes.5)
     }
 }
 

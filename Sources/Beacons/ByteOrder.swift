@@ -33,7 +33,7 @@ extension UnsafeRawBufferPointer {
 
     @inline(__always)
     func bluetoothAddress(at offset: Int) -> BluetoothAddress {
-        BluetoothAddress(wire: loadUnaligned(fromByteOffset: offset, as: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8).self))
+        BluetoothAddress(wireLow: uint32LittleEndian(at: offset), high: uint16LittleEndian(at: offset + 4))
     }
 
     /// The 16 bytes at `offset` as a UUID, in order. A UUID is its `uuid_t` and nothing else, so this is one
