@@ -81,23 +81,39 @@ public struct CombinedScan {
             break
         }
         var fed: Double? = nil
-        while sighting != nil || fix != nil {
-            let time = min(sighting?.time ?? .infinity, fix?.time ?? .infinity)
-            pace?(time)
-            if stopped() {
-                if beaconsRunning, let fed { try finishBeacons(at: fed) }
-                break
-            }
-            // A sighting goes before a fix of the same time.
-            if let current = sighting, current.time == time {
-                try observe(current)
+        if fix == nil, stores == nil, pace == nil {
+            // A plain replay, beacons alone and unpaced: no clock to merge, so each sighting goes straight to
+            // the session (the merging loop spent some 40 instructions a sighting finding that out).
+            while let current = sighting {
+                if stopped() {
+                    if beaconsRunning, let fed { try finishBeacons(at: fed) }
+                    break
+                }
+                beaconsRunning = true
+                try beacons.observe(current)
                 sighting = nextSighting()
                 if sighting == nil { try finishBeacons(at: current.time) }
-            } else if let current = fix {
-                try observe(current)
-                fix = log?.next()
+                fed = current.time
             }
-            fed = time
+        } else {
+            while sighting != nil || fix != nil {
+                let time = min(sighting?.time ?? .infinity, fix?.time ?? .infinity)
+                pace?(time)
+                if stopped() {
+                    if beaconsRunning, let fed { try finishBeacons(at: fed) }
+                    break
+                }
+                // A sighting goes before a fix of the same time.
+                if let current = sighting, current.time == time {
+                    try observe(current)
+                    sighting = nextSighting()
+                    if sighting == nil { try finishBeacons(at: current.time) }
+                } else if let current = fix {
+                    try observe(current)
+                    fix = log?.next()
+                }
+                fed = time
+            }
         }
         summary(ReplayStatistics(capture: capture.statistics, log: log?.statistics))
         if let damage { throw ReplayError.damaged(file: file, damage) }

@@ -191,6 +191,35 @@ private func walkCapture() throws -> String {
         }
     }
 
+    /// A plain replay (no positions, no pacing) has a loop of its own: stopped part way (Ctrl-C), it ends as the
+    /// merging loop does, at the last sighting fed, and feeds nothing after it.
+    @Test func aReplayStoppedPartWayEndsThereUnpacedAsPaced() throws {
+        let file = try walkCapture()
+        func replay(paced: Bool) throws -> RecordedOutput {
+            let output = RecordedOutput()
+            var scan = CombinedScan(beacons: try Matey.beacons(try Matey.offers(), output: output), stores: nil)
+            var asked = 0
+            try scan.replay(
+                file, positions: nil, pace: paced ? { _ in } : nil,
+                stopped: {
+                    asked += 1
+                    return asked > 100
+                }
+            ) { _ in }
+            #expect(asked == 101, "nothing is fed once stopped")
+            return output
+        }
+        let unpaced = try replay(paced: false)
+        let paced = try replay(paced: true)
+        #expect(unpaced.lines == paced.lines && unpaced.times == paced.times)
+        #expect(unpaced.lines.last == "finished" && unpaced.lines.count > 5)
+        let whole = RecordedOutput()
+        var scan = CombinedScan(beacons: try Matey.beacons(try Matey.offers(), output: whole), stores: nil)
+        try scan.replay(file, positions: nil) { _ in }
+        #expect(unpaced.lines.count < whole.lines.count)
+        #expect(unpaced.times.last! < whole.times.last!)
+    }
+
     /// The radio and a replay feed the same session: the walk heard live says what its replay says.
     @Test func aLiveScanSaysWhatTheReplaySays() throws {
         let file = try walkCapture()
