@@ -200,6 +200,29 @@ func sighting(
         #expect(order(at: 6) == [])
     }
 
+    /// More beacons than the ranger's recent-track slots, heard in turn: each sighting still lands on its own
+    /// beacon's track, whether found in its slot, in the slot beside it or through the dictionary.
+    @Test func beaconsSharingRecentSlotsKeepTheirOwnTracks() throws {
+        var ranger = try Ranger(configuration: .init(filter: .runningAverage(window: 1)))
+        ranger.knownUUIDs = [matey]
+        let beacons = 1_500
+        func rssi(_ index: Int, _ round: Int) -> Int8 { Int8(-40 - (index * 7 + round * 13) % 60) }
+        for round in 0..<4 {
+            for index in 0..<beacons {
+                let time = Double(round) * 0.2 + Double(index) * 1e-5
+                _ = ranger.observe(
+                    sighting(major: UInt16(index / 100), minor: UInt16(index), rssi: rssi(index, round), at: time))
+            }
+        }
+        let snapshot = ranger.snapshot(at: 0.9)
+        #expect(ranger.trackedCount == beacons && snapshot.beacons.count == beacons)
+        for beacon in snapshot.beacons {
+            let index = Int(beacon.identity.minor)
+            #expect(beacon.identity.major == UInt16(index / 100))
+            #expect(beacon.lastRSSI == rssi(index, 3) && beacon.rssi == Double(rssi(index, 3)))
+        }
+    }
+
     /// Made-up identities cannot grow the ranger without end: a UUID it is not told to look for holds at most
     /// `perUnknownUUID` beacons, such UUIDs together `unknownUUIDs`, every UUID together `total`; a beacon over a
     /// limit is tracked once others have been forgotten.
