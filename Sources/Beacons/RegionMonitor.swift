@@ -102,7 +102,9 @@ public struct RegionMonitor: Sendable {
         var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty }
 
         /// Notes `time` as the last sighting of every region of this UUID that `identity` matches. Whether one
-        /// of them is not `.inside`: then `hear(_:_:)` enters it.
+        /// of them is not `.inside`: then `hear(_:_:)` enters it. Inlined: every sighting of a monitored UUID
+        /// comes here.
+        @inline(__always)
         mutating func hear(_ identity: BeaconIdentity, at time: Double) -> Bool {
             var entering = false
             func note(_ record: inout Record) {
