@@ -29,6 +29,16 @@ import Testing
         #expect(code.count == 8 && !code.contains("0") && !code.contains("O") && !code.contains("I"))
     }
 
+    /// PostgreSQL's array literal: each text quoted, its quotes and backslashes escaped, nil as an unquoted NULL;
+    /// the rest, multi-byte UTF-8 included, byte for byte.
+    @Test func textArrayQuotesAndEscapesEachValue() {
+        #expect(textArray([]) == "{}")
+        #expect(textArray([nil]) == "{NULL}")
+        #expect(
+            textArray(["plain", "a \"quote\"", #"back\slash"#, nil, "NULL", "", #"\""#, "café 🎉,{}"])
+                == #"{"plain","a \"quote\"","back\\slash",NULL,"NULL","","\\\"","café 🎉,{}"}"#)
+    }
+
     /// Foundation's base64, made URL-safe and unpadded, is the reference for the hand-written coder.
     @Test func base64URLMatchesFoundationAndRejectsOtherText() {
         for count in 0...66 {
