@@ -67,14 +67,8 @@ public final class NotificationMock {
 
     /// Every Notify call so far, in order.
     public func notifications() throws -> [Notification] {
-        let reply = try connection.call(
-            destination: Self.service, path: Self.path, interface: "org.freedesktop.DBus.Mock",
-            method: "GetMethodCalls", arguments: [.string("Notify")])
-        guard case .array(let calls)? = reply.first else { return [] }
-        return calls.compactMap { call in
-            guard case .structure(let fields) = call, fields.count == 2, case .array(let values) = fields[1],
-                values.count == 8
-            else { return nil }
+        try calls(of: "Notify").compactMap { values in
+            guard values.count == 8 else { return nil }
             let arguments = values.map(\.unwrapped)
             guard case .array(let actions) = arguments[5], case .dictionary(let hints) = arguments[6] else { return nil }
             return Notification(
@@ -88,15 +82,21 @@ public final class NotificationMock {
 
     /// The ids of every CloseNotification call so far, in order.
     public func closedNotifications() throws -> [UInt32] {
+        try calls(of: "CloseNotification").compactMap { values in
+            values.first?.unwrapped.integer.flatMap { UInt32(exactly: $0) }
+        }
+    }
+
+    /// The arguments of every call of `method` so far, in order (dbusmock's GetMethodCalls: (timestamp, args)).
+    private func calls(of method: String) throws -> [[DBusValue]] {
         let reply = try connection.call(
             destination: Self.service, path: Self.path, interface: "org.freedesktop.DBus.Mock",
-            method: "GetMethodCalls", arguments: [.string("CloseNotification")])
+            method: "GetMethodCalls", arguments: [.string(method)])
         guard case .array(let calls)? = reply.first else { return [] }
         return calls.compactMap { call in
-            guard case .structure(let fields) = call, fields.count == 2, case .array(let values) = fields[1],
-                let id = values.first?.unwrapped.integer
+            guard case .structure(let fields) = call, fields.count == 2, case .array(let values) = fields[1]
             else { return nil }
-            return UInt32(exactly: id)
+            return values
         }
     }
 
