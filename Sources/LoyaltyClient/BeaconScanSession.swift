@@ -77,7 +77,7 @@ public struct BeaconScanSession {
 
     /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan.
     public mutating func finish(at time: Double) throws {
-        for event in monitor.advance(to: time) { output.report(event) }
+        monitor.advance(to: time) { output.report($0) }
         try report(ranger.snapshot(at: time))
         try output.beaconsFinished()
     }
