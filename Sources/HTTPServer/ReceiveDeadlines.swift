@@ -22,9 +22,14 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
     /// For a head; a body gets as long plus its length at `minimumBodyBytesPerSecond`.
     let headTimeout: Duration
     let minimumBodyBytesPerSecond: Int
-    /// By connection (its address). Shutting a socket under this lock is safe: MHD reports a connection closed
-    /// (`closed`) before it closes the socket, so a socket here is never one reused by another connection.
-    private let waiting = Mutex<[UInt: Waiting]>([:])
+    /// By connection (its address), in the stripe the address hashes to. Shutting a socket under its stripe's lock
+    /// is safe: MHD reports a connection closed (`closed`) before it closes the socket, so a socket here is never one
+    /// reused by another connection. One lock for all was the server's most contended (each request takes it three
+    /// to five times, from a thread per connection).
+    private let stripes = (0..<16).map { _ in Stripe() }
+    private final class Stripe: Sendable {
+        let waiting = Mutex<[UInt: Waiting]>([:])
+    }
     private let timerLock = NSLock()
     /// Made and resumed by `startWatching` (dispatch traps on releasing a source never resumed).
     private var timer: DispatchSourceTimer?
@@ -38,11 +43,11 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
 
     /// The request line is in (MHD's URI log callback), the rest of the head not yet.
     func requestLineArrived(_ connection: OpaquePointer) {
-        waiting.withLock { $0[UInt(bitPattern: connection)]?.headBegun = true }
+        withWaiting(connection) { $0?.headBegun = true }
     }
 
     func headArrived(_ connection: OpaquePointer) {
-        _ = waiting.withLock { $0.removeValue(forKey: UInt(bitPattern: connection)) }
+        withWaiting(connection) { $0 = nil }
     }
 
     /// The head announced a body of `bytes` (or, chunked, of at most `bytes`).
@@ -53,7 +58,7 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
 
     /// The body was answered while it came (refused): at its deadline the connection is only closed.
     func bodyRefused(_ connection: OpaquePointer) {
-        waiting.withLock { $0[UInt(bitPattern: connection)]?.answersWhenLate = false }
+        withWaiting(connection) { $0?.answersWhenLate = false }
     }
 
     func bodyArrived(_ connection: OpaquePointer) { headArrived(connection) }
@@ -71,7 +76,13 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
         let entry = Waiting(
             socket: socket, deadline: ContinuousClock.now + allowed, answersWhenLate: answersWhenLate,
             headBegun: answersWhenLate)
-        waiting.withLock { $0[UInt(bitPattern: connection)] = entry }
+        withWaiting(connection) { $0 = entry }
+    }
+
+    private func withWaiting(_ connection: OpaquePointer, _ body: (inout Waiting?) -> Void) {
+        let key = UInt(bitPattern: connection)
+        // Fibonacci hashing: the high bits pick the stripe (the low ones are the allocator's alignment).
+        stripes[Int((key &* 0x9E37_79B9_7F4A_7C15) >> 60)].waiting.withLock { body(&$0[key]) }
     }
 
     /// Checks the deadlines once a second. `answerLateBody` writes the answer to a late body's socket (under this
@@ -111,16 +122,22 @@ final class ReceiveDeadlines: @unchecked Sendable {  // `timer` is guarded by `t
         answeringLateBodies answer: (Int32) -> Void, report: (_ heads: Int, _ bodies: Int) -> Void
     ) {
         let now = ContinuousClock.now
-        waiting.withLock { waiting in
-            let overdue = waiting.filter { $0.value.deadline <= now }
-            guard !overdue.isEmpty else { return }
-            let bodies = overdue.values.filter(\.answersWhenLate).count
-            let heads = overdue.values.filter { !$0.answersWhenLate && $0.headBegun }.count
-            if heads + bodies > 0 { report(heads, bodies) }
-            for (connection, entry) in overdue {
-                if entry.answersWhenLate { answer(entry.socket) }
-                shutdown(entry.socket, Int32(SHUT_RDWR))
-                waiting.removeValue(forKey: connection)
+        var (heads, bodies) = (0, 0)
+        for stripe in stripes {
+            stripe.waiting.withLock { waiting in
+                for entry in waiting.values where entry.deadline <= now {
+                    if entry.answersWhenLate { bodies += 1 } else if entry.headBegun { heads += 1 }
+                }
+            }
+        }
+        if heads + bodies > 0 { report(heads, bodies) }
+        for stripe in stripes {
+            stripe.waiting.withLock { waiting in
+                for (connection, entry) in waiting where entry.deadline <= now {
+                    if entry.answersWhenLate { answer(entry.socket) }
+                    shutdown(entry.socket, Int32(SHUT_RDWR))
+                    waiting.removeValue(forKey: connection)
+                }
             }
         }
     }

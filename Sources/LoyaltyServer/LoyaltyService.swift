@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import LoyaltyAPI
+import Synchronization
 
 /// The HTTP API on top of a `Store`: routing, authentication, error answers, metrics and
 /// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
@@ -112,7 +113,7 @@ public final class LoyaltyService: Sendable {
         let started = ContinuousClock.now
         let requestID =
             request.header("x-request-id").flatMap(Self.acceptableRequestID)
-            ?? Secrets.base64URL(Secrets.randomBytes(12))
+            ?? Self.nextRequestID()
         var internalDetail: String?
         var response: HTTPResponse
         do {
@@ -143,6 +144,16 @@ public final class LoyaltyService: Sendable {
                     "error": internalDetail.map { .string($0) },
                 ]))
         return response
+    }
+
+    /// An id only needs to be unique, not secret: a random prefix per process (so restarts and other instances
+    /// differ) and a counter, 16 characters as 12 random bytes were, without a getrandom(2) per request.
+    private static let requestIDPrefix = Secrets.base64URL(Secrets.randomBytes(6))
+    private static let requestCount = Atomic<UInt64>(0)
+
+    private static func nextRequestID() -> String {
+        let count = requestCount.add(1, ordering: .relaxed).newValue
+        return requestIDPrefix + Secrets.base64URL((0..<6).reversed().map { UInt8(truncatingIfNeeded: count >> (8 * $0)) })
     }
 
     /// A caller's request id is echoed only when it is short and plain, so it cannot forge log lines.

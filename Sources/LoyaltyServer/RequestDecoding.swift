@@ -12,36 +12,28 @@ extension HTTPRequest {
         guard !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil else {
             throw APIFailure(400, .malformedJSON, "the body is not valid JSON in UTF-8")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
+        let data = Data(bytes)
+        // A good body (nearly every one) is parsed once, by the decoder, which also proves it JSON and an object; the
+        // keys it ignores are read from the bytes. A body it refuses is read again, to say what is wrong with it.
+        if let value = try? LoyaltyJSON.decoder().decode(T.self, from: data) {
+            try Self.checkKeys(JSONObjectKeys(scanning: bytes), of: T.self)
+            do {
+                try value.validate()
+            } catch {
+                throw APIFailure.invalid(error)
+            }
+            return value
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
             throw APIFailure(400, .malformedJSON, "the body is not valid JSON")
         }
-        guard let fields = object as? [String: Any] else {
+        guard object is [String: Any] else {
             throw APIFailure(400, .malformedJSON, "the body must be a JSON object")
         }
-        if let repeated = DuplicateJSONKeys.first(in: bytes) {
-            throw APIFailure(
-                400, .malformedJSON, "the key '\(repeated)' appears twice in one object; send it once", field: repeated)
-        }
-        // Built from the coding keys on each use: once per request, not once per field.
-        let fieldNames = T.fieldNames
-        if let unknown = fields.keys.sorted().first(where: { !fieldNames.contains($0) }) {
-            throw APIFailure(
-                422, .validationFailed,
-                "unknown field '\(unknown)'; the fields are \(fieldNames.sorted().joined(separator: ", "))",
-                field: unknown)
-        }
-        for (arrayField, allowed) in T.elementFieldNames {
-            for (index, element) in (fields[arrayField] as? [Any] ?? []).enumerated() {
-                guard let element = element as? [String: Any] else { continue }  // the decoder names the type error
-                if let unknown = element.keys.sorted().first(where: { !allowed.contains($0) }) {
-                    let field = "\(arrayField)[\(index)].\(unknown)"
-                    throw APIFailure(422, .validationFailed, "unknown field '\(field)'", field: field)
-                }
-            }
-        }
+        try Self.checkKeys(JSONObjectKeys(scanning: bytes), of: T.self)
         let value: T
         do {
-            value = try LoyaltyJSON.decoder().decode(T.self, from: Data(bytes))
+            value = try LoyaltyJSON.decoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
             let field = Self.fieldPath(context.codingPath + [key])
             throw APIFailure(422, .validationFailed, "\(field) is required", field: field)
@@ -76,6 +68,31 @@ extension HTTPRequest {
             throw APIFailure.invalid(error)
         }
         return value
+    }
+
+    /// 400 for a key an object repeats, 422 for a field `T` does not have (in the body or in an element of one of
+    /// its arrays of objects).
+    private static func checkKeys<T: RequestBody>(_ keys: JSONObjectKeys, of type: T.Type) throws(APIFailure) {
+        if let repeated = keys.repeated {
+            throw APIFailure(
+                400, .malformedJSON, "the key '\(repeated)' appears twice in one object; send it once", field: repeated)
+        }
+        // Built from the coding keys on each use: once per request, not once per field.
+        let fieldNames = T.fieldNames
+        if let unknown = keys.keys.sorted().first(where: { !fieldNames.contains($0) }) {
+            throw APIFailure(
+                422, .validationFailed,
+                "unknown field '\(unknown)'; the fields are \(fieldNames.sorted().joined(separator: ", "))",
+                field: unknown)
+        }
+        for (arrayField, allowed) in T.elementFieldNames {
+            for (index, elementKeys) in (keys.elementKeys[arrayField] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                if let unknown = elementKeys.sorted().first(where: { !allowed.contains($0) }) {
+                    let field = "\(arrayField)[\(index)].\(unknown)"
+                    throw APIFailure(422, .validationFailed, "unknown field '\(field)'", field: field)
+                }
+            }
+        }
     }
 
     /// Foundation's decoder calls a number an integer field cannot hold (1.5, 1e300) "not valid JSON", with no
@@ -172,6 +189,15 @@ extension HTTPRequest {
     /// The bearer token of the Authorization header, if it has one.
     var bearerToken: String? {
         guard let value = header("authorization") else { return nil }
+        // Every request reads it, some twice: "Bearer " (any case) then an ASCII byte, the usual shape, is read
+        // without splitting and lowercasing; what follows is what the split below makes of it too.
+        let utf8 = value.utf8
+        if utf8.count > 7, zip(utf8.prefix(7), "bearer ".utf8).allSatisfy({ $0 | ($1 == 0x20 ? 0 : 0x20) == $1 }),
+            utf8[utf8.index(utf8.startIndex, offsetBy: 7)] < 0x80
+        {
+            let token = value[utf8.index(utf8.startIndex, offsetBy: 7)...].trimmingOptionalWhitespace
+            return token.isEmpty ? nil : String(token)
+        }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingOptionalWhitespace
