@@ -81,6 +81,11 @@ import Testing
             "POST", "/v1/seen", token: shopper.deviceToken,
             rawJSON: #"{"items": [{"offer_id": "\#(UUID())", "seen_at": "2026-01-01T00:00:00Z", "extra": 1}]}"#)
         #expect(nestedUnknown.status == 422 && nestedUnknown.errorField == "items[0].extra")
+        // The first unknown key by element, counted past objects, arrays and strings holding commas and brackets.
+        let laterUnknown = try server.request(
+            "POST", "/v1/seen", token: shopper.deviceToken,
+            rawJSON: #"{"items": [{"offer_id": "\#(UUID())", "seen_at": "2026-01-01T00:00:00Z"}, {"offer_id": "\#(UUID())", "seen_at": "2026-01-01T00:00:00Z", "z": [1, {"y": ",]}"}], "extra": {"x": 1}}]}"#)
+        #expect(laterUnknown.status == 422 && laterUnknown.errorField == "items[1].extra", "\(laterUnknown.text)")
 
         let huge = try server.request(
             "PUT", "/v1/retailer/offers/1/1", token: key,
@@ -122,6 +127,11 @@ import Testing
 
         let lines = server.log.recorded
         #expect(lines.count >= 6)
+        // Unique, one line per request: a counter, not random bytes, makes them now.
+        let ids = lines.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["request_id"] as? String
+        }
+        #expect(Set(ids).count == lines.count)
         for line in lines {
             let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             // The server's one log line shape: time, level and event first.
@@ -130,6 +140,7 @@ import Testing
                     of: #"^\{"time":"[-0-9T:.]+Z","level":"info","event":"request","request_id":"#,
                     options: .regularExpression) != nil, "\(line)")
             #expect(fields["request_id"] is String && fields["route"] is String && fields["status"] is Int)
+            #expect((fields["request_id"] as? String)?.count == 16)
             #expect(fields["duration_ms"] is Double && fields["method"] is String)
             for secret in [retailer.apiKey, shopper.deviceToken, server.operatorToken] {
                 #expect(!line.contains(secret))
