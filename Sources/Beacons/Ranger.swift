@@ -165,7 +165,7 @@ public struct Ranger: Sendable {
             filter.update(rssi: rssi, at: sighting.time)
             if let noise = configuration.evidenceNoise, let boundaries {
                 classifier.update(
-                    rssi: rssi, filter: filter, measurementNoise: noise, boundaries: boundaries,
+                    rssi: sighting.rssi, filter: filter, measurementNoise: noise, boundaries: boundaries,
                     margins: configuration.proximityMargins)
             }
         }
