@@ -6,29 +6,23 @@ Input: a file of length-prefixed payloads (one byte length, then the AD structur
 the last from the process's CPU time (what it needs with a core to itself).
 """
 import sys
-import time
 
 from beacontools import parse_packet
 from beacontools.packet_types import IBeaconAdvertisement
 
-from payloads import read_payloads
+from payloads import print_passes, read_payloads
+
+
+def count_ibeacons(payloads):
+    beacons = 0
+    for p in payloads:
+        if isinstance(parse_packet(p), IBeaconAdvertisement):
+            beacons += 1
+    return beacons
 
 
 def main(path, limit, passes):
-    payloads = read_payloads(path, limit)
-    for _ in range(passes):
-        start = time.perf_counter()
-        cpu_start = time.process_time()
-        beacons = 0
-        for p in payloads:
-            if isinstance(parse_packet(p), IBeaconAdvertisement):
-                beacons += 1
-        seconds = time.perf_counter() - start
-        cpu_seconds = time.process_time() - cpu_start
-        print(
-            f"beacontools {len(payloads)} {seconds:.3f} {len(payloads) / seconds:.0f} {beacons} {len(payloads) / cpu_seconds:.0f}",
-            flush=True,
-        )
+    print_passes("beacontools", read_payloads(path, limit), passes, count_ibeacons)
 
 
 if __name__ == "__main__":

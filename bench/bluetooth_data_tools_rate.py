@@ -9,30 +9,24 @@ many of its payloads (default 200,000), how many passes over them (default 1). P
 CPU time).
 """
 import sys
-import time
 
 from bluetooth_data_tools import gap
 
-from payloads import read_payloads
+from payloads import print_passes, read_payloads
+
+
+def count_ibeacons(payloads):
+    parse = gap._uncached_parse_advertisement_bytes
+    beacons = 0
+    for p in payloads:
+        apple = parse(p)[3].get(76)
+        if apple is not None and len(apple) == 23 and apple[0] == 2 and apple[1] == 0x15:
+            beacons += 1
+    return beacons
 
 
 def main(path, limit, passes):
-    payloads = read_payloads(path, limit)
-    parse = gap._uncached_parse_advertisement_bytes
-    for _ in range(passes):
-        beacons = 0
-        start = time.perf_counter()
-        cpu_start = time.process_time()
-        for p in payloads:
-            apple = parse(p)[3].get(76)
-            if apple is not None and len(apple) == 23 and apple[0] == 2 and apple[1] == 0x15:
-                beacons += 1
-        seconds = time.perf_counter() - start
-        cpu_seconds = time.process_time() - cpu_start
-        print(
-            f"bluetooth-data-tools {len(payloads)} {seconds:.3f} {len(payloads) / seconds:.0f} {beacons} {len(payloads) / cpu_seconds:.0f}",
-            flush=True,
-        )
+    print_passes("bluetooth-data-tools", read_payloads(path, limit), passes, count_ibeacons)
 
 
 if __name__ == "__main__":
