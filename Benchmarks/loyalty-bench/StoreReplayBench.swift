@@ -90,13 +90,15 @@ import Foundation
                 + measured.map { String(format: "%.0f", $0.cpuRate) }.joined(separator: ", ")
                 + " payloads/s; ratios by round " + cpuRatios.map { String(format: "%.2fx", $0) }.joined(separator: ", "))
         let ratio = median(cpuRatios)
+        // Load only slows a side down: each side's best of the five is nearest what it does on a core to itself.
+        let bestRatio = Double(reports) / runs.map(\.cpuSeconds).min()! / measured.map(\.cpuRate).max()!
         record(
             "store replay vs \(reference.name) parse-only, by CPU time (median of 5 rounds)",
             String(format: "%.0f reports/s (median)", Double(reports) / cpuSeconds),
             reference: "\(reference.name) " + String(format: "%.0f payloads/s (median)", cpuRate),
             ratio: String(
-                format: "%.2fx (median of the rounds' ratios, %.2fx to %.2fx; by wall time %.2fx)", ratio,
-                cpuRatios.min()!, cpuRatios.max()!, median(wallRatios)),
+                format: "%.2fx (median of the rounds' ratios, %.2fx to %.2fx; best against best %.2fx; by wall time %.2fx)",
+                ratio, cpuRatios.min()!, cpuRatios.max()!, bestRatio, median(wallRatios)),
             target: String(format: ">= %gx", reference.target), met: ratio >= reference.target && succeeded)
     }
 }
