@@ -3,40 +3,31 @@
 
 Its public entry points keep an LRU cache of parsed payloads, which a store's few dozen beacons would hit
 almost every time; the rate here is of its uncached parser, `gap._uncached_parse_advertisement_bytes`,
-the work the cache saves. Input: length-prefixed payloads as for beacontools_rate.py. Prints one line:
-`bluetooth-data-tools <payloads> <seconds> <rate>/s <ibeacons> <cpu rate>/s` (best of three; the last from
-the process's CPU time).
+the work the cache saves. Input: length-prefixed payloads as for beacontools_rate.py. Arguments: the file, how
+many of its payloads (default 200,000), how many passes over them (default 1). Prints one line a pass:
+`bluetooth-data-tools <payloads> <seconds> <rate>/s <ibeacons> <cpu rate>/s` (the last from the process's
+CPU time).
 """
 import sys
-import time
 
 from bluetooth_data_tools import gap
 
-from payloads import read_payloads
+from payloads import print_passes, read_payloads
 
 
-def main(path, limit):
-    payloads = read_payloads(path, limit)
+def count_ibeacons(payloads):
     parse = gap._uncached_parse_advertisement_bytes
-    best = None
-    best_cpu = None
     beacons = 0
-    for _ in range(3):
-        beacons = 0
-        start = time.perf_counter()
-        cpu_start = time.process_time()
-        for p in payloads:
-            apple = parse(p)[3].get(76)
-            if apple is not None and len(apple) == 23 and apple[0] == 2 and apple[1] == 0x15:
-                beacons += 1
-        seconds = time.perf_counter() - start
-        cpu_seconds = time.process_time() - cpu_start
-        best = seconds if best is None else min(best, seconds)
-        best_cpu = cpu_seconds if best_cpu is None else min(best_cpu, cpu_seconds)
-    print(
-        f"bluetooth-data-tools {len(payloads)} {best:.3f} {len(payloads) / best:.0f} {beacons} {len(payloads) / best_cpu:.0f}"
-    )
+    for p in payloads:
+        apple = parse(p)[3].get(76)
+        if apple is not None and len(apple) == 23 and apple[0] == 2 and apple[1] == 0x15:
+            beacons += 1
+    return beacons
+
+
+def main(path, limit, passes):
+    print_passes("bluetooth-data-tools", read_payloads(path, limit), passes, count_ibeacons)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200_000)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200_000, int(sys.argv[3]) if len(sys.argv) > 3 else 1)

@@ -32,11 +32,13 @@ public struct ProximityBoundaries: Sendable, Hashable {
 
     /// The class `level` gives evidence for when the beacon is `current`: a neighbouring class only
     /// when `level` is more than `margin` dB past the boundary, else `current`.
+    @inline(__always)
     func move(_ current: Proximity, level: Double, margin: Double) -> Proximity {
         move(current, level: level, up: margin, down: margin)
     }
 
     /// `move` with one margin for a stronger class (`up`) and another for a weaker one (`down`).
+    @inline(__always)
     func move(_ current: Proximity, level: Double, up: Double, down: Double) -> Proximity {
         switch current {
         case .immediate:
@@ -94,17 +96,19 @@ public struct ProximityMargins: Sendable, Hashable {
 /// shopper stopped standing, the recent mean setting off), so a shopper standing past 3 m does not flap between
 /// near and far. docs/PROXIMITY.md says why each part is there; `ProximityTrial` measures it (`make bench`).
 ///
-/// `update` is O(1) and does not allocate.
+/// `update` is O(1) and does not allocate. Readings are whole dBm (HCI's RSSI), so the sums of readings and of
+/// their squares are kept as integers: exact, as their doubles were, and the recent mean is a running sum.
 public struct ProximityClassifier: Sendable {
     /// The readings of the recent mean (0.8 s at 10 Hz).
-    static let recentCount = SIMD8<Double>.scalarCount
+    static let recentCount = 8
 
     public private(set) var proximity: Proximity = .unknown
-    private var standingSum = 0.0
-    private var standingSquares = 0.0
-    private var standingCount = 0.0
-    /// The last `recentCount` readings, a ring.
-    private var recent = SIMD8<Double>()
+    private var standingSum = 0
+    private var standingSquares = 0
+    private var standingCount = 0
+    /// The last `recentCount` readings, a ring, and their sum.
+    private var recent: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private var recentSum = 0
     private var recentNext = 0
     private var recentFull = false
 
@@ -115,30 +119,40 @@ public struct ProximityClassifier: Sendable {
         self = ProximityClassifier()
     }
 
-    /// Takes one reading `rssi` after `filter` has been updated with it. `measurementNoise` is the
+    /// Takes one reading `rssi` (dBm) after `filter` has been updated with it. `measurementNoise` is the
     /// variance of one reading, dB².
+    ///
+    /// Inlined into the ranger's per-reading path, as the filter's update is.
+    @inline(__always)
     public mutating func update(
-        rssi: Double, filter: RSSIFilter, measurementNoise: Double, boundaries: ProximityBoundaries,
+        rssi: Int8, filter: RSSIFilter, measurementNoise: Double, boundaries: ProximityBoundaries,
         margins: ProximityMargins
     ) {
         guard let level = filter.value else { return }
-        recent[recentNext] = rssi
-        recentNext = (recentNext + 1) % Self.recentCount
+        let reading = Int(rssi)
+        withUnsafeMutableBytes(of: &recent) { ring in
+            let slot = ring.baseAddress!.assumingMemoryBound(to: Int8.self) + recentNext
+            recentSum += reading - Int(slot.pointee)
+            slot.pointee = rssi
+        }
+        recentNext = (recentNext + 1) & (Self.recentCount - 1)
         recentFull = recentFull || recentNext == 0
-        if recentFull, standingCount >= Double(2 * Self.recentCount), proximity != .unknown {
+        if recentFull, standingCount >= 2 * Self.recentCount, proximity != .unknown {
             departOnRecentReadings(boundaries: boundaries, margins: margins)
         }
         let levelVariance = max(filter.levelVariance, .leastNormalMagnitude)
         if standingCount > 0 {
-            let mean = standingSum / standingCount
+            let count = Double(standingCount)
+            let mean = Double(standingSum) / count
             let moved =
-                abs(level - mean) > margins.motionGate * (levelVariance + measurementNoise / standingCount).squareRoot()
+                abs(level - mean) > margins.motionGate * (levelVariance + measurementNoise / count).squareRoot()
                 || abs(filter.trend) > margins.motionGate * filter.trendVariance.squareRoot()
             if moved { restartStanding() }
         }
-        standingSum += rssi
-        standingSquares += rssi * rssi
+        standingSum += reading
+        standingSquares += reading * reading
         standingCount += 1
+        let count = Double(standingCount)
         let projected = level + filter.trend * margins.lead
         guard proximity != .unknown else {
             proximity = boundaries.bucket(projected)
@@ -146,23 +160,25 @@ public struct ProximityClassifier: Sendable {
         }
         // Walking, the Kalman level decides. Standing, the mean decides once it holds more readings than
         // the Kalman level is worth (measurementNoise / levelVariance of them): a walk starting restarts it.
-        guard standingCount * levelVariance >= measurementNoise else {
+        guard count * levelVariance >= measurementNoise else {
             proximity = boundaries.move(
                 proximity, level: projected, margin: margins.moving * levelVariance.squareRoot())
             return
         }
         proximity = boundaries.move(
-            proximity, level: standingSum / standingCount,
-            margin: margins.standingMean * (measurementNoise / standingCount).squareRoot())
+            proximity, level: Double(standingSum) / count,
+            margin: margins.standingMean * (measurementNoise / count).squareRoot())
     }
 
     /// Moves the class when the recent readings have left the standing mean across a boundary.
+    @inline(__always)
     private mutating func departOnRecentReadings(boundaries: ProximityBoundaries, margins: ProximityMargins) {
-        let mean = standingSum / standingCount
+        let count = Double(standingCount)
+        let mean = Double(standingSum) / count
         // The spread of the readings since the stop, at least 1 dB: whole-dBm readings of a still beacon
         // can all be equal.
-        let variance = max((standingSquares - standingCount * mean * mean) / (standingCount - 1), 1)
-        let recentMean = recent.sum() / Double(Self.recentCount)
+        let variance = max((Double(standingSquares) - count * mean * mean) / (count - 1), 1)
+        let recentMean = Double(recentSum) / Double(Self.recentCount)
         let departure = recentMean - mean
         // Compared squared: the square root is only needed past the gate.
         let squaredError = variance / Double(Self.recentCount)

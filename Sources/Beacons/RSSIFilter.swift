@@ -81,7 +81,9 @@ public struct RSSIFilter: Sendable {
     }
 
     /// Feeds one reading taken at `time` (seconds) and returns the filtered RSSI.
-    @discardableResult
+    ///
+    /// Inlined: a ranger calls it for every sighting.
+    @discardableResult @inline(__always)
     public mutating func update(rssi: Double, at time: Double) -> Double {
         let filtered: Double
         switch method {
@@ -104,6 +106,7 @@ public struct RSSIFilter: Sendable {
         return filtered
     }
 
+    @inline(__always)
     private mutating func kalmanUpdate(rssi: Double, at time: Double, q: Double, r: Double) -> Double {
         guard let level = value else {
             trend = 0

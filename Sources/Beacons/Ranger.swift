@@ -165,7 +165,7 @@ public struct Ranger: Sendable {
             filter.update(rssi: rssi, at: sighting.time)
             if let noise = configuration.evidenceNoise, let boundaries {
                 classifier.update(
-                    rssi: rssi, filter: filter, measurementNoise: noise, boundaries: boundaries,
+                    rssi: sighting.rssi, filter: filter, measurementNoise: noise, boundaries: boundaries,
                     margins: configuration.proximityMargins)
             }
         }
@@ -325,11 +325,18 @@ public struct Ranger: Sendable {
     /// The state at `time` (typically the end of a replay), outside the tick schedule.
     public mutating func snapshot(at time: Double) -> RangingSnapshot {
         forgetLostTracks(at: time)
-        for index in tracks.indices { tracks[index].range(at: time, configuration: configuration) }
-        for position in order.indices {
-            let track = order[position].index
-            order[position].proximity = tracks[track].shownProximity
-            order[position].distance = tracks[track].shownDistance ?? .infinity
+        // `order` holds every track once. Through buffers, not the arrays' subscripts: those checked each
+        // array's uniqueness for every beacon of every snapshot.
+        let configuration = self.configuration
+        tracks.withUnsafeMutableBufferPointer { tracks in
+            order.withUnsafeMutableBufferPointer { order in
+                for position in order.indices {
+                    let track = order[position].index
+                    tracks[track].range(at: time, configuration: configuration)
+                    order[position].proximity = tracks[track].shownProximity
+                    order[position].distance = tracks[track].shownDistance ?? .infinity
+                }
+            }
         }
         // `order` holds the last snapshot's order, which few beacons leave between two snapshots: the sort
         // (insertion sort on short runs) moves only those, where sorting from the tracks' order moved most.
