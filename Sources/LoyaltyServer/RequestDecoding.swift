@@ -189,15 +189,6 @@ extension HTTPRequest {
     /// The bearer token of the Authorization header, if it has one.
     var bearerToken: String? {
         guard let value = header("authorization") else { return nil }
-        // Every request reads it, some twice: "Bearer " (any case) then an ASCII byte, the usual shape, is read
-        // without splitting and lowercasing; what follows is what the split below makes of it too.
-        let utf8 = value.utf8
-        if utf8.count > 7, zip(utf8.prefix(7), "bearer ".utf8).allSatisfy({ $0 | ($1 == 0x20 ? 0 : 0x20) == $1 }),
-            utf8[utf8.index(utf8.startIndex, offsetBy: 7)] < 0x80
-        {
-            let token = value[utf8.index(utf8.startIndex, offsetBy: 7)...].trimmingOptionalWhitespace
-            return token.isEmpty ? nil : String(token)
-        }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingOptionalWhitespace
