@@ -7,8 +7,9 @@ import Foundation
 /// number of decimals are written without Foundation's formatter, and a number JSON cannot hold is `null`.
 /// `clear()` keeps the storage, so a buffer reused line after line does not allocate.
 public struct JSONLineBuffer: Sendable {
-    /// The bytes written are `storage[..<count]`; past them, zeros: room that `write(maxCount:_:)` writes into
-    /// in place, so a line costs no copy and no capacity check per byte.
+    /// The bytes written are `storage[..<count]`; past them, room (zeros, or what a writer stored past its text
+    /// in one wide store) that `write(maxCount:_:)` writes into in place, so a line costs no copy and no
+    /// capacity check per byte.
     private var storage: [UInt8]
     public private(set) var count = 0
 
@@ -141,11 +142,12 @@ public struct ByteCursor {
         written &+= length
     }
 
-    /// Bytes made before (text a line repeats), copied as they are.
-    @inlinable @inline(always) public mutating func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let start = bytes.baseAddress else { return }
-        (base + written).update(from: start, count: bytes.count)
-        written &+= bytes.count
+    /// Bytes made before (text a line repeats): the first `count` of `blockSize` bytes at `start`, copied as
+    /// one block of a size known where this is inlined (a few wide moves rather than a call to `memcpy` for a
+    /// short copy). Writes all `blockSize` bytes of the room, and `start` must have them all to read.
+    @inlinable @inline(always) public mutating func copy(_ start: UnsafeRawPointer, count: Int, blockSize: Int) {
+        UnsafeMutableRawPointer(base + written).copyMemory(from: start, byteCount: blockSize)
+        written &+= count
     }
 
     @inlinable public mutating func integer(_ value: Int) {
@@ -167,7 +169,35 @@ public struct ByteCursor {
         var whole = UInt(Int(scaled))
         if scaled - Double(whole) >= 0.5 { whole &+= 1 }
         if value < 0, whole != 0 { byte(UInt8(ascii: "-")) }
+        // A scan's RSSIs and distances: four digits at most, a decimal or two.
+        if (1...3).contains(decimals), whole < 10_000 { return shortFixed(whole, point: decimals) }
         digits(whole, width: decimals + 1, point: decimals)
+    }
+
+    /// `digits(whole, width: point + 1, point: point)` for `whole` under 10,000 and `point` from 1 to 3, without
+    /// its loops: the four digits from two pairs, the point put in, and the leading zeros shifted out, stored as
+    /// one word (eight bytes of the room `fixed` was given; the text is up to five of them).
+    @inlinable @inline(always) mutating func shortFixed(_ whole: UInt, point: Int) {
+        let pairs = UnsafeRawPointer(Self.pairs.utf8Start)
+        func pair(_ value: UInt) -> UInt64 {
+            UInt64(UInt16(littleEndian: pairs.loadUnaligned(fromByteOffset: 2 &* Int(value), as: UInt16.self)))
+        }
+        let high = pair(whole / 100)
+        let low = pair(whole % 100)
+        // The digits in the order written, the first in the lowest byte.
+        let digits = high | low << 16
+        let split = UInt64(8 &* (4 &- point))
+        let before: UInt64 = (1 << split) &- 1
+        let text = (digits & before) | UInt64(UInt8(ascii: ".")) << split | (digits & ~before) << 8
+        let length = max(whole >= 1000 ? 4 : whole >= 100 ? 3 : whole >= 10 ? 2 : 1, point &+ 1)
+        let shown = text >> UInt64(8 &* (4 &- length))
+        UnsafeMutableRawPointer(base + written).storeBytes(of: shown.littleEndian, as: UInt64.self)
+        written &+= length &+ 1
+    }
+
+    /// 00 to 99, each pair of digits at twice its value.
+    @inlinable static var pairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     }
 
     /// At least `width` digits, zero-padded; with `point`, a decimal point before the last `point` of them
@@ -195,8 +225,7 @@ public struct ByteCursor {
             base[index] = UInt8(ascii: ".")
         }
         // The whole part two digits at a time: one division per pair.
-        // 00 to 99, each pair of digits at twice its value.
-        let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+        let pairs = Self.pairs
         var left = length &- point
         while left >= 2 {
             let pair = Int(truncatingIfNeeded: rest % 100)

@@ -40,7 +40,10 @@ public struct RangeLines {
 
     private mutating func write(_ beacon: RangedBeacon, to line: inout ByteCursor) {
         let opening = self.opening(of: beacon.identity)
-        openings.withUnsafeBufferPointer { line.copy(UnsafeBufferPointer(rebasing: $0[opening])) }
+        // The whole slot, of which the opening is the first bytes: the line's room (168 bytes a beacon) has it.
+        openings.withUnsafeBufferPointer {
+            line.copy($0.baseAddress! + opening.lowerBound, count: opening.count, blockSize: Self.slotSize)
+        }
         if let rssi = beacon.rssi { line.fixed(rssi, decimals: 1) } else { line.raw("null") }
         line.raw(",\"distance_m\":")
         if let distance = beacon.distance { line.fixed(distance, decimals: 2) } else { line.raw("null") }

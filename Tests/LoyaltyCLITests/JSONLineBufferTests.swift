@@ -66,9 +66,10 @@ import Testing
         var random = SplitMix64(seed: 26)
         for decimals in 0...6 {
             let scale = pow(10, Double(decimals))
-            // Halves of the last place kept and the values beside them, from both sides of zero.
+            // Halves of the last place kept and the values beside them, from both sides of zero, and where a
+            // fourth digit and a fifth begin (`shortFixed` writes up to four).
             let wholes =
-                Array(-500...500)
+                Array(-500...500) + Array(990...1010) + Array(9990...10010) + Array(-10010...(-9990))
                 + (0..<1000).map { _ in Int.random(in: -1_000_000_000_000...1_000_000_000_000, using: &random) }
             for whole in wholes {
                 for tie in [(Double(whole) + 0.5) / scale, Double(whole) / scale] {
