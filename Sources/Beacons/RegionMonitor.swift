@@ -101,6 +101,9 @@ public struct RegionMonitor: Sendable {
 
         var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty }
 
+        /// Whether a sighting of this UUID can only note its time in `whole`: no other region, and inside.
+        var isOnlyWholeInside: Bool { byMajor.isEmpty && byMajorMinor.isEmpty && whole?.state == .inside }
+
         /// Notes `time` as the last sighting of every region of this UUID that `identity` matches. Whether one
         /// of them is not `.inside`: then `hear(_:_:)` enters it. Inlined: every sighting of a monitored UUID
         /// comes here.
@@ -152,7 +155,12 @@ public struct RegionMonitor: Sendable {
     private var groupIndex: [UUID: Int] = [:]
     /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
     /// UUID for every sighting was a tenth of a replay. `remove`, which moves a group, clears it.
-    private var lastGroup: (uuid: (UInt64, UInt64), index: Int)?
+    /// `isOnlyWholeInside` is the group's, as of the last sighting that went through it.
+    private var lastGroup: (uuid: (UInt64, UInt64), index: Int, isOnlyWholeInside: Bool)?
+    /// The time of the latest sighting of `lastGroup` while it `isOnlyWholeInside`, not yet written to its
+    /// `whole` record: such a sighting only keeps that region alive, and touching the group's record for each
+    /// cost a tenth of the monitor. `settleHeard()` writes it before anything reads it or changes the group.
+    private var unsettledHeard: Double?
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
     /// How many regions were added because their UUID was heard.
@@ -186,6 +194,8 @@ public struct RegionMonitor: Sendable {
     }
 
     private mutating func add(_ region: BeaconRegion, heard: Bool) {
+        settleHeard()
+        lastGroup?.isOnlyWholeInside = false  // the region may join that group
         let constraint = region.constraint
         var wasHeard = false
         if withRecord(constraint, {
@@ -208,6 +218,7 @@ public struct RegionMonitor: Sendable {
 
     /// Stops monitoring a region; no event is reported for it afterwards.
     public mutating func remove(_ constraint: BeaconIdentityConstraint) {
+        settleHeard()
         guard let index = groupIndex[constraint.uuid] else { return }
         switch (constraint.major, constraint.minor) {
         case (nil, _):
@@ -258,15 +269,34 @@ public struct RegionMonitor: Sendable {
         guard sighting.time.isFinite else { return }
         advance(to: sighting.time, report: report)
         let identity = sighting.frame.identity
+        if let lastGroup, lastGroup.isOnlyWholeInside, lastGroup.uuid == identity.uuidStorage {
+            unsettledHeard = now
+            return
+        }
+        hear(identity, report: report)
+    }
+
+    /// `observe(_:report:)` past its common case; out of line, which keeps that case's function small.
+    @inline(never)
+    private mutating func hear(_ identity: BeaconIdentity, report: (RegionEvent) -> Void) {
         let group: Int
         if let lastGroup, lastGroup.uuid == identity.uuidStorage {
             group = lastGroup.index
         } else {
+            settleHeard()
             guard let found = findGroup(identity) else { return }
             group = found
         }
         // Most sightings only keep regions alive that are already inside.
         if groups[group].hear(identity, at: now!) { enter(group, identity, report: report) }
+        lastGroup?.isOnlyWholeInside = groups[group].isOnlyWholeInside
+    }
+
+    /// Writes `unsettledHeard` to the record it belongs to.
+    private mutating func settleHeard() {
+        guard let time = unsettledHeard, let lastGroup else { return }
+        groups[lastGroup.index].whole!.lastHeard = time
+        unsettledHeard = nil
     }
 
     /// The index of the group of `identity`'s UUID, which becomes the last one found; with
@@ -280,7 +310,7 @@ public struct RegionMonitor: Sendable {
             add(BeaconRegion(BeaconIdentityConstraint(uuid: uuid)), heard: true)
         }
         let index = groupIndex[uuid]!
-        lastGroup = (identity.uuidStorage, index)
+        lastGroup = (identity.uuidStorage, index, false)
         return index
     }
 
@@ -325,7 +355,11 @@ public struct RegionMonitor: Sendable {
     }
 
     /// Pops the deadlines due by `time`: the regions not heard since exit, the others wait for their new one.
+    /// Out of line: few sightings have a deadline due.
+    @inline(never)
     private mutating func exit(by time: Double, report: (RegionEvent) -> Void) {
+        settleHeard()
+        lastGroup?.isOnlyWholeInside = false  // its region may exit
         let timeout = configuration.exitTimeout
         while let first = deadlines.first, first.time <= time {
             popFirst()

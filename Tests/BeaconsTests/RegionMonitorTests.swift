@@ -166,6 +166,30 @@ private func monitor(_ regions: [BeaconRegion], exitTimeout: Double = 10) throws
         #expect(automatic.regions.map(\.constraint) == [thirdRegion, store])
     }
 
+    /// Sightings that only keep a UUID's one region alive leave their time with the monitor until it matters:
+    /// a region added to that UUID still enters on its next sighting.
+    @Test func aRegionAddedToAUUIDInsideEntersOnItsNextSighting() throws {
+        var monitor = try monitor([BeaconRegion(store)])
+        _ = monitor.observe(sighting(at: 0))
+        _ = monitor.observe(sighting(at: 1))
+        monitor.add(BeaconRegion(food))
+        #expect(monitor.observe(sighting(major: 1, at: 2)) == [RegionEvent(kind: .enter, region: food, time: 2)])
+        #expect(
+            monitor.advance(to: 100) == [
+                RegionEvent(kind: .exit, region: store, time: 12), RegionEvent(kind: .exit, region: food, time: 12),
+            ])
+    }
+
+    /// A removal that moves the group of the UUID last heard keeps that UUID's latest sighting.
+    @Test func aRemovalKeepsTheLatestSightingOfTheGroupItMoves() throws {
+        let other = BeaconIdentityConstraint(uuid: otherStore)
+        var monitor = try monitor([BeaconRegion(store), BeaconRegion(other)])
+        _ = monitor.observe(sighting(otherStore, at: 0))
+        _ = monitor.observe(sighting(otherStore, at: 5))
+        monitor.remove(store)
+        #expect(monitor.advance(to: 100) == [RegionEvent(kind: .exit, region: other, time: 15)])
+    }
+
     @Test func aRemovedRegionReportsNothing() throws {
         var monitor = try monitor([BeaconRegion(store), BeaconRegion(food)])
         _ = monitor.observe(sighting(at: 0))
