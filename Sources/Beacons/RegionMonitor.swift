@@ -61,7 +61,8 @@ public struct RegionEvent: Hashable, Sendable {
 ///
 /// `observe(_:report:)` costs at most one UUID lookup (none while sightings keep to the UUID last found),
 /// plus at most two integer lookups when that UUID has major or minor regions, and allocates nothing unless
-/// an event happens; `observe(_:)` collects the events in an array.
+/// an event happens; one of the UUID last found whose only region is already inside touches no record.
+/// `observe(_:)` collects the events in an array.
 public struct RegionMonitor: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Seconds of silence before a region is exited.
