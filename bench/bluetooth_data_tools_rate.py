@@ -4,7 +4,7 @@
 Its public entry points keep an LRU cache of parsed payloads, which a store's few dozen beacons would hit
 almost every time; the rate here is of its uncached parser, `gap._uncached_parse_advertisement_bytes`,
 the work the cache saves. Input: length-prefixed payloads as for beacontools_rate.py. Arguments: the file, how
-many of its payloads (default 200,000), how many passes over them (default 1). Prints one line a pass:
+many of its payloads (default 200,000). Prints one line:
 `bluetooth-data-tools <payloads> <seconds> <rate>/s <ibeacons> <cpu rate>/s` (the last from the process's
 CPU time).
 """
@@ -12,7 +12,7 @@ import sys
 
 from bluetooth_data_tools import gap
 
-from payloads import print_passes, read_payloads
+from payloads import print_pass, read_payloads
 
 
 def count_ibeacons(payloads):
@@ -25,9 +25,9 @@ def count_ibeacons(payloads):
     return beacons
 
 
-def main(path, limit, passes):
-    print_passes("bluetooth-data-tools", read_payloads(path, limit), passes, count_ibeacons)
+def main(path, limit):
+    print_pass("bluetooth-data-tools", read_payloads(path, limit), count_ibeacons)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200_000, int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200_000)

@@ -40,11 +40,11 @@ import Foundation
     // round: the machine is shared, and its speed (the references' rates swung 3.5 to 6.7 M/s within an hour)
     // then moves both sides of a round alike. Each ratio is taken within its round; the figure is their median.
     let references = [
-        Reference(name: "bluetooth-data-tools", script: "bench/bluetooth_data_tools_rate.py", payloads: reports, target: 1.5),
-        Reference(name: "beacontools", script: "bench/beacontools_rate.py", payloads: 20_000, target: 300),
+        ReferenceParser(name: "bluetooth-data-tools", script: "bench/bluetooth_data_tools_rate.py", payloads: reports, target: 1.5),
+        ReferenceParser(name: "beacontools", script: "bench/beacontools_rate.py", payloads: 20_000, target: 300),
     ]
     var runs: [(seconds: Double, cpuSeconds: Double, peakMB: Double, status: Int32)] = []
-    var passes = [[ReferencePass?]](repeating: [], count: references.count)
+    var passes = [[ParserPass?]](repeating: [], count: references.count)
     for round in 0..<5 {
         let ours = { runs.append(try runMeasured("loyalty", arguments, environment: offline)) }
         if round % 2 == 0 { try ours() }
@@ -105,22 +105,22 @@ import Foundation
 
 /// A reference parser's script, how many of the store's payloads it parses a pass, and issue 26's target for
 /// the replay's ratio to it.
-struct Reference {
+struct ReferenceParser {
     let name: String
     let script: String
     let payloads: Int
     let target: Double
 
     /// One pass of the script over the first `payloads` of `payloadFile`; nil when it printed no rates.
-    func pass(_ payloadFile: String) -> ReferencePass? {
-        let fields = python(script, payloadFile, String(payloads), "1").split(separator: " ")
+    func pass(_ payloadFile: String) -> ParserPass? {
+        let fields = python(script, payloadFile, String(payloads)).split(separator: " ")
         guard fields.count >= 6, let wallRate = Double(fields[3]), let cpuRate = Double(fields[5]) else { return nil }
-        return ReferencePass(wallRate: wallRate, cpuRate: cpuRate)
+        return ParserPass(wallRate: wallRate, cpuRate: cpuRate)
     }
 }
 
 /// A reference's payloads a second in one pass, by wall time and by the process's CPU time.
-struct ReferencePass {
+struct ParserPass {
     let wallRate: Double
     let cpuRate: Double
 }
