@@ -19,86 +19,80 @@ extension Store {
         page: CatalogPage, through: FeedCursor
     ) {
         let now = clock()
-        return try read { connection in
-            try connection.transaction(readOnlySnapshot: true) { connection in
-                let feed = try connection.query(
-                    "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton")[0]
-                let head = FeedCursor(
-                    generation: try feed.decode("generation"), version: try feed.decode("version"),
-                    near: area != nil)
-                if let area {
+        if let area {
+            return try read { connection in
+                try connection.transaction(readOnlySnapshot: true) { connection in
+                    let head = try Self.feedHead(
+                        connection.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0], near: true)
                     return (try nearPage(connection, area: area, head: head, now: now), head)
                 }
-                let after: Int64
-                if let since {
-                    let purgedThrough: Int64 = try feed.decode("purged_through")
-                    guard since.generation == head.generation, since.version >= purgedThrough,
-                        since.version <= head.version
-                    else {
-                        // A standby older than the cursor (another server's, or a primary's answer) defers to
-                        // the primary, which alone can say the cursor is gone.
-                        if connection.isKnownStandby { throw StandbyBehind() }
-                        throw StoreError.cursorExpired
-                    }
-                    after = since.version
-                } else {
-                    after = 0
-                }
-                // A full page needs no tombstones: it replaces the client's copy.
-                let delta = since != nil
-                var through = head
-                if after < head.version,
-                    let next = try connection.query(
-                        """
-                        SELECT version FROM (
-                            (SELECT version FROM retailers WHERE version > \(after) AND version <= \(head.version)
-                                ORDER BY version LIMIT \(limit + 1))
-                            UNION ALL
-                            (SELECT version FROM offers WHERE version > \(after) AND version <= \(head.version)
-                                AND (deleted_at IS NULL OR \(delta)) ORDER BY version LIMIT \(limit + 1))
-                            UNION ALL
-                            (SELECT version FROM stores WHERE version > \(after) AND version <= \(head.version)
-                                AND (deleted_at IS NULL OR \(delta)) ORDER BY version LIMIT \(limit + 1))
-                        ) AS changes
-                        ORDER BY version OFFSET \(limit) LIMIT 1
-                        """
-                    ).first
-                {
-                    // The first change that does not fit (each branch reads no more than a page's worth of
-                    // its version index); every write takes a version of its own, so the
-                    // page ends just before it (were one version ever shared, it would stay whole).
-                    let version: Int64 = try next.decode("version")
-                    through.version = version - 1 > after ? version - 1 : version
-                }
-                var page = CatalogPage(
-                    cursor: through.encoded(), full: !delta, more: through.version < head.version,
-                    serverTime: now, retailers: [], offers: [], removed: [])
-                guard after < through.version else { return (page, through) }
-                page.retailers = try connection.query(
-                    """
-                    SELECT id, name, uuid FROM retailers
-                    WHERE version > \(after) AND version <= \(through.version) ORDER BY version
-                    """
-                ).map(CatalogRetailer.init(row:))
-                (page.offers, page.removed) = try liveAndRemoved(
-                    connection.query(
-                        """
-                        SELECT * FROM offers
-                        WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
-                        ORDER BY version
-                        """
-                    ), Offer.init(row:))
-                (page.stores, page.removedStores) = try liveAndRemoved(
-                    connection.query(
-                        """
-                        SELECT * FROM stores
-                        WHERE version > \(after) AND version <= \(through.version) AND (deleted_at IS NULL OR \(delta))
-                        ORDER BY version
-                        """
-                    ), RetailStore.init(row:))
-                return (page, through)
             }
         }
+        let after = since?.version ?? 0
+        // A full page needs no tombstones: it replaces the client's copy.
+        let delta = since != nil
+        // One snapshot and one round trip: the feed's head, and the first changes after the cursor up to the
+        // head in each table, no more than a page and one row of each (each reads no more than that of its
+        // version index). Every row takes a version of its own (schema.sql), so the page's cut, at the first
+        // change that does not fit, is found among them.
+        return try read { connection in
+            let results = try connection.snapshot([
+                "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton",
+                """
+                SELECT id, name, uuid, version FROM retailers
+                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                ORDER BY version LIMIT \(limit + 1)
+                """,
+                """
+                SELECT * FROM offers
+                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                    AND (deleted_at IS NULL OR \(delta))
+                ORDER BY version LIMIT \(limit + 1)
+                """,
+                """
+                SELECT * FROM stores
+                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                    AND (deleted_at IS NULL OR \(delta))
+                ORDER BY version LIMIT \(limit + 1)
+                """,
+            ])
+            let feed = results[0][0]
+            let head = try Self.feedHead(feed, near: false)
+            if let since {
+                let purgedThrough: Int64 = try feed.decode("purged_through")
+                guard since.generation == head.generation, since.version >= purgedThrough,
+                    since.version <= head.version
+                else {
+                    // A standby older than the cursor (another server's, or a primary's answer) defers to
+                    // the primary, which alone can say the cursor is gone.
+                    if connection.isKnownStandby { throw StandbyBehind() }
+                    throw StoreError.cursorExpired
+                }
+            }
+            let (retailers, offers, stores) = (results[1], results[2], results[3])
+            var through = head
+            let versions = try [retailers, offers, stores].flatMap { rows in
+                try rows.map { row throws(PostgresError) -> Int64 in try row.decode("version") }
+            }.sorted()
+            if versions.count > limit {
+                // The page ends just before the first change that does not fit.
+                through.version = versions[limit] - 1
+            }
+            func inPage(_ rows: PostgresResult) throws -> [PostgresRow] {
+                Array(try rows.prefix { row in try row.decode("version", as: Int64.self) <= through.version })
+            }
+            var page = CatalogPage(
+                cursor: through.encoded(), full: !delta, more: through.version < head.version,
+                serverTime: now, retailers: [], offers: [], removed: [])
+            page.retailers = try inPage(retailers).map(CatalogRetailer.init(row:))
+            (page.offers, page.removed) = try liveAndRemoved(inPage(offers), Offer.init(row:))
+            (page.stores, page.removedStores) = try liveAndRemoved(inPage(stores), RetailStore.init(row:))
+            return (page, through)
+        }
+    }
+
+    private static func feedHead(_ feed: PostgresRow, near: Bool) throws -> FeedCursor {
+        FeedCursor(generation: try feed.decode("generation"), version: try feed.decode("version"), near: near)
     }
 
     /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
@@ -198,7 +192,7 @@ extension RetailStore {
 /// Catalog rows in version order: the live ones as `T`, the deleted ones (only a delta page asks for them)
 /// as tombstones.
 private func liveAndRemoved<T>(
-    _ rows: PostgresResult, _ live: (PostgresRow) throws -> T
+    _ rows: [PostgresRow], _ live: (PostgresRow) throws -> T
 ) throws -> (live: [T], removed: [CatalogTombstone]) {
     var result: (live: [T], removed: [CatalogTombstone]) = ([], [])
     for row in rows {

@@ -69,15 +69,82 @@ public final class PostgresConnection {
     /// Runs one statement with bound parameters (PQexecParams, unnamed statement, text format).
     @discardableResult
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresResult {
+        try Self.rejectNUL(in: query)
+        let result = withCStringArray(query.parameters) { values in
+            PQexecParams(handle, query.sql, Int32(query.parameters.count), nil, values, nil, nil, 0)
+        }
+        return PostgresResult(try checked(result))
+    }
+
+    /// Runs read-only statements in one REPEATABLE READ, READ ONLY transaction (they all read one snapshot), in
+    /// one round trip: BEGIN, the statements and COMMIT go out together in libpq's pipeline mode, each still an
+    /// unnamed statement with text parameters, and their answers come back together. For statements that need
+    /// no answer of another; each round trip saved is a wait, and a wake-up, on both sides. The first statement
+    /// that fails throws, and those after it do not run.
+    public func snapshot(_ queries: [PostgresQuery]) throws(PostgresError) -> [PostgresResult] {
+        do {
+            return Array(
+                try pipeline(["BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"] + queries + ["COMMIT"])
+                    .dropFirst().dropLast())
+        } catch {
+            // A failed statement leaves the transaction open and aborted: the COMMIT after it never ran.
+            if isHealthy && !isIdle { _ = try? query("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Sends `queries` together in pipeline mode, followed by one Sync, and reads their answers in order.
+    private func pipeline(_ queries: [PostgresQuery]) throws(PostgresError) -> [PostgresResult] {
+        for query in queries { try Self.rejectNUL(in: query) }
+        guard PQenterPipelineMode(handle) == 1 else { throw failure() }
+        defer { PQexitPipelineMode(handle) }
+        for query in queries {
+            let sent = withCStringArray(query.parameters) { values in
+                PQsendQueryParams(handle, query.sql, Int32(query.parameters.count), nil, values, nil, nil, 0)
+            }
+            guard sent == 1 else { throw failure() }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw failure() }
+        // Each statement's answer is followed by a NULL; those after a failed one answer PIPELINE_ABORTED. The
+        // Sync's own answer ends the pipeline.
+        var results: [PostgresResult] = []
+        var firstError: PostgresError?
+        var index = 0
+        while true {
+            guard let result = PQgetResult(handle) else {
+                index += 1
+                // More ends than statements: the connection broke before the Sync was answered.
+                if index > queries.count { throw firstError ?? failure() }
+                continue
+            }
+            switch PQresultStatus(result) {
+            case PGRES_PIPELINE_SYNC:
+                PQclear(result)
+                if let firstError { throw firstError }
+                return results
+            case PGRES_PIPELINE_ABORTED:
+                PQclear(result)
+            default:
+                do {
+                    let checkedResult = try checked(result)
+                    if firstError == nil && results.count == index {
+                        results.append(PostgresResult(checkedResult))
+                    } else {
+                        PQclear(checkedResult)
+                    }
+                } catch {
+                    firstError = firstError ?? error
+                }
+            }
+        }
+    }
+
+    private static func rejectNUL(in query: PostgresQuery) throws(PostgresError) {
         if query.sql.utf8.contains(0) || query.parameters.contains(where: { $0?.utf8.contains(0) ?? false }) {
             throw PostgresError(
                 kind: .sql, sqlState: PostgresError.SQLState.characterNotInRepertoire,
                 message: "PostgreSQL text cannot contain a NUL byte")
         }
-        let result = withCStringArray(query.parameters) { values in
-            PQexecParams(handle, query.sql, Int32(query.parameters.count), nil, values, nil, nil, 0)
-        }
-        return PostgresResult(try checked(result))
     }
 
     /// Runs a trusted script of several statements (PQexec), such as the schema. Never pass it user data.
@@ -136,11 +203,14 @@ public final class PostgresConnection {
         }
     }
 
+    /// The connection's last error, when libpq answered no result at all.
+    private func failure() -> PostgresError {
+        PostgresError(
+            kind: isHealthy ? .sql : .unavailable, message: Self.trimmed(String(cString: PQerrorMessage(handle))))
+    }
+
     private func checked(_ result: OpaquePointer?) throws(PostgresError) -> OpaquePointer {
-        guard let result else {
-            throw PostgresError(
-                kind: isHealthy ? .sql : .unavailable, message: Self.trimmed(String(cString: PQerrorMessage(handle))))
-        }
+        guard let result else { throw failure() }
         let status = PQresultStatus(result)
         if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY {
             return result

@@ -85,6 +85,38 @@ import Testing
         }
     }
 
+    @Test func aSnapshotRunsItsStatementsInOneReadOnlyTransactionAndStopsAtTheFirstFailure() throws {
+        let connection = try freshDatabase()
+        try connection.execute(script: "CREATE TABLE t (n int); INSERT INTO t VALUES (1), (2), (3);")
+        let results = try connection.snapshot([
+            "SHOW transaction_isolation", "SHOW transaction_read_only",
+            "SELECT n FROM t WHERE n >= \(2) ORDER BY n", "SELECT txid_current_if_assigned() IS NULL AS reading",
+        ])
+        #expect(results.count == 4)
+        #expect(try results[0][0].decode("transaction_isolation", as: String.self) == "repeatable read")
+        #expect(try results[1][0].decode("transaction_read_only", as: String.self) == "on")
+        #expect(try results[2].map { try $0.decode("n", as: Int.self) } == [2, 3])
+        #expect(try results[3][0].decode("reading", as: Bool.self))
+
+        // The statement after the failing one never runs: it would have taken a session lock (which no rollback
+        // releases).
+        let failure = #expect(throws: PostgresError.self) {
+            try connection.snapshot([
+                "SELECT n FROM t", "SELECT 1 / \(0)", "SELECT pg_advisory_lock(\(42))",
+            ])
+        }
+        #expect(failure?.sqlState == "22012")  // division_by_zero
+        let locks: Int = try connection.query(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")[0].decode("n")
+        #expect(locks == 0)
+        // A write fails as in any read-only transaction, and the connection is left ready for the next statement.
+        let write = #expect(throws: PostgresError.self) { try connection.snapshot(["INSERT INTO t VALUES (\(4))"]) }
+        #expect(write?.sqlState == "25006")
+        #expect(try connection.query("SELECT count(*) AS n FROM t")[0].decode("n", as: Int.self) == 3)
+        #expect(throws: PostgresError.self) { try connection.snapshot(["SELECT \("nul\u{0}")"]) }
+        #expect(try connection.snapshot(["SELECT 1 AS one"])[0][0].decode("one", as: Int.self) == 1)
+    }
+
     @Test func connectionErrorsNeverShowThePassword() {
         for conninfo in [
             "host=/nonexistent-socket-dir port=5 user=u password=hunter2 connect_timeout=1",
