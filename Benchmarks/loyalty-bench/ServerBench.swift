@@ -213,12 +213,15 @@ private let catalogSize = 100_000
     // The same delta under load: every request asks for the change of one offer since `cursor`.
     let before: Int64 = try connection.query("SELECT version FROM catalog_feed")[0].decode("version")
     try server.touchOffer(6 * 977)
-    let head: Int64 = try connection.query("SELECT version FROM catalog_feed")[0].decode("version")
     let changes = { (table: String) in
-        "(SELECT version FROM \(table) WHERE version > :after AND version <= :head"
-            + (table == "retailers" ? "" : " AND (deleted_at IS NULL OR true)")
-            + " ORDER BY version LIMIT \(CatalogPage.maximumRows + 1))"
+        """
+        SELECT \(table == "retailers" ? "id, name, uuid, version" : "*") FROM \(table)
+        WHERE version > :after AND version <= (SELECT version FROM catalog_feed WHERE singleton)\(
+            table == "retailers" ? "" : " AND (deleted_at IS NULL OR true)")
+        ORDER BY version LIMIT \(CatalogPage.maximumRows + 1);
+        """
     }
+    // The server sends the snapshot's statements together (libpq's pipeline mode): so does pgbench.
     let deltas = try load.compare(
         "catalog-delta", share: 0.75,
         wrk: { _ in
@@ -230,16 +233,15 @@ private let catalogSize = 100_000
         },
         pgbench: """
         \\set after \(before)
-        \\set head \(head)
         \(device(withFeedHead: true))
+        \\startpipeline
         BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY;
         SELECT generation, version, purged_through FROM catalog_feed WHERE singleton;
-        SELECT version FROM (\(changes("retailers")) UNION ALL \(changes("offers")) UNION ALL \(changes("stores"))) AS changes
-        ORDER BY version OFFSET \(CatalogPage.maximumRows) LIMIT 1;
-        SELECT id, name, uuid FROM retailers WHERE version > :after AND version <= :head ORDER BY version;
-        SELECT * FROM offers WHERE version > :after AND version <= :head AND (deleted_at IS NULL OR true) ORDER BY version;
-        SELECT * FROM stores WHERE version > :after AND version <= :head AND (deleted_at IS NULL OR true) ORDER BY version;
+        \(changes("retailers"))
+        \(changes("offers"))
+        \(changes("stores"))
         COMMIT;
+        \\endpipeline
 
         """)
     recordLoad("GET /v1/catalog?since=, one offer changed", deltas)
@@ -345,7 +347,9 @@ private func wholeCatalog(_ site: BenchSite, token: String) throws -> (cursor: S
         String(
             format: "%.0f req/s closed-loop (p99 %.1f ms); paced at %.0f req/s: %.0f req/s, p99 %.1f ms", served.rate,
             served.p99Milliseconds, comparison.pacedTarget, paced.rate, paced.p99Milliseconds),
-        reference: String(format: "pgbench %.0f tps, mean latency %.1f ms", reference.tps, reference.meanMilliseconds),
+        reference: String(
+            format: "pgbench %.0f tps, mean latency %.1f ms; paced at the same rate: p99 %.1f ms", reference.tps,
+            reference.meanMilliseconds, comparison.pacedReferenceP99Milliseconds),
         ratio: String(
             format: "%.0f%% (median of %d rounds); CPU µs per request: server %.0f, postgres %.0f, wrk %.0f; "
                 + "per transaction: postgres %.0f, pgbench %.0f", 100 * comparison.ratio, Load.rounds,
@@ -434,7 +438,8 @@ private struct Load {
     }
 
     /// wrk's rate and pgbench's in a round, and over all rounds: the medians, and the median of the rounds' ratios;
-    /// then wrk paced at `share` of pgbench's median rate.
+    /// then wrk paced at `share` of pgbench's median rate, and pgbench paced at the same rate: the p99 the database
+    /// itself reaches there.
     struct Comparison {
         var served: Result
         var reference: Reference
@@ -442,6 +447,7 @@ private struct Load {
         var share: Double
         var pacedTarget: Double
         var paced: Result
+        var pacedReferenceP99Milliseconds: Double
     }
 
     struct Reference {
@@ -479,7 +485,9 @@ private struct Load {
                 rate: median(served.map(\.rate)), p99Milliseconds: median(served.map(\.p99Milliseconds)),
                 errors: served.map(\.errors).reduce(0, +), cpu: CPUUsage.medians(served.map(\.cpu))),
             reference: reference, ratio: median(zip(served, references).map { $0.rate / $1.tps }), share: share,
-            pacedTarget: pacedTarget, paced: try wrk(name + "-paced", request(Self.rounds), pacedAt: pacedTarget))
+            pacedTarget: pacedTarget, paced: try wrk(name + "-paced", request(Self.rounds), pacedAt: pacedTarget),
+            pacedReferenceP99Milliseconds: try pgbenchP99(
+                name + "-paced", transaction, defining: variables(Self.rounds), pacedAt: pacedTarget))
     }
 
     /// wrk with `loadThreads` threads, each taking turns among its share of the clients request by request: each
@@ -558,15 +566,8 @@ private struct Load {
     /// Transactions per second (without connection time), their mean latency and CPU per transaction. `defining`:
     /// variables each client starts with.
     func pgbench(_ name: String, _ transaction: String, defining variables: [String: String]) throws -> Reference {
-        let script = server.work.appendingPathComponent("\(name).pgbench")
-        try transaction.write(to: script, atomically: true, encoding: .utf8)
         let start = CPUUsage(postmaster: server.postmasterPID)
-        let output = try runTool(
-            "/usr/lib/postgresql/15/bin/pgbench",
-            [
-                "-n", "-M", "extended", "-c", "\(connections)", "-j", "\(loadThreads)", "-T", "\(Self.roundSeconds)",
-                "-f", script.path,
-            ] + variables.sorted { $0.key < $1.key }.flatMap { ["-D", "\($0.key)=\($0.value)"] } + [server.conninfo])
+        let output = try runPgbench(name, transaction, defining: variables)
         let end = CPUUsage(postmaster: server.postmasterPID)
         func figure(after prefix: String) -> Double? {
             output.split(separator: "\n").first { $0.hasPrefix(prefix) }
@@ -579,6 +580,43 @@ private struct Load {
         }
         return Reference(
             tps: tps, meanMilliseconds: latency, cpu: CPUUsage(from: start, to: end, requests: Int(transactions)))
+    }
+
+    /// pgbench paced at `rate` transactions per second (`-R`): the 99th percentile of their latencies, from its
+    /// per-transaction log. As wrk's, a latency runs from the transaction's start, not from when it was due.
+    func pgbenchP99(_ name: String, _ transaction: String, defining variables: [String: String], pacedAt rate: Double)
+        throws -> Double
+    {
+        let prefix = "\(name)-transactions"
+        _ = try runPgbench(
+            name, transaction, defining: variables,
+            options: ["-R", String(format: "%.0f", rate), "-l", "--log-prefix=" + server.work.appendingPathComponent(prefix).path])
+        // One log per thread: PREFIX.PID and PREFIX.PID.N; each line "client transaction latency_us script ...".
+        var latencies: [Double] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: server.work.path) where file.hasPrefix(prefix + ".") {
+            let log = try String(contentsOf: server.work.appendingPathComponent(file), encoding: .utf8)
+            latencies += log.split(separator: "\n").compactMap { line in
+                line.split(separator: " ").dropFirst(2).first.flatMap { Double($0) }
+            }
+        }
+        guard !latencies.isEmpty else { throw BenchFailure("pgbench -R \(rate) logged no transaction") }
+        latencies.sort()
+        return latencies[min(latencies.count - 1, Int(0.99 * Double(latencies.count)))] / 1e3
+    }
+
+    /// pgbench's `transaction` script for one round, on `connections` clients and `loadThreads` threads: its output.
+    private func runPgbench(
+        _ name: String, _ transaction: String, defining variables: [String: String], options: [String] = []
+    ) throws -> String {
+        let script = server.work.appendingPathComponent("\(name).pgbench")
+        try transaction.write(to: script, atomically: true, encoding: .utf8)
+        return try runTool(
+            "/usr/lib/postgresql/15/bin/pgbench",
+            [
+                "-n", "-M", "extended", "-c", "\(connections)", "-j", "\(loadThreads)", "-T", "\(Self.roundSeconds)",
+                "-f", script.path,
+            ] + options + variables.sorted { $0.key < $1.key }.flatMap { ["-D", "\($0.key)=\($0.value)"] }
+                + [server.conninfo])
     }
 }
 
