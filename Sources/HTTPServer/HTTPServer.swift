@@ -398,7 +398,12 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     if state.isRefused { return MHD_Result.NO }  // answered already
     var request = head(of: connection, url: url, method: method, client: state.client)
     swap(&request.body, &state.body)
-    return queue(context.handler(request), on: connection, context)
+    let response = context.handler(request)
+    // The body is done with: its share of the budget goes back before the answer is sent, so a client that has
+    // read the answer finds the room free (MHD calls requestCompleted only after the answer is written).
+    context.bodyBytesInFlight.subtract(state.reservedBytes, ordering: .relaxed)
+    state.reservedBytes = 0
+    return queue(response, on: connection, context)
 }
 
 /// The request as far as its head tells: no body.

@@ -270,6 +270,9 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // Nothing else of ours goes with it: a daemon holding the write end of another thread's pipe keeps that
+        // reader from its end of file for as long as the daemon runs; one holding a listening socket, the port.
+        addCloseDescriptors(from: 3, to: &actions)
         // The caller's thread may block signals (dispatch's threads do) and a child inherits the mask: a daemon
         // started with SIGTERM blocked could never be stopped.
         var attributes = posix_spawnattr_t()

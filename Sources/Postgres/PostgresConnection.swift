@@ -133,6 +133,8 @@ public final class PostgresConnection {
                         PQclear(checkedResult)
                     }
                 } catch {
+                    // A broken connection answers nothing more, not even the Sync: stop reading now.
+                    guard isHealthy else { throw firstError ?? error }
                     firstError = firstError ?? error
                 }
             }

@@ -1,5 +1,6 @@
 import Foundation
 import LoyaltyTesting
+import Postgres
 import Testing
 
 /// The short, always-run versions of `make check`'s fault part: the real server (with its own embedded
@@ -169,24 +170,17 @@ final class LoyaltyServerProcess {
         (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
     }
 
-    /// Starts `arguments` with standard output and error appended to `output` and no standard input.
+    /// Starts `arguments` with standard output and error appended to `output` and no standard input, as
+    /// EmbeddedPostgres.launch starts its daemons (none of this process's descriptors go with it).
     static func spawn(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, output: String
     ) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        guard posix_spawn(&child, arguments[0], &actions, nil, argv, envp) == 0 else {
-            throw ServerFailed(log: "cannot start \(arguments[0])")
+        let descriptor = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw ServerFailed(log: "cannot open \(output): \(String(cString: strerror(errno)))")
         }
-        return child
+        defer { close(descriptor) }
+        return try EmbeddedPostgres.launch(arguments, environment: environment, output: descriptor)
     }
 
     private func end(with signal: Int32) {

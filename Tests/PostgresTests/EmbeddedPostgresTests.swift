@@ -51,6 +51,25 @@ import Testing
         #expect(owner == "postgres")
     }
 
+    /// A daemon started while another thread holds a pipe must not keep the pipe's write end: its reader would
+    /// wait for an end of file as long as the daemon runs (a test run once hung so on a curl's output).
+    @Test func aLaunchedProgramHoldsNoneOfOurDescriptors() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let child = try EmbeddedPostgres.launch(["/bin/sleep", "30"], output: nil)
+        defer {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        close(ends[1])
+        var reader = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        #expect(poll(&reader, 1, 5000) == 1, "the child kept the pipe's write end open")
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == 0)
+    }
+
     @Test func aHundredThousandRowsDecodeExactly() throws {
         let connection = try freshDatabase()
         let rows = try connection.query(
