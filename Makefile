@@ -78,7 +78,7 @@ release: deps
 
 test: deps test-deps browser-deps
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test --skip-build $(SWIFT_FLAGS)
+	scripts/test.sh $(SWIFT_FLAGS)
 
 # The Matey's walk, end to end.
 demo: deps
