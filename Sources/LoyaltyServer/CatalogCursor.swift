@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// Where a client is in a change feed. Opaque to clients: `base64url("<kind>:<generation>:<version>")`.
 /// The generation ties a catalog cursor to one database, so a cursor minted elsewhere answers 410.
@@ -22,7 +23,7 @@ struct FeedCursor: Equatable {
         else { return nil }
         let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "v1" || parts[0] == "n1",
-            let generation = UUID(uuidString: String(parts[1])),
+            let generation = try? UUID(postgresText: String(parts[1])),
             let version = Int64(parts[2]), version >= 0
         else { return nil }
         self.init(generation: generation, version: version, near: parts[0] == "n1")
@@ -30,9 +31,9 @@ struct FeedCursor: Equatable {
 
     func encoded() -> String {
         Secrets.base64URL(
-            Array("\(near ? "n1" : "v1"):\(generation.uuidString.lowercased()):\(version)".utf8))
+            Array("\(near ? "n1" : "v1"):\(generation.postgresText!):\(version)".utf8))
     }
 
     /// A strong ETag naming the feed state a page brings the client to.
-    var entityTag: String { "\"\(generation.uuidString.lowercased())-\(version)\"" }
+    var entityTag: String { "\"\(generation.postgresText!)-\(version)\"" }
 }

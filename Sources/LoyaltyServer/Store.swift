@@ -60,7 +60,7 @@ public final class Store: Sendable {
 
 /// A PostgreSQL array literal of uuids, bound as one parameter and cast with `::uuid[]`.
 func uuidArray(_ ids: [UUID]) -> String {
-    "{" + ids.map(\.uuidString).joined(separator: ",") + "}"
+    "{" + ids.map { $0.postgresText! }.joined(separator: ",") + "}"
 }
 
 /// A PostgreSQL array literal of texts (NULL for nil), each quoted, bound as one parameter and cast to its type.

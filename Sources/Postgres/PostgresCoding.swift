@@ -81,41 +81,53 @@ extension Double: PostgresEncodable, PostgresDecodable {
 /// sprintf and sscanf, which a profile of the busiest request (a 304 decodes three and binds one) showed.
 extension UUID: PostgresEncodable, PostgresDecodable {
     public var postgresText: String? {
-        var text = [UInt8]()
-        text.reserveCapacity(36)
         withUnsafeBytes(of: uuid) { bytes in
-            for (offset, byte) in bytes.enumerated() {
-                if uuidDashOffsets.contains(offset) { text.append(UInt8(ascii: "-")) }
-                text.append(hexDigits[Int(byte >> 4)])
-                text.append(hexDigits[Int(byte & 0x0f)])
+            String(unsafeUninitializedCapacity: 36) { text in
+                var index = 0
+                for (offset, byte) in bytes.enumerated() {
+                    if isUUIDDashOffset(offset) {
+                        text[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    text[index] = hexDigits[Int(byte >> 4)]
+                    text[index + 1] = hexDigits[Int(byte & 0x0f)]
+                    index += 2
+                }
+                return index
             }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     public init(postgresText: String) throws(PostgresError) {
-        let text = Array(postgresText.utf8)
-        guard text.count == 36 else { throw .cannotDecode(UUID.self) }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(16)
-        var index = 0
-        for offset in 0..<16 {
-            if uuidDashOffsets.contains(offset) {
-                guard text[index] == UInt8(ascii: "-") else { throw .cannotDecode(UUID.self) }
-                index += 1
+        var text = postgresText
+        let uuid = text.withUTF8 { text -> uuid_t? in
+            guard text.count == 36 else { return nil }
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
+                var index = 0
+                for offset in 0..<16 {
+                    if isUUIDDashOffset(offset) {
+                        guard text[index] == UInt8(ascii: "-") else { return false }
+                        index += 1
+                    }
+                    guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return false }
+                    bytes[offset] = high << 4 | low
+                    index += 2
+                }
+                return true
             }
-            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else {
-                throw .cannotDecode(UUID.self)
-            }
-            bytes.append(high << 4 | low)
-            index += 2
+            return parsed ? uuid : nil
         }
-        self = UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
+        guard let uuid else { throw .cannotDecode(UUID.self) }
+        self = UUID(uuid: uuid)
     }
 }
 
-/// The byte offsets a dash precedes in a uuid's text.
-private let uuidDashOffsets: Set<Int> = [4, 6, 8, 10]
+/// Whether a dash precedes the byte at `offset` in a uuid's text (8-4-4-4-12 hex digits).
+private func isUUIDDashOffset(_ offset: Int) -> Bool {
+    offset == 4 || offset == 6 || offset == 8 || offset == 10
+}
+
 private let hexDigits = Array("0123456789abcdef".utf8)
 
 /// bytea, in the hex format (`\x0aff`) that PostgreSQL prints by default.

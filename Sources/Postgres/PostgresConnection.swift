@@ -142,7 +142,7 @@ public final class PostgresConnection {
     }
 
     private static func rejectNUL(in query: PostgresQuery) throws(PostgresError) {
-        if query.sql.utf8.contains(0) || query.parameters.contains(where: { $0?.utf8.contains(0) ?? false }) {
+        if containsNUL(query.sql) || query.parameters.contains(where: { $0.map(containsNUL) ?? false }) {
             throw PostgresError(
                 kind: .sql, sqlState: PostgresError.SQLState.characterNotInRepertoire,
                 message: "PostgreSQL text cannot contain a NUL byte")
@@ -151,7 +151,7 @@ public final class PostgresConnection {
 
     /// Runs a trusted script of several statements (PQexec), such as the schema. Never pass it user data.
     public func execute(script: String) throws(PostgresError) {
-        guard !script.utf8.contains(0) else {
+        guard !containsNUL(script) else {
             throw PostgresError(
                 kind: .sql, sqlState: PostgresError.SQLState.characterNotInRepertoire,
                 message: "PostgreSQL text cannot contain a NUL byte")
@@ -263,4 +263,14 @@ private func withCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<Un
         offset += lengths[index]
     }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// Whether `text` holds a NUL byte, which libpq would take for the end of the string. memchr over the bytes: a
+/// statement's text is hundreds of bytes, checked on every statement.
+private func containsNUL(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in
+        guard let base = bytes.baseAddress else { return false }
+        return memchr(base, 0, bytes.count) != nil
+    }
 }

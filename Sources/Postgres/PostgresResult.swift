@@ -47,7 +47,7 @@ public struct PostgresRow: Sendable {
     }
 
     private func text(of column: String) throws(PostgresError) -> String? {
-        guard let index = storage.columnIndex[column] else {
+        guard let index = storage.columnIndex(column) else {
             throw PostgresError(kind: .decoding, message: "the result has no column \"\(column)\"")
         }
         return storage.text(row: row, column: index)
@@ -63,7 +63,7 @@ public struct PostgresRow: Sendable {
 
     /// The raw text of `column`; nil for SQL NULL or a column the result does not have.
     public subscript(column: String) -> String? {
-        guard let index = storage.columnIndex[column] else { return nil }
+        guard let index = storage.columnIndex(column) else { return nil }
         return storage.text(row: row, column: index)
     }
 }
@@ -73,7 +73,6 @@ final class ResultStorage: @unchecked Sendable {
     private let result: OpaquePointer
     let rowCount: Int
     let columns: [String]
-    let columnIndex: [String: Int32]
     let commandTag: String
     let rowsAffected: Int
 
@@ -81,17 +80,19 @@ final class ResultStorage: @unchecked Sendable {
         self.result = result
         rowCount = Int(PQntuples(result))
         columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
-        var index = [String: Int32](minimumCapacity: columns.count)
-        for (position, name) in columns.enumerated() where index[name] == nil {
-            index[name] = Int32(position)
-        }
-        columnIndex = index
         commandTag = String(cString: PQcmdStatus(result))
         rowsAffected = Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     deinit {
         PQclear(result)
+    }
+
+    /// The first column named `name`. A scan, not a dictionary: a result has a few columns, mostly read once
+    /// each; names of other lengths are passed over on their byte count, where a dictionary hashes every name.
+    func columnIndex(_ name: String) -> Int32? {
+        let length = name.utf8.count
+        return columns.firstIndex { $0.utf8.count == length && $0 == name }.map(Int32.init)
     }
 
     func text(row: Int32, column: Int32) -> String? {
