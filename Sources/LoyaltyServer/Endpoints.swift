@@ -313,11 +313,18 @@ struct Endpoints: Sendable {
             "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\""
     }
 
-    /// RFC 9110 If-None-Match: a list of entity tags, or `*`.
+    /// RFC 9110 If-None-Match: a list of entity tags, or `*`. Compared as bytes, as the RFC compares opaque tags
+    /// (and without a string per candidate: every 304 asks).
     private static func matches(_ header: String, _ tag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
-            let candidate = candidate.trimmingOptionalWhitespace
-            return candidate == "*" || candidate == tag || candidate == "W/" + tag
+        let isOptionalWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        return header.utf8.split(separator: UInt8(ascii: ",")).contains { candidate in
+            guard let first = candidate.firstIndex(where: { !isOptionalWhitespace($0) }),
+                let last = candidate.lastIndex(where: { !isOptionalWhitespace($0) })
+            else { return false }
+            let candidate = candidate[first..<candidate.index(after: last)]
+            let weak = candidate.starts(with: "W/".utf8)
+            return candidate.elementsEqual("*".utf8)
+                || (weak ? candidate.dropFirst(2) : candidate).elementsEqual(tag.utf8)
         }
     }
 

@@ -267,6 +267,24 @@ import Testing
         #expect(try server.request("GET", "/v1/catalog", token: device.deviceToken, headers: headers).status == 401)
     }
 
+    /// If-None-Match as RFC 9110 has it: a list of tags with optional whitespace, a weak form, or `*`.
+    @Test func ifNoneMatchTakesListsWeakTagsAndAStar() throws {
+        let server = try TestServer()
+        let device = try server.createAccount()
+        let etag = try #require(try server.catalog(device).headers["etag"])
+        let status = { (value: String) in
+            try server.request("GET", "/v1/catalog", token: device.deviceToken, headers: ["If-None-Match": value])
+                .status
+        }
+        let matchingValues = ["\"other\", \(etag)", "\(etag),\"other\"", " \t\(etag) ", "W/\(etag)", "\"a\" , W/\(etag)", "*"]
+        for value in matchingValues {
+            #expect(try status(value) == 304, "\(value)")
+        }
+        for value in ["\"other\"", "\(etag.dropLast())", "W/\"other\", \(etag)x", "w/\(etag)", ",,", ""] {
+            #expect(try status(value) == 200, "\(value)")
+        }
+    }
+
     /// T1 writes offer A and stays open; T2 writes B. The feed must never hand out a cursor past A
     /// before A is visible: here T2 waits for T1 (the feed row lock), and the next delta after T1
     /// commits carries A.
