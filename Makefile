@@ -43,8 +43,8 @@ GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz
 # The guest's peer (Bumble), Root-Canal and the console's browser test are Python; GNU time measures the
 # peak memory of the scans and syncs the memory-bound tests run. HAProxy and curl (from a loopback address of
 # each client's own) put loyalty-server behind a balancer (BalancerTests). strace counts the write calls a
-# replay's output takes (StoreReplayTests).
-TEST_PACKAGES := python3 python3-pip time haproxy curl strace
+# replay's output takes (StoreReplayTests). procps's pgrep finds what a hung run left (scripts/test.sh).
+TEST_PACKAGES := python3 python3-pip time haproxy curl strace procps
 # Desktop notifications (NotificationTests, NotificationScreenTests): a private session bus, python-dbusmock's
 # notification server (run by Debian's /usr/bin/python3, which has it), dunst under Xvfb with a screenshot
 # (xwd, ImageMagick's convert), and desktop-file-validate for loyalty.desktop.
