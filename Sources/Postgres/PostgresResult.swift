@@ -88,8 +88,8 @@ final class ResultStorage: @unchecked Sendable {
         PQclear(result)
     }
 
-    /// The first column named `name`. A scan, not a dictionary: a result has a few columns, mostly read once
-    /// each; names of other lengths are passed over on their byte count, where a dictionary hashes every name.
+    /// The first column named `name`. A scan, not a dictionary: a result has a few columns, each read once a
+    /// row; names of other lengths are passed over on their byte count, where a dictionary hashes every name.
     func columnIndex(_ name: String) -> Int32? {
         let length = name.utf8.count
         return columns.firstIndex { $0.utf8.count == length && $0 == name }.map(Int32.init)
