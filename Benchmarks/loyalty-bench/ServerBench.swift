@@ -588,12 +588,14 @@ private struct Load {
         throws -> Double
     {
         let prefix = "\(name)-transactions"
+        let rateOption = String(format: "%.0f", rate)
         _ = try runPgbench(
             name, transaction, defining: variables,
-            options: ["-R", String(format: "%.0f", rate), "-l", "--log-prefix=" + server.work.appendingPathComponent(prefix).path])
+            options: ["-R", rateOption, "-l", "--log-prefix=" + server.work.appendingPathComponent(prefix).path])
         // One log per thread: PREFIX.PID and PREFIX.PID.N; each line "client transaction latency_us script ...".
         var latencies: [Double] = []
-        for file in try FileManager.default.contentsOfDirectory(atPath: server.work.path) where file.hasPrefix(prefix + ".") {
+        let files = try FileManager.default.contentsOfDirectory(atPath: server.work.path)
+        for file in files where file.hasPrefix(prefix + ".") {
             let log = try String(contentsOf: server.work.appendingPathComponent(file), encoding: .utf8)
             latencies += log.split(separator: "\n").compactMap { line in
                 line.split(separator: " ").dropFirst(2).first.flatMap { Double($0) }

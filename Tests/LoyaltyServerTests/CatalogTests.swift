@@ -276,7 +276,9 @@ import Testing
             try server.request("GET", "/v1/catalog", token: device.deviceToken, headers: ["If-None-Match": value])
                 .status
         }
-        let matchingValues = ["\"other\", \(etag)", "\(etag),\"other\"", " \t\(etag) ", "W/\(etag)", "\"a\" , W/\(etag)", "*"]
+        let matchingValues = [
+            "\"other\", \(etag)", "\(etag),\"other\"", " \t\(etag) ", "W/\(etag)", "\"a\" , W/\(etag)", "*",
+        ]
         for value in matchingValues {
             #expect(try status(value) == 304, "\(value)")
         }
