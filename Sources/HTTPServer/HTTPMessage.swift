@@ -30,19 +30,22 @@ public struct HTTPRequest: Sendable {
 
     /// The value of header `name`, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        headers[name.lowercased()]
+        // Callers mostly ask by a lower-case name: no new string for those.
+        headers[name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? name.lowercased() : name]
     }
 }
 
-extension StringProtocol {
-    /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110 section 5.6.3). Foundation's
-    /// `trimmingCharacters(in:)` goes through NSString, a cost each request paid several times.
-    public var trimmingOptionalWhitespace: SubSequence {
-        let isOptionalWhitespace = { (character: Character) in character == " " || character == "\t" }
-        guard let first = firstIndex(where: { !isOptionalWhitespace($0) }),
-            let last = lastIndex(where: { !isOptionalWhitespace($0) })
-        else { return self[endIndex...] }
-        return self[first...last]
+extension StringProtocol where UTF8View: BidirectionalCollection {
+    /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110 section 5.6.3), which the RFC
+    /// defines on octets. Trimmed on the UTF-8 bytes: a space or tab is one byte that never occurs inside another
+    /// character, so the cuts fall on the text's boundaries without breaking it into Characters first (which cost
+    /// more than the rest of reading a bearer token).
+    @inlinable public var trimmingOptionalWhitespace: SubSequence {
+        let isText = { (byte: UInt8) in byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") }
+        guard let first = utf8.firstIndex(where: isText), let last = utf8.lastIndex(where: isText) else {
+            return self[endIndex...]
+        }
+        return self[first..<utf8.index(after: last)]
     }
 }
 

@@ -92,25 +92,13 @@ public final class OutputSink: Sendable {
         if isCapturing {
             captured.withLock { $0.output += pending.bytes }
         } else {
-            pending.withBytes { writeAll(STDOUT_FILENO, $0) }
+            pending.withBytes { LoyaltyAPI.writeAll($0, to: STDOUT_FILENO) }
         }
         pending.clear()
     }
 
     private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { writeAll(descriptor, $0) }
-    }
-
-    private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
+        bytes.withUnsafeBytes { LoyaltyAPI.writeAll($0, to: descriptor) }
     }
 }
 

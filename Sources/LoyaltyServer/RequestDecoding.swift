@@ -188,10 +188,12 @@ extension HTTPRequest {
 
     /// The bearer token of the Authorization header, if it has one.
     var bearerToken: String? {
-        guard let value = header("authorization") else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingOptionalWhitespace
+        // The scheme is case-insensitive (RFC 9110 section 11.1), compared on its bytes: every request asks this
+        // several times.
+        guard let value = header("authorization"), let space = value.utf8.firstIndex(of: UInt8(ascii: " ")),
+            value.utf8[..<space].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 })
+        else { return nil }
+        let token = value[value.utf8.index(after: space)...].trimmingOptionalWhitespace
         return token.isEmpty ? nil : String(token)
     }
 }

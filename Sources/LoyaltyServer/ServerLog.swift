@@ -25,7 +25,8 @@ public enum ServerLog {
     /// Writes each line, with its newline, to standard error in one write, so lines of concurrent requests
     /// never interleave.
     public static let standardError: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        var text = line + "\n"
+        text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
     }
 
     /// A change in where reads go: `standby_reads` at info when a standby serves them, at warning when they fall

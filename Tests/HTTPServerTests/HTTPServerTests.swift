@@ -85,6 +85,18 @@ private func recordingServer(_ recorder: Recorder, maxBodyBytes: Int = 64 * 1024
         #expect(request.remoteAddress == "127.0.0.1")
     }
 
+    @Test func optionalWhitespaceIsTrimmedAroundAnyText() {
+        #expect(" \t a b \t ".trimmingOptionalWhitespace == "a b")
+        #expect("\t\t".trimmingOptionalWhitespace.isEmpty)
+        #expect("".trimmingOptionalWhitespace.isEmpty)
+        #expect("é".trimmingOptionalWhitespace == "é")
+        #expect("  naïve café  ".trimmingOptionalWhitespace == "naïve café")
+        // Only space and tab: other whitespace is text to HTTP.
+        #expect("\u{A0}x\n".trimmingOptionalWhitespace == "\u{A0}x\n")
+        let padded = " 🙂 "
+        #expect(padded.dropFirst(0).trimmingOptionalWhitespace == "🙂")
+    }
+
     @Test func keepAliveConnectionServesSeveralRequests() throws {
         let recorder = Recorder()
         let server = try recordingServer(recorder)

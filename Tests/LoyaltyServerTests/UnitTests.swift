@@ -56,6 +56,21 @@ import Testing
         }
     }
 
+    @Test func theBearerTokenIsReadFromAnySpellingOfTheScheme() {
+        func token(_ authorization: String) -> String? {
+            HTTPRequest(method: "GET", path: "/", headers: ["authorization": authorization]).bearerToken
+        }
+        #expect(token("Bearer ld_abc") == "ld_abc")
+        #expect(token("bEaReR ld_abc") == "ld_abc")
+        #expect(token("Bearer  \tld_abc \t") == "ld_abc")
+        #expect(token("Bearer ld_é") == "ld_é")
+        #expect(token("Basic ld_abc") == nil)
+        #expect(token("Bearers ld_abc") == nil)
+        #expect(token("Bearer") == nil)
+        #expect(token("Bearer  ") == nil)
+        #expect(HTTPRequest(method: "GET", path: "/").bearerToken == nil)
+    }
+
     @Test func cursorsRoundTripAndRejectForgeries() {
         let cursor = FeedCursor(generation: UUID(), version: 42)
         #expect(FeedCursor(cursor.encoded()) == cursor)
