@@ -83,6 +83,14 @@ static inline const struct sockaddr *loyalty_MHD_client_address(struct MHD_Conne
     return info == NULL ? NULL : info->client_addr;
 }
 
+/// The context the connection-notify callback gave the connection when it opened, or NULL.
+static inline void *loyalty_MHD_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 /// Where the last header's value ended while `loyalty_MHD_header_value_has_NUL` walks the headers.
 struct loyalty_MHD_header_walk {
     const char *block_start;

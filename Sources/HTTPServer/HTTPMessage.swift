@@ -30,8 +30,12 @@ public struct HTTPRequest: Sendable {
 
     /// The value of header `name`, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        // Callers mostly ask by a lower-case name: no new string for those.
-        headers[name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? name.lowercased() : name]
+        headers[Self.isLowercase(name) ? name : name.lowercased()]
+    }
+
+    /// Callers mostly ask by a lower-case name: no new string for those.
+    private static func isLowercase(_ name: String) -> Bool {
+        name.utf8.withContiguousStorageIfAvailable { !$0.contains { $0 &- UInt8(ascii: "A") < 26 } } ?? false
     }
 }
 

@@ -446,10 +446,31 @@ private let targetArrived: loyalty_MHD_URILogCallback = { contextPointer, target
     return Unmanaged.passRetained(state).toOpaque()
 }
 
-private let connectionNotified: MHD_NotifyConnectionCallback = { contextPointer, connection, _, event in
+/// What holds for all of a connection's requests, worked out once when it opens (MHD's socket context).
+private final class ConnectionState {
+    /// The peer's address as text: a keep-alive connection's requests need not format it each.
+    let peer: String
+
+    init(peer: String) { self.peer = peer }
+}
+
+private let connectionNotified: MHD_NotifyConnectionCallback = { contextPointer, connection, socketContext, event in
     guard let contextPointer, let connection else { return }
     let deadlines = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().deadlines
-    if event == .CONNECTION_NOTIFY_STARTED { deadlines.opened(connection) } else { deadlines.closed(connection) }
+    if event == .CONNECTION_NOTIFY_STARTED {
+        deadlines.opened(connection)
+        socketContext?.pointee = Unmanaged.passRetained(ConnectionState(peer: peerAddress(of: connection))).toOpaque()
+    } else {
+        deadlines.closed(connection)
+        if let state = socketContext?.pointee { Unmanaged<ConnectionState>.fromOpaque(state).release() }
+        socketContext?.pointee = nil
+    }
+}
+
+/// The connection's peer as text: the client a PROXY header named when the listener requires one (it hands MHD
+/// that address).
+private func peerAddress(of connection: OpaquePointer) -> String {
+    loyalty_MHD_client_address(connection).flatMap(IPAddress.init)?.description ?? ""
 }
 
 private let logMessage: MHD_LogCallback = { contextPointer, format, arguments in
@@ -569,7 +590,10 @@ private func values(of connection: OpaquePointer, _ kind: MHD_ValueKind, lowerca
 /// The request's client: the connection's peer (the client a PROXY header named, if the listener requires one),
 /// or whom a trusted proxy's `X-Forwarded-For` names. Says when an untrusted peer sent `X-Forwarded-For`.
 private func client(of connection: OpaquePointer, _ context: ServerContext) -> String {
-    let peer = loyalty_MHD_client_address(connection).flatMap(IPAddress.init)?.description ?? ""
+    let peer =
+        loyalty_MHD_socket_context(connection).map {
+            Unmanaged<ConnectionState>.fromOpaque($0).takeUnretainedValue().peer
+        } ?? peerAddress(of: connection)
     // Every X-Forwarded-For line, in order: a proxy may add its own line after one the client sent. Most requests
     // have none, and the lookup of the first spares them collecting every header.
     let forwardedFor =

@@ -317,14 +317,17 @@ struct Endpoints: Sendable {
     /// (and without a string per candidate: every 304 asks).
     private static func matches(_ header: String, _ tag: String) -> Bool {
         let isOptionalWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        return header.utf8.split(separator: UInt8(ascii: ",")).contains { candidate in
-            guard let first = candidate.firstIndex(where: { !isOptionalWhitespace($0) }),
-                let last = candidate.lastIndex(where: { !isOptionalWhitespace($0) })
-            else { return false }
-            let candidate = candidate[first..<candidate.index(after: last)]
-            let weak = candidate.starts(with: "W/".utf8)
-            return candidate.elementsEqual("*".utf8)
-                || (weak ? candidate.dropFirst(2) : candidate).elementsEqual(tag.utf8)
+        var (header, tag) = (header, tag)
+        return header.withUTF8 { header in
+            tag.withUTF8 { tag in
+                header.split(separator: UInt8(ascii: ",")).contains { listed in
+                    var candidate = listed.drop(while: isOptionalWhitespace)
+                    while let last = candidate.last, isOptionalWhitespace(last) { candidate.removeLast() }
+                    if candidate.count == 1 && candidate.first == UInt8(ascii: "*") { return true }
+                    if candidate.starts(with: [UInt8(ascii: "W"), UInt8(ascii: "/")]) { candidate.removeFirst(2) }
+                    return candidate.elementsEqual(tag)
+                }
+            }
         }
     }
 
@@ -353,7 +356,7 @@ struct Endpoints: Sendable {
     private func authenticating<Found>(
         _ token: String, from request: HTTPRequest, lookUp: () throws -> Found?
     ) throws -> Found {
-        let account = DeviceToken.accountID(in: token)?.uuidString
+        let account = DeviceToken.accountID(in: token)?.postgresText
         if let account { try limit(.failedAuthenticationByAccount, account, taking: false) }
         return try authenticating(CredentialKind(bearerToken: token), from: request) {
             guard let found = try lookUp() else {

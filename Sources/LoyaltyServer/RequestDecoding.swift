@@ -190,10 +190,13 @@ extension HTTPRequest {
     var bearerToken: String? {
         // The scheme is case-insensitive (RFC 9110 section 11.1), compared on its bytes: every request asks this
         // several times.
-        guard let value = header("authorization"), let space = value.utf8.firstIndex(of: UInt8(ascii: " ")),
-            value.utf8[..<space].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 })
-        else { return nil }
-        let token = value[value.utf8.index(after: space)...].trimmingOptionalWhitespace
+        guard var value = header("authorization") else { return nil }
+        let isBearer = value.withUTF8 { bytes in
+            bytes.count > 6 && bytes[6] == UInt8(ascii: " ")
+                && zip(bytes, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }
+        }
+        guard isBearer else { return nil }
+        let token = value[value.utf8.index(value.startIndex, offsetBy: 7)...].trimmingOptionalWhitespace
         return token.isEmpty ? nil : String(token)
     }
 }

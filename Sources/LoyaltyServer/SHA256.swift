@@ -13,41 +13,61 @@ enum SHA256 {
             padded.append(UInt8(truncatingIfNeeded: bitLength >> shift))
         }
 
+        // Through unsafe buffers: each request hashes its token, and the arrays' bounds checks cost more than
+        // the rounds. Every index below is in range by construction (blocks of 64 bytes, 64 words, 64 constants).
         var schedule = [UInt32](repeating: 0, count: 64)
-        for blockStart in stride(from: 0, to: padded.count, by: 64) {
-            for index in 0..<16 {
-                let offset = blockStart + index * 4
-                schedule[index] =
-                    UInt32(padded[offset]) << 24 | UInt32(padded[offset + 1]) << 16
-                    | UInt32(padded[offset + 2]) << 8 | UInt32(padded[offset + 3])
+        padded.withUnsafeBufferPointer { message in
+            schedule.withUnsafeMutableBufferPointer { schedule in
+                roundConstants.withUnsafeBufferPointer { roundConstants in
+                    state.withUnsafeMutableBufferPointer { state in
+                        for blockStart in stride(from: 0, to: message.count, by: 64) {
+                            compress(message, at: blockStart, schedule, roundConstants, into: state)
+                        }
+                    }
+                }
             }
-            for index in 16..<64 {
-                let s0 = rotr(schedule[index - 15], 7) ^ rotr(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-                let s1 = rotr(schedule[index - 2], 17) ^ rotr(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-                schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (
-                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
-            )
-            for index in 0..<64 {
-                let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-                let choice = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ schedule[index]
-                let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ majority
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            state[0] &+= a
-            state[1] &+= b
-            state[2] &+= c
-            state[3] &+= d
-            state[4] &+= e
-            state[5] &+= f
-            state[6] &+= g
-            state[7] &+= h
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - $0 * 8)) } }
+        var digest = [UInt8]()
+        digest.reserveCapacity(32)
+        for word in state {
+            for shift in stride(from: 24, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        }
+        return digest
+    }
+
+    private static func compress(
+        _ message: UnsafeBufferPointer<UInt8>, at start: Int, _ schedule: UnsafeMutableBufferPointer<UInt32>,
+        _ roundConstants: UnsafeBufferPointer<UInt32>, into state: UnsafeMutableBufferPointer<UInt32>
+    ) {
+        for index in 0..<16 {
+            let offset = start + index * 4
+            schedule[index] =
+                UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16 | UInt32(message[offset + 2]) << 8
+                | UInt32(message[offset + 3])
+        }
+        for index in 16..<64 {
+            let s0 = rotr(schedule[index - 15], 7) ^ rotr(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
+            let s1 = rotr(schedule[index - 2], 17) ^ rotr(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
+            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+        for index in 0..<64 {
+            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+            let choice = (e & f) ^ (~e & g)
+            let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ schedule[index]
+            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+            let majority = (a & b) ^ (a & c) ^ (b & c)
+            let t2 = s0 &+ majority
+            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        state[0] &+= a
+        state[1] &+= b
+        state[2] &+= c
+        state[3] &+= d
+        state[4] &+= e
+        state[5] &+= f
+        state[6] &+= g
+        state[7] &+= h
     }
 
     private static func rotr(_ value: UInt32, _ count: UInt32) -> UInt32 {

@@ -26,11 +26,12 @@ public struct PostgresResult: Sendable, RandomAccessCollection {
 
 /// One row of a `PostgresResult`; columns are looked up by their exact (case-sensitive) name.
 public struct PostgresRow: Sendable {
-    let storage: ResultStorage
-    let row: Int32
+    @usableFromInline let storage: ResultStorage
+    @usableFromInline let row: Int32
 
-    /// The value of `column`; SQL NULL is a decoding error unless `T` is an Optional.
-    public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresError) -> T {
+    /// The value of `column`; SQL NULL is a decoding error unless `T` is an Optional. Inlinable, so each caller's
+    /// `T` is decoded directly rather than through its witness table.
+    @inlinable public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresError) -> T {
         guard let text = try text(of: column) else {
             guard let null = T.valueForSQLNull else {
                 throw PostgresError(kind: .decoding, message: "column \"\(column)\" is NULL, expected \(T.self)")
@@ -41,19 +42,19 @@ public struct PostgresRow: Sendable {
     }
 
     /// The value of `column`, nil for SQL NULL.
-    public func decode<T: PostgresDecodable>(_ column: String, as type: T?.Type) throws(PostgresError) -> T? {
+    @inlinable public func decode<T: PostgresDecodable>(_ column: String, as type: T?.Type) throws(PostgresError) -> T? {
         guard let text = try text(of: column) else { return nil }
         return try value(of: column, from: text) as T
     }
 
-    private func text(of column: String) throws(PostgresError) -> String? {
+    @usableFromInline func text(of column: String) throws(PostgresError) -> String? {
         guard let index = storage.columnIndex(column) else {
             throw PostgresError(kind: .decoding, message: "the result has no column \"\(column)\"")
         }
         return storage.text(row: row, column: index)
     }
 
-    private func value<T: PostgresDecodable>(of column: String, from text: String) throws(PostgresError) -> T {
+    @inlinable func value<T: PostgresDecodable>(of column: String, from text: String) throws(PostgresError) -> T {
         do {
             return try T(postgresText: text)
         } catch {
@@ -69,7 +70,7 @@ public struct PostgresRow: Sendable {
 }
 
 /// Owns a PGresult (PQclear on deinit). Immutable after init, as libpq guarantees for the PGresult itself.
-final class ResultStorage: @unchecked Sendable {
+@usableFromInline final class ResultStorage: @unchecked Sendable {
     private let result: OpaquePointer
     let rowCount: Int
     let columns: [String]
