@@ -564,7 +564,12 @@ private struct FramingHeaders {
 private func values(of connection: OpaquePointer, _ kind: MHD_ValueKind, lowercasingNames: Bool)
     -> [String: String]
 {
-    var collected: (values: [String: String], lowercasingNames: Bool) = ([:], lowercasingNames)
+    // Sized for all of them first (MHD counts them without a callback): growing a dictionary rehashes it.
+    let count = MHD_get_connection_values(connection, kind, nil, nil)
+    guard count > 0 else { return [:] }
+    var collected: (values: [String: String], lowercasingNames: Bool) = (
+        .init(minimumCapacity: Int(count)), lowercasingNames
+    )
     _ = withUnsafeMutablePointer(to: &collected) { collectedPointer in
         MHD_get_connection_values(
             connection, kind,
@@ -572,19 +577,32 @@ private func values(of connection: OpaquePointer, _ kind: MHD_ValueKind, lowerca
                 guard let pointer, let key else { return MHD_Result.YES }
                 let collected = pointer.assumingMemoryBound(
                     to: (values: [String: String], lowercasingNames: Bool).self)
-                let name =
-                    collected.pointee.lowercasingNames
-                    ? String(cString: key).lowercased() : String(cString: key)
+                let name = collected.pointee.lowercasingNames ? lowercasedName(key) : String(cString: key)
                 let value = value.map { String(cString: $0) } ?? ""
-                if collected.pointee.lowercasingNames, let earlier = collected.pointee.values[name] {
-                    collected.pointee.values[name] = earlier + ", " + value
-                } else {
+                if !collected.pointee.lowercasingNames {
                     collected.pointee.values[name] = value
+                } else if let earlier = collected.pointee.values.updateValue(value, forKey: name) {
+                    collected.pointee.values[name] = earlier + ", " + value
                 }
                 return MHD_Result.YES
             }, collectedPointer)
     }
     return collected.values
+}
+
+/// A header's name with its ASCII letters lower-cased, made in one pass over its bytes: a name is an RFC 9110
+/// token, ASCII, and `lowercased()` cost more than the rest of the header.
+private func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
+    let length = strlen(name)
+    return name.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+        String(unsafeUninitializedCapacity: length) { buffer in
+            for index in 0..<length {
+                let byte = bytes[index]
+                buffer[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+            }
+            return length
+        }
+    }
 }
 
 /// The request's client: the connection's peer (the client a PROXY header named, if the listener requires one),

@@ -13,6 +13,8 @@ public enum JSONValue: Sendable {
 
     public var text: String {
         var writer = JSONWriter()
+        // A log line's size: the bytes are not copied over and again as they grow.
+        writer.bytes.reserveCapacity(256)
         write(to: &writer)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
