@@ -11,8 +11,13 @@ enum DeviceToken {
 
     /// The account a token names; nil for a token from before, or one that is not a device token at all.
     static func accountID(in token: String) -> UUID? {
-        guard token.hasPrefix(deviceTokenPrefix), token.utf8.count == deviceTokenPrefix.utf8.count + 64,
-            let bytes = Secrets.decodeBase64URL(String(token.dropFirst(deviceTokenPrefix.count))), bytes.count == 48
+        let prefixLength = deviceTokenPrefix.utf8.count
+        guard token.hasPrefix(deviceTokenPrefix), token.utf8.count == prefixLength + 64 else { return nil }
+        var token = token
+        guard
+            let bytes = token.withUTF8({
+                Secrets.decodeBase64URL(symbols: UnsafeBufferPointer(rebasing: $0[prefixLength...]))
+            }), bytes.count == 48
         else { return nil }
         return UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
     }

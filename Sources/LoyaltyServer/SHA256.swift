@@ -5,12 +5,16 @@ enum SHA256 {
         var state: [UInt32] = [
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
         ]
-        var padded = Array(message)
-        let bitLength = UInt64(padded.count) &* 8
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) {
-            padded.append(UInt8(truncatingIfNeeded: bitLength >> shift))
+        // The message, 0x80, zeros up to 8 bytes short of a block's end, and the length in bits (big-endian).
+        let length = message.count
+        var padded = [UInt8](repeating: 0, count: (length + 8) / 64 * 64 + 64)
+        padded.withUnsafeMutableBufferPointer { padded in
+            _ = UnsafeMutableBufferPointer(rebasing: padded[..<length]).initialize(from: message)
+            padded[length] = 0x80
+            let bitLength = UInt64(length) &* 8
+            for index in 0..<8 {
+                padded[padded.count - 1 - index] = UInt8(truncatingIfNeeded: bitLength >> (8 * index))
+            }
         }
 
         // Through unsafe buffers: each request hashes its token, and the arrays' bounds checks cost more than
