@@ -15,7 +15,7 @@ RELEASE := -c release --static-swift-stdlib
 # What single targets need beyond APT_PACKAGES: each target installs its own (MakeTargetTests checks it).
 DEMO_PACKAGES := python3
 FUZZ_PACKAGES := python3
-BENCH_PACKAGES := python3 python3-pip wrk time
+BENCH_PACKAGES := python3 python3-pip wrk time gcc
 CHECK_PACKAGES := python3 python3-pip wrk curl iproute2
 INSTALL_PACKAGES := libcap2-bin
 
@@ -94,6 +94,8 @@ bench: deps
 	$(call pip_install,beacontools,beacontools)
 	$(call pip_install,bluetooth-data-tools,bluetooth_data_tools)
 	swift build $(RELEASE) $(SWIFT_FLAGS)
+	cc -O2 -o "$$(swift build $(RELEASE) --show-bin-path)/floor-server" Benchmarks/floor-server/floor.c \
+	  $$(pkg-config --cflags --libs libmicrohttpd libpq)
 	"$$(swift build $(RELEASE) --show-bin-path)/loyalty-bench" bench-data $(BENCH)
 
 # libFuzzer targets (Fuzz/) for FUZZ_SECONDS each (default 60): executions and crashes per target.

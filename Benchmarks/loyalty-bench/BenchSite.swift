@@ -28,6 +28,8 @@ final class BenchSite {
     let postmasterPID: Int32
     private let cluster: EmbeddedPostgres
     private let bouncer: PgBouncer?
+    /// Open while the server writes its log lines to it (by its descriptor).
+    private let serverLog: FileHandle
 
     /// With `throughPgBouncer`, the server's pool reaches the cluster through PgBouncer (transaction pooling,
     /// one server connection per server thread).
@@ -44,14 +46,15 @@ final class BenchSite {
         cluster = EmbeddedPostgres(directory: work.appendingPathComponent("pg"))
         let limits = ServerCommand.limits
         bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: ServerCommand.databaseConnections) : nil
-        // One log line per request, and libmicrohttpd's diagnostics: kept in a file, out of the way of the figures.
+        // One log line per request, and libmicrohttpd's diagnostics: kept in a file, out of the way of the figures,
+        // each written as the server writes its standard error (one write(2) a line).
         let logFile = work.appendingPathComponent("server.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logFile)
+        serverLog = try FileHandle(forWritingTo: logFile)
+        let writeLine = ServerLog.writer(to: serverLog.fileDescriptor)
         server = try TestServer(
             .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), limits: limits, poolSize: ServerCommand.databaseConnections,
-            logLines: { log.write(Data(($0 + "\n").utf8)) },
-            diagnostics: { log.write(Data(("libmicrohttpd: " + $0 + "\n").utf8)) })
+            logLines: writeLine, diagnostics: { writeLine("libmicrohttpd: " + $0) })
         let directory: String = try PostgresConnection(conninfo: server.directConninfo)
             .query("SELECT current_setting('data_directory') AS directory")[0].decode("directory")
         guard
