@@ -24,9 +24,14 @@ public enum ServerLog {
 
     /// Writes each line, with its newline, to standard error in one write, so lines of concurrent requests
     /// never interleave.
-    public static let standardError: @Sendable (String) -> Void = { line in
-        var text = line + "\n"
-        text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
+    public static let standardError = writer(to: STDERR_FILENO)
+
+    /// Writes each line, with its newline, to `descriptor` in one write(2).
+    public static func writer(to descriptor: Int32) -> @Sendable (String) -> Void {
+        { line in
+            var text = line + "\n"
+            text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+        }
     }
 
     /// A change in where reads go: `standby_reads` at info when a standby serves them, at warning when they fall
