@@ -1,4 +1,5 @@
 internal import CLibPQ
+import Glibc
 
 /// The rows of a statement. It owns its PGresult, which libpq documents as read-only and safe to share across
 /// threads once created; values are read from it (text format) only when decoded.
@@ -73,27 +74,32 @@ public struct PostgresRow: Sendable {
 @usableFromInline final class ResultStorage: @unchecked Sendable {
     private let result: OpaquePointer
     let rowCount: Int
-    let columns: [String]
-    let commandTag: String
-    let rowsAffected: Int
 
     init(_ result: OpaquePointer) {
         self.result = result
         rowCount = Int(PQntuples(result))
-        columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
-        commandTag = String(cString: PQcmdStatus(result))
-        rowsAffected = Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     deinit {
         PQclear(result)
     }
 
-    /// The first column named `name`. A scan, not a dictionary: a result has a few columns, each read once a
-    /// row; names of other lengths are passed over on their byte count, where a dictionary hashes every name.
+    // Read from the PGresult when asked: most statements' callers read their rows by name and nothing else.
+    var columns: [String] { (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) } }
+    var commandTag: String { String(cString: PQcmdStatus(result)) }
+    var rowsAffected: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    /// The first column named `name`, compared with libpq's names byte for byte (PQfnumber would fold unquoted
+    /// names to lower case): a scan of a few columns, making no string of theirs.
     func columnIndex(_ name: String) -> Int32? {
-        let length = name.utf8.count
-        return columns.firstIndex { $0.utf8.count == length && $0 == name }.map(Int32.init)
+        var name = name
+        return name.withUTF8 { name in
+            for column in 0..<PQnfields(result) {
+                guard let field = PQfname(result, column), strlen(field) == name.count else { continue }
+                if name.isEmpty || memcmp(field, name.baseAddress!, name.count) == 0 { return column }
+            }
+            return nil
+        }
     }
 
     func text(row: Int32, column: Int32) -> String? {
