@@ -270,7 +270,10 @@ final class LoyaltyServerProcess {
     func walk(uuid: String, minors: [Int]) throws -> String {
         let file = directory.appendingPathComponent("walk-\(minors.count).btsnoop").path
         let end = 8 * minors.count + 8
-        var arguments = ["beacon", "simulate", "--write", file]
+        // Every 20 ms, the shortest iBeacon allows (not the default 100): five times the reports, so the replay goes
+        // on long enough past each offer that a kill due on its line lands while the scan still runs (with the
+        // faster JSON output, one scan ended first: 2 of 3 kills landed).
+        var arguments = ["beacon", "simulate", "--write", file, "--interval-ms", "20"]
         for (index, minor) in minors.enumerated() {
             let t = 8 * index + 2
             arguments += ["--walk", "\(uuid):1:\(minor)@0=20,\(t)=20,\(t + 1)=1,\(t + 5)=1,\(t + 6)=20,\(end)=20"]
