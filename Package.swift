@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Wrappers: the only code that touches each C library.
         .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus"]),
@@ -28,6 +29,8 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "SQLite", dependencies: ["CSQLite3"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
+        // libcrypto: SHA-256 of the secrets kept as digests.
+        .target(name: "Digest", dependencies: ["CCrypto"]),
 
         // Pure Swift: day counts of the Gregorian calendar, for hand-written timestamp coding.
         .target(name: "CivilCalendar"),
@@ -43,7 +46,8 @@ let package = Package(
         // The product.
         .target(name: "LoyaltyAPI", dependencies: ["CivilCalendar"]),
         .target(
-            name: "LoyaltyServer", dependencies: ["Arguments", "LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
+            name: "LoyaltyServer",
+            dependencies: ["Arguments", "Digest", "LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
             // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
             resources: [
                 .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
@@ -90,6 +94,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "DigestTests", dependencies: ["Digest"]),
         .testTarget(
             name: "LoyaltyServerTests",
             dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
