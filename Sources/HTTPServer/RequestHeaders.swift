@@ -18,10 +18,10 @@ struct FramingHeaders {
                 { pointer, _, key, value in
                     guard let pointer, let key else { return MHD_Result.YES }
                     let framing = pointer.assumingMemoryBound(to: FramingHeaders.self)
-                    let name = lowercasedName(key)
-                    let text = value.map { String(cString: $0) } ?? ""
-                    if name == "content-length" { framing.pointee.contentLengths.append(text) }
-                    if name == "transfer-encoding" { framing.pointee.transferEncodings.append(text) }
+                    // Names compared where MHD holds them: the other headers' values are not copied here.
+                    let text = { value.map { String(cString: $0) } ?? "" }
+                    if strcasecmp(key, "content-length") == 0 { framing.pointee.contentLengths.append(text()) }
+                    if strcasecmp(key, "transfer-encoding") == 0 { framing.pointee.transferEncodings.append(text()) }
                     return MHD_Result.YES
                 }, pointer)
         }

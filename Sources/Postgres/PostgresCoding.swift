@@ -10,11 +10,17 @@ public protocol PostgresEncodable: Sendable {
 /// A Swift value read from PostgreSQL's text output.
 public protocol PostgresDecodable {
     init(postgresText: String) throws(PostgresError)
+    /// The same from the text's UTF-8 bytes where libpq holds them: rows are decoded through this, and a type that
+    /// reads bytes (uuids, bytea: longer than a String keeps inline) makes no String of each value. The default makes one.
+    init(postgresBytes: UnsafeBufferPointer<UInt8>) throws(PostgresError)
     /// What SQL NULL decodes to; nil (the default) makes NULL a decoding error. `Optional` answers `.some(nil)`.
     static var valueForSQLNull: Self? { get }
 }
 
 extension PostgresDecodable {
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
+        try self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
+    }
     public static var valueForSQLNull: Self? { nil }
 }
 
@@ -100,26 +106,32 @@ extension UUID: PostgresEncodable, PostgresDecodable {
 
     public init(postgresText: String) throws(PostgresError) {
         var text = postgresText
-        let uuid = text.withUTF8 { text -> uuid_t? in
-            guard text.count == 36 else { return nil }
-            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
-                var index = 0
-                for offset in 0..<16 {
-                    if isUUIDDashOffset(offset) {
-                        guard text[index] == UInt8(ascii: "-") else { return false }
-                        index += 1
-                    }
-                    guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return false }
-                    bytes[offset] = high << 4 | low
-                    index += 2
-                }
-                return true
-            }
-            return parsed ? uuid : nil
-        }
-        guard let uuid else { throw .cannotDecode(UUID.self) }
+        guard let uuid = text.withUTF8(Self.parsed) else { throw .cannotDecode(UUID.self) }
         self = UUID(uuid: uuid)
+    }
+
+    public init(postgresBytes text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
+        guard let uuid = Self.parsed(text) else { throw .cannotDecode(UUID.self) }
+        self = UUID(uuid: uuid)
+    }
+
+    private static func parsed(_ text: UnsafeBufferPointer<UInt8>) -> uuid_t? {
+        guard text.count == 36 else { return nil }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
+            var index = 0
+            for offset in 0..<16 {
+                if isUUIDDashOffset(offset) {
+                    guard text[index] == UInt8(ascii: "-") else { return false }
+                    index += 1
+                }
+                guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return false }
+                bytes[offset] = high << 4 | low
+                index += 2
+            }
+            return true
+        }
+        return parsed ? uuid : nil
     }
 }
 
@@ -144,20 +156,28 @@ extension [UInt8]: PostgresEncodable, PostgresDecodable {
     }
 
     public init(postgresText: String) throws(PostgresError) {
-        let text = Array(postgresText.utf8)
+        var text = postgresText
+        guard let bytes = text.withUTF8(Self.decodedHex) else { throw .cannotDecode([UInt8].self) }
+        self = bytes
+    }
+
+    public init(postgresBytes text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
+        guard let bytes = Self.decodedHex(text) else { throw .cannotDecode([UInt8].self) }
+        self = bytes
+    }
+
+    private static func decodedHex(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x"), text.count % 2 == 0
-        else { throw .cannotDecode([UInt8].self) }
+        else { return nil }
         var bytes = [UInt8]()
         bytes.reserveCapacity((text.count - 2) / 2)
         var index = 2
         while index < text.count {
-            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else {
-                throw .cannotDecode([UInt8].self)
-            }
+            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
-        self = bytes
+        return bytes
     }
 }
 
@@ -182,6 +202,9 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
 extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
     public init(postgresText: String) throws(PostgresError) {
         self = .some(try Wrapped(postgresText: postgresText))
+    }
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
+        self = .some(try Wrapped(postgresBytes: postgresBytes))
     }
     public static var valueForSQLNull: Self? { .some(.none) }
 }

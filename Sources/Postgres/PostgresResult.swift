@@ -33,7 +33,7 @@ public struct PostgresRow: Sendable {
     /// The value of `column`; SQL NULL is a decoding error unless `T` is an Optional. Inlinable, so each caller's
     /// `T` is decoded directly rather than through its witness table.
     @inlinable public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresError) -> T {
-        guard let text = try text(of: column) else {
+        guard let text = try bytes(of: column) else {
             guard let null = T.valueForSQLNull else {
                 throw PostgresError(kind: .decoding, message: "column \"\(column)\" is NULL, expected \(T.self)")
             }
@@ -44,20 +44,24 @@ public struct PostgresRow: Sendable {
 
     /// The value of `column`, nil for SQL NULL.
     @inlinable public func decode<T: PostgresDecodable>(_ column: String, as type: T?.Type) throws(PostgresError) -> T? {
-        guard let text = try text(of: column) else { return nil }
+        guard let text = try bytes(of: column) else { return nil }
         return try value(of: column, from: text) as T
     }
 
-    @usableFromInline func text(of column: String) throws(PostgresError) -> String? {
+    /// The text of `column` where libpq holds it, nil for SQL NULL: valid while `storage` lives, as it does for as
+    /// long as this row (`self`) is in use.
+    @usableFromInline func bytes(of column: String) throws(PostgresError) -> UnsafeBufferPointer<UInt8>? {
         guard let index = storage.columnIndex(column) else {
             throw PostgresError(kind: .decoding, message: "the result has no column \"\(column)\"")
         }
-        return storage.text(row: row, column: index)
+        return storage.bytes(row: row, column: index)
     }
 
-    @inlinable func value<T: PostgresDecodable>(of column: String, from text: String) throws(PostgresError) -> T {
+    @inlinable func value<T: PostgresDecodable>(
+        of column: String, from text: UnsafeBufferPointer<UInt8>
+    ) throws(PostgresError) -> T {
         do {
-            return try T(postgresText: text)
+            return try T(postgresBytes: text)
         } catch {
             throw PostgresError(kind: .decoding, message: "column \"\(column)\": \(error.message)")
         }
@@ -105,5 +109,12 @@ public struct PostgresRow: Sendable {
     func text(row: Int32, column: Int32) -> String? {
         if PQgetisnull(result, row, column) != 0 { return nil }
         return String(cString: PQgetvalue(result, row, column))
+    }
+
+    func bytes(row: Int32, column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        if PQgetisnull(result, row, column) != 0 { return nil }
+        return PQgetvalue(result, row, column).withMemoryRebound(to: UInt8.self, capacity: 1) {
+            UnsafeBufferPointer(start: $0, count: Int(PQgetlength(result, row, column)))
+        }
     }
 }
