@@ -11,7 +11,8 @@ public protocol PostgresEncodable: Sendable {
 public protocol PostgresDecodable {
     init(postgresText: String) throws(PostgresError)
     /// The same from the text's UTF-8 bytes where libpq holds them: rows are decoded through this, and a type that
-    /// reads bytes (uuids, bytea: longer than a String keeps inline) makes no String of each value. The default makes one.
+    /// reads bytes (uuids, bytea: longer than a String keeps inline) makes no String of each value. The default
+    /// makes one.
     init(postgresBytes: UnsafeBufferPointer<UInt8>) throws(PostgresError)
     /// What SQL NULL decodes to; nil (the default) makes NULL a decoding error. `Optional` answers `.some(nil)`.
     static var valueForSQLNull: Self? { get }

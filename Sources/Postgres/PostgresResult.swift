@@ -32,7 +32,9 @@ public struct PostgresRow: Sendable {
 
     /// The value of `column`; SQL NULL is a decoding error unless `T` is an Optional. Inlinable, so each caller's
     /// `T` is decoded directly rather than through its witness table.
-    @inlinable public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresError) -> T {
+    @inlinable public func decode<T: PostgresDecodable>(
+        _ column: String, as type: T.Type = T.self
+    ) throws(PostgresError) -> T {
         guard let text = try bytes(of: column) else {
             guard let null = T.valueForSQLNull else {
                 throw PostgresError(kind: .decoding, message: "column \"\(column)\" is NULL, expected \(T.self)")
@@ -43,7 +45,9 @@ public struct PostgresRow: Sendable {
     }
 
     /// The value of `column`, nil for SQL NULL.
-    @inlinable public func decode<T: PostgresDecodable>(_ column: String, as type: T?.Type) throws(PostgresError) -> T? {
+    @inlinable public func decode<T: PostgresDecodable>(
+        _ column: String, as type: T?.Type
+    ) throws(PostgresError) -> T? {
         guard let text = try bytes(of: column) else { return nil }
         return try value(of: column, from: text) as T
     }
@@ -70,7 +74,7 @@ public struct PostgresRow: Sendable {
     /// The raw text of `column`; nil for SQL NULL or a column the result does not have.
     public subscript(column: String) -> String? {
         guard let index = storage.columnIndex(column) else { return nil }
-        return storage.text(row: row, column: index)
+        return storage.bytes(row: row, column: index).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 
@@ -104,11 +108,6 @@ public struct PostgresRow: Sendable {
             }
             return nil
         }
-    }
-
-    func text(row: Int32, column: Int32) -> String? {
-        if PQgetisnull(result, row, column) != 0 { return nil }
-        return String(cString: PQgetvalue(result, row, column))
     }
 
     func bytes(row: Int32, column: Int32) -> UnsafeBufferPointer<UInt8>? {
