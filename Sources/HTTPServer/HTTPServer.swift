@@ -301,8 +301,8 @@ private final class RequestState {
     var discardedBytes = 0
     /// What this request holds of `ServerContext.bodyBytesInFlight`, given back when it completes.
     var reservedBytes = 0
-    /// Whom the request is for (`ClientAddressPolicy.client`), worked out once from its head.
-    var client = ""
+    /// The request's head, read from MHD once, when it is in: `admit` sees it, and the handler gets it with the body.
+    var head: HTTPRequest?
 }
 
 /// Called once when the headers are in, once per body chunk, and once more at the end of the body;
@@ -333,7 +333,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
                 closing: true)
         }
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
-        state.client = client(of: connection, context)
+        let head = head(of: connection, url: url, method: method, client: client(of: connection, context))
+        state.head = head
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
         // Each refusal is queued before the body is read: MHD drops the body and closes the connection.
         let framing = FramingHeaders(of: connection, method: method)
@@ -346,9 +347,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             return queue(
                 context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context, closing: true)
         }
-        if let admit = context.admit,
-            let refusal = admit(head(of: connection, url: url, method: method, client: state.client))
-        {
+        if let admit = context.admit, let refusal = admit(head) {
             state.isRefused = true
             return queue(
                 refusal, on: connection, context, closing: (length ?? 0) > 0 || !framing.transferEncodings.isEmpty)
@@ -396,7 +395,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
     context.deadlines.bodyArrived(connection)
     if state.isRefused { return MHD_Result.NO }  // answered already
-    var request = head(of: connection, url: url, method: method, client: state.client)
+    guard var request = state.head.take() else { return MHD_Result.NO }  // the first call made it
     swap(&request.body, &state.body)
     let response = context.handler(request)
     // The body is done with: its share of the budget goes back before the answer is sent, so a client that has
