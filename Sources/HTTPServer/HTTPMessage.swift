@@ -39,6 +39,17 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension String {
+    /// Whether this is the header name `lowercaseName`, in any case: names are ASCII tokens (RFC 9110 section 5.1),
+    /// compared on their bytes without making a lower-cased copy.
+    public func isHeaderName(_ lowercaseName: StaticString) -> Bool {
+        utf8.count == lowercaseName.utf8CodeUnitCount
+            && lowercaseName.withUTF8Buffer { expected in
+                zip(utf8, expected).allSatisfy { $0 &- UInt8(ascii: "A") < 26 ? $0 | 0x20 == $1 : $0 == $1 }
+            }
+    }
+}
+
 extension StringProtocol where UTF8View: BidirectionalCollection {
     /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110 section 5.6.3), which the RFC
     /// defines on octets. Trimmed on the UTF-8 bytes: a space or tab is one byte that never occurs inside another

@@ -492,9 +492,10 @@ private func queue(
     }
     guard let created else { return MHD_Result.NO }
     defer { MHD_destroy_response(created) }
-    for (name, value) in response.headers where name.lowercased() != "content-length" {
-        // MHD refuses names and values with line breaks: such a header is dropped, not sent.
-        _ = MHD_add_response_header(created, name, value)
+    for (name, value) in response.headers where !name.isHeaderName("content-length") {
+        // MHD refuses names and values with line breaks: such a header is dropped, not sent. withCString: a short
+        // name or value passed as a String would be copied to the heap first.
+        _ = name.withCString { name in value.withCString { MHD_add_response_header(created, name, $0) } }
     }
     if closing || context.isDraining.load(ordering: .relaxed) {
         _ = MHD_add_response_header(created, "Connection", "close")
@@ -509,7 +510,8 @@ private func writeDirectly(_ response: HTTPResponse, toSocket socket: Int32) {
     guard socket >= 0 else { return }
     let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
     var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
-    for (name, value) in response.headers where !["content-length", "connection"].contains(name.lowercased()) {
+    for (name, value) in response.headers
+    where !name.isHeaderName("content-length") && !name.isHeaderName("connection") {
         guard !(name + value).contains(where: { $0 == "\r" || $0 == "\n" }) else { continue }
         head += "\(name): \(value)\r\n"
     }

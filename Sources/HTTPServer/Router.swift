@@ -57,7 +57,7 @@ public struct Router: Sendable {
             if allowed.isEmpty { return notFound(request) }
             let methods = allowed.sorted()
             var response = methodNotAllowed(request, methods)
-            if !response.headers.keys.contains(where: { $0.lowercased() == "allow" }) {
+            if !response.headers.keys.contains(where: { $0.isHeaderName("allow") }) {
                 response.headers["Allow"] = methods.joined(separator: ", ")
             }
             return response

@@ -222,8 +222,10 @@ struct Endpoints: Sendable {
                 field: "since")
         }
         let headTag = Self.entityTag(head, area)
+        // The 304 says what the 200 said: a cache updates its stored copy's headers from it (RFC 9111 section
+        // 4.3.4), and a no-store there would make the copy one it may not keep.
         if let tags = request.header("if-none-match"), Self.matches(tags, headTag) {
-            return HTTPResponse(status: 304, headers: ["ETag": headTag])
+            return HTTPResponse(status: 304, headers: ["ETag": headTag, "Cache-Control": "no-cache"])
         }
         let (page, through) = try store.catalog(since: area == nil ? since : nil, limit: limit, area: area)
         var headers = ["ETag": Self.entityTag(through, area), "Cache-Control": "no-cache"]

@@ -127,7 +127,7 @@ public final class LoyaltyService: Sendable {
         // A signed-in answer is the caller's own (offers, keys, an export): no cache keeps it, unless the handler
         // chose otherwise (the catalog's no-cache, revalidated by its ETag).
         if request.bearerToken != nil || request.consoleSessionToken != nil,
-            !response.headers.keys.contains(where: { $0.lowercased() == "cache-control" })
+            !response.headers.keys.contains(where: { $0.isHeaderName("cache-control") })
         {
             response.headers["Cache-Control"] = "no-store"
         }

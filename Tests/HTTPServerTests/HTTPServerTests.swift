@@ -85,6 +85,17 @@ private func recordingServer(_ recorder: Recorder, maxBodyBytes: Int = 64 * 1024
         #expect(request.remoteAddress == "127.0.0.1")
     }
 
+    @Test func headerNamesMatchInAnyCase() {
+        #expect("Content-Length".isHeaderName("content-length"))
+        #expect("CACHE-CONTROL".isHeaderName("cache-control"))
+        #expect("allow".isHeaderName("allow"))
+        #expect(!"Allow2".isHeaderName("allow"))
+        #expect(!"Allo".isHeaderName("allow"))
+        // Only ASCII letters fold: "[" is "{" less 0x20, and a non-ASCII name is another name.
+        #expect(!"[".isHeaderName("{"))
+        #expect(!"Allöw".isHeaderName("allow"))
+    }
+
     @Test func optionalWhitespaceIsTrimmedAroundAnyText() {
         #expect(" \t a b \t ".trimmingOptionalWhitespace == "a b")
         #expect("\t\t".trimmingOptionalWhitespace.isEmpty)
