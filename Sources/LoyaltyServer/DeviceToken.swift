@@ -9,15 +9,17 @@ enum DeviceToken {
         deviceTokenPrefix + Secrets.base64URL(withUnsafeBytes(of: accountID.uuid, Array.init) + Secrets.randomBytes(32))
     }
 
-    /// The account a token names; nil for a token from before, or one that is not a device token at all.
+    /// The account a token names; nil for a token from before, or one that is not a device token at all. Only
+    /// the account's symbols are decoded (every request asks, twice): the digest lookup judges the rest.
     static func accountID(in token: String) -> UUID? {
         let prefixLength = deviceTokenPrefix.utf8.count
         guard token.hasPrefix(deviceTokenPrefix), token.utf8.count == prefixLength + 64 else { return nil }
         var token = token
+        // 24 symbols are 18 whole bytes, the account's 16 first.
         guard
             let bytes = token.withUTF8({
-                Secrets.decodeBase64URL(symbols: UnsafeBufferPointer(rebasing: $0[prefixLength...]))
-            }), bytes.count == 48
+                Secrets.decodeBase64URL(symbols: UnsafeBufferPointer(rebasing: $0[prefixLength..<prefixLength + 24]))
+            })
         else { return nil }
         return UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
     }

@@ -61,6 +61,20 @@ import Testing
         #expect(HTTPRequest(method: "GET", path: "/").bearerToken == nil)
     }
 
+    @Test func aDeviceTokenNamesItsAccount() {
+        let account = UUID()
+        let token = DeviceToken.issue(accountID: account)
+        #expect(DeviceToken.accountID(in: token) == account)
+        // The account's symbols must be base64url; the rest is the digest lookup's to judge.
+        var notBase64URL = Array(token.utf8)
+        notBase64URL[5] = UInt8(ascii: "+")
+        #expect(DeviceToken.accountID(in: String(decoding: notBase64URL, as: UTF8.self)) == nil)
+        #expect(DeviceToken.accountID(in: String(token.dropLast()) + "*") == account)
+        // A token from before (32 random bytes, no account) and other credentials name none.
+        #expect(DeviceToken.accountID(in: deviceTokenPrefix + Secrets.base64URL(Secrets.randomBytes(32))) == nil)
+        #expect(DeviceToken.accountID(in: "lk_" + token.dropFirst(3)) == nil)
+    }
+
     @Test func cursorsRoundTripAndRejectForgeries() {
         let cursor = FeedCursor(generation: UUID(), version: 42)
         #expect(FeedCursor(cursor.encoded()) == cursor)
