@@ -94,7 +94,7 @@ bench: deps
 	$(call pip_install,beacontools,beacontools)
 	$(call pip_install,bluetooth-data-tools,bluetooth_data_tools)
 	swift build $(RELEASE) $(SWIFT_FLAGS)
-	cc -O2 -o "$$(swift build $(RELEASE) --show-bin-path)/floor-server" Benchmarks/floor-server/floor.c \
+	cc -O2 -o "$$(swift build $(RELEASE) --show-bin-path)/floor-server" Benchmarks/floor-server/floor.c -pthread \
 	  $$(pkg-config --cflags --libs libmicrohttpd libpq)
 	"$$(swift build $(RELEASE) --show-bin-path)/loyalty-bench" bench-data $(BENCH)
 

@@ -49,13 +49,13 @@ private let catalogSize = 100_000
         """
     }
 
-    // GET /v1/catalog with a current ETag; and the same from the floor server, in the same rounds.
+    // GET /v1/catalog with a current ETag; and the same from floor-server in each design, in the same rounds.
     let etag = try wholeCatalog(server, token: tokens[0]).etag
-    let floor = try FloorServer(site: server, tokens: tokens)
-    defer { floor?.stop() }
+    let floors = try FloorServer.Design.allCases.compactMap { try FloorServer(site: server, tokens: tokens, design: $0) }
+    defer { floors.forEach { $0.stop() } }
     let notModified = try load.compare(
         "catalog-304", share: 0.75, wrk: { _ in notModifiedScript(etag: etag) }, pgbench: device(withFeedHead: true),
-        floor: floor)
+        floors: floors)
     recordLoad("GET /v1/catalog, current ETag (304)", notModified)
 
     // POST /v1/seen, 10 random offers per push (pgbench's drawn as wrk's are: offers side by side would share the
@@ -345,12 +345,17 @@ private func wholeCatalog(_ site: BenchSite, token: String) throws -> (cursor: S
     let paced = comparison.paced
     let reference = comparison.reference
     let pacedInFull = paced.rate >= 0.95 * comparison.pacedTarget
-    let floorReference = comparison.floor.map { floor in
-        String(format: "; floor-server (the same exchange and statement in C, nothing else): %.0f req/s", floor.rate)
+    func floorFigures(_ figure: (Load.Floor) -> String) -> String {
+        comparison.floors.map { "\($0.design.rawValue) \(figure($0))" }.joined(separator: ", ")
     }
-    let floorRatio = comparison.floor.map { String(format: "; floor-server %.0f%%", 100 * $0.ratio) }
+    let floorReference =
+        comparison.floors.isEmpty
+        ? "" : "; floor-server (the same exchange and statement in C, nothing else): "
+            + floorFigures { String(format: "%.0f req/s", $0.rate) }
+    let floorRatio =
+        comparison.floors.isEmpty ? "" : "; floor-server " + floorFigures { String(format: "%.0f%%", 100 * $0.ratio) }
     // Below the floor's own ratio the target is out of reach for a server of this design on this machine.
-    let unreachable = comparison.floor.flatMap { floor in
+    let unreachable = comparison.floors.first(where: { $0.design == .threads }).flatMap { floor in
         floor.ratio < comparison.share
             ? String(
                 format: "floor-server, the same libraries and threads with nothing but the statement, reached %.0f%% "
@@ -364,12 +369,12 @@ private func wholeCatalog(_ site: BenchSite, token: String) throws -> (cursor: S
             served.p99Milliseconds, comparison.pacedTarget, paced.rate, paced.p99Milliseconds),
         reference: String(
             format: "pgbench %.0f tps, mean latency %.1f ms; paced at the same rate: p99 %.1f ms", reference.tps,
-            reference.meanMilliseconds, comparison.pacedReferenceP99Milliseconds) + (floorReference ?? ""),
+            reference.meanMilliseconds, comparison.pacedReferenceP99Milliseconds) + floorReference,
         ratio: String(
             format: "%.0f%% (median of %d rounds); CPU µs per request: server %.0f, postgres %.0f, wrk %.0f; "
                 + "per transaction: postgres %.0f, pgbench %.0f", 100 * comparison.ratio, Load.rounds,
             served.cpu.server, served.cpu.postgres, served.cpu.tool, reference.cpu.postgres, reference.cpu.tool)
-            + (floorRatio ?? ""),
+            + floorRatio,
         target: String(format: ">= %.0f%% of pgbench; p99 < 20 ms at that rate", 100 * comparison.share),
         met: comparison.ratio >= comparison.share && pacedInFull && paced.p99Milliseconds < 20 && served.clean
             && paced.clean, knownMiss: unreachable)
@@ -464,8 +469,14 @@ private struct Load {
         var pacedTarget: Double
         var paced: Result
         var pacedReferenceP99Milliseconds: Double
-        /// floor-server's median rate over the same rounds, and the median of its rounds' ratios to pgbench.
-        var floor: (rate: Double, ratio: Double)?
+        var floors: [Floor]
+    }
+
+    /// floor-server's median rate in a design over the same rounds, and the median of its rounds' ratios to pgbench.
+    struct Floor {
+        var design: FloorServer.Design
+        var rate: Double
+        var ratio: Double
     }
 
     struct Reference {
@@ -486,15 +497,18 @@ private struct Load {
 
     func compare(
         _ name: String, share: Double, wrk request: (Int) -> String, pgbench transaction: String,
-        defining variables: (Int) -> [String: String] = { _ in [:] }, floor: FloorServer? = nil
+        defining variables: (Int) -> [String: String] = { _ in [:] }, floors: [FloorServer] = []
     ) throws -> Comparison {
         var served: [Result] = []
         var references: [Reference] = []
-        var floorRates: [Double] = []
+        var floorRates = floors.map { _ in [Double]() }
         for round in 0..<Self.rounds {
             served.append(try wrk(name, request(round)))
             references.append(try pgbench(name, transaction, defining: variables(round)))
-            if let floor { floorRates.append(try wrk(name + "-floor", request(round), url: floor.url).rate) }
+            for (index, floor) in floors.enumerated() {
+                floorRates[index].append(
+                    try wrk("\(name)-floor-\(floor.design.rawValue)", request(round), url: floor.url).rate)
+            }
         }
         let reference = Reference(
             tps: median(references.map(\.tps)), meanMilliseconds: median(references.map(\.meanMilliseconds)),
@@ -508,8 +522,10 @@ private struct Load {
             pacedTarget: pacedTarget, paced: try wrk(name + "-paced", request(Self.rounds), pacedAt: pacedTarget),
             pacedReferenceP99Milliseconds: try pgbenchP99(
                 name + "-paced", transaction, defining: variables(Self.rounds), pacedAt: pacedTarget),
-            floor: floorRates.isEmpty
-                ? nil : (median(floorRates), median(zip(floorRates, references).map { $0 / $1.tps })))
+            floors: zip(floors, floorRates).map { floor, rates in
+                Floor(
+                    design: floor.design, rate: median(rates), ratio: median(zip(rates, references).map { $0 / $1.tps }))
+            })
     }
 
     /// wrk with `loadThreads` threads, each taking turns among its share of the clients request by request: each
@@ -647,15 +663,23 @@ private struct Load {
 }
 
 /// Benchmarks/floor-server, built by `make bench` beside this program, serving the 304 from the site's database to
-/// the bench's devices. Nil, said once, when it was not built (the bench run without the Makefile).
+/// the bench's devices. Nil, said for each design, when it was not built (the bench run without the Makefile).
 private final class FloorServer {
+    /// How it serves: loyalty-server's way (a thread per connection, each waiting on PostgreSQL), or event loops
+    /// that suspend a request while its statement runs.
+    enum Design: String, CaseIterable {
+        case threads, loops
+    }
+
+    let design: Design
     let url: String
     private let process: Process
 
-    init?(site: BenchSite, tokens: [String]) throws {
+    init?(site: BenchSite, tokens: [String], design: Design) throws {
+        self.design = design
         let program = buildDirectory.appendingPathComponent("floor-server")
         guard FileManager.default.isExecutableFile(atPath: program.path) else {
-            print("  no \(program.path) (make bench builds it): the 304 is measured without its floor")
+            print("  no \(program.path) (make bench builds it): the 304 is measured without its \(design) floor")
             return nil
         }
         // Each token's digest and account as the server binds them (pgbench's bench_clients rows).
@@ -670,7 +694,7 @@ private final class FloorServer {
         }.joined().write(to: clients, atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = program
-        process.arguments = [site.conninfo, clients.path]
+        process.arguments = (design == .loops ? ["--loops"] : []) + [site.conninfo, clients.path]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
