@@ -333,8 +333,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
                 closing: true)
         }
         state.maxBodyBytes = url.flatMap { context.maxBodyBytesByPath[String(cString: $0)] } ?? context.maxBodyBytes
-        let head = head(of: connection, url: url, method: method, client: client(of: connection, context))
-        state.head = head
+        let requestHead = head(of: connection, url: url, method: method, client: client(of: connection, context))
+        state.head = requestHead
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
         // Each refusal is queued before the body is read: MHD drops the body and closes the connection.
         let framing = FramingHeaders(of: connection, method: method)
@@ -347,7 +347,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             return queue(
                 context.reject(.bodyTooLarge(limit: state.maxBodyBytes)), on: connection, context, closing: true)
         }
-        if let admit = context.admit, let refusal = admit(head) {
+        if let admit = context.admit, let refusal = admit(requestHead) {
             state.isRefused = true
             return queue(
                 refusal, on: connection, context, closing: (length ?? 0) > 0 || !framing.transferEncodings.isEmpty)

@@ -132,6 +132,14 @@ import Testing
 
     /// A scan whose opening sync waits on a server that never answers (for up to 60 s), once it reads keys;
     /// the server's socket lives as long as the run.
+    /// Whether the process is stopped (state T in /proc/PID/stat, after the command's name in parentheses).
+    private static func isStopped(_ process: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+    }
+
     private static func scanWithAHangingSync() throws -> (TerminalRun, LoopbackSocket) {
         let server = try StoryServer.shared.get()
         let shopper = try server.newAccount()
@@ -158,8 +166,14 @@ import Testing
     @Test func aSecondSignalEndsTheScanAtOnce() throws {
         let (scan, silent) = try Self.scanWithAHangingSync()
         defer { withExtendedLifetime(silent) { scan.kill() } }
-        Glibc.kill(scan.process.processIdentifier, SIGINT)
-        Glibc.kill(scan.process.processIdentifier, SIGTERM)
+        // Both come while the process is stopped, so both are in before it handles either: sent to a running
+        // process on a busy machine, the second could come after the first had ended the scan (exit 0).
+        let process = scan.process.processIdentifier
+        Glibc.kill(process, SIGSTOP)
+        #expect(scan.waitFor(seconds: 10) { Self.isStopped(process) }, "the scan stops")
+        Glibc.kill(process, SIGINT)
+        Glibc.kill(process, SIGTERM)
+        Glibc.kill(process, SIGCONT)
         // Whichever the dispatch queue takes second ends the process: 128 + that signal, not 0.
         let status = scan.waitForExit(seconds: 10)
         #expect(status == 128 + SIGINT || status == 128 + SIGTERM, "\(String(describing: status)) \(scan.transcript)")
