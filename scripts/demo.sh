@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: Matey's department store, end to end. A retailer registers and attaches three offers;
 # a shopper with two devices walks past the beacons; each offer shows once, one at a time, only when
-# near; one is redeemed; the second device is shown none of them again. Leaves nothing running.
+# near; one is redeemed and its code accepted at a till, once; the second device is shown none of them
+# again. Leaves nothing running.
 set -euo pipefail
 bin="$1"
 work=$(mktemp -d)
@@ -74,7 +75,15 @@ phone sync
 phone scan --replay "$work/walk.btsnoop" --json | tee "$work/phone.jsonl" | python3 "$work/narrate.py"
 
 say "At the till the shopper redeems the sushi offer"
-phone redeem "$uuid:1:1"
+phone redeem "$uuid:1:1" | tee "$work/redeemed.txt"
+till_code=$(awk '/show code/ { print $3 }' "$work/redeemed.txt")
+
+say "The cashier's till (its own key, made by Matey's) accepts the code once"
+export LOYALTY_TILL_KEY=$(retailer retailer till-key create --name "till 1" --json \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["till_key"])')
+"$bin/loyalty" till accept "$till_code"
+echo "the same code again:"
+"$bin/loyalty" till accept "$till_code" || true
 
 say "The tablet syncs (it learns what the phone has seen) and takes the same walk"
 phone sync >/dev/null

@@ -32,6 +32,9 @@ private let tillAccept = Command(
     discussion: clientDiscussion, options: [TillOptions.key] + ClientOptions.all, positionals: [TillOptions.code],
     run: clientCommand { context in try runTill(context, accept: true) })
 
+/// The server's refusals of a code itself (no such code, used, its offer ended or removed), not of the till.
+private let codeRefusals: Set<APIErrorCode> = [.codeUnknown, .codeAlreadyAccepted, .codeExpired, .codeOfferRemoved]
+
 private func runTill(_ context: ClientContext, accept: Bool) throws {
     let arguments = context.arguments
     guard let key = arguments.value(TillOptions.key) ?? context.environment["LOYALTY_TILL_KEY"], !key.isEmpty
@@ -41,7 +44,14 @@ private func runTill(_ context: ClientContext, accept: Bool) throws {
     do throws(ValidationError) { code = try RedemptionCode.normalized(typed) } catch {
         throw CommandFailure("the code \(error.message)", exitCode: ExitCode.dataError)
     }
-    let answer = try context.api.till(code, accept: accept, .till(key))
+    let answer: TillCode
+    do {
+        answer = try context.api.till(code, accept: accept, .till(key))
+    } catch {
+        guard case .server(_, let reason?, let message) = error, codeRefusals.contains(reason) else { throw error }
+        // The code's own refusal, said as a cashier reads it (not as the server's HTTP error): hand nothing over.
+        throw CommandFailure("\(accept ? "not accepted" : "not valid"): \(message)")
+    }
     if context.output.isJSON { return context.output.line(ClientJSONLines.tillCode(answer, accepted: accept)) }
     let (line, refused) = ClientText.till(answer, accepted: accept)
     if refused { throw CommandFailure(line) }
