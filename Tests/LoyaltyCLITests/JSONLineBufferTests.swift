@@ -137,6 +137,23 @@ import Testing
         #expect("[" + text { $0.string("\u{8}\u{C}\u{1F}") } + "]" == String(decoding: encoded, as: UTF8.self))
     }
 
+    /// Whatever mix of quotes, backslashes, control characters and multi-byte characters a string has, and
+    /// wherever they fall, it is escaped as JSONEncoder escapes it (slashes left as they are, as the API's encoder
+    /// leaves them). Other strings each run, from a seed that every failure names.
+    @Test func stringsAreEscapedAsJSONEncoderEscapesThem() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        let pieces = ["a", "Z", "7", " ", "/", "\"", "\\", "\n", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "😀", "\u{2028}"]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        for _ in 0..<2000 {
+            let count = Int(random.next() % 40)
+            let value = (0..<count).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+            let expected = String(decoding: try encoder.encode([value]), as: UTF8.self)
+            #expect("[" + text { $0.string(value) } + "]" == expected, "seed \(seed): \(value.debugDescription)")
+        }
+    }
+
     @Test func aRangeLineIsJSONWithItsFieldsInOrder() throws {
         let uuid = UUID()
         var ranger = try Ranger()
