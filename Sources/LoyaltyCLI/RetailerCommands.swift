@@ -273,8 +273,9 @@ private func readSecretLine(prompt: String, _ output: CommandOutput) -> String? 
         tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     }
     Interruption.process.restores(restore)
-    output.error(prompt, newline: false)
+    // Echo off before the prompt: what is typed as soon as the prompt shows is not echoed.
     tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+    output.error(prompt, newline: false)
     defer {
         restore()
         output.error("")
