@@ -22,6 +22,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 retailer() { LOYALTY_HOME="$work/matey" "$bin/loyalty" "$@"; }
 phone() { LOYALTY_HOME="$work/phone" "$bin/loyalty" "$@"; }
 tablet() { LOYALTY_HOME="$work/tablet" "$bin/loyalty" "$@"; }
+till() { LOYALTY_HOME="$work/till" LOYALTY_TILL_KEY="$till_key" "$bin/loyalty" till "$@"; }
 
 say "Starting loyalty-server on $LOYALTY_SERVER (its own PostgreSQL cluster under $work)"
 "$bin/loyalty-server" --listen "127.0.0.1:$port" --data-dir "$work/server" >"$work/server.out" 2>"$work/server.log" &
@@ -79,11 +80,11 @@ phone redeem "$uuid:1:1" | tee "$work/redeemed.txt"
 till_code=$(awk '/show code/ { print $3 }' "$work/redeemed.txt")
 
 say "The cashier's till (its own key, made by Matey's) accepts the code once"
-export LOYALTY_TILL_KEY=$(retailer retailer till-key create --name "till 1" --json \
+till_key=$(retailer retailer till-key create --name "till 1" --json \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["till_key"])')
-"$bin/loyalty" till accept "$till_code"
+till accept "$till_code"
 echo "the same code again:"
-"$bin/loyalty" till accept "$till_code" || true
+till accept "$till_code" || true
 
 say "The tablet syncs (it learns what the phone has seen) and takes the same walk"
 phone sync >/dev/null
