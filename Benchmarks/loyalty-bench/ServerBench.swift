@@ -290,11 +290,19 @@ private func tillCode(_ n: Int) -> String {
     String(String(format: "%010d", n).map { $0 == "0" ? "A" : $0 == "1" ? "B" : $0 })
 }
 
-/// wrk's request: GET /v1/catalog with a current ETag (answered 304).
+/// wrk's request: GET /v1/catalog with the current ETag. A client's request is the same bytes every time: made once
+/// and kept, as wrk's documentation advises, so wrk's formatting of each request (about 2 µs of CPU) does
+/// not count against the server.
 private func notModifiedScript(etag: String) -> String {
     """
+    local made = {}
     function clientRequest()
-        return wrk.format("GET", "/v1/catalog", {["Authorization"] = "Bearer " .. token, ["If-None-Match"] = '\(etag)'})
+        local request = made[token]
+        if not request then
+            request = wrk.format("GET", "/v1/catalog", {["Authorization"] = "Bearer " .. token, ["If-None-Match"] = '\(etag)'})
+            made[token] = request
+        end
+        return request
     end
     """
 }

@@ -19,6 +19,26 @@ public enum JSONValue: Sendable {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
+    /// The text of an object of the members of `groups` in order, those whose value is nil left out: what `.object`
+    /// of them writes, without gathering them into one array first (the server writes a line per request).
+    public static func objectText(_ groups: KeyValuePairs<String, JSONValue?>...) -> String {
+        var writer = JSONWriter()
+        writer.bytes.reserveCapacity(256)
+        writer.bytes.append(UInt8(ascii: "{"))
+        var separated = false
+        for group in groups {
+            for case (let key, let value?) in group {
+                if separated { writer.bytes.append(UInt8(ascii: ",")) }
+                separated = true
+                writer.string(key)
+                writer.bytes.append(UInt8(ascii: ":"))
+                value.write(to: &writer)
+            }
+        }
+        writer.bytes.append(UInt8(ascii: "}"))
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
     private func write(to writer: inout JSONWriter) {
         switch self {
         case .string(let text): writer.string(text)

@@ -125,8 +125,9 @@ public final class LoyaltyService: Sendable {
         }
         response.headers["X-Request-Id"] = requestID
         // A signed-in answer is the caller's own (offers, keys, an export): no cache keeps it, unless the handler
-        // chose otherwise (the catalog's no-cache, revalidated by its ETag).
-        if request.bearerToken != nil || request.consoleSessionToken != nil,
+        // chose otherwise (the catalog's no-cache, revalidated by its ETag). Any credential counts, even one not
+        // taken.
+        if request.header("authorization") != nil || request.consoleSessionToken != nil,
             !response.headers.keys.contains(where: { $0.isHeaderName("cache-control") })
         {
             response.headers["Cache-Control"] = "no-store"

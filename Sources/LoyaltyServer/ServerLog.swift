@@ -14,13 +14,9 @@ public enum ServerLog {
     public static func line(
         _ level: Level, _ event: String, _ fields: KeyValuePairs<String, JSONValue?> = [:], time: Date = Date()
     ) -> String {
-        var object: [(String, JSONValue)] = []
-        object.reserveCapacity(3 + fields.count)  // one allocation: a request's line has ten members
-        object.append(("time", .string(LoyaltyJSON.formatTimestamp(time))))
-        object.append(("level", .string(level.rawValue)))
-        object.append(("event", .string(event)))
-        for case (let key, let value?) in fields { object.append((key, value)) }
-        return JSONValue.object(object).text
+        JSONValue.objectText(
+            ["time": .string(LoyaltyJSON.formatTimestamp(time)), "level": .string(level.rawValue), "event": .string(event)],
+            fields)
     }
 
     /// Writes each line, with its newline, to standard error in one write, so lines of concurrent requests

@@ -55,23 +55,28 @@ extension Store {
         _ token: String, withFeedHead: Bool, in connection: PostgresConnection
     ) throws -> (session: DeviceSession, row: PostgresRow)? {
         let digest = Secrets.digest(of: token)
-        var query = PostgresQuery(
-            unsafeSQL: withFeedHead
-                ? """
-                SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
-                FROM devices d JOIN catalog_feed f ON f.singleton
-                WHERE d.token_hash = $1 AND d.revoked_at IS NULL
-                """
-                : "SELECT d.id, d.account_id, d.token_hash FROM devices d WHERE d.token_hash = $1 AND d.revoked_at IS NULL",
-            parameters: [digest.postgresText])
-        if let accountID = DeviceToken.accountID(in: token) {
-            query.sql += " AND d.account_id = $2"
-            query.parameters.append(accountID.postgresText)
-        }
+        let accountID = DeviceToken.accountID(in: token)
+        let query = PostgresQuery(
+            unsafeSQL: deviceLookup[withFeedHead ? 1 : 0][accountID == nil ? 0 : 1],
+            parameters: accountID.map { [digest.postgresText, $0.postgresText] } ?? [digest.postgresText])
         guard let row = try connection.query(query).first,
             Secrets.constantTimeEqual(try row.decode("token_hash", as: [UInt8].self), digest)
         else { return nil }
         return (DeviceSession(deviceID: try row.decode("id"), accountID: try row.decode("account_id")), row)
+    }
+
+    /// `liveDevice`'s statements, made once: by whether they read the feed's head, then by whether the token names
+    /// its account.
+    private static let deviceLookup = [false, true].map { withFeedHead in
+        let select =
+            withFeedHead
+            ? """
+            SELECT d.id, d.account_id, d.token_hash, f.generation, f.version
+            FROM devices d JOIN catalog_feed f ON f.singleton
+            WHERE d.token_hash = $1 AND d.revoked_at IS NULL
+            """
+            : "SELECT d.id, d.account_id, d.token_hash FROM devices d WHERE d.token_hash = $1 AND d.revoked_at IS NULL"
+        return [select, select + " AND d.account_id = $2"]
     }
 
     /// A code that links a new device to the account of `session`'s device, which it dies with (`revokeDevice`).

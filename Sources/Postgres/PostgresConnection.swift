@@ -9,6 +9,8 @@ public final class PostgresConnection {
     let handle: OpaquePointer
     /// What `StandbyReads` last found this connection's server to be; it checks again once this is old.
     var standbyStatus: StandbyStatus?
+    /// When the pool last took the connection back.
+    var idleSince = ContinuousClock.now
 
     /// Connects with a libpq connection string (`host=... dbname=...` or `postgresql://...`). Unless the string says
     /// otherwise, connecting gives up after 2 seconds; the client encoding is always UTF-8.

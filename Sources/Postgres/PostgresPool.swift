@@ -16,6 +16,8 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
     private var waits = 0
     private var waiting = 0
     private var waited = Duration.zero
+    /// How long a connection sits idle before its socket is looked at for a server gone meanwhile.
+    static let idleBeforeCheck = Duration.milliseconds(10)
 
     public init(conninfo: String, size: Int) {
         precondition(size > 0, "a pool needs at least one connection")
@@ -78,7 +80,10 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
         condition.unlock()
 
         if let reused {
-            reused.absorbUnsolicitedInput()
+            // A server that went away while the connection sat idle said so on its socket: looked at only when it
+            // sat long enough for that (a restart takes longer), not for every statement of a busy pool, where it
+            // cost a poll(2) each, and the race it narrows is there anyway.
+            if ContinuousClock.now - reused.idleSince > Self.idleBeforeCheck { reused.absorbUnsolicitedInput() }
             if reused.isHealthy { return reused }
         }
         do {
@@ -99,6 +104,7 @@ public final class PostgresPool: @unchecked Sendable {  // all mutable state is 
             _ = try? connection.query("ROLLBACK")
         }
         let reusable = connection.isHealthy && connection.isIdle
+        connection.idleSince = .now
         condition.lock()
         checkedOut -= 1
         if reusable {

@@ -49,6 +49,19 @@ import Testing
         #expect(respond(router, "DELETE", "/v1/offers/search").1 == "delete /v1/offers/{id} id=search")
     }
 
+    /// A path with no parameters is found by one lookup of the path as written, the others through the tree: both
+    /// give the same route.
+    @Test func aLiteralPathIsRoutedAlikeWrittenExactlyOrNot() {
+        for path in ["/v1/offers/search", "/v1/offers/search/", "//v1/offers//search"] {
+            #expect(respond(router, "GET", path).1 == "search /v1/offers/search")
+            #expect(respond(router, "HEAD", path).1 == "search /v1/offers/search")
+            #expect(router.pattern(method: "GET", path: path) == "/v1/offers/search")
+            #expect(router.pattern(method: "DELETE", path: path) == "/v1/offers/{id}")
+        }
+        #expect(router.pattern(method: "PUT", path: "/v1/offers/search") == nil)
+        #expect(respond(router, "PUT", "/v1/offers/search").2 == "DELETE, GET")
+    }
+
     @Test func methodsAreCaseInsensitiveAtRegistrationAndHeadFallsBackToGet() {
         #expect(respond(router, "POST", "/v1/catalog").0 == 200)
         #expect(respond(router, "HEAD", "/v1/offers/3").1 == "offer /v1/offers/{id} id=3")
