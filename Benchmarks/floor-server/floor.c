@@ -6,9 +6,13 @@
 // - loops: an event loop per core, each with its own libmicrohttpd daemon on the shared port (SO_REUSEPORT)
 //   and its own non-blocking libpq connections in one epoll set. A request is suspended while its statement
 //   runs, so no thread waits on PostgreSQL: what a server rewritten that way could reach.
+// - pipelined: the loops, each with one libpq connection in pipeline mode: the statements of the requests that
+//   arrive in one turn of a loop go to PostgreSQL together, behind one Sync, and their answers come back together.
+//   One wake-up of a backend runs several statements, where pgbench's clients send one at a time: the most a
+//   server on these libraries could reach here, whatever else it did.
 // A reference for `make bench`, built by the Makefile; not part of the product.
 //
-// Usage: floor-server [--loops] CONNINFO CLIENTS-FILE (lines: token TAB token-digest TAB account-id). Prints
+// Usage: floor-server [--loops | --pipelined] CONNINFO CLIENTS-FILE (lines: token TAB token-digest TAB account-id). Prints
 // the port it listens on (127.0.0.1, chosen by the kernel), then serves until it is killed.
 #include <arpa/inet.h>
 #include <libpq-fe.h>
@@ -146,6 +150,11 @@ struct loop {
     struct statement_runner *free_runners[DATABASE_CONNECTIONS];
     int free_count;
     struct request *first_waiting, *last_waiting;
+    // Pipelined: the one runner's statements sent and not yet answered, oldest first (their answers come in that
+    // order), and how many went since the last Sync.
+    int pipelined;
+    struct request *first_sent, *last_sent;
+    int unsynced;
 };
 
 static void run_statement(struct statement_runner *runner, struct request *request)
@@ -157,6 +166,21 @@ static void run_statement(struct statement_runner *runner, struct request *reque
     }
     // A few hundred bytes: the socket's buffer takes them at once, or after a moment.
     while (PQflush(runner->connection) == 1) {}
+}
+
+// Appends the request's statement to the pipeline; the loop sends the Sync once its turn's requests are in.
+static void send_pipelined(struct loop *loop, struct request *request)
+{
+    PGconn *connection = loop->runners[0].connection;
+    const char *parameters[2] = {request->client->digest, request->client->account};
+    if (!PQsendQueryParams(connection, statement, 2, NULL, parameters, NULL, NULL, 0)) {
+        fail("could not send the statement: ", PQerrorMessage(connection));
+    }
+    request->next_waiting = NULL;
+    if (loop->last_sent != NULL) loop->last_sent->next_waiting = request;
+    else loop->first_sent = request;
+    loop->last_sent = request;
+    loop->unsynced++;
 }
 
 static enum MHD_Result handle_suspending(
@@ -178,7 +202,9 @@ static enum MHD_Result handle_suspending(
     request->client = client_of(connection);
     if (request->client == NULL) return answer(connection, 401, NULL);
     MHD_suspend_connection(connection);
-    if (loop->free_count > 0) {
+    if (loop->pipelined) {
+        send_pipelined(loop, request);
+    } else if (loop->free_count > 0) {
         run_statement(loop->free_runners[--loop->free_count], request);
     } else if (loop->last_waiting != NULL) {
         loop->last_waiting->next_waiting = request;
@@ -225,6 +251,29 @@ static void statement_answered(struct statement_runner *runner)
     }
 }
 
+// The pipeline's answers that have come, in the order their statements went: each statement's rows, then a NULL
+// that ends it (its request is resumed); a Sync's own answer in between.
+static void pipelined_statements_answered(struct loop *loop)
+{
+    PGconn *connection = loop->runners[0].connection;
+    if (!PQconsumeInput(connection)) fail("lost PostgreSQL: ", PQerrorMessage(connection));
+    while (loop->first_sent != NULL && !PQisBusy(connection)) {
+        struct request *request = loop->first_sent;
+        PGresult *result = PQgetResult(connection);
+        if (result == NULL) {
+            loop->first_sent = request->next_waiting;
+            if (loop->first_sent == NULL) loop->last_sent = NULL;
+            request->answered = 1;
+            MHD_resume_connection(request->connection);
+            continue;
+        }
+        if (PQresultStatus(result) != PGRES_PIPELINE_SYNC) {
+            request->status = tag_of(result, request->tag, sizeof request->tag) ? 200 : 500;
+        }
+        PQclear(result);
+    }
+}
+
 static void *run_loop(void *argument)
 {
     struct loop *loop = argument;
@@ -233,14 +282,22 @@ static void *run_loop(void *argument)
         int count = epoll_wait(loop->epoll, events, 64, 1000);
         for (int index = 0; index < count; index++) {
             // The daemon's own epoll set has no pointer; each libpq socket has its runner.
-            if (events[index].data.ptr != NULL) statement_answered(events[index].data.ptr);
+            if (events[index].data.ptr == NULL) continue;
+            if (loop->pipelined) pipelined_statements_answered(loop);
+            else statement_answered(events[index].data.ptr);
         }
         MHD_run(loop->daemon);
+        if (loop->pipelined && loop->unsynced > 0) {
+            PGconn *connection = loop->runners[0].connection;
+            if (!PQpipelineSync(connection)) fail("no Sync: ", PQerrorMessage(connection));
+            loop->unsynced = 0;
+            while (PQflush(connection) == 1) {}
+        }
     }
     return NULL;
 }
 
-static unsigned short serve_with_loops(void)
+static unsigned short serve_with_loops(int pipelined)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int loop_count = cores < 1 ? 1 : cores > MAX_LOOPS ? MAX_LOOPS : (int)cores;
@@ -263,12 +320,15 @@ static unsigned short serve_with_loops(void)
         if (loop->epoll < 0 || epoll_ctl(loop->epoll, EPOLL_CTL_ADD, daemon_epoll, &daemon_event) != 0) {
             fail("no epoll set", "");
         }
-        loop->runner_count = DATABASE_CONNECTIONS / loop_count > 0 ? DATABASE_CONNECTIONS / loop_count : 1;
+        loop->pipelined = pipelined;
+        loop->runner_count =
+            pipelined ? 1 : DATABASE_CONNECTIONS / loop_count > 0 ? DATABASE_CONNECTIONS / loop_count : 1;
         for (int runner_index = 0; runner_index < loop->runner_count; runner_index++) {
             struct statement_runner *runner = &loop->runners[runner_index];
             runner->connection = PQconnectdb(conninfo);
             if (PQstatus(runner->connection) != CONNECTION_OK) fail("", PQerrorMessage(runner->connection));
             PQsetnonblocking(runner->connection, 1);
+            if (pipelined && !PQenterPipelineMode(runner->connection)) fail("no pipeline mode", "");
             runner->loop = loop;
             loop->free_runners[loop->free_count++] = runner;
             struct epoll_event event = {.events = EPOLLIN, .data.ptr = runner};
@@ -284,15 +344,16 @@ static unsigned short serve_with_loops(void)
 
 int main(int argc, char **argv)
 {
-    int loops = argc == 4 && strcmp(argv[1], "--loops") == 0;
-    if (argc != 3 + loops) {
-        fprintf(stderr, "usage: floor-server [--loops] CONNINFO CLIENTS-FILE\n");
+    const char *design = argc == 4 ? argv[1] : "";
+    int loops = strcmp(design, "--loops") == 0, pipelined = strcmp(design, "--pipelined") == 0;
+    if (argc != 3 + (loops || pipelined)) {
+        fprintf(stderr, "usage: floor-server [--loops | --pipelined] CONNINFO CLIENTS-FILE\n");
         return 2;
     }
-    conninfo = argv[1 + loops];
-    FILE *file = fopen(argv[2 + loops], "r");
+    conninfo = argv[argc - 2];
+    FILE *file = fopen(argv[argc - 1], "r");
     if (file == NULL) {
-        perror(argv[2 + loops]);
+        perror(argv[argc - 1]);
         return 1;
     }
     while (client_count < MAX_CLIENTS
@@ -301,7 +362,7 @@ int main(int argc, char **argv)
         client_count++;
     }
     fclose(file);
-    printf("%u\n", (unsigned)(loops ? serve_with_loops() : serve_with_threads()));
+    printf("%u\n", (unsigned)(loops || pipelined ? serve_with_loops(pipelined) : serve_with_threads()));
     fflush(stdout);
     for (;;) pause();
 }
