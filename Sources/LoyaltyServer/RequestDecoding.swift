@@ -206,8 +206,9 @@ extension HTTPResponse {
     static func json<T: Encodable>(_ status: Int, _ value: T, headers: [String: String] = [:]) -> HTTPResponse {
         var headers = headers
         headers["Content-Type"] = "application/json"
-        // Encoding these plain value types cannot fail.
-        let body = (try? LoyaltyJSON.encoder().encode(value)).map(Array.init) ?? []
+        // Encoding these plain value types cannot fail. Those with a table (the answers shoppers and tills get most)
+        // are written by it, the same bytes.
+        let body = LoyaltyJSON.bytesByTable(value) ?? (try? LoyaltyJSON.encoder().encode(value)).map(Array.init) ?? []
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 

@@ -2,9 +2,10 @@ import Foundation
 import LoyaltyAPI
 import Testing
 
-/// The request bodies' table-driven reader against `LoyaltyJSON.decoder()`: whatever the reader takes, the decoder
-/// takes as the same value, so the server answers a body the same whichever reads it.
-@Suite struct RequestBodyJSONTests {
+/// The table-driven coder of the shoppers' and tills' requests and answers against Foundation's: whatever the reader
+/// takes, `LoyaltyJSON.decoder()` takes as the same value, so the server answers a body the same whichever reads it;
+/// and an answer is the bytes `LoyaltyJSON.encoder()` writes.
+@Suite struct ShopperAndTillJSONTests {
     typealias Random = CatalogPageJSONTests.SplitMix64
 
     private static func decoded<T: RequestBody & Equatable>(_ type: T.Type, _ text: String) -> T? {
@@ -120,6 +121,37 @@ import Testing
             // The edits exercise both sides: some still read, many break the body.
             #expect(result.taken > 0 && result.refusedByBoth > 100, "seed \(seed): \(result)")
         }
+    }
+
+    @Test func answersAreTheBytesTheEncoderWrites() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = Random(state: seed)
+        func same(_ value: some Encodable) throws {
+            // Bytes compared (String's == would take canonically equivalent text as equal), text shown.
+            let expected = Array(try LoyaltyJSON.encoder().encode(value))
+            let written = LoyaltyJSON.bytesByTable(value)
+            let same = written == expected
+            #expect(
+                same,
+                "seed \(seed): \(written.map { String(decoding: $0, as: UTF8.self) } ?? "nil") is not \(String(decoding: expected, as: UTF8.self))")
+        }
+        for _ in 0..<500 {
+            let maybeDate = Bool.random(using: &random) ? CatalogPageJSONTests.date(&random) : nil
+            try same(SeenPushResult(added: .random(in: -5...Int.max, using: &random)))
+            try same(
+                Redemption(
+                    id: CatalogPageJSONTests.uuid(&random), offerID: CatalogPageJSONTests.uuid(&random),
+                    code: CatalogPageJSONTests.text(&random), redeemedAt: CatalogPageJSONTests.date(&random),
+                    acceptedAt: maybeDate))
+            try same(
+                TillCode(
+                    code: CatalogPageJSONTests.text(&random), status: Bool.random(using: &random) ? .valid : .accepted,
+                    offerID: CatalogPageJSONTests.uuid(&random), major: .random(in: 0...65535, using: &random),
+                    minor: .random(in: 0...65535, using: &random), title: CatalogPageJSONTests.text(&random),
+                    redeemedAt: CatalogPageJSONTests.date(&random), acceptedAt: maybeDate,
+                    acceptedTill: Bool.random(using: &random) ? CatalogPageJSONTests.text(&random) : nil))
+        }
+        #expect(LoyaltyJSON.bytesByTable(RedemptionList(redemptions: [])) == nil)
     }
 
     @Test func aBodyWithoutATableIsLeftToTheDecoder() {
