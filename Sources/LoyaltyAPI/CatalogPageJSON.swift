@@ -44,9 +44,6 @@ extension CatalogPage {
     }
 }
 
-private let zeroUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-private let zeroDate = Date(timeIntervalSince1970: 0)
-
 extension CatalogPage: JSONTableObject {
     static let jsonName = "page"
     static let jsonBlank = CatalogPage(

@@ -21,6 +21,10 @@ protocol JSONTableObject: JSONTableValue {
     static var jsonFields: [JSONTableField<Self>] { get }
 }
 
+/// What a table's `jsonBlank` holds where a required field will be read.
+let zeroUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+let zeroDate = Date(timeIntervalSince1970: 0)
+
 /// One field of a `JSONTableObject`.
 struct JSONTableField<Object>: Sendable {
     let key: StaticString
