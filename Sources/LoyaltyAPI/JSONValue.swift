@@ -11,32 +11,38 @@ public enum JSONValue: Sendable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public var text: String {
-        var writer = JSONWriter()
-        // A log line's size: the bytes are not copied over and again as they grow.
-        writer.bytes.reserveCapacity(256)
-        write(to: &writer)
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
+    public var text: String { Self.text { write(to: &$0) } }
 
     /// The text of an object of the members of `groups` in order, those whose value is nil left out: what `.object`
     /// of them writes, without gathering them into one array first (the server writes a line per request).
     public static func objectText(_ groups: KeyValuePairs<String, JSONValue?>...) -> String {
-        var writer = JSONWriter()
-        writer.bytes.reserveCapacity(256)
-        writer.bytes.append(UInt8(ascii: "{"))
-        var separated = false
-        for group in groups {
-            for case (let key, let value?) in group {
-                if separated { writer.bytes.append(UInt8(ascii: ",")) }
-                separated = true
-                writer.string(key)
-                writer.bytes.append(UInt8(ascii: ":"))
-                value.write(to: &writer)
+        text { writer in
+            writer.bytes.append(UInt8(ascii: "{"))
+            var separated = false
+            for group in groups {
+                for case (let key, let value?) in group { writeMember(key, value, separated: &separated, to: &writer) }
             }
+            writer.bytes.append(UInt8(ascii: "}"))
         }
-        writer.bytes.append(UInt8(ascii: "}"))
+    }
+
+    private static func text(_ write: (inout JSONWriter) -> Void) -> String {
+        var writer = JSONWriter()
+        // A log line's size: the bytes are not copied over and again as they grow.
+        writer.bytes.reserveCapacity(256)
+        write(&writer)
         return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// `"key":value`, after a comma when a member came before it.
+    private static func writeMember(
+        _ key: String, _ value: JSONValue, separated: inout Bool, to writer: inout JSONWriter
+    ) {
+        if separated { writer.bytes.append(UInt8(ascii: ",")) }
+        separated = true
+        writer.string(key)
+        writer.bytes.append(UInt8(ascii: ":"))
+        value.write(to: &writer)
     }
 
     private func write(to writer: inout JSONWriter) {
@@ -52,12 +58,8 @@ public enum JSONValue: Sendable {
             writer.array(elements) { writer, element in element.write(to: &writer) }
         case .object(let fields):
             writer.bytes.append(UInt8(ascii: "{"))
-            for (index, (key, value)) in fields.enumerated() {
-                if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-                writer.string(key)
-                writer.bytes.append(UInt8(ascii: ":"))
-                value.write(to: &writer)
-            }
+            var separated = false
+            for (key, value) in fields { Self.writeMember(key, value, separated: &separated, to: &writer) }
             writer.bytes.append(UInt8(ascii: "}"))
         }
     }
