@@ -34,15 +34,7 @@ final class BenchSite {
     /// With `throughPgBouncer`, the server's pool reaches the cluster through PgBouncer (transaction pooling,
     /// one server connection per server thread).
     init(throughPgBouncer: Bool = false) throws {
-        var template = Array(
-            FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bench-XXXXXX")
-                .path.utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw BenchFailure("cannot create a temporary directory")
-        }
-        work = URL(fileURLWithPath: String(cString: path), isDirectory: true)
-        // As root PostgreSQL runs as `postgres`, which must be able to traverse this directory.
-        chmod(work.path, 0o711)
+        work = try ThrowawayDirectory.make("loyalty-bench", postgresMayEnter: true)
         cluster = EmbeddedPostgres(directory: work.appendingPathComponent("pg"))
         let limits = ServerCommand.limits
         bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: ServerCommand.databaseConnections) : nil

@@ -1,3 +1,4 @@
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

@@ -1,6 +1,7 @@
 import Foundation
 import LoyaltyTesting
 import Postgres
+import SystemCalls
 import Testing
 
 /// The short, always-run versions of `make check`'s fault part: the real server (with its own embedded
@@ -177,7 +178,7 @@ final class LoyaltyServerProcess {
     ) throws -> pid_t {
         let descriptor = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw ServerFailed(log: "cannot open \(output): \(String(cString: strerror(errno)))")
+            throw ServerFailed(log: "cannot open \(output): \(errorText())")
         }
         defer { close(descriptor) }
         return try EmbeddedPostgres.launch(arguments, environment: environment, output: descriptor)

@@ -169,15 +169,7 @@ final class StoryServer: @unchecked Sendable {  // immutable after init
     private let process = Process()
 
     private init() throws {
-        var template = Array(
-            FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-story-XXXXXX").path
-                .utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw StoryFailure("cannot create a temporary directory")
-        }
-        work = URL(fileURLWithPath: String(cString: path), isDirectory: true)
-        // As root, the embedded PostgreSQL runs as `postgres`, which must be able to traverse this directory.
-        chmod(work.path, 0o711)
+        work = try ThrowawayDirectory.make("loyalty-story", postgresMayEnter: true)
         process.executableURL = Binary("loyalty-server").url
         process.arguments = [
             "--listen", "127.0.0.1:0", "--data-dir", work.appendingPathComponent("server").path,
