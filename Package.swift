@@ -50,6 +50,9 @@ let package = Package(
 
         // Pure Swift: bytes in, beacon events out.
         .target(name: "Beacons", dependencies: ["SystemCalls"]),
+        // Test- and bench-only: the large synthetic capture, the proximity trials and the reference RSSI filters they
+        // are compared with. Never a dependency of `loyalty` or `loyalty-server`.
+        .target(name: "BeaconsTesting", dependencies: ["Beacons"]),
         // Pure Swift: great-circle geometry, NMEA 0183, geographic region monitoring.
         .target(name: "Geofencing"),
 
@@ -97,13 +100,13 @@ let package = Package(
         .executableTarget(
             name: "loyalty-bench",
             dependencies: [
-                "Beacons", "Geofencing", "HTTPServer", "JSONCoding", "LoyaltyAPI", "LoyaltyServer", "LoyaltyTesting",
-                "Postgres",
+                "Beacons", "BeaconsTesting", "Geofencing", "HTTPServer", "JSONCoding", "LoyaltyAPI", "LoyaltyServer",
+                "LoyaltyTesting", "Postgres",
             ],
             path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
-        .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
+        .testTarget(name: "BeaconsTests", dependencies: ["Beacons", "BeaconsTesting"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing", "Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
@@ -122,7 +125,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "LoyaltyClientTests",
-            dependencies: ["JSONCoding", "LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),
+            dependencies: ["JSONCoding", "LoyaltyClient", "LoyaltyAPI", "Beacons", "BeaconsTesting", "LoyaltyTesting"]),
         .testTarget(
             name: "LoyaltyCLITests",
             dependencies: [
@@ -131,7 +134,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Beacons", "DBus", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres", "SystemCalls",
+                "Beacons", "BeaconsTesting", "DBus", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres",
+                "SystemCalls",
             ]),
     ]
 )

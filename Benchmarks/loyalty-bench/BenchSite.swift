@@ -2,6 +2,7 @@
 // served over loopback by LoyaltyTesting's harness, on a durable PostgreSQL cluster of its own (as the embedded
 // one of loyalty-server), seeded with a catalog of generated offers.
 import Beacons
+import BeaconsTesting
 import Foundation
 import LoyaltyAPI
 import LoyaltyServer
