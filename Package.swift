@@ -131,11 +131,18 @@ let package = Package(
             dependencies: [
                 "LoyaltyCLI", "LoyaltyClient", "JSONCoding", "LoyaltyAPI", "Beacons", "Arguments", "LoyaltyTesting",
             ]),
+        // The real binaries, by what they need beyond them, so that one kind runs alone (`--filter ClusterTests`):
+        // the guest kernel's radio or Root-Canal; a Patroni cluster, standbys, PgBouncer or a balancer; `make install`
+        // and the make targets; a pseudo-terminal, a session bus or an X server. EndToEndTests holds the rest.
+        .testTarget(name: "RadioGuestTests", dependencies: ["LoyaltyTesting"]),
+        .testTarget(name: "ClusterTests", dependencies: ["HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
+        .testTarget(name: "InstallTests", dependencies: ["LoyaltyTesting"]),
+        .testTarget(name: "TerminalTests", dependencies: ["Beacons", "DBus", "Geofencing", "LoyaltyTesting"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Beacons", "BeaconsTesting", "DBus", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres",
-                "SystemCalls",
+                "Beacons", "BeaconsTesting", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI", "LoyaltyTesting",
+                "Postgres",
             ]),
     ]
 )

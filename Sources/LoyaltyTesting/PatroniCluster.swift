@@ -119,9 +119,7 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     deinit { stop() }
 
     /// The shipped example this cluster is configured from.
-    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("deploy/patroni/patroni.yml")
+    public static let template = Repository.root.appendingPathComponent("deploy/patroni/patroni.yml")
 
     /// `deploy/patroni/patroni.yml` with the test's timings, synchronous mode, loopback network and a private socket
     /// directory; per-member settings (name, addresses, data directory, passwords, etcd) come from PATRONI_*
