@@ -13,10 +13,10 @@ import Postgres
     print("\n== retailer: CSV import and the console's first page")
     let cluster = try EmbeddedPostgres.shared()
     let pool = PostgresPool(conninfo: try cluster.createDatabase("retailer_bench_\(getpid())"), size: 2)
-    let store = Store(pool: pool, clock: Date.init)
-    _ = try store.migrate(to: Documents.schema)
+    let database = Database(pool: pool, clock: Date.init)
+    _ = try database.migrate(to: Documents.schema)
     let service = LoyaltyService(
-        store: store, operatorToken: "bench-operator", openAPIDocument: [], log: { _ in })
+        database: database, operatorToken: "bench-operator", openAPIDocument: [], log: { _ in })
     func retailer(_ name: String) throws -> (key: String, id: String) {
         let reply = service.handle(
             HTTPRequest(

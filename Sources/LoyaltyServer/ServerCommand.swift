@@ -208,8 +208,8 @@ public enum ServerCommand {
                 primary: primary, standbys: PostgresPool(conninfo: replicaURL, size: Self.databaseConnections),
                 maxLag: options.replicaMaxLag, log: { ServerLog.standardError(ServerLog.line(standbyEvent: $0)) })
         }
-        let store = Store(pool: primary, standbyReads: standbyReads, clock: { Date() })
-        let change = try store.migrate(to: schema)
+        let database = Database(pool: primary, standbyReads: standbyReads, clock: { Date() })
+        let change = try database.migrate(to: schema)
         if options.migrateOnly {
             announce(change.description)
             return
@@ -218,10 +218,10 @@ public enum ServerCommand {
         if change != .current(version: schema.version) {
             ServerLog.standardError(ServerLog.line(.info, "schema_migrated", ["change": .string(change.description)]))
         }
-        try TombstonePurge.purge(store: store, retention: tombstoneRetention, log: ServerLog.standardError)
+        try TombstonePurge.purge(database: database, retention: tombstoneRetention, log: ServerLog.standardError)
         let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
         let service = LoyaltyService(
-            store: store, operatorToken: operatorToken, openAPIDocument: openAPIDocument,
+            database: database, operatorToken: operatorToken, openAPIDocument: openAPIDocument,
             rateLimits: options.rateLimited ? .standard : .unlimited)
 
         // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
@@ -246,7 +246,7 @@ public enum ServerCommand {
         ServerLog.standardError(
             ServerLog.line(.info, "started", ["url": .string(url), "version": .string(Release.version)]))
         let purge = TombstonePurge(
-            store: store, retention: tombstoneRetention, interval: tombstonePurgeInterval,
+            database: database, retention: tombstoneRetention, interval: tombstonePurgeInterval,
             log: ServerLog.standardError)
         stop.wait()
         ServerLog.standardError(ServerLog.line(.info, "stopping"))

@@ -24,7 +24,7 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 public final class TestServer: @unchecked Sendable {  // `idleClients` is guarded by `clientsLock`
     public let transport: Transport
     public let clock: TestClock
-    public let store: Store
+    public let database: Database
     public let pool: PostgresPool
     /// What the pool connects with: straight to PostgreSQL, or through PgBouncer.
     public let conninfo: String
@@ -84,10 +84,10 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
                 standbys: PostgresPool(conninfo: try standby(database), size: poolSize),
                 maxLag: standbyMaxLag, log: { record(ServerLog.line(standbyEvent: $0)) })
         }
-        store = Store(pool: pool, standbyReads: standbyReads, clock: clock.read)
-        schemaChange = try store.migrate(to: Documents.schema)
+        store = Database(pool: pool, standbyReads: standbyReads, clock: clock.read)
+        schemaChange = try database.migrate(to: Documents.schema)
         let service = LoyaltyService(
-            store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,
+            database: database, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,
             log: logLines ?? log.record)
         self.service = service
         switch transport {

@@ -153,7 +153,7 @@ import Testing
     @Test func openAPIDocumentsExactlyTheServedRoutes() {
         let documented = Set(Operation.documented.map(\.description))
         let endpoints = Endpoints(
-            store: Store(pool: PostgresPool(conninfo: "host=/nonexistent", size: 1), clock: { Date() }),
+            store: Database(pool: PostgresPool(conninfo: "host=/nonexistent", size: 1), clock: { Date() }),
             operatorTokenDigest: [], openAPIDocument: [], metrics: Metrics(), rateLimiter: RateLimiter(.unlimited))
         let served = Set(endpoints.routes.map { "\($0.method) \($0.pattern)" })
         #expect(documented == served)

@@ -4,7 +4,7 @@ import Postgres
 
 // A retailer's stores and their geofences.
 
-extension Store {
+extension Database {
     // MARK: Stores
 
     /// Creates or replaces the retailer's live store `storeID`; `created` tells which.

@@ -3,7 +3,7 @@ import HTTPServer
 import LoyaltyAPI
 import Synchronization
 
-/// The HTTP API on top of a `Store`: routing, authentication, error answers, metrics and
+/// The HTTP API on top of a `Database`: routing, authentication, error answers, metrics and
 /// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
 public final class LoyaltyService: Sendable {
     private let router: Router
@@ -13,12 +13,12 @@ public final class LoyaltyService: Sendable {
 
     /// `log` receives one `ServerLog` line per request; it never contains a token.
     public init(
-        store: Store, operatorToken: String, openAPIDocument: [UInt8], rateLimits: RateLimits = .standard,
+        database: Database, operatorToken: String, openAPIDocument: [UInt8], rateLimits: RateLimits = .standard,
         log: @escaping @Sendable (String) -> Void = ServerLog.standardError
     ) {
         let metrics = Metrics()
         let endpoints = Endpoints(
-            store: store, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
+            database: database, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
             metrics: metrics, rateLimiter: RateLimiter(rateLimits))
         var router = Router()
         for (method, pattern, handler) in endpoints.routes {

@@ -4,7 +4,7 @@ import Postgres
 
 // Deleting old tombstones for good.
 
-extension Store {
+extension Database {
     /// Deletes for good the tombstones removed before `date` that no redemption refers to, and
     /// records the highest version deleted: cursors older than that can no longer be served (410).
     /// Returns how many it deleted. Two statements, so that the delete from the catalog (reference

@@ -12,12 +12,12 @@ enum Principal {
     case console(RetailerAccess, sessionToken: String)
 }
 
-/// The handler of each route. Handlers throw `APIFailure`, `StoreError` or database errors;
+/// The handler of each route. Handlers throw `APIFailure`, `Refusal` or database errors;
 /// `LoyaltyService` turns them into answers.
 struct Endpoints: Sendable {
     typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
-    let store: Store
+    let database: Database
     let operatorTokenDigest: [UInt8]
     let openAPIDocument: [UInt8]
     let metrics: Metrics
@@ -68,10 +68,10 @@ struct Endpoints: Sendable {
     // MARK: Operations
 
     func readiness(_ request: HTTPRequest) throws -> HTTPResponse {
-        if store.isReady() { return .json(200, ["status": "ready"]) }
+        if database.isReady() { return .json(200, ["status": "ready"]) }
         // Every instance on this database is in the same state: taking them all out of the balancer would
         // refuse the reads they can still answer.
-        guard store.standbyIsFit() else { throw APIFailure.databaseUnavailable }
+        guard database.standbyIsFit() else { throw APIFailure.databaseUnavailable }
         return .json(200, ["status": "reads_only"])
     }
 
@@ -80,10 +80,10 @@ struct Endpoints: Sendable {
             status: 200, headers: ["Content-Type": "text/plain; version=0.0.4"],
             body: Array(
                 metrics.exposition(
-                    pool: store.connectionPoolUsage, poolSize: store.connectionPoolSize,
-                    standbys: store.standbyReads?.usage,
+                    pool: database.connectionPoolUsage, poolSize: database.connectionPoolSize,
+                    standbys: database.standbyReads?.usage,
                     // A database that does not answer leaves these out; the rest still helps to see why.
-                    catalog: try? store.catalogSize()
+                    catalog: try? database.catalogSize()
                 ).utf8) + Array(rateLimiter.exposition().utf8))
     }
 
@@ -92,7 +92,7 @@ struct Endpoints: Sendable {
     func registerRetailer(_ request: HTTPRequest) throws -> HTTPResponse {
         try requireOperator(request)
         let registration = try request.decodeBody(RetailerRegistration.self)
-        return .json(201, try store.registerRetailer(registration))
+        return .json(201, try database.registerRetailer(registration))
     }
 
     func showRetailer(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -103,8 +103,8 @@ struct Endpoints: Sendable {
     /// goes into its grace period, and with it the session rotating it; every other session ends now.
     func rotateKey(_ request: HTTPRequest) throws -> HTTPResponse {
         let access = try requireRetailerManagingCredentials(request)
-        let key = try store.rotateKey(retailerID: access.retailer.id, replacing: access.keyDigest)
-        try store.endConsoleSessions(
+        let key = try database.rotateKey(retailerID: access.retailer.id, replacing: access.keyDigest)
+        try database.endConsoleSessions(
             retailerID: access.retailer.id, keeping: request.bearerToken == nil ? request.consoleSessionToken : nil)
         return .json(200, key)
     }
@@ -112,14 +112,14 @@ struct Endpoints: Sendable {
     func listOffers(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         if let page = try offerPage(request, retailerID: retailer.id) { return .json(200, page) }
-        return .json(200, OfferList(offers: try store.offers(retailerID: retailer.id)))
+        return .json(200, OfferList(offers: try database.offers(retailerID: retailer.id)))
     }
 
     func putOffer(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         let (major, minor) = try beacon(request)
         let draft = try request.decodeBody(OfferDraft.self)
-        let (offer, created) = try store.putOffer(
+        let (offer, created) = try database.putOffer(
             retailerID: retailer.id, major: major, minor: minor, draft: draft)
         return .json(created ? 201 : 200, offer)
     }
@@ -127,27 +127,27 @@ struct Endpoints: Sendable {
     func deleteOffer(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         let (major, minor) = try beacon(request)
-        guard try store.deleteOffer(retailerID: retailer.id, major: major, minor: minor) else {
+        guard try database.deleteOffer(retailerID: retailer.id, major: major, minor: minor) else {
             throw APIFailure(404, .notFound, "no offer at major \(major) minor \(minor)")
         }
         return HTTPResponse(status: 204)
     }
 
     func statistics(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.statistics(retailerID: try requireRetailer(request).id))
+        .json(200, try database.statistics(retailerID: try requireRetailer(request).id))
     }
 
     // MARK: Stores
 
     func listStores(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, StoreList(stores: try store.stores(retailerID: try requireRetailer(request).id)))
+        .json(200, StoreList(stores: try database.stores(retailerID: try requireRetailer(request).id)))
     }
 
     func putStore(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
         let draft = try request.decodeBody(StoreDraft.self)
-        let (stored, created) = try store.putStore(
+        let (stored, created) = try database.putStore(
             retailerID: retailer.id, storeID: storeID, draft: draft)
         return .json(created ? 201 : 200, stored)
     }
@@ -155,7 +155,7 @@ struct Endpoints: Sendable {
     func deleteStore(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         let storeID = try Validation.storeID(request.pathParameters["store_id"] ?? "")
-        guard try store.deleteStore(retailerID: retailer.id, storeID: storeID) else {
+        guard try database.deleteStore(retailerID: retailer.id, storeID: storeID) else {
             throw APIFailure(404, .notFound, "no store \(storeID)")
         }
         return HTTPResponse(status: 204)
@@ -166,13 +166,13 @@ struct Endpoints: Sendable {
     func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
         try limit(.accountCreation, request.remoteAddress, taking: true)
         let registration = try request.decodeBody(AccountRegistration.self, emptyIsObject: true)
-        return .json(201, try store.createAccount(deviceName: registration.name))
+        return .json(201, try database.createAccount(deviceName: registration.name))
     }
 
     func createLinkCode(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
         try limit(.linkCodeCreation, session.accountID.uuidString, taking: true)
-        return .json(201, try store.createLinkCode(for: session))
+        return .json(201, try database.createLinkCode(for: session))
     }
 
     func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -183,21 +183,21 @@ struct Endpoints: Sendable {
         }
         try limit(.linkCodeAttempts, request.remoteAddress, taking: false)
         do {
-            return .json(201, try store.linkDevice(code: code, name: registration.name))
-        } catch StoreError.linkCodeInvalid {
+            return .json(201, try database.linkDevice(code: code, name: registration.name))
+        } catch Refusal.linkCodeInvalid {
             rateLimiter.take(.linkCodeAttempts, request.remoteAddress)
-            throw StoreError.linkCodeInvalid
+            throw Refusal.linkCodeInvalid
         }
     }
 
     func listDevices(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.devices(of: try requireDevice(request)))
+        .json(200, try database.devices(of: try requireDevice(request)))
     }
 
     func revokeDevice(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
         guard let deviceID = request.pathParameters["id"].flatMap(UUID.init(uuidString:)),
-            try store.revokeDevice(deviceID, of: session.accountID)
+            try database.revokeDevice(deviceID, of: session.accountID)
         else { throw APIFailure(404, .notFound, "this account has no such device") }
         return HTTPResponse(status: 204)
     }
@@ -214,7 +214,7 @@ struct Endpoints: Sendable {
         if area == nil, request.query["radius_km"] != nil {
             throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
         }
-        // A near page is whole and ignores `since` (see Store.nearPage); a whole-feed delta on top of
+        // A near page is whole and ignores `since` (see Database.nearPage); a whole-feed delta on top of
         // an area's copy would be wrong.
         if area == nil, since?.near == true {
             throw APIFailure(
@@ -227,7 +227,7 @@ struct Endpoints: Sendable {
         if let tags = request.header("if-none-match"), Self.matches(tags, headTag) {
             return HTTPResponse(status: 304, headers: ["ETag": headTag, "Cache-Control": "no-cache"])
         }
-        let (page, through) = try store.catalog(since: area == nil ? since : nil, limit: limit, area: area)
+        let (page, through) = try database.catalog(since: area == nil ? since : nil, limit: limit, area: area)
         var headers = ["ETag": Self.entityTag(through, area), "Cache-Control": "no-cache"]
         if page.more {
             // RFC 8288: the client can ask for the next page while it still reads this one.
@@ -244,25 +244,25 @@ struct Endpoints: Sendable {
         let session = try requireDevice(request)
         let push = try request.decodeBody(SeenPush.self)
         return .json(
-            200, SeenPushResult(added: try store.addSeen(push.items, accountID: session.accountID)))
+            200, SeenPushResult(added: try database.addSeen(push.items, accountID: session.accountID)))
     }
 
     func listSeen(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request, reading: true)
-        return .json(200, try store.seen(accountID: session.accountID, since: try cursor(request)))
+        return .json(200, try database.seen(accountID: session.accountID, since: try cursor(request)))
     }
 
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
         let session = try requireDevice(request)
         let key = try idempotencyKey(request)
         let body = try request.decodeBody(RedemptionRequest.self)
-        let (redemption, created) = try store.redeem(
+        let (redemption, created) = try database.redeem(
             offerID: body.offerID, accountID: session.accountID, idempotencyKey: key)
         return .json(201, redemption, headers: created ? [:] : ["Idempotent-Replayed": "true"])
     }
 
     func listRedemptions(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.redemptions(accountID: try requireDevice(request, reading: true).accountID))
+        .json(200, try database.redemptions(accountID: try requireDevice(request, reading: true).accountID))
     }
 
     // MARK: Parameters
@@ -351,11 +351,11 @@ struct Endpoints: Sendable {
             return console
         }
         return try authenticating(token, from: request) { () throws -> Principal? in
-            if token.hasPrefix(retailerKeyPrefix) { return try store.retailer(apiKey: token).map(Principal.retailer) }
+            if token.hasPrefix(retailerKeyPrefix) { return try database.retailer(apiKey: token).map(Principal.retailer) }
             if token.hasPrefix(deviceTokenPrefix) {
-                return try store.device(token: token, onStandby: reading).map(Principal.device)
+                return try database.device(token: token, onStandby: reading).map(Principal.device)
             }
-            if token.hasPrefix(tillKeyPrefix) { return try store.till(key: token).map(Principal.till) }
+            if token.hasPrefix(tillKeyPrefix) { return try database.till(key: token).map(Principal.till) }
             return Secrets.constantTimeEqual(Secrets.digest(of: token), operatorTokenDigest) ? .operator : nil
         }
     }
@@ -435,7 +435,7 @@ struct Endpoints: Sendable {
             _ = try requireDevice(request)
             throw forbidden("a device token")
         }
-        return try authenticating(token, from: request) { try store.catalogHead(deviceToken: token, atLeast: version) }
+        return try authenticating(token, from: request) { try database.catalogHead(deviceToken: token, atLeast: version) }
     }
 
     private func requireDevice(_ request: HTTPRequest, reading: Bool = false) throws -> DeviceSession {

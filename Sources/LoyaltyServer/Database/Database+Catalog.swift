@@ -5,7 +5,7 @@ import Postgres
 
 // The catalog feed every shopper syncs: pages of changes, and the part around a point.
 
-extension Store {
+extension Database {
     // MARK: Catalog
 
     /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot, up to
@@ -66,7 +66,7 @@ extension Store {
                     // A standby older than the cursor (another server's, or a primary's answer) defers to
                     // the primary, which alone can say the cursor is gone.
                     if connection.isKnownStandby { throw StandbyBehind() }
-                    throw StoreError.cursorExpired
+                    throw Refusal.cursorExpired
                 }
             }
             let (retailers, offers, stores) = (results[1], results[2], results[3])

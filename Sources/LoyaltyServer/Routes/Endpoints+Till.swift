@@ -18,17 +18,17 @@ extension Endpoints {
     func createTillKey(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailerManagingCredentials(request).retailer
         let draft = try request.decodeBody(TillKeyDraft.self)
-        return .json(201, try store.createTillKey(retailerID: retailer.id, name: draft.name))
+        return .json(201, try database.createTillKey(retailerID: retailer.id, name: draft.name))
     }
 
     func listTillKeys(_ request: HTTPRequest) throws -> HTTPResponse {
-        .json(200, try store.tillKeys(retailerID: try requireRetailer(request).id))
+        .json(200, try database.tillKeys(retailerID: try requireRetailer(request).id))
     }
 
     func revokeTillKey(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailerManagingCredentials(request).retailer
         guard let keyID = request.pathParameters["id"].flatMap(UUID.init(uuidString:)),
-            try store.revokeTillKey(keyID, retailerID: retailer.id)
+            try database.revokeTillKey(keyID, retailerID: retailer.id)
         else { throw APIFailure(404, .notFound, "this retailer has no such till key") }
         return HTTPResponse(status: 204)
     }
@@ -36,14 +36,14 @@ extension Endpoints {
     func checkCode(_ request: HTTPRequest) throws -> HTTPResponse {
         let till = try requireTill(request)
         let code = try RedemptionCode.normalized(request.decodeBody(TillCodeRequest.self).code)
-        return .json(200, try store.checkCode(code, retailerID: till.retailerID))
+        return .json(200, try database.checkCode(code, retailerID: till.retailerID))
     }
 
     func acceptCode(_ request: HTTPRequest) throws -> HTTPResponse {
         let till = try requireTill(request)
         let key = try idempotencyKey(request)
         let code = try RedemptionCode.normalized(request.decodeBody(TillCodeRequest.self).code)
-        let (accepted, replayed) = try store.acceptCode(
+        let (accepted, replayed) = try database.acceptCode(
             code, retailerID: till.retailerID, tillKeyID: till.keyID, tillName: till.name, idempotencyKey: key)
         return .json(200, accepted, headers: replayed ? ["Idempotent-Replayed": "true"] : [:])
     }

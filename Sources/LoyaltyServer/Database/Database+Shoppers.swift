@@ -4,7 +4,7 @@ import Postgres
 
 // Shoppers' accounts, their devices and link codes, and their seen sets.
 
-extension Store {
+extension Database {
     // MARK: Accounts and devices
 
     func createAccount(deviceName: String?) throws -> DeviceCredentials {
@@ -114,7 +114,7 @@ extension Store {
                         RETURNING account_id
                         """
                     ).first
-                else { throw StoreError.linkCodeInvalid }
+                else { throw Refusal.linkCodeInvalid }
                 let accountID: UUID = try spent.decode("account_id")
                 let token = DeviceToken.issue(accountID: accountID)
                 let device = try connection.query(
@@ -207,19 +207,19 @@ extension Store {
     /// The items added to the account's set after `since` (all when nil), in one snapshot; on a standby unless
     /// it is older than `since`.
     func seen(accountID: UUID, since: FeedCursor?) throws -> SeenPage {
-        if let since, since.generation != accountID { throw StoreError.cursorExpired }
+        if let since, since.generation != accountID { throw Refusal.cursorExpired }
         return try read { connection in
             try connection.transaction(readOnlySnapshot: true) { connection in
                 // A standby may not have the account yet; the primary has it, as it has the device's token.
                 let account = try connection.query("SELECT seen_version FROM accounts WHERE id = \(accountID)").first
                 guard let account else {
-                    throw connection.isKnownStandby ? StandbyBehind() as any Error : StoreError.notFound
+                    throw connection.isKnownStandby ? StandbyBehind() as any Error : Refusal.notFound
                 }
                 let head: Int64 = try account.decode("seen_version")
                 let after = since?.version ?? 0
                 guard after <= head else {
                     if connection.isKnownStandby { throw StandbyBehind() }
-                    throw StoreError.cursorExpired
+                    throw Refusal.cursorExpired
                 }
                 let items = try connection.query(
                     """

@@ -34,7 +34,7 @@ public struct DatabaseSchema: Sendable {
     public var version: Int { migrations.last?.version ?? 1 }
 }
 
-/// What `Store.migrate` did.
+/// What `Database.migrate` did.
 public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
     /// The database was empty: schema.sql made it, and every version is recorded as applied.
     case created(version: Int)
@@ -66,7 +66,7 @@ public struct SchemaTooNew: Error, Equatable, CustomStringConvertible {
     }
 }
 
-extension Store {
+extension Database {
     /// Brings the database to `schema`: every pending step in one transaction, under the advisory lock that
     /// makes concurrent starts (several instances, `loyalty-server migrate`) apply them once, one after
     /// the other. The same lock key as the first release's schema.sql, so an old and a new binary starting

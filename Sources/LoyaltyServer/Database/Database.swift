@@ -2,10 +2,10 @@ import Foundation
 import LoyaltyAPI
 import Postgres
 
-/// Every SQL statement of the service, one file per resource (`Store+Catalog.swift`, ...). Values travel
+/// Every SQL statement of the service, one file per resource (`Database+Catalog.swift`, ...). Values travel
 /// only as bound parameters; every query of a retailer's data names its retailer id; times come from the
 /// injected clock.
-public final class Store: Sendable {
+public final class Database: Sendable {
     /// The primary: every write, and every read that must see its own writes.
     let pool: PostgresPool
     /// Streaming standbys for the shoppers' reads (catalog, 304 checks, seen sets, redemption lists, device tokens

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import LoyaltyAPI
 
-/// Deletes the catalog's tombstones older than `retention` (`Store.purgeTombstones`) every `interval`
+/// Deletes the catalog's tombstones older than `retention` (`Database.purgeTombstones`) every `interval`
 /// while the server runs, so a server that runs for months purges as one restarted daily does. The
 /// cutoff comes from the store's clock. Instances purging at the same moment are harmless: one purges,
 /// the others skip.
@@ -11,11 +11,11 @@ final class TombstonePurge {
     private let timer: any DispatchSourceTimer
 
     /// Starts the timer: the first purge after `interval` (the server purges once at start itself).
-    init(store: Store, retention: TimeInterval, interval: TimeInterval, log: @escaping @Sendable (String) -> Void) {
+    init(database: Database, retention: TimeInterval, interval: TimeInterval, log: @escaping @Sendable (String) -> Void) {
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler {
             do {
-                try Self.purge(store: store, retention: retention, log: log)
+                try Self.purge(database: database, retention: retention, log: log)
             } catch {
                 // The next run tries again; the tombstones wait.
                 log(ServerLog.line(.error, "tombstone_purge_failed", ["error": .string("\(error)")]))
@@ -36,9 +36,9 @@ final class TombstonePurge {
     deinit { timer.cancel() }
 
     /// One purge now, logged (a `ServerLog` line) when it deleted something.
-    static func purge(store: Store, retention: TimeInterval, log: @Sendable (String) -> Void) throws {
-        let cutoff = store.clock().addingTimeInterval(-retention)
-        let removed = try store.purgeTombstones(deletedBefore: cutoff)
+    static func purge(database: Database, retention: TimeInterval, log: @Sendable (String) -> Void) throws {
+        let cutoff = database.clock().addingTimeInterval(-retention)
+        let removed = try database.purgeTombstones(deletedBefore: cutoff)
         guard removed > 0 else { return }
         log(
             ServerLog.line(

@@ -9,7 +9,7 @@ let consoleSessionLifetime: TimeInterval = 8 * 60 * 60
 /// Console sessions: the cookie's digest, its retailer, the digest of the key it was made with, and its expiry.
 /// Signing out deletes the row, so a cookie replayed after it is unknown; a session lives only as long as its
 /// key (the current one, or the one before in its grace period).
-extension Store {
+extension Database {
     func createConsoleSession(retailerID: UUID, keyDigest: [UInt8]) throws -> (token: String, expiresAt: Date) {
         let token = Secrets.token(prefix: consoleSessionPrefix)
         let now = clock()

@@ -4,7 +4,7 @@ import Postgres
 
 // Redeeming offers, within their limits, once per idempotency key.
 
-extension Store {
+extension Database {
     // MARK: Redemptions
 
     /// Redeems under the row lock of the offer's counter (`redemption_totals`), so the limit checks and the
@@ -32,7 +32,7 @@ extension Store {
                             """
                         )[0].decode("redeemed_count")
                     } catch let error as PostgresError where error.isForeignKeyViolation {
-                        throw StoreError.notFound  // the counter's foreign key: there is no such offer
+                        throw Refusal.notFound  // the counter's foreign key: there is no such offer
                     }
                     guard
                         let offer = try connection.query(
@@ -48,26 +48,26 @@ extension Store {
                             WHERE o.id = \(offerID)
                             """
                         ).first
-                    else { throw StoreError.notFound }
+                    else { throw Refusal.notFound }
                     if try offer.decode("id", as: UUID?.self) != nil {
                         throw Replayed(redemption: try Redemption(row: offer))
                     }
                     if try offer.decode("deleted_at", as: Date?.self) != nil {
-                        throw StoreError.offerUnavailable("the offer was removed")
+                        throw Refusal.offerUnavailable("the offer was removed")
                     }
                     if let startsAt = try offer.decode("starts_at", as: Date?.self), now < startsAt {
-                        throw StoreError.offerUnavailable("the offer has not started yet")
+                        throw Refusal.offerUnavailable("the offer has not started yet")
                     }
                     if let endsAt = try offer.decode("ends_at", as: Date?.self), now >= endsAt {
-                        throw StoreError.offerUnavailable("the offer has ended")
+                        throw Refusal.offerUnavailable("the offer has ended")
                     }
                     if let totalLimit = try offer.decode("total_limit", as: Int?.self), redeemed > totalLimit {
-                        throw StoreError.limitReached("the offer is sold out")
+                        throw Refusal.limitReached("the offer is sold out")
                     }
                     if try offer.decode("mine", as: Int.self) >= (try offer.decode("per_shopper_limit", as: Int.self)) {
-                        throw StoreError.limitReached("this account has redeemed the offer as often as it may")
+                        throw Refusal.limitReached("this account has redeemed the offer as often as it may")
                     }
-                    guard try offer.decode("seen", as: Bool.self) else { throw StoreError.offerNotSeen }
+                    guard try offer.decode("seen", as: Bool.self) else { throw Refusal.offerNotSeen }
                     let row = try connection.query(
                         """
                         INSERT INTO redemptions (account_id, offer_id, code, idempotency_key, created_at)
@@ -79,7 +79,7 @@ extension Store {
                 }
             }
         } catch let replay as Replayed {
-            guard replay.redemption.offerID == offerID else { throw StoreError.idempotencyKeyReused }
+            guard replay.redemption.offerID == offerID else { throw Refusal.idempotencyKeyReused }
             return (replay.redemption, false)
         } catch let error as PostgresError where error.isUniqueViolation {
             // The same key raced in at another offer and committed first: answer as a replay would.
@@ -88,7 +88,7 @@ extension Store {
                     try previousRedemption(connection, accountID: accountID, key: idempotencyKey)
                 })
             else { throw error }
-            guard first.offerID == offerID else { throw StoreError.idempotencyKeyReused }
+            guard first.offerID == offerID else { throw Refusal.idempotencyKeyReused }
             return (first, false)
         }
     }

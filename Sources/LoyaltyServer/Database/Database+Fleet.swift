@@ -4,7 +4,7 @@ import Postgres
 
 /// The beacon fleet: every (major, minor) of a retailer that has a live offer, a name, or was heard by shoppers
 /// while an offer since removed was on it; with the names the retailer gave them and what shoppers heard.
-extension Store {
+extension Database {
     func fleet(retailerID: UUID, days: Int, quietDays: Int) throws -> BeaconFleet {
         let now = clock()
         let today = Int64((now.timeIntervalSince1970 / 86_400).rounded(.down))

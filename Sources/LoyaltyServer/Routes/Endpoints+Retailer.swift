@@ -26,7 +26,7 @@ extension Endpoints {
         let retailer = try requireRetailer(request)
         switch OfferCSV.parse(request.body) {
         case .success(let rows):
-            return .json(200, try store.importOffers(retailerID: retailer.id, rows: rows))
+            return .json(200, try database.importOffers(retailerID: retailer.id, rows: rows))
         case .failure(let failure):
             let problems = failure.problems
             let more = problems.count > OfferCSV.maxProblemsListed
@@ -46,25 +46,25 @@ extension Endpoints {
                 "Content-Type": "text/csv; charset=utf-8",
                 "Content-Disposition": "attachment; filename=\"offers.csv\"",
             ],
-            body: Array(OfferCSV.export(try store.offers(retailerID: retailer.id)).utf8))
+            body: Array(OfferCSV.export(try database.offers(retailerID: retailer.id)).utf8))
     }
 
     func figures(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
-        return .json(200, try store.figures(retailerID: retailer.id, days: try days(request, "days", default: 30)))
+        return .json(200, try database.figures(retailerID: retailer.id, days: try days(request, "days", default: 30)))
     }
 
     func beaconHealth(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         return .json(
-            200, try store.beaconHealth(retailerID: retailer.id, quietDays: try days(request, "quiet_days", default: 7)))
+            200, try database.beaconHealth(retailerID: retailer.id, quietDays: try days(request, "quiet_days", default: 7)))
     }
 
     func fleet(_ request: HTTPRequest) throws -> HTTPResponse {
         let retailer = try requireRetailer(request)
         return .json(
             200,
-            try store.fleet(
+            try database.fleet(
                 retailerID: retailer.id, days: try days(request, "days", default: 14),
                 quietDays: try days(request, "quiet_days", default: 7)))
     }
@@ -73,7 +73,7 @@ extension Endpoints {
         let retailer = try requireRetailer(request)
         let (major, minor) = try beacon(request)
         let label = try request.decodeBody(BeaconLabel.self)
-        let created = try store.labelBeacon(retailerID: retailer.id, major: major, minor: minor, label: label)
+        let created = try database.labelBeacon(retailerID: retailer.id, major: major, minor: minor, label: label)
         return .json(created ? 201 : 200, label)
     }
 
@@ -115,6 +115,6 @@ extension Endpoints {
             }
             after = (major, minor)
         }
-        return try store.offerPage(retailerID: retailerID, after: after, limit: limit)
+        return try database.offerPage(retailerID: retailerID, after: after, limit: limit)
     }
 }

@@ -46,8 +46,8 @@ struct APIFailure: Error {
         switch error {
         case let failure as APIFailure:
             return (failure, nil)
-        case let error as StoreError:
-            return (APIFailure(storeError: error), nil)
+        case let error as Refusal:
+            return (APIFailure(refusal: error), nil)
         case let error as ValidationError:
             return (.invalid(error), nil)
         case let error as PostgresError where error.kind == .unavailable:
@@ -60,8 +60,8 @@ struct APIFailure: Error {
         }
     }
 
-    private init(storeError: StoreError) {
-        switch storeError {
+    private init(refusal: Refusal) {
+        switch refusal {
         case .notFound:
             self.init(404, .notFound, "no such resource")
         case .uuidTaken:

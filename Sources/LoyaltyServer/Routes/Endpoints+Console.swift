@@ -34,14 +34,14 @@ extension Endpoints {
         let access: RetailerAccess
         do {
             access = try authenticating(.retailer, from: request) {
-                signIn.apiKey.hasPrefix(retailerKeyPrefix) ? try store.retailer(apiKey: signIn.apiKey) : nil
+                signIn.apiKey.hasPrefix(retailerKeyPrefix) ? try database.retailer(apiKey: signIn.apiKey) : nil
             }
         } catch let failure as APIFailure where failure.status == 401 {
             throw APIFailure(401, .unauthorized, "this API key is not a retailer's current key", field: "api_key")
         }
         // A session lasts hours: one from a rotated-out key would outlive the key.
         guard !access.isRotatedOut else { throw rotatedOut }
-        let session = try store.createConsoleSession(retailerID: access.retailer.id, keyDigest: access.keyDigest)
+        let session = try database.createConsoleSession(retailerID: access.retailer.id, keyDigest: access.keyDigest)
         return .json(
             201,
             ConsoleSession(
@@ -76,7 +76,7 @@ extension Endpoints {
         guard case .console(_, let token) = try principal(request) else {
             throw forbidden("a console session")
         }
-        try store.endConsoleSession(token: token)
+        try database.endConsoleSession(token: token)
         return HTTPResponse(status: 204, headers: ["Set-Cookie": Self.sessionCookie(request, value: "", maxAge: 0)])
     }
 
@@ -101,7 +101,7 @@ extension Endpoints {
     private func consoleSession(_ token: String, from request: HTTPRequest) throws
         -> (access: RetailerAccess, expiresAt: Date)
     {
-        try authenticating(.console, from: request) { try store.consoleSession(token: token) }
+        try authenticating(.console, from: request) { try database.consoleSession(token: token) }
     }
 
     /// Derived from the session token, so nothing more is stored; it cannot be turned back into the cookie.

@@ -4,7 +4,7 @@ import Postgres
 
 // A retailer's account and API key, its offers and their statistics.
 
-extension Store {
+extension Database {
     // MARK: Retailers
 
     /// Registers under the folded name (`RetailerName`), refusing one that reads as another retailer's.
@@ -28,7 +28,7 @@ extension Store {
                 id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"),
                 apiKey: apiKey)
         } catch let error as PostgresError where error.isUniqueViolation {
-            throw error.constraintName == "retailers_name_key" ? StoreError.nameTaken : StoreError.uuidTaken
+            throw error.constraintName == "retailers_name_key" ? Refusal.nameTaken : Refusal.uuidTaken
         }
     }
 

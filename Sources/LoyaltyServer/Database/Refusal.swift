@@ -1,7 +1,7 @@
 import Foundation
 
 /// Outcomes of the store that are the caller's doing, not the database's. Each maps to one HTTP answer.
-enum StoreError: Error, Equatable {
+enum Refusal: Error, Equatable {
     case notFound
     case uuidTaken
     case nameTaken

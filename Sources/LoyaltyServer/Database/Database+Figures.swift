@@ -4,7 +4,7 @@ import Postgres
 
 /// Figures over time and beacon health, read from the seen set and the redemptions of the retailer's live
 /// offers (shopper tables, each read for those offers on its own, as `statistics` does).
-extension Store {
+extension Database {
     func figures(retailerID: UUID, days: Int) throws -> RetailerFigures {
         let now = clock()
         let today = Int64((now.timeIntervalSince1970 / 86_400).rounded(.down))

@@ -13,7 +13,7 @@ let tillKeyPrefix = "lt_"
 
 /// Till keys, and checking and accepting redemption codes. Every statement is scoped by the retailer, so
 /// another retailer's code reads as unknown.
-extension Store {
+extension Database {
     func createTillKey(retailerID: UUID, name: String) throws -> TillKeyCredentials {
         let key = Secrets.token(prefix: tillKeyPrefix)
         let row = try pool.withConnection { connection in
@@ -123,7 +123,7 @@ extension Store {
             }
             // Not changed: unknown, removed or ended (codeState throws which), or accepted before.
             let state = try Self.codeState(code, retailerID: retailerID, now: now, in: connection)
-            throw StoreError.codeAlreadyAccepted(at: state.acceptedAt ?? now, till: state.acceptedTill ?? "")
+            throw Refusal.codeAlreadyAccepted(at: state.acceptedAt ?? now, till: state.acceptedTill ?? "")
         }
     }
 
@@ -140,12 +140,12 @@ extension Store {
                 ORDER BY r.created_at LIMIT 1
                 """
             ).first
-        else { throw StoreError.codeUnknown }
+        else { throw Refusal.codeUnknown }
         let state = try TillCode(row: row)
         if state.status == .accepted { return state }
-        if try row.decode("deleted_at", as: Date?.self) != nil { throw StoreError.codeOfferRemoved }
+        if try row.decode("deleted_at", as: Date?.self) != nil { throw Refusal.codeOfferRemoved }
         if let endsAt = try row.decode("ends_at", as: Date?.self), endsAt <= now {
-            throw StoreError.codeExpired(endedAt: endsAt)
+            throw Refusal.codeExpired(endedAt: endsAt)
         }
         return state
     }

@@ -3,7 +3,7 @@ import LoyaltyAPI
 import Postgres
 
 /// Many offers in one statement, and the retailer's offers a page at a time.
-extension Store {
+extension Database {
     /// Creates or replaces every row's offer in one statement: all of them or, on any error, none. The feed row
     /// is locked first and held until commit, as by any catalog write, so this write's versions commit in
     /// order with every other's; row N of the file is offered version head + N (each row its own version, so
