@@ -63,7 +63,9 @@ let package = Package(
                 .embedInCode("Resources/console.css"), .embedInCode("Resources/favicon.svg"),
             ]),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
-        .executableTarget(name: "loyalty-server", dependencies: ["Arguments", "LoyaltyServer"]),
+        // Flags and environment variables in, a `ServerConfiguration` out, and the server run until a signal.
+        .executableTarget(
+            name: "loyalty-server", dependencies: ["Arguments", "HTTPServer", "LoyaltyAPI", "LoyaltyServer", "Postgres"]),
         // The `loyalty` command tree and everything it prints: commands, the terminal, text and JSON lines.
         .target(
             name: "LoyaltyCLI",
@@ -97,7 +99,10 @@ let package = Package(
         .testTarget(name: "DigestTests", dependencies: ["Digest"]),
         .testTarget(
             name: "LoyaltyServerTests",
-            dependencies: ["Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient"]),
+            dependencies: [
+                "Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient",
+                "loyalty-server",
+            ]),
         .testTarget(
             name: "LoyaltyClientTests",
             dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),

@@ -4,7 +4,7 @@ import LoyaltyAPI
 
 /// Random secrets and their digests. A secret is shown once; only `digest(of:)` is stored, and lookups
 /// are by digest, so a database dump does not hold usable credentials.
-enum Secrets {
+public enum Secrets {
     /// `count` bytes from the kernel's CSPRNG: on Linux the standard library's system generator is
     /// getrandom(2) (Glibc's module map does not export <sys/random.h>).
     /// Eight bytes per call: the generator makes one system call per value, whatever its width.
@@ -19,7 +19,7 @@ enum Secrets {
     }
 
     /// `prefix` followed by 32 random bytes in unpadded base64url, e.g. `lk_3q2-...`.
-    static func token(prefix: String) -> String {
+    public static func token(prefix: String) -> String {
         prefix + base64URL(randomBytes(32))
     }
 

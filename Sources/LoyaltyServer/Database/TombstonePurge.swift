@@ -6,7 +6,12 @@ import LoyaltyAPI
 /// while the server runs, so a server that runs for months purges as one restarted daily does. The
 /// cutoff comes from the store's clock. Instances purging at the same moment are harmless: one purges,
 /// the others skip.
-final class TombstonePurge {
+final class TombstonePurge: @unchecked Sendable {  // the timer is set up in init, then only cancelled (thread-safe)
+    /// Tombstones are kept this long, so clients that sync at least this often never get a 410.
+    static let retention: TimeInterval = 30 * 24 * 3600
+    /// How often a running server purges them again (it also does at start).
+    static let interval: TimeInterval = 6 * 3600
+
     private let queue = DispatchQueue(label: "loyalty-server.tombstone-purge")
     private let timer: any DispatchSourceTimer
 

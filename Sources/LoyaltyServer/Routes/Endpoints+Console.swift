@@ -6,13 +6,13 @@ import LoyaltyAPI
 /// its page signs in to. The page calls the same `/v1/retailer/...` routes as the CLI, authenticated by the
 /// session cookie; a request that changes something also carries the session's CSRF token.
 extension Endpoints {
-    var consoleRoutes: [(method: String, pattern: String, handler: Handler)] {
+    var consoleRoutes: [Route] {
         [
-            ("GET", "/console/", { _ in ConsoleFiles.page }),
-            ("GET", "/console/{file}", consoleFile),
-            ("POST", "/v1/console/session", signIn),
-            ("GET", "/v1/console/session", showConsoleSession),
-            ("DELETE", "/v1/console/session", signOut),
+            Route("GET", "/console/") { _ in ConsoleFiles.page },
+            Route("GET", "/console/{file}", consoleFile),
+            Route("POST", "/v1/console/session", signIn),
+            Route("GET", "/v1/console/session", showConsoleSession),
+            Route("DELETE", "/v1/console/session", consoleSession, signOut),
         ]
     }
 
@@ -72,10 +72,7 @@ extension Endpoints {
             headers: ["Cache-Control": "no-store"])
     }
 
-    func signOut(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard case .console(_, let token) = try principal(request) else {
-            throw forbidden("a console session")
-        }
+    func signOut(_ request: HTTPRequest, _ token: String) throws -> HTTPResponse {
         try database.endConsoleSession(token: token)
         return HTTPResponse(status: 204, headers: ["Set-Cookie": Self.sessionCookie(request, value: "", maxAge: 0)])
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// one log line per request. Give `handle` and `reject` to an `HTTPServer`.
 public final class LoyaltyService: Sendable {
     private let router: Router
-    private let endpoints: Endpoints
+    /// Each route by "METHOD pattern".
+    private let routes: [String: Route]
     private let metrics: Metrics
     private let log: @Sendable (String) -> Void
 
@@ -21,13 +22,15 @@ public final class LoyaltyService: Sendable {
             database: database, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
             metrics: metrics, rateLimiter: RateLimiter(rateLimits))
         var router = Router()
-        for (method, pattern, handler) in endpoints.routes {
-            router.add(method, pattern) { request in
-                Self.answer(request, route: pattern, metrics: metrics, log: log, handler: handler)
+        var routes: [String: Route] = [:]
+        for route in endpoints.routes {
+            router.add(route.method, route.pattern) { request in
+                Self.answer(request, route: route.pattern, metrics: metrics, log: log, handler: route.respond)
             }
+            routes[route.name] = route
         }
         self.router = router
-        self.endpoints = endpoints
+        self.routes = routes
         self.metrics = metrics
         self.log = log
     }
@@ -51,21 +54,28 @@ public final class LoyaltyService: Sendable {
             })
     }
 
+    /// The routes that take more than the HTTP server's usual body limit (an import), by path: for its limits.
+    public var maxBodyBytesByPath: [String: Int] {
+        routes.values.reduce(into: [:]) { limits, route in
+            if let limit = route.maxBodyBytes { limits[route.pattern] = limit }
+        }
+    }
+
     /// Refuses a request with a body from its head, before the body is read (give it to `HTTPServer` as `admit`):
     /// a route that needs a credential asked without one, and a large body (an import) whose credential does
     /// not let it in. So no one without a key makes the server hold a body.
     public func admit(_ head: HTTPRequest) -> HTTPResponse? {
         let announcesBody = (head.header("content-length").flatMap { Int($0) } ?? 0) > 0
             || head.header("transfer-encoding") != nil
-        guard announcesBody, let route = router.pattern(method: head.method, path: head.path),
-            !Endpoints.openRoutes.contains("\(head.method) \(route)")
+        guard announcesBody, let pattern = router.pattern(method: head.method, path: head.path),
+            let route = routes["\(head.method) \(pattern)"], route.caller != .anyone
         else { return nil }
         let refusal: (any Error)?
         if head.bearerToken == nil && head.consoleSessionToken == nil {
             refusal = APIFailure.unauthorized
-        } else if Self.maxBodyBytesByPath[head.path] != nil {
+        } else if route.maxBodyBytes != nil {
             do {
-                _ = try endpoints.requireRetailer(head)
+                try route.checkCaller(head)
                 refusal = nil
             } catch {
                 refusal = error
@@ -74,7 +84,7 @@ public final class LoyaltyService: Sendable {
             return nil
         }
         guard let refusal else { return nil }
-        return Self.answer(head, route: route, metrics: metrics, log: log) { _ in throw refusal }
+        return Self.answer(head, route: pattern, metrics: metrics, log: log) { _ in throw refusal }
     }
 
     /// The answer to a request the HTTP server refused before reading it (a body over the limit, framing that

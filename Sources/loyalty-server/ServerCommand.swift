@@ -3,30 +3,31 @@ import Dispatch
 import Foundation
 import HTTPServer
 import LoyaltyAPI
+import LoyaltyServer
 import Postgres
 
 /// The server's settings: the environment's (DATABASE_URL, LOYALTY_LISTEN, LOYALTY_ADMIN_TOKEN), under
 /// the arguments' (`loyalty-server [migrate] [--listen HOST:PORT] [--data-dir DIR]`).
-public struct ServerOptions: Equatable, Sendable {
-    public var host = "127.0.0.1"
-    public var port: UInt16 = 8080
-    public var dataDirectory: URL
+struct ServerOptions: Equatable, Sendable {
+    var host = "127.0.0.1"
+    var port: UInt16 = 8080
+    var dataDirectory: URL
     /// libpq conninfo or URL; nil runs the embedded cluster in `dataDirectory/pg`.
-    public var databaseURL: String?
+    var databaseURL: String?
     /// DATABASE_REPLICA_URL: libpq conninfo of the streaming standbys that serve shoppers' reads (multi-host allowed).
-    public var replicaURL: String?
+    var replicaURL: String?
     /// DATABASE_REPLICA_MAX_LAG: seconds a standby's replay may be behind before reads go to the primary.
-    public var replicaMaxLag: Double = 30
-    public var operatorToken: String?
+    var replicaMaxLag: Double = 30
+    var operatorToken: String?
     /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
-    public var migrateOnly = false
+    var migrateOnly = false
     /// False with `--no-rate-limits`: for load tests, whose clients all share one address.
-    public var rateLimited = true
+    var rateLimited = true
     /// `--trusted-proxy` (repeated) and `--proxy-protocol`: the balancers that may name the client.
-    public var clientAddresses = ClientAddressPolicy()
+    var clientAddresses = ClientAddressPolicy()
 
     /// The settings `arguments` ask for: nil when they ask for help, the version or a completion script.
-    public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
+    static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
     {
         guard case .run(let command, let parsed) = try ServerCommand.command(environment: environment).parse(arguments)
         else { return nil }
@@ -94,23 +95,9 @@ public struct ServerOptions: Equatable, Sendable {
     }
 }
 
-/// `HOST:PORT`, from `--listen` or LOYALTY_LISTEN.
-struct ListenAddress: Sendable {
-    static let expected = "HOST:PORT, e.g. 127.0.0.1:8080"
-    let host: String
-    let port: UInt16
-
-    init?(_ text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
-            colon != text.startIndex
-        else { return nil }
-        (host, self.port) = (String(text[..<colon]), port)
-    }
-}
-
 /// Runs the server until SIGTERM or SIGINT: then it stops accepting, answers the requests in flight,
 /// stops the embedded cluster and returns.
-public enum ServerCommand {
+enum ServerCommand {
     static let listen = Option<ListenAddress>(
         "listen", value: "HOST:PORT",
         help: "Address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one).",
@@ -140,7 +127,7 @@ public enum ServerCommand {
             + "(HAProxy's send-proxy-v2) naming the client; any other connection is closed and logged.")
 
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
-    public static func command(environment: [String: String]) -> Command {
+    static func command(environment: [String: String]) -> Command {
         let migrate = Command(
             name: "migrate",
             summary: "Apply the pending schema migrations, print what was done and exit.",
@@ -151,7 +138,7 @@ public enum ServerCommand {
             options: [dataDirectory],
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: true, environment: environment)
-                try logFailure { try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema) }
+                try logFailure { try run(options) }
             })
         return Command(
             name: "loyalty-server", summary: "The HTTP API of the loyalty system: retailers, offers, stores, shoppers.",
@@ -170,7 +157,7 @@ public enum ServerCommand {
             version: Release.version,
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
-                try logFailure { try run(options, openAPIDocument: Documents.openAPI, schema: Documents.schema) }
+                try logFailure { try run(options) }
             })
     }
 
@@ -184,45 +171,22 @@ public enum ServerCommand {
         }
     }
 
-    public static func run(_ options: ServerOptions, openAPIDocument: [UInt8], schema: DatabaseSchema) throws {
-        // Before the embedded cluster's initdb and start, which take seconds and would end in a bind error.
-        if !options.migrateOnly { try HTTPServer.checkAvailable(host: options.host, port: options.port) }
+    static func run(_ options: ServerOptions) throws {
         try FileManager.default.createDirectory(at: options.dataDirectory, withIntermediateDirectories: true)
-        var embedded: EmbeddedPostgres?
-        let conninfo: String
-        if let databaseURL = options.databaseURL {
-            conninfo = databaseURL
-        } else {
-            let cluster = EmbeddedPostgres(directory: options.dataDirectory.appendingPathComponent("pg")) { notice in
-                ServerLog.standardError(ServerLog.line(.warning, "embedded_postgres", ["message": .string(notice)]))
-            }
-            conninfo = try cluster.start()
-            embedded = cluster
-        }
-        defer { embedded?.stop() }
-
-        let limits = Self.limits
-        let primary = PostgresPool(conninfo: conninfo, size: Self.databaseConnections)
-        let standbyReads = options.replicaURL.map { replicaURL in
-            StandbyReads(
-                primary: primary, standbys: PostgresPool(conninfo: replicaURL, size: Self.databaseConnections),
-                maxLag: options.replicaMaxLag, log: { ServerLog.standardError(ServerLog.line(standbyEvent: $0)) })
-        }
-        let database = Database(pool: primary, standbyReads: standbyReads, clock: { Date() })
-        let change = try database.migrate(to: schema)
+        var configuration = ServerConfiguration(
+            database: options.databaseURL.map { .conninfo($0) }
+                ?? .embedded(directory: options.dataDirectory.appendingPathComponent("pg")),
+            operatorToken: "")
         if options.migrateOnly {
-            announce(change.description)
+            announce(try Server.migrate(configuration).description)
             return
         }
-        // On stderr, in the log: stdout's first line is the address, which scripts and tests wait for.
-        if change != .current(version: schema.version) {
-            ServerLog.standardError(ServerLog.line(.info, "schema_migrated", ["change": .string(change.description)]))
-        }
-        try TombstonePurge.purge(database: database, retention: tombstoneRetention, log: ServerLog.standardError)
-        let operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
-        let service = LoyaltyService(
-            database: database, operatorToken: operatorToken, openAPIDocument: openAPIDocument,
-            rateLimits: options.rateLimited ? .standard : .unlimited)
+        configuration.operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
+        configuration.standbys = options.replicaURL
+        configuration.standbyMaxLag = options.replicaMaxLag
+        configuration.rateLimits = options.rateLimited ? .standard : .unlimited
+        configuration.listen = ListenAddress(host: options.host, port: options.port)
+        configuration.clientAddresses = options.clientAddresses
 
         // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
         for signalNumber in [SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }
@@ -234,49 +198,23 @@ public enum ServerCommand {
             return source
         }
 
-        let server = try HTTPServer(
-            host: options.host, port: options.port, limits: limits, clientAddresses: options.clientAddresses,
-            reject: service.reject, admit: service.admit, handler: service.handle,
-            diagnostics: { message in
-                ServerLog.standardError(ServerLog.line(.warning, "libmicrohttpd", ["message": .string(message)]))
-            })
+        let server = try Server(configuration)
         let shownHost = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
-        let url = "http://\(shownHost):\(server.port)"
+        // On standard output, unbuffered: scripts and tests wait for this line; the log goes to standard error.
+        let url = "http://\(shownHost):\(server.port ?? options.port)"
         announce("loyalty-server listening on \(url)")
         ServerLog.standardError(
             ServerLog.line(.info, "started", ["url": .string(url), "version": .string(Release.version)]))
-        let purge = TombstonePurge(
-            database: database, retention: tombstoneRetention, interval: tombstonePurgeInterval,
-            log: ServerLog.standardError)
         stop.wait()
         ServerLog.standardError(ServerLog.line(.info, "stopping"))
         server.shutdown()
-        purge.stop()
         sources.forEach { $0.cancel() }
     }
-
-    /// The HTTP server's limits.
-    public static var limits: HTTPServerLimits {
-        var limits = HTTPServerLimits()
-        limits.maxBodyBytesByPath = LoyaltyService.maxBodyBytesByPath
-        return limits
-    }
-
-    /// The database pool's connections (each of the primary and the standbys): as many handlers (one per HTTP
-    /// connection) run statements at once, the rest wait for one. Each handler waits on PostgreSQL for most of its
-    /// time: with a connection per core or two, the database sees too few commits at once to group them, and
-    /// requests queue behind round trips while the CPUs idle.
-    public static let databaseConnections = max(16, 2 * ProcessInfo.processInfo.activeProcessorCount)
 
     /// Unbuffered, so whoever waits for the line (tests, the demo) sees it at once.
     static func announce(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
-
-    /// Tombstones are kept this long, so clients that sync at least this often never get a 410.
-    static let tombstoneRetention: TimeInterval = 30 * 24 * 3600
-    /// How often a running server purges them again (it also does at start).
-    static let tombstonePurgeInterval: TimeInterval = 6 * 3600
 
     /// The operator token in `directory/admin-token`, created (mode 0600) on first start.
     static func generatedOperatorToken(in directory: URL) throws -> String {
