@@ -28,7 +28,7 @@ extension ClientContext {
 private enum Register {
     static let name = Option<String>(
         "name", value: "NAME", help: "The retailer's name, as shoppers see it.", required: true)
-    static let uuid = uuidOption("uuid", help: "Claim the proximity UUID your beacons already broadcast.")
+    static let uuid = Option<UUID>.uuid("uuid", help: "Claim the proximity UUID your beacons already broadcast.")
 }
 
 private let retailerRegister = Command(

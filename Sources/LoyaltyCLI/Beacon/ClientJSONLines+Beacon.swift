@@ -1,26 +1,13 @@
 import Beacons
 import LoyaltyAPI
-import LoyaltyClient
 
-extension ClientText {
-    /// `beacon advertise`'s first line: the beacon, its power and interval, the adapter, the kind of HCI
-    /// commands (`mode`: legacy or extended; nil when bluetoothd advertises it), and how long it advertises.
-    public static func advertising(
-        _ frame: BeaconFrame, intervalMilliseconds: Double, adapter: String, mode: String?, duration: Double?
-    ) -> String {
-        let until = duration.map { "for \(String(format1: $0)) s" } ?? "until Ctrl-C"
-        let path = mode.map { "\($0) commands" } ?? "through bluetoothd"
-        return "advertising \(frame.identity) at \(frame.measuredPower) dBm every "
-            + "\(String(format1: intervalMilliseconds)) ms on \(adapter) (\(path)) \(until)"
-    }
-
-    /// `beacon advertise --write FILE`: the `commands` HCI commands and the report written.
-    public static func advertisingWritten(_ file: String, commands: Int) -> String {
-        "wrote \(file): \(commands) HCI commands and the advertising report a scanner 1 m away receives"
-    }
-}
-
+/// The JSON lines of `beacon advertise` and `beacon simulate`.
 extension ClientJSONLines {
+    /// `beacon simulate --json`.
+    public static func walkWritten(_ file: String, beacons: Int, seconds: Double) -> String {
+        object([("file", .string(file)), ("beacons", .int(beacons)), ("seconds", .double(seconds))])
+    }
+
     /// `beacon advertise --json`'s first line; `via` is "hci" or "bluetoothd" (then `mode` is nil: the kernel
     /// chooses the HCI commands).
     public static func advertising(

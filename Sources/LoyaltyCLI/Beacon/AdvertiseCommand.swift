@@ -10,7 +10,7 @@ import LoyaltyClient
 #endif
 
 private enum Advertise {
-    static let uuid = uuidOption("uuid", help: "The proximity UUID (the retailer's).", required: true)
+    static let uuid = Option<UUID>.uuid("uuid", help: "The proximity UUID (the retailer's).", required: true)
     static let major = number("major", value: "M", help: "Major, 0...65535 (a department).")
     static let minor = number("minor", value: "N", help: "Minor, 0...65535 (the beacon in it).")
     static let measuredPower = Option<Int8>(
@@ -20,7 +20,7 @@ private enum Advertise {
     static let interval = Option<Double>(
         "interval-ms", value: "MS", help: "Advertising interval, 20...10240 ms in 0.625 ms steps (default 100).",
         expected: "a number of milliseconds") { Double($0) }
-    static let duration = secondsOption(
+    static let duration = Option<Double>.seconds(
         "duration", help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
     static let dryRun = Flag("dry-run", help: "Print the HCI commands instead of sending them.")
     static let write = Option<String>(
@@ -130,10 +130,4 @@ private func advertiseLive(
     output.flush()  // seen through a pipe while it advertises, not at the end
     try advertiser.run(duration: duration)
     output.emit(text: "stopped advertising on \(adapter)", json: ClientJSONLines.advertisingStopped(adapter: adapter))
-}
-
-/// Missing capabilities or a bus refusing this user exit 77, a stream that is not H4 65, every other radio
-/// problem 69.
-extension RadioError: CommandError {
-    public var exitCode: Int32 { exitStatus }
 }

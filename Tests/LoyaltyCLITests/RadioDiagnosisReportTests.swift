@@ -1,4 +1,5 @@
 import BeaconRadio
+import LoyaltyCLI
 import Testing
 
 /// `loyalty doctor`'s text: checks lined up, remedies under them, and the verdict last.

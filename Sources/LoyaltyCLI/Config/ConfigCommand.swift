@@ -69,7 +69,7 @@ private let configSet = Command(
             config.server = value
             saved = .string(value)
         case "connect_timeout_s", "total_timeout_s":
-            guard let seconds = positiveSeconds(value) else {
+            guard let seconds = Option<Double>.positiveSeconds(value) else {
                 throw arguments.usageError("\(key) takes seconds greater than 0, not '\(value)'")
             }
             if key == "connect_timeout_s" { config.connectTimeoutSeconds = seconds } else { config.totalTimeoutSeconds = seconds }
@@ -91,63 +91,6 @@ struct ConfigShown {
     let config: ClientConfig
     let server: (text: String, source: ClientConfig.ServerSource)
     let serverProblem: ClientError?
-}
-
-extension ClientText {
-    /// `config show`.
-    static func config(_ shown: ConfigShown) -> String {
-        let config = shown.config
-        let problem = shown.serverProblem.map { "; \($0.description)" } ?? ""
-        let retailer =
-            config.retailer.map {
-                "\(TerminalText.escaped($0.name)), beacons \($0.uuid.uuidString) (API key saved: `loyalty retailer key show` prints it)"
-            } ?? "-"
-        func seconds(_ value: Double?, default fallback: Int) -> String {
-            value.map { String(format1: $0) } ?? "\(fallback) (default)"
-        }
-        return """
-            file               \(shown.file)
-            server             \(serverInUse(shown.server.text, shown.server.source, saved: config.server, problem: problem))
-            connect_timeout_s  \(seconds(config.connectTimeoutSeconds, default: 5))
-            total_timeout_s    \(seconds(config.totalTimeoutSeconds, default: 30))
-            retailer           \(retailer)
-            """
-    }
-
-    /// The server in use and where it was given, with the config's when another wins over it:
-    /// `http://a:1 (from LOYALTY_SERVER; saved: http://b:2)`.
-    static func serverInUse(
-        _ server: String, _ source: ClientConfig.ServerSource, saved: String?, problem: String = ""
-    ) -> String {
-        let given =
-            switch source {
-            case .flag: "from --server"
-            case .environment: "from LOYALTY_SERVER"
-            case .config: "from the config"
-            case .default: "the default"
-            }
-        let overridden = saved.flatMap { source == .config || $0 == server ? nil : "; saved: \($0)" } ?? ""
-        return TerminalText.escaped("\(server) (\(given)\(overridden)\(problem))")
-    }
-}
-
-extension ClientJSONLines {
-    /// `config show --json`: never the API key.
-    static func config(_ shown: ConfigShown) -> String {
-        let config = shown.config
-        return object([
-            ("event", .string("config")), ("file", .string(shown.file)), ("server", .string(shown.server.text)),
-            ("server_from", .string(shown.server.source.rawValue)), ("server_valid", .bool(shown.serverProblem == nil)),
-            ("connect_timeout_s", config.connectTimeoutSeconds.map { .double($0) } ?? .null),
-            ("total_timeout_s", config.totalTimeoutSeconds.map { .double($0) } ?? .null),
-            ("retailer", config.retailer.map { .string($0.name) } ?? .null),
-        ])
-    }
-
-    /// `config set --json`.
-    static func configSet(_ key: String, _ value: JSONValue) -> String {
-        object([("event", .string("config_set")), ("key", .string(key)), ("value", value)])
-    }
 }
 
 extension Result {

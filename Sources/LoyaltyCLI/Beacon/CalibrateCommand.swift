@@ -12,7 +12,7 @@ import LoyaltyClient
 private enum Calibrate {
     static let replay = Option<String>(
         "replay", value: "FILE", help: "Read the samples from a BTSnoop capture instead of scanning.")
-    static let seconds = secondsOption("seconds", help: "How long to listen (default 30).")
+    static let seconds = Option<Double>.seconds("seconds", help: "How long to listen (default 30).")
     static let minimumSamples = Option<Int>(
         "min-samples", value: "N", help: "Refuse with fewer samples than this after outlier rejection (default 20).",
         expected: "a whole number, 1 or more"

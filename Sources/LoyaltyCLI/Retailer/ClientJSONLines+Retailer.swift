@@ -2,7 +2,7 @@ import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-/// The JSON lines of the retailer's and the till's commands.
+/// The JSON lines of the retailer's commands.
 extension ClientJSONLines {
     /// `retailer register`.
     public static func retailerRegistered(_ credentials: RetailerCredentials) -> String {
@@ -42,17 +42,6 @@ extension ClientJSONLines {
         ])
     }
 
-    /// `till check` and `till accept`.
-    public static func tillCode(_ code: TillCode, accepted: Bool) -> String {
-        object([
-            ("event", .string(accepted ? "code_accepted" : "code_checked")), ("code", .string(code.code)),
-            ("status", .string(code.status.rawValue)), ("offer_id", id(code.offerID)),
-            ("major", .int(Int(code.major))), ("minor", .int(Int(code.minor))), ("title", .string(code.title)),
-            ("redeemed_at", timestamp(code.redeemedAt)), ("accepted_at", timestamp(code.acceptedAt)),
-            ("accepted_till", optional(code.acceptedTill)),
-        ])
-    }
-
     /// `retailer till-key create`.
     public static func tillKeyCreated(_ key: TillKeyCredentials) -> String {
         object([
@@ -75,5 +64,56 @@ extension ClientJSONLines {
             ("event", .string("offers_imported")), ("created", .int(result.created)),
             ("updated", .int(result.updated)), ("unchanged", .int(result.unchanged)),
         ])
+    }
+
+    /// `retailer offers` and `retailer offer set`.
+    public static func offer(_ offer: Offer) -> String {
+        object([
+            ("id", id(offer.id)), ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))),
+            ("title", .string(offer.title)), ("description", optional(offer.description)),
+            ("category", optional(offer.category)), ("image_url", optional(offer.imageURL)),
+            ("starts_at", timestamp(offer.startsAt)), ("ends_at", timestamp(offer.endsAt)),
+            ("per_shopper_limit", .int(offer.perShopperLimit)), ("total_limit", optional(offer.totalLimit)),
+            ("reshow_after_s", optional(offer.reshowAfterSeconds)),
+        ])
+    }
+
+    /// `retailer store list` and `retailer store set`.
+    public static func store(_ store: RetailStore) -> String {
+        object([
+            ("id", id(store.id)), ("store_id", .string(store.storeID)), ("name", .string(store.name)),
+            ("latitude", .double(store.latitude)), ("longitude", .double(store.longitude)),
+            ("radius_m", .int(store.radiusMetres)),
+        ])
+    }
+
+    /// `retailer stats`, one line per offer.
+    public static func statistics(_ entry: OfferStatistics) -> String {
+        object([
+            ("offer_id", id(entry.offerID)), ("major", .int(Int(entry.major))), ("minor", .int(Int(entry.minor))),
+            ("title", .string(entry.title)), ("seen_by", .int(entry.seenBy)),
+            ("redemptions", .int(entry.redemptions)), ("accepted", .int(entry.accepted)),
+            ("remaining", optional(entry.remaining)),
+        ])
+    }
+
+    /// `retailer offer rm --json`.
+    public static func offerRemoved(major: UInt16, minor: UInt16) -> String {
+        object([("event", .string("offer_removed")), ("major", .int(Int(major))), ("minor", .int(Int(minor)))])
+    }
+
+    /// `retailer store rm --json`.
+    public static func storeRemoved(_ storeID: String) -> String {
+        object([("event", .string("store_removed")), ("store_id", .string(storeID))])
+    }
+
+    /// `retailer till-key revoke --json`.
+    public static func tillKeyRevoked(_ keyID: UUID) -> String {
+        object([("event", .string("till_key_revoked")), ("id", .string(keyID.uuidString.lowercased()))])
+    }
+
+    /// `retailer rotate-key --json`: whether the new key is in the config file (else it was printed).
+    public static func keyRotated(saved: Bool) -> String {
+        object([("event", .string("key_rotated")), ("saved", .bool(saved))])
     }
 }

@@ -10,10 +10,10 @@ enum ScanOptions {
     static let region = Option<BeaconIdentityConstraint>(
         "region", value: "REGION", help: "Monitor UUID, UUID:MAJOR or UUID:MAJOR:MINOR (repeatable).", repeatable: true,
         parse: BeaconIdentityConstraint.init(parsing:))
-    static let exitTimeout = secondsOption("exit-timeout", help: "Silence before a region is exited (default 10).")
-    static let trackingAge = secondsOption(
+    static let exitTimeout = Option<Double>.seconds("exit-timeout", help: "Silence before a region is exited (default 10).")
+    static let trackingAge = Option<Double>.seconds(
         "tracking-age", help: "Silence before a beacon's proximity is unknown (default 5).")
-    static let snapshotInterval = secondsOption(
+    static let snapshotInterval = Option<Double>.seconds(
         "snapshot-interval", help: "Seconds between ranging snapshots (default 1).")
     static let realtime = Flag("realtime", help: "Pace a replay by its timestamps instead of as fast as possible.")
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
@@ -99,29 +99,6 @@ let scanCommand = Command(
     exclusiveOptions: ControllerOptions.exclusive,
     run: runScan
 )
-
-extension PositionSourceError: CommandError {
-    public var exitCode: Int32 { if case .unreadableLog = self { ExitCode.ioError } else { ExitCode.unavailable } }
-}
-
-extension CombinedScan.ReplayError: CommandError {
-    public var exitCode: Int32 {
-        switch self {
-        case .unreadable(_, let error): error.exitCode
-        case .damaged: ExitCode.dataError
-        }
-    }
-}
-
-extension BTSnoopError: CommandError {
-    /// 74 for a capture that cannot be opened or read (missing, a directory), 65 for one that is not a capture.
-    public var exitCode: Int32 {
-        switch reason {
-        case .openFailed, .readFailed: ExitCode.ioError
-        default: ExitCode.dataError
-        }
-    }
-}
 
 private func runScan(_ arguments: ParsedArguments) throws {
     let location = try locationSource(arguments)
