@@ -22,7 +22,7 @@ import Testing
             BlueZAdvertiser.reply(to: call, properties: BlueZAdvertiser.properties(of: advertisement))
         }
         defer { object.stop() }
-        let caller = try SystemBus(address: bus.address)
+        let caller = try MessageBus(address: bus.address)
         func call(_ method: String, _ arguments: [DBusArgument]) throws(DBusFailure) -> [DBusValue] {
             try caller.call(
                 destination: object.uniqueName, path: BlueZAdvertiser.objectPath,
@@ -90,7 +90,7 @@ import Testing
     /// libdbus aborts the process on a malformed path or name; the wrapper refuses it first, as a D-Bus error.
     @Test func aMalformedPathOrNameIsAnErrorNotAnAbort() throws {
         let bus = try PrivateBus()
-        let caller = try SystemBus(address: bus.address)
+        let caller = try MessageBus(address: bus.address)
         let good = ("org.bluez", "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Get")
         let malformed = [
             ("org..bluez", good.1, good.2, good.3), (good.0, "/org/bluez/hci 0", good.2, good.3),
@@ -169,7 +169,7 @@ private final class ExportedOnThread: @unchecked Sendable {
         stopPipe = ends
         Thread.detachNewThread { [self] in
             defer { done.signal() }
-            guard let bus = try? SystemBus(address: address), (try? bus.export(path: BlueZAdvertiser.objectPath, handler)) != nil
+            guard let bus = try? MessageBus(address: address), (try? bus.export(path: BlueZAdvertiser.objectPath, handler)) != nil
             else {
                 ready.signal()
                 return

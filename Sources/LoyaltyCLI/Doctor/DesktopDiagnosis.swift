@@ -16,8 +16,8 @@ enum DesktopDiagnosis {
     }
 
     static func notifications() -> RadioDiagnosis.Check {
-        let bus: SystemBus
-        do { bus = try SystemBus.session() } catch {
+        let bus: MessageBus
+        do { bus = try MessageBus.session() } catch {
             return .init(
                 name: "notifications", status: .warning, detail: "no session bus: \(error.message)",
                 remedy: "scan --notify posts to the session bus of a desktop login; without one the scan goes on without")

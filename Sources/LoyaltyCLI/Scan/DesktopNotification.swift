@@ -148,7 +148,7 @@ final class DesktopNotifier {
 
     let events: NotificationEvents
     private let warn: (String) -> Void
-    private var bus: SystemBus?
+    private var bus: MessageBus?
     /// What the server said it can show; nil until it answers (and again after it left).
     private var capabilities: Set<String>?
     /// Whether a server answered during this scan: its leaving is said as such.
@@ -167,7 +167,7 @@ final class DesktopNotifier {
         self.answering = answering
         self.warn = warn
         do {
-            let bus = try SystemBus.session()
+            let bus = try MessageBus.session()
             try bus.addMatch("type='signal',interface='\(Self.service)'")
             self.bus = bus
         } catch {

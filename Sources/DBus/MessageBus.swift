@@ -17,13 +17,13 @@ public struct DBusSignal: Sendable {
     public let arguments: [DBusValue]
 }
 
-/// One private connection to the system bus (libdbus), or to the user's session bus (`session()`). Owns it;
-/// confined to one thread at a time.
-public final class SystemBus {
+/// One private connection to a message bus (libdbus): the system bus (`system()`), the user's session bus
+/// (`session()`), or a private one at an address. Owns it; confined to one thread at a time.
+public final class MessageBus {
     let connection: OpaquePointer
 
-    /// Connects to the system bus, or to the bus at `address` (`unix:path=...`: a private bus in tests).
-    public init(address: String? = nil) throws(DBusFailure) {
+    /// Connects to the bus at `address` (`unix:path=...`: a private bus in tests), or with nil to the system bus.
+    public init(address: String?) throws(DBusFailure) {
         var error = LibDBus.Error()
         let opened =
             address.map { dbus_connection_open_private($0, &error.raw) } ?? dbus_bus_get_private(DBUS_BUS_SYSTEM, &error.raw)
@@ -37,9 +37,12 @@ public final class SystemBus {
         self.connection = connection
     }
 
+    /// The system bus, where bluetoothd is.
+    public static func system() throws(DBusFailure) -> MessageBus { try MessageBus(address: nil) }
+
     /// The session bus of the user's login (desktop notifications live there): at DBUS_SESSION_BUS_ADDRESS,
     /// else $XDG_RUNTIME_DIR/bus. Never autolaunches one: with neither, there is none.
-    public static func session() throws(DBusFailure) -> SystemBus {
+    public static func session() throws(DBusFailure) -> MessageBus {
         let environment = ProcessInfo.processInfo.environment
         let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
             ?? environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : "unix:path=\($0)/bus" }
@@ -48,7 +51,7 @@ public final class SystemBus {
                 name: "org.freedesktop.DBus.Error.NoServer",
                 message: "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set")
         }
-        return try SystemBus(address: address)
+        return try MessageBus(address: address)
     }
 
     /// This connection's unique name on the bus (":1.42").

@@ -24,7 +24,7 @@ private final class ExportedObject {
     init(_ handler: @escaping (DBusMethodCall) -> DBusMethodReply) { self.handler = handler }
 }
 
-extension SystemBus {
+extension MessageBus {
     /// Exports an object at `path`: the method calls to it that arrive while this connection dispatches
     /// (`dispatch`, `callDispatching`) go to `handler` on the dispatching thread, and its answer is sent back.
     public func export(path: String, _ handler: @escaping (DBusMethodCall) -> DBusMethodReply)
