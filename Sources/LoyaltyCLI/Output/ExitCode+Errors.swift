@@ -27,7 +27,7 @@ extension ClientError: CommandError {
         case .server(let status, _, _): status >= 500 ? ExitCode.tempFailure : ExitCode.failure
         case .protocolViolation, .unavailable: ExitCode.unavailable
         case .corruptCache, .io: ExitCode.ioError
-        case .configuration, .notRegistered, .notFound: ExitCode.failure
+        case .configuration, .notRegistered, .alreadyInAccount, .notFound: ExitCode.failure
         }
     }
 }

@@ -35,8 +35,9 @@ let syncCommand = Command(
         let cache: OfferCache
         do {
             cache = try context.openCache()
-        } catch ClientError.corruptCache(let message) where full {
-            context.output.error("warning: \(message); starting a new cache")
+        } catch let error as ClientError where full {
+            guard case .corruptCache = error else { throw error }
+            context.output.error("warning: \(error); starting a new cache")
             try OfferCache.discard(file: context.home.cacheFile)
             cache = try context.openCache()
         }

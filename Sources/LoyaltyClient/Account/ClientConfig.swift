@@ -84,8 +84,7 @@ extension ClientHome {
     /// The credentials, or a `notRegistered` error saying how to get them.
     public func requireDevice() throws(ClientError) -> DeviceCredentials {
         guard let device = try loadDevice() else {
-            throw .notRegistered(
-                "this device has no account: run `loyalty account create`, or `loyalty account link CODE` to join one")
+            throw .notRegistered(.account)
         }
         return device
     }

@@ -6,9 +6,7 @@ extension ClientHome {
     /// that already has an account keeps it.
     public func createAccount(_ api: LoyaltyAPIClient, deviceName: String?) throws(ClientError) -> DeviceCredentials {
         if let existing = try loadDevice() {
-            throw .configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()): see `loyalty account show`"
-            )
+            throw .alreadyInAccount(existing.accountID, linking: false)
         }
         try checkWritable()
         try prepareCacheForNewAccount()
@@ -21,9 +19,7 @@ extension ClientHome {
         _ api: LoyaltyAPIClient, code: String, deviceName: String?, replacing: Bool = false
     ) throws(ClientError) -> DeviceCredentials {
         if !replacing, let existing = try loadDevice() {
-            throw .configuration(
-                "this device already belongs to account \(existing.accountID.uuidString.lowercased()); to move it, run `loyalty account link --replace CODE`"
-            )
+            throw .alreadyInAccount(existing.accountID, linking: true)
         }
         try checkWritable()
         try prepareCacheForNewAccount()
@@ -68,8 +64,7 @@ extension ClientHome {
                 "\(configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME")
         }
         guard let token = operatorToken, !token.isEmpty else {
-            throw .notRegistered(
-                "set LOYALTY_ADMIN_TOKEN to the server operator's token (loyalty-server prints where it keeps it)")
+            throw .notRegistered(.operatorToken)
         }
         try checkWritable()
         let credentials = try api.registerRetailer(registration, .operator(token))
@@ -130,15 +125,12 @@ extension ClientConfig {
         if let key = environment["LOYALTY_RETAILER_KEY"], !key.isEmpty {
             // A key pasted with its line break would fail in the HTTP layer as if the network were down.
             guard Self.isKeyShaped(key) else {
-                throw .unauthorized(
-                    "LOYALTY_RETAILER_KEY holds a space, a line break or another character no key has: set it to the key alone")
+                throw .unauthorized(.retailerKeyVariable)
             }
             return .retailer(key)
         }
         guard let retailer else {
-            throw .notRegistered(
-                "no retailer API key: run `loyalty retailer register --name NAME` or `loyalty retailer key set`, or set LOYALTY_RETAILER_KEY"
-            )
+            throw .notRegistered(.retailerKey)
         }
         return .retailer(retailer.apiKey)
     }

@@ -8,7 +8,7 @@ extension ClientHome {
     /// Fails unless both state folders can be created and written to (a file created and removed in each).
     public func checkWritable() throws(ClientError) {
         for directory in Set([configDirectory, dataDirectory]) {
-            do {
+            do throws(ClientError) {
                 try StateFile.makeDirectory(directory)
                 let probe = directory.appendingPathComponent(".write-check-\(getpid())")
                 let fd = open(probe.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -17,7 +17,7 @@ extension ClientHome {
                 unlink(probe.path)
             } catch {
                 throw .io(
-                    "cannot write in \(directory.path) (\(error)): make it writable, or set LOYALTY_HOME to a folder that is; nothing was asked of the server"
+                    "cannot write in \(directory.path) (\(error.message ?? "")): make it writable, or set LOYALTY_HOME to a folder that is; nothing was asked of the server"
                 )
             }
         }
@@ -31,7 +31,7 @@ extension ClientHome {
         } catch {
             let key = config.retailer?.apiKey ?? ""
             throw .io(
-                "\(error). The server will not show this API key again, so keep it now: \(key) — use it with LOYALTY_RETAILER_KEY=\(key), or put it in \(configFile.path) as retailer.api_key once the folder is writable"
+                "\(error.message ?? ""). The server will not show this API key again, so keep it now: \(key) — use it with LOYALTY_RETAILER_KEY=\(key), or put it in \(configFile.path) as retailer.api_key once the folder is writable"
                     + (oldKeyStillWorks ? "; the old key keeps working until the new one is first used, 24 h at most" : "")
             )
         }
@@ -44,7 +44,7 @@ extension ClientHome {
         } catch {
             let json = (try? LoyaltyJSON.encoder().encode(device)).map { String(decoding: $0, as: UTF8.self) } ?? ""
             throw .io(
-                "\(error). The server will not show this device's token again, so keep it now: once the folder is writable, write \(json) to \(deviceFile.path) (mode 0600)"
+                "\(error.message ?? ""). The server will not show this device's token again, so keep it now: once the folder is writable, write \(json) to \(deviceFile.path) (mode 0600)"
             )
         }
     }

@@ -50,9 +50,7 @@ extension OfferCache {
         try write { db in
             let version = try db.userVersion
             guard version <= Self.schemaVersion else {
-                throw ClientError.corruptCache(
-                    "the cache \(file.path) was written by a newer loyalty (schema \(version)): upgrade, or run `loyalty sync --full` to rebuild it"
-                )
+                throw ClientError.corruptCache(path: file.path, newerSchema: version)
             }
             // An up-to-date cache is left as it is: setting the version anyway wrote the file's first page at
             // every start, and so the log with its fsyncs, even for a command that only reads.

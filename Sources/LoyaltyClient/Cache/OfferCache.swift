@@ -68,9 +68,7 @@ public final class OfferCache {
     static func clientError(_ error: any Error, file: URL) -> ClientError {
         if let error = error as? ClientError { return error }
         if case .corrupt = error as? SQLiteError {
-            return .corruptCache(
-                "the cache \(file.path) is damaged: run `loyalty sync --full` to rebuild it from the server"
-            )
+            return .corruptCache(path: file.path, newerSchema: nil)
         }
         return .io("the cache \(file.path) failed: \(error)")
     }

@@ -17,18 +17,14 @@ public enum Credential: Sendable {
         }
     }
 
-    var refusal: String {
+    /// What a 401 or 403 to a request with this credential means.
+    var refusal: ClientError.Refusal {
         switch self {
-        case .none:
-            "the server asked for credentials"
-        case .device:
-            "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here"
-        case .retailer:
-            "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"
-        case .till:
-            "the till key was refused (revoked?): ask the retailer for a new one (`loyalty retailer till-key create`)"
-        case .operator:
-            "the operator token was refused: set LOYALTY_ADMIN_TOKEN to the server's admin token (loyalty-server prints where it keeps it)"
+        case .none: .none
+        case .device: .device
+        case .retailer: .retailer
+        case .till: .till
+        case .operator: .operator
         }
     }
 }

@@ -13,7 +13,7 @@ public enum OfferReference: Sendable, Equatable {
             return
         }
         guard let identity = try? BeaconIdentity(parsing: text) else {
-            throw .notFound("'\(text)' is not an offer: give an offer id or UUID:MAJOR:MINOR (see `loyalty offers`)")
+            throw .notFound(.notAnOffer(text))
         }
         self = .beacon(identity)
     }
@@ -27,9 +27,8 @@ public enum OfferReference: Sendable, Equatable {
                 try cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor)
             }
         guard let found else {
-            // A full sync cut short leaves offers out: say so, or the shopper doubts the beacon or the id.
-            let cause = try cache.catalogIsPartial ? " (the catalog is incomplete: a sync stopped midway)" : ""
-            throw .notFound("no such offer in the cache\(cause): run `loyalty sync`, then `loyalty offers` to list them")
+            // A full sync cut short leaves offers out: saying so spares the shopper doubting the beacon or the id.
+            throw .notFound(.notCached(catalogPartial: try cache.catalogIsPartial))
         }
         return found
     }
@@ -68,34 +67,6 @@ public struct Redeemer {
                 try cache.abandonRedemption(key: key)
             }
             throw error
-        }
-    }
-}
-
-extension ClientError {
-    /// A failed redemption of `offer` as the shopper at the till needs it: what happened and what to do;
-    /// `retry` says how to send the same request again.
-    public func explainingRedemption(
-        of offer: ResolvedOffer, retry: String = "run the same `loyalty redeem` again"
-    ) -> ClientError {
-        switch self {
-        case .server(409, .limitReached, _):
-            .server(
-                status: 409, code: .limitReached,
-                message: "\"\(offer.offer.title)\" cannot be redeemed again: its redemption limit is reached")
-        case .server(409, .offerNotSeen, _):
-            .server(
-                status: 409, code: .offerNotSeen,
-                message: "\"\(offer.offer.title)\" cannot be redeemed yet: this account has not been near its beacon; "
-                    + "go to the shop and run `loyalty scan` until the offer shows, then redeem it")
-        case .network(let message):
-            .network("\(message); \(retry): it resends the same request, so it never redeems twice")
-        case .server(410, _, let reason):
-            // The server says which: removed, ended, or not started yet.
-            .server(
-                status: 410, code: .offerUnavailable,
-                message: "\"\(offer.offer.title)\" cannot be redeemed: \(reason); `loyalty sync` updates the offers")
-        default: self
         }
     }
 }
