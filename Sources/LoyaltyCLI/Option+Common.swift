@@ -1,5 +1,6 @@
 import Arguments
 import Foundation
+import LoyaltyAPI
 
 /// Options several commands declare alike, checked as they are parsed.
 extension Option<Double> {
@@ -15,11 +16,23 @@ extension Option<Double> {
 }
 
 extension Option<UUID> {
-    /// `--name UUID`: a proximity UUID.
-    static func uuid(_ name: String, help: String, required: Bool = false) -> Option<UUID> {
+    /// `--name UUID`: a proximity UUID, that `check` may refuse too.
+    static func uuid(
+        _ name: String, help: String, required: Bool = false,
+        check: @escaping @Sendable (UUID) throws(InvalidValue) -> Void = { _ in }
+    ) -> Option<UUID> {
         Option(name, value: "UUID", help: help, required: required) { text in
             guard let uuid = UUID(uuidString: text) else { throw InvalidValue("not a UUID; expected 8-4-4-4-12 hex digits") }
+            try check(uuid)
             return uuid
         }
+    }
+}
+
+extension InvalidValue {
+    /// What `rule` returns; its refusal (a rule the server checks too) is the reason the value is refused,
+    /// so the parser says `--name: MESSAGE` before anything is sent.
+    static func checking<Value>(_ rule: () throws(ValidationError) -> Value) throws(InvalidValue) -> Value {
+        do throws(ValidationError) { return try rule() } catch { throw InvalidValue(error.message) }
     }
 }

@@ -25,10 +25,21 @@ extension ClientContext {
     }
 }
 
+/// Checked by the registration's own rules as they are parsed.
 private enum Register {
     static let name = Option<String>(
-        "name", value: "NAME", help: "The retailer's name, as shoppers see it.", required: true)
-    static let uuid = Option<UUID>.uuid("uuid", help: "Claim the proximity UUID your beacons already broadcast.")
+        "name", value: "NAME", help: "The retailer's name, as shoppers see it.", required: true
+    ) { text in
+        try InvalidValue.checking { () throws(ValidationError) in try RetailerRegistration(name: text).validate() }
+        return text
+    }
+    static let uuid = Option<UUID>.uuid("uuid", help: "Claim the proximity UUID your beacons already broadcast.") {
+        uuid throws(InvalidValue) in
+        // With a name that passes, only the UUID's rule (not the all-zero UUID) can refuse.
+        try InvalidValue.checking { () throws(ValidationError) in
+            try RetailerRegistration(name: "-", uuid: uuid).validate()
+        }
+    }
 }
 
 private let retailerRegister = Command(
@@ -37,10 +48,8 @@ private let retailerRegister = Command(
     discussion: clientDiscussion,
     options: [Register.name, Register.uuid] + ClientOptions.all,
     run: clientCommand { context in
-        let name = context.arguments.required(Register.name)
-        let uuid = context.arguments.value(Register.uuid)
-        let registration = RetailerRegistration(name: name, uuid: uuid)
-        do { try registration.validate() } catch { throw context.arguments.usageError("--\(error)") }
+        let registration = RetailerRegistration(
+            name: context.arguments.required(Register.name), uuid: context.arguments.value(Register.uuid))
         let credentials = try context.home.registerRetailer(
             context.api, registration,
             operatorToken: context.environment["LOYALTY_ADMIN_TOKEN"])
@@ -55,11 +64,7 @@ private enum BeaconNumbers {
     static let minor = number("MINOR")
 
     private static func number(_ name: String) -> Positional<UInt16> {
-        Positional(name) { text in
-            do throws(ValidationError) { return try Validation.beaconNumber(text, field: name) } catch {
-                throw InvalidValue(error.message)
-            }
-        }
+        Positional(name) { text in try InvalidValue.checking { () throws(ValidationError) in try Validation.beaconNumber(text, field: name) } }
     }
 
     static func read(_ context: ClientContext) -> (UInt16, UInt16) {
@@ -155,7 +160,7 @@ private let retailerStore = Command(
     subcommands: [retailerStoreSet, retailerStoreRemove, retailerStoreList])
 
 private let storeIDWord = Positional("STORE_ID") { text in
-    do throws(ValidationError) { return try Validation.storeID(text) } catch { throw InvalidValue(error.message) }
+    try InvalidValue.checking { () throws(ValidationError) in try Validation.storeID(text) }
 }
 
 private enum StoreFields {
