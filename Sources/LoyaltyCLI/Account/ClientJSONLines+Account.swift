@@ -6,15 +6,19 @@ import LoyaltyClient
 extension ClientJSONLines {
     /// `devices`, one line per device.
     public static func device(_ device: Device) -> String {
-        object([
-            ("id", id(device.id)), ("name", optional(device.name)), ("created_at", timestamp(device.createdAt)),
-            ("revoked_at", timestamp(device.revokedAt)), ("current", .bool(device.current)),
-        ])
+        object(
+            Device.CodingKeys.self,
+            [
+                .id: id(device.id), .name: optional(device.name), .createdAt: timestamp(device.createdAt),
+                .revokedAt: timestamp(device.revokedAt), .current: .bool(device.current),
+            ])
     }
 
     /// `account create` (`account_created`) and `account link CODE` (`device_linked`).
     public static func joined(_ device: DeviceCredentials, event: String) -> String {
-        object([("event", .string(event)), ("account_id", id(device.accountID)), ("device_id", id(device.deviceID))])
+        object(
+            DeviceCredentials.CodingKeys.self, event: event,
+            [.accountID: id(device.accountID), .deviceID: id(device.deviceID)])
     }
 
     /// `account show`: the account, this device, and what its cache holds.
@@ -32,7 +36,7 @@ extension ClientJSONLines {
 
     /// `account link`: the code for another device.
     public static func linkCode(_ link: LinkCode) -> String {
-        object([("code", .string(link.code)), ("expires_at", timestamp(link.expiresAt))])
+        object(LinkCode.CodingKeys.self, [.code: .string(link.code), .expiresAt: timestamp(link.expiresAt)])
     }
 
     /// `devices revoke ID --json`.

@@ -18,6 +18,14 @@ public enum ClientJSONLines {
     /// A one-off line: the fields in order.
     public static func object(_ fields: [(String, JSONValue)]) -> String { JSONValue.object(fields).text }
 
+    /// A line of a wire type's fields in the order given, keyed by the type's coding keys (so a key is the
+    /// wire's, defined once), after `event` when there is one.
+    static func object<Key: CodingKey>(
+        _ keys: Key.Type, event: String? = nil, _ fields: KeyValuePairs<Key, JSONValue>
+    ) -> String {
+        object((event.map { [("event", JSONValue.string($0))] } ?? []) + fields.map { ($0.key.stringValue, $0.value) })
+    }
+
     /// `2026-01-31T09:00:00Z`, or null.
     public static func timestamp(_ date: Date?) -> JSONValue {
         date.map { .string(LoyaltyJSON.formatTimestamp($0)) } ?? .null

@@ -6,10 +6,9 @@ import LoyaltyClient
 extension ClientJSONLines {
     /// `retailer register`.
     public static func retailerRegistered(_ credentials: RetailerCredentials) -> String {
-        object([
-            ("event", .string("retailer_registered")), ("id", id(credentials.id)),
-            ("name", .string(credentials.name)), ("uuid", .string(credentials.uuid.uuidString)),
-        ])
+        object(
+            RetailerCredentials.CodingKeys.self, event: "retailer_registered",
+            [.id: id(credentials.id), .name: .string(credentials.name), .uuid: .string(credentials.uuid.uuidString)])
     }
 
     /// `retailer key show --json`: the key, and where it came from (`config` or `LOYALTY_RETAILER_KEY`).
@@ -19,43 +18,47 @@ extension ClientJSONLines {
 
     /// `retailer key set --json`: whose key was saved, never the key.
     static func retailerKeySet(_ credentials: RetailerCredentials) -> String {
-        object([
-            ("event", .string("retailer_key_set")), ("id", id(credentials.id)), ("name", .string(credentials.name)),
-            ("uuid", .string(credentials.uuid.uuidString)),
-        ])
+        object(
+            RetailerCredentials.CodingKeys.self, event: "retailer_key_set",
+            [.id: id(credentials.id), .name: .string(credentials.name), .uuid: .string(credentials.uuid.uuidString)])
     }
 
     /// `retailer stats --days N`, one line per day.
     public static func day(_ day: DayFigures) -> String {
-        object([
-            ("event", .string("day")), ("date", .string(day.date)), ("shown", .int(day.shown)),
-            ("unique_shoppers", .int(day.uniqueShoppers)), ("redeemed", .int(day.redeemed)),
-            ("accepted", .int(day.accepted)), ("conversion", day.conversion.map { .double($0) } ?? .null),
-        ])
+        object(
+            DayFigures.CodingKeys.self, event: "day",
+            [
+                .date: .string(day.date), .shown: .int(day.shown), .uniqueShoppers: .int(day.uniqueShoppers),
+                .redeemed: .int(day.redeemed), .accepted: .int(day.accepted),
+                .conversion: day.conversion.map { .double($0) } ?? .null,
+            ])
     }
 
     /// `retailer stats --days N`, one line per beacon.
     public static func beacon(_ beacon: BeaconHealth) -> String {
-        object([
-            ("event", .string("beacon")), ("major", .int(Int(beacon.major))), ("minor", .int(Int(beacon.minor))),
-            ("last_heard_at", timestamp(beacon.lastHeardAt)), ("check_battery", .bool(beacon.checkBattery)),
-        ])
+        object(
+            BeaconHealth.CodingKeys.self, event: "beacon",
+            [
+                .major: .int(Int(beacon.major)), .minor: .int(Int(beacon.minor)),
+                .lastHeardAt: timestamp(beacon.lastHeardAt), .checkBattery: .bool(beacon.checkBattery),
+            ])
     }
 
     /// `retailer till-key create`.
     public static func tillKeyCreated(_ key: TillKeyCredentials) -> String {
-        object([
-            ("event", .string("till_key_created")), ("id", id(key.id)), ("name", .string(key.name)),
-            ("till_key", .string(key.tillKey)),
-        ])
+        object(
+            TillKeyCredentials.CodingKeys.self, event: "till_key_created",
+            [.id: id(key.id), .name: .string(key.name), .tillKey: .string(key.tillKey)])
     }
 
     /// `retailer till-key list`, one line per key.
     public static func tillKey(_ key: TillKey) -> String {
-        object([
-            ("id", id(key.id)), ("name", .string(key.name)), ("created_at", timestamp(key.createdAt)),
-            ("revoked_at", timestamp(key.revokedAt)),
-        ])
+        object(
+            TillKey.CodingKeys.self,
+            [
+                .id: id(key.id), .name: .string(key.name), .createdAt: timestamp(key.createdAt),
+                .revokedAt: timestamp(key.revokedAt),
+            ])
     }
 
     /// `retailer offers import`.
@@ -68,33 +71,38 @@ extension ClientJSONLines {
 
     /// `retailer offers` and `retailer offer set`.
     public static func offer(_ offer: Offer) -> String {
-        object([
-            ("id", id(offer.id)), ("major", .int(Int(offer.major))), ("minor", .int(Int(offer.minor))),
-            ("title", .string(offer.title)), ("description", optional(offer.description)),
-            ("category", optional(offer.category)), ("image_url", optional(offer.imageURL)),
-            ("starts_at", timestamp(offer.startsAt)), ("ends_at", timestamp(offer.endsAt)),
-            ("per_shopper_limit", .int(offer.perShopperLimit)), ("total_limit", optional(offer.totalLimit)),
-            ("reshow_after_s", optional(offer.reshowAfterSeconds)),
-        ])
+        object(
+            Offer.CodingKeys.self,
+            [
+                .id: id(offer.id), .major: .int(Int(offer.major)), .minor: .int(Int(offer.minor)),
+                .title: .string(offer.title), .description: optional(offer.description),
+                .category: optional(offer.category), .imageURL: optional(offer.imageURL),
+                .startsAt: timestamp(offer.startsAt), .endsAt: timestamp(offer.endsAt),
+                .perShopperLimit: .int(offer.perShopperLimit), .totalLimit: optional(offer.totalLimit),
+                .reshowAfterSeconds: optional(offer.reshowAfterSeconds),
+            ])
     }
 
     /// `retailer store list` and `retailer store set`.
     public static func store(_ store: RetailStore) -> String {
-        object([
-            ("id", id(store.id)), ("store_id", .string(store.storeID)), ("name", .string(store.name)),
-            ("latitude", .double(store.latitude)), ("longitude", .double(store.longitude)),
-            ("radius_m", .int(store.radiusMetres)),
-        ])
+        object(
+            RetailStore.CodingKeys.self,
+            [
+                .id: id(store.id), .storeID: .string(store.storeID), .name: .string(store.name),
+                .latitude: .double(store.latitude), .longitude: .double(store.longitude),
+                .radiusMetres: .int(store.radiusMetres),
+            ])
     }
 
     /// `retailer stats`, one line per offer.
     public static func statistics(_ entry: OfferStatistics) -> String {
-        object([
-            ("offer_id", id(entry.offerID)), ("major", .int(Int(entry.major))), ("minor", .int(Int(entry.minor))),
-            ("title", .string(entry.title)), ("seen_by", .int(entry.seenBy)),
-            ("redemptions", .int(entry.redemptions)), ("accepted", .int(entry.accepted)),
-            ("remaining", optional(entry.remaining)),
-        ])
+        object(
+            OfferStatistics.CodingKeys.self,
+            [
+                .offerID: id(entry.offerID), .major: .int(Int(entry.major)), .minor: .int(Int(entry.minor)),
+                .title: .string(entry.title), .seenBy: .int(entry.seenBy), .redemptions: .int(entry.redemptions),
+                .accepted: .int(entry.accepted), .remaining: optional(entry.remaining),
+            ])
     }
 
     /// `retailer offer rm --json`.
