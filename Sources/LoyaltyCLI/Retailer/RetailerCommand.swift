@@ -15,8 +15,8 @@ let retailerCommand = Command(
         the config file (mode 0600). The other commands use that key, or LOYALTY_RETAILER_KEY.
         """,
     subcommands: [
-        retailerRegister, retailerOffer, retailerOffers, retailerStore, retailerStats,
-        retailerRotateKey, retailerKey, retailerTillKey,
+        retailerRegister, retailerOffer, retailerOffers, retailerStore, retailerStatsCommand,
+        retailerRotateKey, retailerKey, retailerTillKeyCommand,
     ])
 
 extension ClientContext {
@@ -146,7 +146,7 @@ private let retailerOfferRemove = Command(
 private let retailerOffers = Command(
     name: "offers", summary: "List your offers as the server has them; import or export them as CSV.",
     discussion: clientDiscussion, options: ClientOptions.all,
-    subcommands: [retailerOffersImport, retailerOffersExport],
+    subcommands: [retailerOffersImportCommand, retailerOffersExportCommand],
     run: clientCommand { context in
         let offers = try context.api.retailerOffers(try context.retailerCredential()).offers
         context.output.emit(

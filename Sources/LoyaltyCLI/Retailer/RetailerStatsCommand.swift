@@ -8,7 +8,7 @@ private let statsDays = Option<Int>(
     expected: "a whole number of days, 1 to 366"
 ) { Int($0).flatMap { Validation.figureDays.contains($0) ? $0 : nil } }
 
-let retailerStats = Command(
+let retailerStatsCommand = Command(
     name: "stats",
     summary: "Per offer: shoppers who saw it, redemptions, codes accepted at the till, what remains.",
     discussion: clientDiscussion, options: [statsDays] + ClientOptions.all,

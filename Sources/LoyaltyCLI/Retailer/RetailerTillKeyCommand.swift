@@ -4,7 +4,7 @@ import LoyaltyAPI
 import LoyaltyClient
 
 /// `loyalty retailer till-key create|list|revoke`.
-let retailerTillKey = Command(
+let retailerTillKeyCommand = Command(
     name: "till-key", summary: "Make, list and revoke the keys your tills accept codes with.",
     subcommands: [tillKeyCreate, tillKeyList, tillKeyRevoke])
 

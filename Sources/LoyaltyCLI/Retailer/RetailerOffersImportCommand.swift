@@ -6,7 +6,7 @@ import LoyaltyClient
 private let csvFile = Positional("FILE.csv")
 
 /// `loyalty retailer offers import FILE.csv`: all rows in one request, or none.
-let retailerOffersImport = Command(
+let retailerOffersImportCommand = Command(
     name: "import", summary: "Create or replace many offers from a CSV file, all or none.",
     discussion: """
         The first line names the columns: major,minor,title and any of description, category, image_url,
@@ -33,21 +33,4 @@ let retailerOffersImport = Command(
                 "nothing was imported: \(failure.problems.count) problem\(failure.problems.count == 1 ? "" : "s") in \(path)",
                 exitCode: ExitCode.dataError)
         }
-    })
-
-/// `loyalty retailer offers export [--output FILE]`.
-private let outputFile = Option<String>("output", value: "FILE", help: "Write the CSV here instead of to standard output.")
-
-let retailerOffersExport = Command(
-    name: "export", summary: "Write your offers as CSV, in the format import reads.",
-    discussion: clientDiscussion, options: [outputFile] + ClientOptions.all,
-    run: clientCommand { context in
-        let csv = try context.api.exportOffers(try context.retailerCredential())
-        guard let path = context.arguments.value(outputFile) else {
-            return context.output.write(bytes: csv)
-        }
-        do { try Data(csv).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw CommandFailure("cannot write \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
-        }
-        context.output.line("exported to \(path)")
     })
