@@ -1,9 +1,9 @@
 import LoyaltyAPI
-import LoyaltyClient
+import LoyaltyCLI
 import Testing
 
 /// `sync --near LAT,LON [--radius-km R]` as typed: the area, or the message for the value refused.
-@Suite struct CatalogAreaInputTests {
+@Suite struct CatalogAreaOptionsTests {
     func problem(near: String?, radius: String?) -> String? {
         do {
             _ = try CatalogArea.fromOptions(near: near, radiusKilometres: radius)
