@@ -55,8 +55,14 @@ extension BTSnoopError: CommandError {
     }
 }
 
-/// Missing capabilities or a bus refusing this user exit 77, a stream that is not H4 65, every other radio
-/// problem 69.
 extension RadioError: CommandError {
-    public var exitCode: Int32 { exitStatus }
+    /// Missing capabilities or a bus refusing this user exit 77, a stream that is not H4 65, every other radio
+    /// problem 69.
+    public var exitCode: Int32 {
+        switch self {
+        case .missingCapabilities, .busRefusesUser: ExitCode.noPermission
+        case .framingLost: ExitCode.dataError
+        default: ExitCode.unavailable
+        }
+    }
 }
