@@ -2,7 +2,9 @@ import Foundation
 import LoyaltyAPI
 import LoyaltyClient
 
-/// The JSON lines the client commands print with `--json`, keys in the order shown: what scripts read.
+/// The JSON lines the client commands print with `--json`, keys in the order shown: what scripts read. Each
+/// command family adds its own beside its commands (`Retailer/ClientJSONLines+Retailer.swift`); here is
+/// what they share.
 public enum ClientJSONLines {
     /// The shopper's warning while the cache holds only the first pages of a full catalog: the offers of the
     /// pages not fetched yet are missing, so their beacons show nothing.

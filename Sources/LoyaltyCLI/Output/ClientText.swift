@@ -8,7 +8,9 @@ public func timestamp(_ date: Date?) -> String {
     date.map(LoyaltyJSON.formatTimestamp) ?? "-"
 }
 
-/// What the client commands print on a terminal (without --json): tables and sentences, as text.
+/// What the client commands print on a terminal (without --json): tables and sentences, as text. Each
+/// command family adds its own beside its commands (`Retailer/ClientText+Retailer.swift`); here is what
+/// they share.
 public enum ClientText {
     /// Rows of text columns, padded to line up, each line ending in a newline, trailing spaces dropped;
     /// text from the server shows its control characters as codes.
