@@ -37,8 +37,7 @@ final class BenchSite {
     init(throughPgBouncer: Bool = false) throws {
         work = try ThrowawayDirectory.make("loyalty-bench", postgresMayEnter: true)
         cluster = EmbeddedPostgres(directory: work.appendingPathComponent("pg"))
-        let limits = ServerCommand.limits
-        bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: ServerCommand.databaseConnections) : nil
+        bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: Server.databaseConnections) : nil
         // One log line per request, and libmicrohttpd's diagnostics: kept in a file, out of the way of the figures,
         // each written as the server writes its standard error (one write(2) a line).
         let logFile = work.appendingPathComponent("server.log")
@@ -46,7 +45,7 @@ final class BenchSite {
         serverLog = try FileHandle(forWritingTo: logFile)
         let writeLine = ServerLog.writer(to: serverLog.fileDescriptor)
         server = try TestServer(
-            .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), limits: limits, poolSize: ServerCommand.databaseConnections,
+            .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), poolSize: Server.databaseConnections,
             logLines: writeLine, diagnostics: { writeLine("libmicrohttpd: " + $0) })
         let directory: String = try PostgresConnection(conninfo: server.directConninfo)
             .query("SELECT current_setting('data_directory') AS directory")[0].decode("directory")

@@ -54,9 +54,12 @@ private let london = (latitude: 51.3...51.7, longitude: -0.5...0.3)
 
     // The near catalog query through the real route, on an embedded PostgreSQL with 100,000 stores.
     let cluster = try EmbeddedPostgres.shared()
-    let pool = PostgresPool(conninfo: try cluster.createDatabase("geo_bench_\(getpid())"), size: 2)
-    let store = Store(pool: pool, clock: Date.init)
-    _ = try store.migrate(to: Documents.schema)
+    var configuration = ServerConfiguration(
+        database: .conninfo(try cluster.createDatabase("geo_bench_\(getpid())")), operatorToken: "bench-operator")
+    (configuration.poolSize, configuration.openAPIDocument, configuration.log) = (2, [], { _ in })
+    configuration.rateLimits = .unlimited
+    let server = try Server(configuration)
+    let pool = server.pool
     print("inserting 10,000 retailers, 20,000 offers and 100,000 stores ...")
     // Each row carries its feed version, and the feed's head moves once at the end: left to the per-row trigger,
     // the 130,000 rows of one transaction would each update the feed row past every dead version the earlier
@@ -84,8 +87,7 @@ private let london = (latitude: 51.3...51.7, longitude: -0.5...0.3)
                 ANALYZE;
                 """)
     }
-    let service = LoyaltyService(
-        store: store, operatorToken: "bench-operator", openAPIDocument: [], rateLimits: .unlimited, log: { _ in })
+    let service = server.service
     let account = service.handle(HTTPRequest(method: "POST", path: "/v1/accounts"))
     guard let credentials = try? JSONSerialization.jsonObject(with: Data(account.body)) as? [String: Any],
         let token = credentials["device_token"] as? String

@@ -12,11 +12,11 @@ import Postgres
 @MainActor func benchRetailer() throws {
     print("\n== retailer: CSV import and the console's first page")
     let cluster = try EmbeddedPostgres.shared()
-    let pool = PostgresPool(conninfo: try cluster.createDatabase("retailer_bench_\(getpid())"), size: 2)
-    let store = Store(pool: pool, clock: Date.init)
-    _ = try store.migrate(to: Documents.schema)
-    let service = LoyaltyService(
-        store: store, operatorToken: "bench-operator", openAPIDocument: [], log: { _ in })
+    var configuration = ServerConfiguration(
+        database: .conninfo(try cluster.createDatabase("retailer_bench_\(getpid())")), operatorToken: "bench-operator")
+    (configuration.poolSize, configuration.openAPIDocument, configuration.log) = (2, [], { _ in })
+    let server = try Server(configuration)
+    let (service, pool) = (server.service, server.pool)
     func retailer(_ name: String) throws -> (key: String, id: String) {
         let reply = service.handle(
             HTTPRequest(

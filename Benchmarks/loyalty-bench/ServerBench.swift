@@ -36,7 +36,7 @@ private let catalogSize = 100_000
     }
     let load = Load(server: server, tokens: tokens)
 
-    // pgbench runs the server's own statements (Store) with their parameters bound, as the server binds them: first
+    // pgbench runs the server's own statements (Database) with their parameters bound, as the server binds them: first
     // the device lookup, which on the catalog also reads the feed's head. A client reads its device's digest and
     // account from its row of bench_clients in its first transaction only (`clientParameters`).
     func device(withFeedHead: Bool) -> String {

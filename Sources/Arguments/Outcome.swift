@@ -31,3 +31,12 @@ extension Command {
         }
     }
 }
+
+extension Outcome {
+    /// Writes the outcome as both programs end: the output ending in a newline, then the error on a line of its
+    /// own.
+    public func write(output: (String) -> Void, error: (String) -> Void) {
+        if let text = self.output { output(text.hasSuffix("\n") ? text : text + "\n") }
+        if let text = self.error { error(text + "\n") }
+    }
+}

@@ -34,9 +34,8 @@ public enum LoyaltyCommand {
 
     private static func execute(_ arguments: [String], _ sink: OutputSink) -> Int32 {
         let outcome = root.execute(arguments)
-        if let text = outcome.output { sink.write(text.hasSuffix("\n") ? text : text + "\n") }
+        outcome.write(output: sink.write, error: { sink.flush(); sink.writeError($0) })
         sink.flush()
-        if let text = outcome.error { sink.writeError(text + "\n") }
         return outcome.exitCode
     }
 }

@@ -8,4 +8,7 @@ public final class LogRecorder: Sendable {
 
     public var record: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
     public var recorded: [String] { lines.withLock { $0 } }
+
+    /// Forgets what was recorded so far.
+    public func removeAll() { lines.withLock { $0.removeAll() } }
 }

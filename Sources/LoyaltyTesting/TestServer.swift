@@ -24,7 +24,7 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 public final class TestServer: @unchecked Sendable {  // `idleClients` is guarded by `clientsLock`
     public let transport: Transport
     public let clock: TestClock
-    public let store: Store
+    public let database: Database
     public let pool: PostgresPool
     /// What the pool connects with: straight to PostgreSQL, or through PgBouncer.
     public let conninfo: String
@@ -36,8 +36,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     /// What the server's start did to the database's schema.
     public let schemaChange: SchemaChange
     public let service: LoyaltyService
-    private let limits: HTTPServerLimits
-    private let http: HTTPServer?
+    /// The server, assembled as `loyalty-server` assembles it.
+    private let server: Server
     private let clientsLock = NSLock()
     /// Clients whose connection stays open between requests; one per request in flight.
     private var idleClients: [HTTPClient] = []
@@ -62,45 +62,37 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     ) throws {
         self.transport = transport
         self.clock = clock
-        // The routes that take larger bodies (an import) keep their limits, whatever else the test sets.
-        var limits = limits
-        limits.maxBodyBytesByPath.merge(LoyaltyService.maxBodyBytesByPath) { chosen, _ in chosen }
-        self.limits = limits
-        let database = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
+        let name = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
         // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
-        directConninfo = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(database)
+        directConninfo = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(name)
         let bouncer = try bouncer ?? (cluster == nil && Self.throughPgBouncerByDefault ? PgBouncer.shared() : nil)
-        conninfo = bouncer?.conninfo(database: database) ?? directConninfo
-        pool = PostgresPool(conninfo: conninfo, size: poolSize)
-        try setUp(pool)
+        conninfo = bouncer?.conninfo(database: name) ?? directConninfo
+        try setUp(PostgresPool(conninfo: conninfo, size: 1))
+        var configuration = ServerConfiguration(database: .conninfo(conninfo), operatorToken: operatorToken)
         // Reads on `standby`'s conninfo of the test's database (a streaming standby of `cluster`, whose copy of the
         // database comes by replication).
-        let primary = pool
-        let record = logLines ?? log.record
-        var standbyReads: StandbyReads?
-        if let standby {
-            standbyReads = StandbyReads(
-                primary: primary,
-                standbys: PostgresPool(conninfo: try standby(database), size: poolSize),
-                maxLag: standbyMaxLag, log: { record(ServerLog.line(standbyEvent: $0)) })
-        }
-        store = Store(pool: pool, standbyReads: standbyReads, clock: clock.read)
-        schemaChange = try store.migrate(to: Documents.schema)
-        let service = LoyaltyService(
-            store: store, operatorToken: operatorToken, openAPIDocument: Documents.openAPI, rateLimits: rateLimits,
-            log: logLines ?? log.record)
-        self.service = service
-        switch transport {
-        case .inProcess:
-            http = nil
-        case .socket:
-            http = try HTTPServer(
-                host: "127.0.0.1", port: 0, limits: limits, reject: service.reject, admit: service.admit,
-                handler: service.handle, diagnostics: diagnostics)
-        }
+        configuration.standbys = try standby?(name)
+        configuration.standbyMaxLag = standbyMaxLag
+        configuration.poolSize = poolSize
+        configuration.rateLimits = rateLimits
+        configuration.listen = transport == .socket ? ListenAddress(host: "127.0.0.1", port: 0) : nil
+        configuration.limits = limits
+        configuration.clock = clock.read
+        configuration.log = logLines ?? log.record
+        // libmicrohttpd's messages on standard error unless the test takes them: the log is the test's to read.
+        configuration.diagnostics = diagnostics ?? { FileHandle.standardError.write(Data("libmicrohttpd: \($0)\n".utf8)) }
+        // Tests purge tombstones when they mean to, on the test's clock.
+        configuration.purgesTombstones = false
+        server = try Server(configuration)
+        // The start's lines (the schema migrated): the tests read the lines of their own requests.
+        log.removeAll()
+        database = server.database
+        pool = server.pool
+        schemaChange = server.schemaChange
+        service = server.service
     }
 
-    deinit { http?.shutdown(gracePeriod: .seconds(1)) }
+    deinit { server.shutdown(gracePeriod: .seconds(1)) }
 
     /// LOYALTY_TEST_PGBOUNCER=1: servers on the shared cluster reach it through the shared PgBouncer.
     public static var throughPgBouncerByDefault: Bool {
@@ -108,14 +100,11 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     }
 
     /// The server's address over the socket; a test that needs one runs `.socket`.
-    public var baseURL: String {
-        guard let http else { preconditionFailure("an in-process TestServer has no address: use .socket") }
-        return "http://127.0.0.1:\(http.port)"
-    }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     public var port: UInt16 {
-        guard let http else { preconditionFailure("an in-process TestServer has no port: use .socket") }
-        return http.port
+        guard let port = server.port else { preconditionFailure("an in-process TestServer has no port: use .socket") }
+        return port
     }
 
     /// Sends `request` by the server's transport and returns the answer, header names lower-cased either way.
@@ -123,6 +112,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         switch transport {
         case .inProcess:
             let handlerRequest = request.handlerRequest
+            let limits = server.limits
             let limit = limits.maxBodyBytesByPath[handlerRequest.path] ?? limits.maxBodyBytes
             var head = handlerRequest
             head.body = []

@@ -1,9 +1,8 @@
 import Arguments
 import Foundation
-import LoyaltyServer
 
 let outcome = ServerCommand.command(environment: ProcessInfo.processInfo.environment)
     .execute(Array(CommandLine.arguments.dropFirst()))
-if let text = outcome.output { print(text, terminator: text.hasSuffix("\n") ? "" : "\n") }
-if let text = outcome.error { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+outcome.write(
+    output: { FileHandle.standardOutput.write(Data($0.utf8)) }, error: { FileHandle.standardError.write(Data($0.utf8)) })
 exit(outcome.exitCode)

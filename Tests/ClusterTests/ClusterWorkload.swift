@@ -37,6 +37,8 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
     let tillKeys: [(key: String, id: String)]
     let totalLimit: Int
     let perShopperLimit: Int
+    /// The operator's token: the instances' /metrics are the operator's.
+    private let adminToken: String
     private let history = Mutex<[Operation]>([])
     private let codes = Mutex<[String]>([])
     private let stopping = Atomic<Bool>(false)
@@ -47,6 +49,7 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         shoppers shopperCount: Int = 16, totalLimit: Int = 40, perShopperLimit: Int = 3
     ) throws {
         self.instances = instances
+        self.adminToken = adminToken
         self.totalLimit = totalLimit
         self.perShopperLimit = perShopperLimit
         let uuid = UUID().uuidString
@@ -415,7 +418,7 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         var standby = 0
         var primary = 0
         for instance in instances {
-            for line in try call(instance, "GET", "/metrics").text.split(separator: "\n") {
+            for line in try call(instance, "GET", "/metrics", token: adminToken).text.split(separator: "\n") {
                 let fields = line.split(separator: " ")
                 guard fields.count == 2, let value = Double(fields[1]) else { continue }
                 if fields[0] == "loyalty_db_standby_reads_total" { standby += Int(value) }

@@ -120,7 +120,7 @@ import Testing
         let document = try server.request("GET", "/openapi.yaml")
         #expect(document.status == 200 && document.text.hasPrefix("openapi: 3.0.3"))
 
-        let metrics = try server.request("GET", "/metrics").text
+        let metrics = try server.request("GET", "/metrics", token: server.operatorToken).text
         #expect(metrics.contains(#"loyalty_http_requests_total{route="/v1/catalog",method="GET",status="200"} 1"#))
         #expect(metrics.contains(#"loyalty_http_request_duration_seconds_count{route="/v1/catalog"} 1"#))
         #expect(metrics.contains("loyalty_db_pool_connections 8"))

@@ -69,7 +69,7 @@ import Testing
         // The tombstone is purged: a client that last synced before it can no longer get a correct delta.
         #expect(try server.request("DELETE", "/v1/retailer/offers/1/1", token: retailer.apiKey).status == 204)
         server.clock.advance(by: 60)
-        try server.store.purgeTombstones(deletedBefore: server.clock.read())
+        try server.database.purgeTombstones(deletedBefore: server.clock.read())
         let tooOld = try server.catalog(device, since: before.cursor)
         #expect(tooOld.status == 410)
         #expect(tooOld.errorCode == .cursorExpired)
@@ -84,14 +84,14 @@ import Testing
         let recent = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "Gone just now"))
         let before: CatalogPage = try server.catalog(device).decode()
         #expect(try server.request("DELETE", "/v1/retailer/offers/1/1", token: retailer.apiKey).status == 204)
-        server.clock.advance(by: ServerCommand.tombstoneRetention + 1)
+        server.clock.advance(by: TombstonePurge.retention + 1)
         #expect(try server.request("DELETE", "/v1/retailer/offers/1/2", token: retailer.apiKey).status == 204)
 
         // The first purge that deletes something logs; the wait is a bound on a failing test, not a timing.
         let log = LogRecorder()
         let purged = DispatchSemaphore(value: 0)
         let purge = TombstonePurge(
-            store: server.store, retention: ServerCommand.tombstoneRetention, interval: 0.01,
+            database: server.database, retention: TombstonePurge.retention, interval: 0.01,
             log: { line in
                 log.record(line)
                 purged.signal()
@@ -134,7 +134,7 @@ import Testing
 
         let removed = Mutex<[Result<Int, any Error>]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            let result = Result { try server.store.purgeTombstones(deletedBefore: server.clock.read()) }
+            let result = Result { try server.database.purgeTombstones(deletedBefore: server.clock.read()) }
             removed.withLock { $0.append(result) }
         }
         let counts = try removed.withLock { $0 }.map { try $0.get() }
@@ -150,10 +150,10 @@ import Testing
         #expect(try server.request("DELETE", "/v1/retailer/offers/2/1", token: retailer.apiKey).status == 204)
         server.clock.advance(by: -100)
         #expect(try server.request("DELETE", "/v1/retailer/offers/2/2", token: retailer.apiKey).status == 204)
-        #expect(try server.store.purgeTombstones(deletedBefore: now.addingTimeInterval(50)) == 1)
+        #expect(try server.database.purgeTombstones(deletedBefore: now.addingTimeInterval(50)) == 1)
         let newest = try purgedThrough()
         #expect(newest > lastVersion)
-        #expect(try server.store.purgeTombstones(deletedBefore: now.addingTimeInterval(200)) == 1)
+        #expect(try server.database.purgeTombstones(deletedBefore: now.addingTimeInterval(200)) == 1)
         #expect(try purgedThrough() == newest)
     }
 

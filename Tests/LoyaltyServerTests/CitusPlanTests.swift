@@ -25,7 +25,7 @@ import Testing
 
     @Test func theSchemaFitsThePlan() throws {
         let database = try MigrationTests.emptyDatabase()
-        _ = try database.store.migrate(to: Documents.schema)
+        _ = try database.database.migrate(to: Documents.schema)
         let tables = try Self.tables(database.pool)
         #expect(tables.count == Self.referenceTables.count + Self.localTables.count + Self.distributedTables.count)
         for table in tables {

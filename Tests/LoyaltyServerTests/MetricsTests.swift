@@ -64,7 +64,7 @@ import Testing
 
     /// The value of an unlabelled sample in the server's /metrics.
     private func value(_ name: String, in server: TestServer) throws -> Double {
-        let text = try server.request("GET", "/metrics").text
+        let text = try server.request("GET", "/metrics", token: server.operatorToken).text
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }, "\(name) missing")
         return try #require(Double(line.dropFirst(name.count + 1)))
     }

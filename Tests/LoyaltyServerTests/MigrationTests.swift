@@ -16,12 +16,12 @@ import Testing
             encoding: .utf8)
     }
 
-    /// A new database in the shared cluster, with its store.
-    static func emptyDatabase() throws -> (pool: PostgresPool, store: Store, conninfo: String) {
+    /// A new database in the shared cluster, with its database access.
+    static func emptyDatabase() throws -> (pool: PostgresPool, database: Database, conninfo: String) {
         let conninfo = try EmbeddedPostgres.shared().createDatabase(
             "migrate_\(UUID().uuidString.prefix(8).lowercased())")
         let pool = PostgresPool(conninfo: conninfo, size: 2)
-        return (pool, Store(pool: pool, clock: { Date(timeIntervalSince1970: 1_800_000_000) }), conninfo)
+        return (pool, Database(pool: pool, clock: { Date(timeIntervalSince1970: 1_800_000_000) }), conninfo)
     }
 
     @Test func everyMigrationFileIsEmbeddedInOrder() throws {
@@ -37,18 +37,18 @@ import Testing
     }
 
     @Test func freshDatabaseGetsTheWholeSchemaAndRecordsEveryVersion() throws {
-        let (pool, store, _) = try Self.emptyDatabase()
+        let (pool, database, _) = try Self.emptyDatabase()
         let schema = Documents.schema
-        #expect(try store.migrate(to: schema) == .created(version: schema.version))
+        #expect(try database.migrate(to: schema) == .created(version: schema.version))
         #expect(try Self.recordedVersions(pool) == Array(1...schema.version))
-        #expect(try store.migrate(to: schema) == .current(version: schema.version))
+        #expect(try database.migrate(to: schema) == .current(version: schema.version))
     }
 
     @Test func firstReleaseDatabaseIsRecognisedAsVersionOne() throws {
-        let (pool, store, _) = try Self.emptyDatabase()
+        let (pool, database, _) = try Self.emptyDatabase()
         try pool.withConnection { try $0.execute(script: try Self.firstReleaseSchema()) }
         let schema = Documents.schema
-        let change = try store.migrate(to: schema)
+        let change = try database.migrate(to: schema)
         if schema.migrations.isEmpty {
             #expect(change == .current(version: 1))
         } else {
@@ -58,11 +58,11 @@ import Testing
     }
 
     @Test func migratingTwiceChangesNothing() throws {
-        let (pool, store, _) = try Self.emptyDatabase()
+        let (pool, database, _) = try Self.emptyDatabase()
         try pool.withConnection { try $0.execute(script: try Self.firstReleaseSchema()) }
-        _ = try store.migrate(to: Documents.schema)
+        _ = try database.migrate(to: Documents.schema)
         let before = try Self.structure(pool)
-        #expect(try store.migrate(to: Documents.schema) == .current(version: Documents.schema.version))
+        #expect(try database.migrate(to: Documents.schema) == .current(version: Documents.schema.version))
         #expect(try Self.structure(pool) == before)
     }
 
@@ -73,7 +73,7 @@ import Testing
         let changes = try await withThrowingTaskGroup(of: SchemaChange.self) { group in
             for _ in 0..<2 {
                 group.addTask {
-                    try Store(pool: PostgresPool(conninfo: conninfo, size: 1), clock: { Date() })
+                    try Database(pool: PostgresPool(conninfo: conninfo, size: 1), clock: { Date() })
                         .migrate(to: Documents.schema)
                 }
             }
@@ -85,15 +85,15 @@ import Testing
     }
 
     @Test func schemaNewerThanTheBinaryRefusesToStart() throws {
-        let (pool, store, _) = try Self.emptyDatabase()
-        _ = try store.migrate(to: Documents.schema)
+        let (pool, database, _) = try Self.emptyDatabase()
+        _ = try database.migrate(to: Documents.schema)
         let future = Documents.schema.version + 1
         _ = try pool.withConnection { connection in
             try connection.query(
                 "INSERT INTO schema_migrations VALUES (\(future), 'from-a-later-release', now())")
         }
         #expect(throws: SchemaTooNew(databaseVersion: future, binaryVersion: Documents.schema.version)) {
-            try store.migrate(to: Documents.schema)
+            try database.migrate(to: Documents.schema)
         }
         let message = SchemaTooNew(databaseVersion: future, binaryVersion: Documents.schema.version).description
         #expect(message.contains("version \(future)") && message.contains("(\(Documents.schema.version))"))
@@ -103,10 +103,10 @@ import Testing
     /// constraints, indexes, triggers and functions.
     @Test func freshAndMigratedDatabasesHaveTheSameStructure() throws {
         let fresh = try Self.emptyDatabase()
-        _ = try fresh.store.migrate(to: Documents.schema)
+        _ = try fresh.database.migrate(to: Documents.schema)
         let migrated = try Self.emptyDatabase()
         try migrated.pool.withConnection { try $0.execute(script: try Self.firstReleaseSchema()) }
-        _ = try migrated.store.migrate(to: Documents.schema)
+        _ = try migrated.database.migrate(to: Documents.schema)
         let freshStructure = try Self.structure(fresh.pool)
         let migratedStructure = try Self.structure(migrated.pool)
         #expect(freshStructure.count > 50)

@@ -32,7 +32,7 @@ import Testing
         #expect(statuses.dropFirst(10).allSatisfy { $0 == 429 }, "\(statuses)")
         // Once limited, the address learns nothing, not even from the right code; the code stays unspent.
         expectLimited(try server.request("POST", "/v1/devices", json: DeviceRegistration(code: live.code)), "live code")
-        let metrics = try server.request("GET", "/metrics").text
+        let metrics = try server.request("GET", "/metrics", token: server.operatorToken).text
         #expect(refused(.linkCodeAttempts, in: metrics) == 31, "\(metrics)")
         #expect(refused(.accountCreation, in: metrics) == 0)
     }
@@ -82,7 +82,7 @@ import Testing
         }
         #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.last == 429, "\(statuses)")
         expectLimited(try server.request("GET", "/v1/retailer", token: retailer.apiKey), "the right key")
-        let metrics = try server.request("GET", "/metrics").text
+        let metrics = try server.request("GET", "/metrics", token: server.operatorToken).text
         #expect((refused(.failedAuthenticationByAccount, in: metrics) ?? 0) >= 2, "\(metrics)")
         #expect((refused(.failedAuthenticationByAddress, in: metrics) ?? 0) >= 2, "\(metrics)")
     }
@@ -130,7 +130,7 @@ import Testing
             statuses.append(try server.request("GET", "/v1/retailer/offers", headers: cookie).status)
         }
         #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.last == 429, "\(statuses)")
-        let metrics = try server.request("GET", "/metrics").text
+        let metrics = try server.request("GET", "/metrics", token: server.operatorToken).text
         #expect(refused(.failedAuthenticationByAddress, in: metrics) == 11, "\(metrics)")
     }
 
@@ -162,7 +162,7 @@ import Testing
             _ = try server.raw("M\(index)THOD", "/v1/nowhere\(index)")
             _ = try server.raw("X\(index)", "/healthz")
         }
-        let metrics = try server.request("GET", "/metrics").text
+        let metrics = try server.request("GET", "/metrics", token: server.operatorToken).text
         var methods = Set<String>()
         var routes = Set<String>()
         for line in metrics.split(separator: "\n") where line.hasPrefix("loyalty_http_requests_total{") {

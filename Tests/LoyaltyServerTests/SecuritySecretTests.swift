@@ -79,7 +79,7 @@ import Testing
             try send("GET", "/v1/seen?since=\(phone.deviceToken)", token: phone.deviceToken),
         ]
         #expect(failures.allSatisfy { $0.status >= 400 && $0.errorCode != nil })
-        let metrics = try send("GET", "/metrics").text
+        let metrics = try send("GET", "/metrics", token: server.operatorToken).text
 
         let secrets = [
             server.operatorToken, registered.apiKey, rotated.apiKey, phone.deviceToken,

@@ -24,6 +24,9 @@ import Testing
         let revalidated = try server.catalog(shopper, etag: catalog.headers["etag"])
         #expect(
             revalidated.status == 304 && revalidated.headers["cache-control"] == "no-cache", "\(revalidated.headers)")
-        #expect(try server.request("GET", "/healthz").headers["cache-control"] == nil)
+        // A balancer's cached health would hide an outage.
+        for path in ["/healthz", "/readyz"] {
+            #expect(try server.request("GET", path).headers["cache-control"] == "no-store", "\(path)")
+        }
     }
 }

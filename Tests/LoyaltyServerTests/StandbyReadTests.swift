@@ -146,7 +146,7 @@ import Testing
 
     /// A sample's value; `labelled`: the first sample of that name whatever its labels.
     private func metric(_ name: String, _ server: TestServer, labelled: Bool = false) throws -> Double {
-        let text = try server.request("GET", "/metrics").text
+        let text = try server.request("GET", "/metrics", token: server.operatorToken).text
         let line = try #require(
             text.split(separator: "\n").first { $0.hasPrefix(name + (labelled ? "{" : " ")) }, "\(name) missing")
         return try #require(Double(line.split(separator: " ").last ?? ""))

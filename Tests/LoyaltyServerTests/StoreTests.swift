@@ -149,7 +149,7 @@ private let taveuni = StoreDraft(
 
         // Purged store tombstones make older cursors unservable, as offers' do.
         server.clock.advance(by: 60)
-        try server.store.purgeTombstones(deletedBefore: server.clock.read())
+        try server.database.purgeTombstones(deletedBefore: server.clock.read())
         #expect(try server.catalog(device, since: delta.cursor).status == 410)
     }
 

@@ -1,0 +1,206 @@
+import Foundation
+import Geofencing
+import LoyaltyAPI
+import Postgres
+
+// The catalog feed every shopper syncs: pages of changes, and the part around a point.
+
+extension Database {
+    // MARK: Catalog
+
+    /// Everything changed after `since` (the whole live catalog when nil), read in one snapshot, up to
+    /// `limit` rows (retailers, offers, stores and tombstones together). A page ends at a version
+    /// boundary: the rows it holds are every change in (since, cursor], so the next page, asked with
+    /// the page's cursor, starts where it stopped, and rows changed in between come in a later page at
+    /// their new version (a page after the first of a full sync is a delta). With `area`, the whole
+    /// live catalog around a point instead, never cut (`since` is not used: see `nearPage`).
+    /// `through` is where the page brings the client: its ETag. Read on a standby unless it is older than `since`.
+    func catalog(since: FeedCursor?, limit: Int = catalogPageLimit, area: CatalogArea? = nil) throws -> (
+        page: CatalogPage, through: FeedCursor
+    ) {
+        let now = clock()
+        if let area {
+            return try read { connection in
+                try connection.transaction(readOnlySnapshot: true) { connection in
+                    let head = try Self.feedHead(
+                        connection.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0], near: true)
+                    return (try nearPage(connection, area: area, head: head, now: now), head)
+                }
+            }
+        }
+        let after = since?.version ?? 0
+        // A full page needs no tombstones: it replaces the client's copy.
+        let delta = since != nil
+        // One snapshot and one round trip: the feed's head, and the first changes after the cursor up to the
+        // head in each table, no more than a page and one row of each (each reads no more than that of its
+        // version index). Every row takes a version of its own (schema.sql), so the page's cut, at the first
+        // change that does not fit, is found among them.
+        return try read { connection in
+            let results = try connection.snapshot([
+                "SELECT generation, version, purged_through FROM catalog_feed WHERE singleton",
+                """
+                SELECT id, name, uuid, version FROM retailers
+                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                ORDER BY version LIMIT \(limit + 1)
+                """,
+                """
+                SELECT * FROM offers
+                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                    AND (deleted_at IS NULL OR \(delta))
+                ORDER BY version LIMIT \(limit + 1)
+                """,
+                """
+                SELECT * FROM stores
+                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                    AND (deleted_at IS NULL OR \(delta))
+                ORDER BY version LIMIT \(limit + 1)
+                """,
+            ])
+            let feed = results[0][0]
+            let head = try Self.feedHead(feed, near: false)
+            if let since {
+                let purgedThrough: Int64 = try feed.decode("purged_through")
+                guard since.generation == head.generation, since.version >= purgedThrough,
+                    since.version <= head.version
+                else {
+                    // A standby older than the cursor (another server's, or a primary's answer) defers to
+                    // the primary, which alone can say the cursor is gone.
+                    if connection.isKnownStandby { throw StandbyBehind() }
+                    throw Refusal.cursorExpired
+                }
+            }
+            let (retailers, offers, stores) = (results[1], results[2], results[3])
+            var through = head
+            let versions = try [retailers, offers, stores].flatMap { rows in
+                try rows.map { row throws(PostgresError) -> Int64 in try row.decode("version") }
+            }.sorted()
+            if versions.count > limit {
+                // The page ends just before the first change that does not fit.
+                through.version = versions[limit] - 1
+            }
+            func inPage(_ rows: PostgresResult) throws -> [PostgresRow] {
+                Array(try rows.prefix { row in try row.decode("version", as: Int64.self) <= through.version })
+            }
+            var page = CatalogPage(
+                cursor: through.encoded(), full: !delta, more: through.version < head.version,
+                serverTime: now, retailers: [], offers: [], removed: [])
+            page.retailers = try inPage(retailers).map(CatalogRetailer.init(row:))
+            (page.offers, page.removed) = try liveAndRemoved(inPage(offers), Offer.init(row:))
+            (page.stores, page.removedStores) = try liveAndRemoved(inPage(stores), RetailStore.init(row:))
+            return (page, through)
+        }
+    }
+
+    private static func feedHead(_ feed: PostgresRow, near: Bool) throws -> FeedCursor {
+        FeedCursor(generation: try feed.decode("generation"), version: try feed.decode("version"), near: near)
+    }
+
+    /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
+    /// `stores_location`, then the exact great-circle distance), their retailers, and every live
+    /// offer of those retailers.
+    ///
+    /// The page is always full. A delta cannot be computed for an area: a retailer enters it when a
+    /// store is added or moved into it, and then the client needs that retailer's older, unchanged
+    /// offers too; it leaves it when its last store there moves away, which no tombstone records. The
+    /// area's part of the catalog is small, and the ETag (the feed version plus the area) still
+    /// answers 304 while nothing changed. The `n1` cursor keeps the client from asking for a delta
+    /// of the whole feed on top of an area's copy.
+    private func nearPage(
+        _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, now: Date
+    ) throws
+        -> CatalogPage
+    {
+        let center = GeoCoordinate(latitude: area.latitude, longitude: area.longitude)
+        let radius = area.radiusKilometres * 1000
+        let box = BoundingBox(center: center, radius: radius)
+        let stores = try connection.query(
+            """
+            SELECT * FROM stores
+            WHERE deleted_at IS NULL AND version <= \(head.version)
+                AND latitude BETWEEN \(box.minLatitude)::float8 AND \(box.maxLatitude)::float8
+                AND (longitude BETWEEN \(box.minLongitude)::float8 AND \(box.maxLongitude)::float8
+                    OR (\(box.wrapsLongitude)::boolean
+                        AND (longitude >= \(box.minLongitude)::float8 OR longitude <= \(box.maxLongitude)::float8)))
+                AND great_circle_m(\(area.latitude)::float8, \(area.longitude)::float8, latitude, longitude)
+                    <= \(radius)::float8
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try RetailStore(row: row) }
+        let retailerIDs = uuidArray(Set(stores.map(\.retailerID)).sorted { $0.uuidString < $1.uuidString })
+        let retailers = try connection.query(
+            "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
+        ).map(CatalogRetailer.init(row:))
+        let offers = try connection.query(
+            """
+            SELECT * FROM offers
+            WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
+            ORDER BY version
+            """
+        ).map { row throws(PostgresError) in try Offer(row: row) }
+        return CatalogPage(
+            cursor: head.encoded(), full: true, more: false, serverTime: now, retailers: retailers, offers: offers,
+            removed: [],
+            stores: stores, removedStores: [])
+    }
+}
+
+/// The most rows a catalog page holds, and the size of a page asked without `limit`: a 100,000-offer
+/// catalog comes in ten pages, so the server builds one while the client stores the one before.
+let catalogPageLimit = CatalogPage.maximumRows
+
+extension Offer {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            major: try row.decode("major"),
+            minor: try row.decode("minor"), title: try row.decode("title"),
+            description: try row.decode("description", as: String?.self),
+            category: try row.decode("category", as: String?.self),
+            imageURL: try row.decode("image_url", as: String?.self),
+            startsAt: try row.decode("starts_at", as: Date?.self),
+            endsAt: try row.decode("ends_at", as: Date?.self),
+            perShopperLimit: try row.decode("per_shopper_limit"),
+            totalLimit: try row.decode("total_limit", as: Int?.self),
+            reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
+            updatedAt: try row.decode("updated_at"))
+    }
+}
+
+extension CatalogRetailer {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), name: try row.decode("name"), uuid: try row.decode("uuid"))
+    }
+}
+
+extension CatalogTombstone {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(id: try row.decode("id"), retailerID: try row.decode("retailer_id"))
+    }
+}
+
+extension RetailStore {
+    init(row: PostgresRow) throws(PostgresError) {
+        self.init(
+            id: try row.decode("id"), retailerID: try row.decode("retailer_id"),
+            storeID: try row.decode("store_id"),
+            name: try row.decode("name"), latitude: try row.decode("latitude"),
+            longitude: try row.decode("longitude"), radiusMetres: try row.decode("radius_m"),
+            updatedAt: try row.decode("updated_at"))
+    }
+}
+
+/// Catalog rows in version order: the live ones as `T`, the deleted ones (only a delta page asks for them)
+/// as tombstones.
+private func liveAndRemoved<T>(
+    _ rows: [PostgresRow], _ live: (PostgresRow) throws -> T
+) throws -> (live: [T], removed: [CatalogTombstone]) {
+    var result: (live: [T], removed: [CatalogTombstone]) = ([], [])
+    for row in rows {
+        if try row.decode("deleted_at", as: Date?.self) == nil {
+            result.live.append(try live(row))
+        } else {
+            result.removed.append(try CatalogTombstone(row: row))
+        }
+    }
+    return result
+}

@@ -1,0 +1,112 @@
+import Foundation
+import LoyaltyAPI
+import Postgres
+
+/// The beacon fleet: every (major, minor) of a retailer that has a live offer, a name, or was heard by shoppers
+/// while an offer since removed was on it; with the names the retailer gave them and what shoppers heard.
+extension Database {
+    func fleet(retailerID: UUID, days: Int, quietDays: Int) throws -> BeaconFleet {
+        let now = clock()
+        let today = Int64((now.timeIntervalSince1970 / 86_400).rounded(.down))
+        let firstDay = today - Int64(days) + 1
+        let from = Date(timeIntervalSince1970: Double(firstDay) * 86_400)
+        let quietSince = now.addingTimeInterval(-Double(quietDays) * 86_400)
+        let (beaconRows, dayRows) = try pool.withConnection { connection in
+            // Offers are a reference table and seen is distributed: seen is read for the retailer's offers
+            // (removed ones too: a beacon heard then is still a beacon) and grouped by beacon.
+            let beacons = try connection.query(
+                """
+                WITH mine AS (
+                    SELECT id, major, minor, title, category, updated_at, deleted_at FROM offers
+                    WHERE retailer_id = \(retailerID)),
+                heard AS (
+                    SELECT mine.major, mine.minor, max(seen.seen_at) AS last_heard_at
+                    FROM seen JOIN mine ON mine.id = seen.offer_id GROUP BY mine.major, mine.minor),
+                fleet AS (
+                    SELECT major, minor FROM mine WHERE deleted_at IS NULL
+                    UNION SELECT major, minor FROM heard
+                    UNION SELECT major, minor FROM beacons WHERE retailer_id = \(retailerID))
+                SELECT fleet.major, fleet.minor, b.name, b.placement, b.updated_at AS named_at,
+                    live.id AS offer_id, live.title, live.category, live.updated_at AS offer_updated_at,
+                    heard.last_heard_at
+                FROM fleet
+                    LEFT JOIN beacons b ON b.retailer_id = \(retailerID) AND b.major = fleet.major
+                        AND b.minor = fleet.minor
+                    LEFT JOIN mine live ON live.deleted_at IS NULL AND live.major = fleet.major
+                        AND live.minor = fleet.minor
+                    LEFT JOIN heard ON heard.major = fleet.major AND heard.minor = fleet.minor
+                ORDER BY fleet.major, fleet.minor
+                """
+            )
+            let days = try connection.query(
+                """
+                SELECT o.major, o.minor, floor(extract(epoch FROM s.seen_at) / 86400)::bigint AS day,
+                    count(*) AS sightings
+                FROM seen s JOIN offers o ON o.id = s.offer_id
+                WHERE o.retailer_id = \(retailerID) AND s.seen_at >= \(from) AND s.seen_at <= \(now)
+                GROUP BY o.major, o.minor, day
+                """
+            )
+            return (beacons, days)
+        }
+        var counts: [Int: [Int64: Int]] = [:]
+        for row in dayRows {
+            let key = Int(try row.decode("major", as: Int.self)) << 16 | (try row.decode("minor", as: Int.self))
+            counts[key, default: [:]][try row.decode("day", as: Int64.self)] = try row.decode("sightings")
+        }
+        let beacons = try beaconRows.map { row throws(PostgresError) in
+            let major: Int = try row.decode("major")
+            let minor: Int = try row.decode("minor")
+            let offerID = try row.decode("offer_id", as: UUID?.self)
+            let lastHeard = try row.decode("last_heard_at", as: Date?.self)
+            let offerUpdated = try row.decode("offer_updated_at", as: Date?.self)
+            let named = try row.decode("named_at", as: Date?.self)
+            let quiet = (lastHeard ?? offerUpdated ?? named ?? now) < quietSince
+            return FleetBeacon(
+                major: UInt16(major), minor: UInt16(minor), name: try row.decode("name", as: String?.self),
+                placement: (try row.decode("placement", as: String?.self)).flatMap { $0.isEmpty ? nil : $0 },
+                offerID: offerID, title: try row.decode("title", as: String?.self),
+                category: try row.decode("category", as: String?.self), lastHeardAt: lastHeard,
+                sightings: (firstDay...today).map {
+                    BeaconDay(date: Self.dayText($0), sightings: counts[major << 16 | minor]?[$0] ?? 0)
+                },
+                quiet: quiet,
+                note: Self.fleetNote(
+                    hasOffer: offerID != nil, lastHeard: lastHeard, quiet: quiet, quietDays: quietDays))
+        }
+        return BeaconFleet(days: days, quietDays: quietDays, beacons: beacons)
+    }
+
+    /// What a flag means and what to check, in the retailer's words.
+    private static func fleetNote(hasOffer: Bool, lastHeard: Date?, quiet: Bool, quietDays: Int) -> String? {
+        switch (hasOffer, lastHeard, quiet) {
+        case (true, nil, true):
+            "never heard by a shopper in the \(quietDays) days since its offer was set: check that it is switched "
+                + "on and advertises your UUID with this major and minor"
+        case (_, .some, true):
+            "unheard for more than \(quietDays) days: check its battery, and that it was not moved or covered"
+        case (false, .some, false):
+            "heard by shoppers but has no offer: they pass it and are shown nothing"
+        case (false, nil, true):
+            "no offer and never heard"
+        default:
+            nil
+        }
+    }
+
+    /// Names a beacon (creates or replaces its label); `created` tells which.
+    func labelBeacon(retailerID: UUID, major: UInt16, minor: UInt16, label: BeaconLabel) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO beacons (retailer_id, major, minor, name, placement, updated_at)
+                VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(label.name), \(label.placement ?? ""),
+                    \(clock()))
+                ON CONFLICT (retailer_id, major, minor) DO UPDATE SET
+                    name = excluded.name, placement = excluded.placement, updated_at = excluded.updated_at
+                RETURNING (xmax = 0) AS created
+                """
+            )[0].decode("created")
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// Outcomes of the store that are the caller's doing, not the database's. Each maps to one HTTP answer.
+enum Refusal: Error, Equatable {
+    case notFound
+    case uuidTaken
+    case nameTaken
+    case limitReached(String)
+    case offerUnavailable(String)
+    /// Redeeming an offer the account has not seen.
+    case offerNotSeen
+    case cursorExpired
+    case linkCodeInvalid
+    case idempotencyKeyReused
+    /// No redemption of the asking retailer has the code.
+    case codeUnknown
+    case codeAlreadyAccepted(at: Date, till: String)
+    case codeExpired(endedAt: Date)
+    case codeOfferRemoved
+}

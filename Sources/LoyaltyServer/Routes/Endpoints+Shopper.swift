@@ -1,0 +1,162 @@
+import Foundation
+import HTTPServer
+import LoyaltyAPI
+
+/// The shopper's routes: an account and its devices, the catalog, the seen set and redemptions.
+extension Endpoints {
+    var shopperRoutes: [Route] {
+        [
+            Route("POST", "/v1/accounts", createAccount),
+            Route("POST", "/v1/link-codes", deviceToken, createLinkCode),
+            Route("POST", "/v1/devices", linkDevice),
+            Route("GET", "/v1/devices", deviceToken, listDevices),
+            Route("DELETE", "/v1/devices/{id}", deviceToken, revokeDevice),
+            Route("GET", "/v1/catalog", deviceTokenWithCatalogHead, catalog),
+            Route("POST", "/v1/seen", deviceToken, addSeen),
+            Route("GET", "/v1/seen", deviceTokenOnStandby, listSeen),
+            Route("POST", "/v1/redemptions", deviceToken, redeem),
+            Route("GET", "/v1/redemptions", deviceTokenOnStandby, listRedemptions),
+        ]
+    }
+
+    // MARK: Accounts and devices
+
+    func createAccount(_ request: HTTPRequest) throws -> HTTPResponse {
+        try limit(.accountCreation, request.remoteAddress, taking: true)
+        let registration = try request.decodeBody(AccountRegistration.self, emptyIsObject: true)
+        return .json(201, try database.createAccount(deviceName: registration.name))
+    }
+
+    func createLinkCode(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        try limit(.linkCodeCreation, session.accountID.uuidString, taking: true)
+        return .json(201, try database.createLinkCode(for: session))
+    }
+
+    func linkDevice(_ request: HTTPRequest) throws -> HTTPResponse {
+        let registration = try request.decodeBody(DeviceRegistration.self)
+        guard let code = registration.code else {
+            throw APIFailure.invalid(
+                ValidationError(field: "code", message: "is required: create one with POST /v1/link-codes"))
+        }
+        try limit(.linkCodeAttempts, request.remoteAddress, taking: false)
+        do {
+            return .json(201, try database.linkDevice(code: code, name: registration.name))
+        } catch Refusal.linkCodeInvalid {
+            rateLimiter.take(.linkCodeAttempts, request.remoteAddress)
+            throw Refusal.linkCodeInvalid
+        }
+    }
+
+    func listDevices(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        .json(200, try database.devices(of: session))
+    }
+
+    func revokeDevice(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        guard let deviceID = request.pathParameters["id"].flatMap(UUID.init(uuidString:)),
+            try database.revokeDevice(deviceID, of: session.accountID)
+        else { throw APIFailure(404, .notFound, "this account has no such device") }
+        return HTTPResponse(status: 204)
+    }
+
+    // MARK: Catalog, seen, redemptions
+
+    func catalog(_ request: HTTPRequest, _ head: FeedCursor) throws -> HTTPResponse {
+        let since = try cursor(request)
+        let limit = try pageLimit(request)
+        let area = try request.query["near"].map { near throws(ValidationError) in
+            try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
+        }
+        if area == nil, request.query["radius_km"] != nil {
+            throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
+        }
+        // A near page is whole and ignores `since` (see Database.nearPage); a whole-feed delta on top of
+        // an area's copy would be wrong.
+        if area == nil, since?.near == true {
+            throw APIFailure(
+                400, .badRequest, "since is the cursor of a near page: send the same near, or no since",
+                field: "since")
+        }
+        let headTag = Self.entityTag(head, area)
+        // The 304 says what the 200 said: a cache updates its stored copy's headers from it (RFC 9111 section
+        // 4.3.4), and a no-store there would make the copy one it may not keep.
+        if let tags = request.header("if-none-match"), Self.matches(tags, headTag) {
+            return HTTPResponse(status: 304, headers: ["ETag": headTag, "Cache-Control": "no-cache"])
+        }
+        let (page, through) = try database.catalog(since: area == nil ? since : nil, limit: limit, area: area)
+        var headers = ["ETag": Self.entityTag(through, area), "Cache-Control": "no-cache"]
+        if page.more {
+            // RFC 8288: the client can ask for the next page while it still reads this one.
+            let limitParameter = request.query["limit"] == nil ? "" : "&limit=\(limit)"
+            headers["Link"] = "</v1/catalog?since=\(page.cursor)\(limitParameter)>; rel=\"next\""
+        }
+        // The page's own coder writes what JSONEncoder would, several times faster.
+        guard let body = try? page.json() else { return .json(200, page, headers: headers) }
+        headers["Content-Type"] = "application/json"
+        return HTTPResponse(status: 200, headers: headers, body: body)
+    }
+
+    func addSeen(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        let push = try request.decodeBody(SeenPush.self)
+        return .json(
+            200, SeenPushResult(added: try database.addSeen(push.items, accountID: session.accountID)))
+    }
+
+    func listSeen(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        .json(200, try database.seen(accountID: session.accountID, since: try cursor(request)))
+    }
+
+    func redeem(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        let key = try idempotencyKey(request)
+        let body = try request.decodeBody(RedemptionRequest.self)
+        let (redemption, created) = try database.redeem(
+            offerID: body.offerID, accountID: session.accountID, idempotencyKey: key)
+        return .json(201, redemption, headers: created ? [:] : ["Idempotent-Replayed": "true"])
+    }
+
+    func listRedemptions(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        .json(200, try database.redemptions(accountID: session.accountID))
+    }
+
+    // MARK: Parameters
+
+    private func pageLimit(_ request: HTTPRequest) throws(ValidationError) -> Int {
+        guard let text = request.query["limit"] else { return catalogPageLimit }
+        guard let limit = Int(text), (1...catalogPageLimit).contains(limit) else {
+            throw ValidationError(field: "limit", message: "must be an integer from 1 to \(catalogPageLimit)")
+        }
+        return limit
+    }
+
+    /// The feed's state, and for a near page the area it covers (no commas: If-None-Match lists tags
+    /// separated by commas).
+    private static func entityTag(_ head: FeedCursor, _ area: CatalogArea?) -> String {
+        guard let area else { return head.entityTag }
+        return
+            "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\""
+    }
+
+    /// RFC 9110 If-None-Match: a list of entity tags, or `*`. Compared as bytes, as the RFC compares opaque tags,
+    /// in place: every 304 asks, and splitting the list cost more than the rest of the comparison.
+    private static func matches(_ header: String, _ tag: String) -> Bool {
+        let isOptionalWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var (header, tag) = (header, tag)
+        return header.withUTF8 { header in
+            tag.withUTF8 { tag in
+                var start = 0
+                while start < header.count {
+                    let end = header[start...].firstIndex(of: UInt8(ascii: ",")) ?? header.count
+                    var (lower, upper) = (start, end)
+                    while lower < upper, isOptionalWhitespace(header[lower]) { lower += 1 }
+                    while upper > lower, isOptionalWhitespace(header[upper - 1]) { upper -= 1 }
+                    if upper - lower == 1 && header[lower] == UInt8(ascii: "*") { return true }
+                    if upper - lower >= 2 && header[lower] == UInt8(ascii: "W") && header[lower + 1] == UInt8(ascii: "/") {
+                        lower += 2
+                    }
+                    if upper - lower == tag.count && header[lower..<upper].elementsEqual(tag) { return true }
+                    start = end + 1
+                }
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import HTTPServer
+import LoyaltyAPI
+
+/// The handlers of the routes, grouped by caller (`Endpoints+Operations`, `+Retailer`, `+Till`, `+Shopper`,
+/// `+Console`), and the credentials they take. Handlers throw `APIFailure`, `Refusal` or database errors;
+/// `LoyaltyService` turns them into answers.
+struct Endpoints: Sendable {
+    let database: Database
+    let operatorTokenDigest: [UInt8]
+    let openAPIDocument: [UInt8]
+    let metrics: Metrics
+    let rateLimiter: RateLimiter
+
+    /// Every route of the API.
+    var routes: [Route] { operationsRoutes + retailerRoutes + tillRoutes + shopperRoutes + consoleRoutes }
+
+    // MARK: Parameters
+
+    /// The request's Idempotency-Key (a redemption's, a till's accept), if it sent one.
+    func idempotencyKey(_ request: HTTPRequest) throws(APIFailure) -> String? {
+        guard let key = request.header("idempotency-key") else { return nil }
+        guard !key.isEmpty, key.count <= 200, key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+        else {
+            throw APIFailure(
+                400, .badRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters",
+                field: "Idempotency-Key")
+        }
+        return key
+    }
+
+    func beacon(_ request: HTTPRequest) throws(APIFailure) -> (major: UInt16, minor: UInt16) {
+        do {
+            return (
+                try Validation.beaconNumber(request.pathParameters["major"] ?? "", field: "major"),
+                try Validation.beaconNumber(request.pathParameters["minor"] ?? "", field: "minor")
+            )
+        } catch {
+            throw APIFailure.invalid(error)
+        }
+    }
+
+    func cursor(_ request: HTTPRequest) throws(APIFailure) -> FeedCursor? {
+        guard let text = request.query["since"], !text.isEmpty else { return nil }
+        guard let cursor = FeedCursor(text) else {
+            throw APIFailure(
+                400, .badRequest, "since must be a cursor this server returned", field: "since")
+        }
+        return cursor
+    }
+}
