@@ -9,7 +9,10 @@ seconds=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-"hci-event advertising-data btsnoop request-body proxy-header"}
 fixtures="$root/Tests/Fixtures"
 build="$root/.build/fuzz"
-flags=(-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
+# Coverage for libFuzzer and ASan, but not libFuzzer's main: the build also links the package's build tools
+# (embed-migrations), which keep their own. The harnesses' link adds libFuzzer.
+flags=(-Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
+  -Xswiftc -enable-testing)
 
 # Instrumented module objects, in their own scratch directory so the ordinary build is untouched.
 for module in Beacons LoyaltyServer; do
