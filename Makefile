@@ -64,6 +64,7 @@ test-deps:
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q rootcanal==$(ROOTCANAL_VERSION) 2>/dev/null \
 	  || python3 -m pip install -q --break-system-packages rootcanal==$(ROOTCANAL_VERSION)
+	$(call pip_install,beacontools,beacontools)
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:
