@@ -188,11 +188,16 @@ public enum AdvertisingData {
     }
 
     /// Appends a beacon advertisement: a Flags structure (unless `flags` is nil) and the frame's manufacturer
-    /// data. iBeacon frames use Apple's layout; AltBeacon frames use `altBeaconCompanyID`.
+    /// data. iBeacon frames use Apple's layout; AltBeacon frames use `altBeaconCompanyID`; Eddystone UID and EID
+    /// frames are written as `appendEddystone` writes them. A TLM sighting's frame is no beacon: not allowed.
     public static func appendBeacon(
         _ frame: BeaconFrame, flags: UInt8? = 0x06, altBeaconCompanyID: UInt16 = BeaconFrame.radiusNetworksCompanyID,
         to data: inout [UInt8]
     ) {
+        if frame.kind.isEddystone {
+            guard let eddystone = frame.eddystoneFrame else { preconditionFailure("a TLM sighting's frame is no beacon") }
+            return appendEddystone(eddystone, flags: flags, to: &data)
+        }
         if let flags {
             data.append(2)
             data.append(AdvertisingDataType.flags)
@@ -209,6 +214,8 @@ public enum AdvertisingData {
             data.appendLittleEndian(altBeaconCompanyID)
             data.append(0xBE)
             data.append(0xAC)
+        case .eddystoneUID, .eddystoneEID, .eddystoneTelemetry:
+            preconditionFailure("Eddystone frames returned above")
         }
         withUnsafeBytes(of: frame.identity.uuid.uuid) { data.append(contentsOf: $0) }
         data.appendBigEndian(frame.identity.major)

@@ -14,6 +14,12 @@ public struct EddystoneUID: Hashable, Comparable, Sendable, CustomStringConverti
         instanceBits = instance.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    init(namespaceHigh: UInt64, namespaceLow: UInt16, instanceBits: UInt64) {
+        self.namespaceHigh = namespaceHigh
+        self.namespaceLow = namespaceLow
+        self.instanceBits = instanceBits
+    }
+
     @inline(__always)
     init(frame: UnsafeRawBufferPointer, at offset: Int) {
         namespaceHigh = UInt64(bitPattern: frame.int64BigEndian(at: offset))
@@ -130,17 +136,41 @@ public struct TelemetryFrame: Hashable, Sendable {
 }
 
 /// An encrypted Eddystone-TLM frame (version 1): recognised, not readable without the beacon's identity key.
+/// Held in words rather than arrays, so a sighting carrying it copies as plain bytes.
 public struct EncryptedTelemetryFrame: Hashable, Sendable {
-    /// The 12 encrypted bytes, the salt and the message integrity check, as broadcast.
-    public var encrypted: [UInt8]
-    public var salt: [UInt8]
-    public var integrityCheck: [UInt8]
+    /// The 12 encrypted bytes, big-endian.
+    var encryptedHigh: UInt64
+    var encryptedLow: UInt32
+    /// The salt and the message integrity check, big-endian as broadcast.
+    public var salt: UInt16
+    public var integrityCheck: UInt16
 
-    public init(encrypted: [UInt8], salt: [UInt8], integrityCheck: [UInt8]) {
-        self.encrypted = encrypted
+    public init(encrypted: [UInt8], salt: UInt16, integrityCheck: UInt16) {
+        precondition(encrypted.count == 12, "encrypted TLM data is 12 bytes")
+        encryptedHigh = encrypted[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        encryptedLow = encrypted[8..<12].reduce(0) { $0 << 8 | UInt32($1) }
         self.salt = salt
         self.integrityCheck = integrityCheck
     }
+
+    @inline(__always)
+    init(frame: UnsafeRawBufferPointer) {
+        encryptedHigh = UInt64(bitPattern: frame.int64BigEndian(at: 2))
+        encryptedLow = frame.uint32BigEndian(at: 10)
+        salt = frame.uint16BigEndian(at: 14)
+        integrityCheck = frame.uint16BigEndian(at: 16)
+    }
+
+    public var encrypted: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: encryptedHigh >> (56 - 8 * $0)) }
+            + (0..<4).map { UInt8(truncatingIfNeeded: encryptedLow >> (24 - 8 * $0)) }
+    }
+}
+
+/// What an Eddystone-TLM frame told, plain or encrypted.
+public enum EddystoneTelemetry: Hashable, Sendable {
+    case plain(TelemetryFrame)
+    case encrypted(EncryptedTelemetryFrame)
 }
 
 /// An Eddystone-EID frame's 8-byte ephemeral identifier, big-endian in one word.
@@ -235,9 +265,7 @@ public enum EddystoneFrame: Hashable, Sendable {
             case 1:
                 guard frame.count >= 18 else { throw short() }
                 guard frame.count == 18 else { throw length() }
-                self = .encryptedTelemetry(
-                    EncryptedTelemetryFrame(
-                        encrypted: Array(frame[2..<14]), salt: Array(frame[14..<16]), integrityCheck: Array(frame[16..<18])))
+                self = .encryptedTelemetry(EncryptedTelemetryFrame(frame: frame))
             case let version:
                 throw MalformedPacket(.eddystoneTelemetryVersion(version), offset: offset + 1)
             }
@@ -264,7 +292,9 @@ public enum EddystoneFrame: Hashable, Sendable {
             data.appendBigEndian(telemetry.advertisingCount)
             data.appendBigEndian(telemetry.uptimeTenths)
         case .encryptedTelemetry(let telemetry):
-            data += [Self.telemetryType, 1] + telemetry.encrypted + telemetry.salt + telemetry.integrityCheck
+            data += [Self.telemetryType, 1] + telemetry.encrypted
+            data.appendBigEndian(telemetry.salt)
+            data.appendBigEndian(telemetry.integrityCheck)
         case .eid(let eid, let power):
             data += [Self.eidType, UInt8(bitPattern: power)] + eid.bytes
         }

@@ -269,6 +269,8 @@ public struct RegionMonitor: Sendable {
     public mutating func observe(_ sighting: BeaconSighting, report: (RegionEvent) -> Void) {
         guard sighting.time.isFinite else { return }
         advance(to: sighting.time, report: report)
+        // Regions are of iBeacon UUIDs: Eddystone namespaces are not monitored yet.
+        guard !sighting.frame.kind.isEddystone else { return }
         let identity = sighting.frame.identity
         if let lastGroup, lastGroup.isOnlyWholeInside, lastGroup.uuid == identity.uuidStorage {
             unsettledHeard = now

@@ -5,7 +5,10 @@ import LoyaltyClient
 
 /// A scan's `range` lines, newline included:
 /// `{"event":"range","t":..,"beacons":[{"uuid":..,"major":..,"minor":..,"rssi":..,"distance_m":..,"proximity":..}]}`
-/// with `t` to the millisecond, `rssi` to 0.1 dB and `distance_m` to the centimetre (null when unknown).
+/// with `t` to the millisecond, `rssi` to 0.1 dB and `distance_m` to the centimetre (null when unknown). An Eddystone
+/// beacon has `"kind":"eddystone-uid","namespace":..,"instance":..` or `"kind":"eddystone-eid","eid":..` in place of
+/// the UUID, major and minor, then `last_seen` (an EID's sighting time, for its resolver) and, once its address sent
+/// TLM, `telemetry` (as `loyalty decode` names its fields).
 ///
 /// The same beacons fill line after line, so each one's text up to its RSSI (`{"uuid":..,"major":..,"minor":..,
 /// "rssi":`, half of its object) is made once and kept, in a slot chosen by its major and minor: a beacon
@@ -13,7 +16,7 @@ import LoyaltyClient
 public struct RangeLines {
     private static let slotBits = 10
     private static let slotCount = 1 << slotBits
-    /// Room for the longest opening (82 bytes).
+    /// Room for the longest opening (92 bytes, an Eddystone-UID's).
     private static let slotSize = 96
     /// `slotCount` slots of `slotSize` bytes.
     private var openings = [UInt8](repeating: 0, count: RangeLines.slotCount * RangeLines.slotSize)
@@ -25,8 +28,8 @@ public struct RangeLines {
 
     /// `snapshot`'s line, written at the end of `buffer`.
     public mutating func write(_ snapshot: RangingSnapshot, to buffer: inout JSONLineBuffer) {
-        // Every field at its longest: 56 bytes around the beacons, 162 for each.
-        buffer.write(maxCount: 64 + 168 * snapshot.beacons.count) { line in
+        // Every field at its longest: 56 bytes around the beacons, 162 for an iBeacon, 342 for an Eddystone beacon.
+        buffer.write(maxCount: 64 + 350 * snapshot.beacons.count) { line in
             line.raw("{\"event\":\"range\",\"t\":")
             line.fixed(snapshot.time, decimals: 3)
             line.raw(",\"beacons\":[")
@@ -39,7 +42,7 @@ public struct RangeLines {
     }
 
     private mutating func write(_ beacon: RangedBeacon, to line: inout ByteCursor) {
-        let opening = self.opening(of: beacon.identity)
+        let opening = self.opening(of: beacon.identity, kind: beacon.kind)
         // The whole slot, of which the opening is the first bytes: the line's room (168 bytes a beacon) has it.
         openings.withUnsafeBufferPointer {
             line.copy($0.baseAddress! + opening.lowerBound, count: opening.count, blockSize: Self.slotSize)
@@ -48,16 +51,55 @@ public struct RangeLines {
         line.raw(",\"distance_m\":")
         if let distance = beacon.distance { line.fixed(distance, decimals: 2) } else { line.raw("null") }
         switch beacon.proximity {
-        case .immediate: line.raw(",\"proximity\":\"immediate\"}")
-        case .near: line.raw(",\"proximity\":\"near\"}")
-        case .far: line.raw(",\"proximity\":\"far\"}")
-        case .unknown: line.raw(",\"proximity\":\"unknown\"}")
+        case .immediate: line.raw(",\"proximity\":\"immediate\"")
+        case .near: line.raw(",\"proximity\":\"near\"")
+        case .far: line.raw(",\"proximity\":\"far\"")
+        case .unknown: line.raw(",\"proximity\":\"unknown\"")
+        }
+        if beacon.kind.isEddystone { writeEddystoneFields(beacon, to: &line) }
+        line.byte(UInt8(ascii: "}"))
+    }
+
+    /// `,"last_seen":..` and `,"telemetry":{..}`: at most 180 bytes.
+    @inline(never)
+    private func writeEddystoneFields(_ beacon: RangedBeacon, to line: inout ByteCursor) {
+        line.raw(",\"last_seen\":")
+        line.fixed(beacon.lastSeen, decimals: 3)
+        switch beacon.telemetry {
+        case nil: break
+        case .plain(let telemetry):
+            line.raw(",\"telemetry\":{\"battery_mv\":")
+            line.integer(Int(telemetry.batteryMillivolts))
+            line.raw(",\"temperature_c\":")
+            if let celsius = telemetry.temperature { line.fixed(celsius, decimals: 2) } else { line.raw("null") }
+            line.raw(",\"advertising_count\":")
+            line.integer(Int(telemetry.advertisingCount))
+            line.raw(",\"uptime_s\":")
+            line.fixed(telemetry.uptimeSeconds, decimals: 1)
+            line.byte(UInt8(ascii: "}"))
+        case .encrypted(let telemetry):
+            line.raw(",\"telemetry\":{\"encrypted\":\"")
+            Self.hex(telemetry.encrypted, to: &line)
+            line.raw("\",\"salt\":\"")
+            Self.hex([UInt8(telemetry.salt >> 8), UInt8(truncatingIfNeeded: telemetry.salt)], to: &line)
+            line.raw("\",\"mic\":\"")
+            Self.hex([UInt8(telemetry.integrityCheck >> 8), UInt8(truncatingIfNeeded: telemetry.integrityCheck)], to: &line)
+            line.raw("\"}")
+        }
+    }
+
+    /// Upper-case hex digits, as `loyalty decode` writes them.
+    private static func hex(_ bytes: [UInt8], to line: inout ByteCursor) {
+        let digits = Array("0123456789ABCDEF".utf8)
+        for byte in bytes {
+            line.byte(digits[Int(byte >> 4)])
+            line.byte(digits[Int(byte & 0x0F)])
         }
     }
 
     /// Where `openings` holds `{"uuid":..,"major":..,"minor":..,"rssi":` for `identity`.
     @inline(always)
-    private mutating func opening(of identity: BeaconIdentity) -> Range<Int> {
+    private mutating func opening(of identity: BeaconIdentity, kind: BeaconKind) -> Range<Int> {
         // Fibonacci hashing of major and minor, so that neighbouring minors land apart; the slot beside it is
         // the second place to look, so that two beacons of one slot do not take it from each other line
         // after line.
@@ -65,7 +107,7 @@ public struct RangeLines {
         let first = Int(truncatingIfNeeded: (key &* 0x9E37_79B1) >> (32 - Self.slotBits))
         let slot =
             holds(first, identity)
-            ? first : holds(first ^ 1, identity) ? first ^ 1 : makeOpening(of: identity, near: first)
+            ? first : holds(first ^ 1, identity) ? first ^ 1 : makeOpening(of: identity, kind: kind, near: first)
         let start = slot * Self.slotSize
         return start..<(start + holders[slot].count)
     }
@@ -81,10 +123,27 @@ public struct RangeLines {
     /// The text `opening(of:)` found in neither of the beacon's slots (rarely, once the beacons are known),
     /// out of its way: in the first slot, or the second if only that one is free. Returns the slot.
     @inline(never)
-    private mutating func makeOpening(of identity: BeaconIdentity, near first: Int) -> Int {
+    private mutating func makeOpening(of identity: BeaconIdentity, kind: BeaconKind, near first: Int) -> Int {
         let slot = holders[first].count > 0 && holders[first ^ 1].count == 0 ? first ^ 1 : first
         let count = openings.withUnsafeMutableBufferPointer { openings in
             var text = ByteCursor(openings.baseAddress! + slot * Self.slotSize)
+            switch kind {
+            case .eddystoneUID:
+                let uid = identity.eddystoneUID
+                text.raw("{\"kind\":\"eddystone-uid\",\"namespace\":\"")
+                Self.hex(uid.namespace.bytes, to: &text)
+                text.raw("\",\"instance\":\"")
+                Self.hex(uid.instance, to: &text)
+                text.raw("\",\"rssi\":")
+                return text.count
+            case .eddystoneEID:
+                text.raw("{\"kind\":\"eddystone-eid\",\"eid\":\"")
+                Self.hex(identity.ephemeralID.bytes, to: &text)
+                text.raw("\",\"rssi\":")
+                return text.count
+            default:
+                break
+            }
             text.raw("{\"uuid\":")
             text.uuid(identity.uuid)
             text.raw(",\"major\":")

@@ -30,7 +30,10 @@ struct ScanScreen {
 
     /// The header, then one row per beacon, nearest first, each in its proximity's colour.
     func beaconLines(_ snapshot: RangingSnapshot) -> [String] {
-        let names = snapshot.beacons.map { ClientText.beaconName($0.identity, retailer: retailerNames[$0.identity.uuid]) }
+        let names = snapshot.beacons.map { beacon in
+            beacon.kind.isEddystone
+                ? ClientText.eddystoneName(beacon) : ClientText.beaconName(beacon.identity, retailer: retailerNames[beacon.identity.uuid])
+        }
         let nameWidth = min(max(names.map(TerminalCells.count).max() ?? 0, 6) + 2, max(8, width - Self.tailWidth))
         let header = "BEACON".cellPadded(nameWidth) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN"
         guard !snapshot.beacons.isEmpty else { return [header, "(no beacons in range)"] }
@@ -110,6 +113,14 @@ extension ClientText {
     /// no cached retailer by the start of its UUID (`8F0C1DDC… 1:1`: the whole UUID is in `--json`).
     public static func beaconName(_ identity: BeaconIdentity, retailer: String?) -> String {
         "\(regionOwner(identity.uuid, retailer: retailer)) \(identity.major):\(identity.minor)"
+    }
+
+    /// An Eddystone beacon by the start of its namespace and its instance (`EDD1EBEA… 010203040506`), or
+    /// `EID 1122334455667788`: no retailer owns one yet.
+    static func eddystoneName(_ beacon: RangedBeacon) -> String {
+        beacon.kind == .eddystoneEID
+            ? "EID \(beacon.identity.ephemeralID)"
+            : "\(beacon.identity.eddystoneUID.namespace.description.prefix(8))… \(beacon.identity.eddystoneUID.instance.hexText())"
     }
 
     /// A region as the shopper knows it: `Matey's`, `Matey's 1:*` (a major) or `Matey's 1:2`.

@@ -57,7 +57,7 @@ private func malformed(_ frame: [UInt8]) -> MalformedPacket? {
     }
 
     @Test func encryptedTelemetryIsRecognisedNotRead() throws {
-        let expected = EncryptedTelemetryFrame(encrypted: Array(1...12), salt: [0xAB, 0xCD], integrityCheck: [0x12, 0x34])
+        let expected = EncryptedTelemetryFrame(encrypted: Array(1...12), salt: 0xABCD, integrityCheck: 0x1234)
         #expect(try decoded(encryptedTLMFrame) == [.eddystone(.encryptedTelemetry(expected))])
     }
 
@@ -71,7 +71,7 @@ private func malformed(_ frame: [UInt8]) -> MalformedPacket? {
             .uid(EddystoneUID(namespace: EddystoneNamespace(bytes: namespace)!, instance: instance), rangingPower: -30),
             .url(EddystoneURL(scheme: 2, encoded: Array("a.b".utf8) + [4])!, rangingPower: 0),
             .telemetry(TelemetryFrame(batteryMillivolts: 2950, temperatureBits: 0x8000, advertisingCount: 7, uptimeTenths: 9)),
-            .encryptedTelemetry(EncryptedTelemetryFrame(encrypted: Array(repeating: 9, count: 12), salt: [1, 2], integrityCheck: [3, 4])),
+            .encryptedTelemetry(EncryptedTelemetryFrame(encrypted: Array(repeating: 9, count: 12), salt: 0x0102, integrityCheck: 0x0304)),
             .eid(EphemeralID(42), rangingPower: 20),
         ]
         for frame in frames {
