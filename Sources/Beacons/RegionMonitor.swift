@@ -93,17 +93,40 @@ public struct RegionMonitor: Sendable {
         var heard = false
     }
 
-    /// The regions of one proximity UUID, reachable with integer keys once the UUID is found.
+    /// What regions are grouped by: an iBeacon UUID, or an Eddystone namespace (as a constraint holds it).
+    private struct GroupKey: Hashable, Sendable {
+        var uuid: UUID
+        var isEddystone: Bool
+
+        init(_ constraint: BeaconIdentityConstraint) {
+            uuid = constraint.uuid
+            isEddystone = constraint.isEddystone
+        }
+
+        init(_ identity: BeaconIdentity, isEddystone: Bool) {
+            // An Eddystone-UID identity's namespace is its first 10 bytes: the group's key keeps only those.
+            let storage = identity.uuidStorage
+            let namespaceOnly = (storage.0, UInt64(bigEndian: UInt64(bigEndian: storage.1) & ~0xFFFF_FFFF_FFFF))
+            uuid = BeaconIdentity(uuidStorage: isEddystone ? namespaceOnly : storage, major: 0, minor: 0).uuid
+            self.isEddystone = isEddystone
+        }
+    }
+
+    /// The regions of one proximity UUID (or Eddystone namespace), reachable with integer keys once it is found.
     private struct UUIDRegions: Sendable {
-        let uuid: UUID
+        let key: GroupKey
         var whole: Record?
         var byMajor: [UInt16: Record] = [:]
         var byMajorMinor: [UInt32: Record] = [:]
+        /// Eddystone regions of one beacon, by instance.
+        var byInstance: [UInt64: Record] = [:]
 
-        var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty }
+        var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty && byInstance.isEmpty }
 
         /// Whether a sighting of this UUID can only note its time in `whole`: no other region, and inside.
-        var isOnlyWholeInside: Bool { byMajor.isEmpty && byMajorMinor.isEmpty && whole?.state == .inside }
+        var isOnlyWholeInside: Bool {
+            byMajor.isEmpty && byMajorMinor.isEmpty && byInstance.isEmpty && whole?.state == .inside
+        }
 
         /// Notes `time` as the last sighting of every region of this UUID that `identity` matches. Whether one
         /// of them is not `.inside`: then `hear(_:_:)` enters it. Inlined: every sighting of a monitored UUID
@@ -121,6 +144,9 @@ public struct RegionMonitor: Sendable {
                 let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
                 if byMajorMinor[key] != nil { note(&byMajorMinor[key]!) }
             }
+            if !byInstance.isEmpty, byInstance[identity.eddystoneUID.instanceBits] != nil {
+                note(&byInstance[identity.eddystoneUID.instanceBits]!)
+            }
             return entering
         }
 
@@ -132,12 +158,16 @@ public struct RegionMonitor: Sendable {
                 let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
                 if byMajorMinor[key] != nil { body(&byMajorMinor[key]!) }
             }
+            if !byInstance.isEmpty, byInstance[identity.eddystoneUID.instanceBits] != nil {
+                body(&byInstance[identity.eddystoneUID.instanceBits]!)
+            }
         }
 
         mutating func forEach(_ body: (inout Record) -> Void) {
             if whole != nil { body(&whole!) }
             for key in byMajor.keys { body(&byMajor[key]!) }
             for key in byMajorMinor.keys { body(&byMajorMinor[key]!) }
+            for key in byInstance.keys { body(&byInstance[key]!) }
         }
     }
 
@@ -153,11 +183,11 @@ public struct RegionMonitor: Sendable {
     /// The regions by UUID: an array, so a sighting updates its group in place, and the index of each
     /// UUID's group in it.
     private var groups: [UUIDRegions] = []
-    private var groupIndex: [UUID: Int] = [:]
+    private var groupIndex: [GroupKey: Int] = [:]
     /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
     /// UUID for every sighting was a tenth of a replay. `remove`, which moves a group, clears it.
     /// `isOnlyWholeInside` is the group's, as of the last sighting that went through it.
-    private var lastGroup: (uuid: (UInt64, UInt64), index: Int, isOnlyWholeInside: Bool)?
+    private var lastGroup: (uuid: (UInt64, UInt64), isEddystone: Bool, index: Int, isOnlyWholeInside: Bool)?
     /// The time of the latest sighting of `lastGroup` while it `isOnlyWholeInside`, not yet written to its
     /// `whole` record: such a sighting only keeps that region alive, and touching the group's record for each
     /// cost a tenth of the monitor. `settleHeard()` writes it before anything reads it or changes the group.
@@ -184,6 +214,7 @@ public struct RegionMonitor: Sendable {
             if let whole = group.whole { records.append(whole) }
             records.append(contentsOf: group.byMajor.values)
             records.append(contentsOf: group.byMajorMinor.values)
+            records.append(contentsOf: group.byInstance.values)
         }
         return records.sorted { $0.serial < $1.serial }.map(\.region)
     }
@@ -220,32 +251,34 @@ public struct RegionMonitor: Sendable {
     /// Stops monitoring a region; no event is reported for it afterwards.
     public mutating func remove(_ constraint: BeaconIdentityConstraint) {
         settleHeard()
-        guard let index = groupIndex[constraint.uuid] else { return }
-        switch (constraint.major, constraint.minor) {
-        case (nil, _):
+        guard let index = groupIndex[GroupKey(constraint)] else { return }
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil):
             if groups[index].whole?.heard == true { regionsHeard -= 1 }
             groups[index].whole = nil
-        case (let major?, nil): groups[index].byMajor[major] = nil
-        case (let major?, let minor?): groups[index].byMajorMinor[Self.key(major, minor)] = nil
+        case (nil, _, let instance?): groups[index].byInstance[instance] = nil
+        case (let major?, nil, _): groups[index].byMajor[major] = nil
+        case (let major?, let minor?, _): groups[index].byMajorMinor[Self.key(major, minor)] = nil
         }
         guard groups[index].isEmpty else { return }
         // The last group takes the place of the removed one.
-        groupIndex[constraint.uuid] = nil
+        groupIndex[GroupKey(constraint)] = nil
         let last = groups.removeLast()
         if index < groups.count {
             groups[index] = last
-            groupIndex[last.uuid] = index
+            groupIndex[last.key] = index
         }
         lastGroup = nil
     }
 
     public func state(for constraint: BeaconIdentityConstraint) -> RegionState {
-        guard let index = groupIndex[constraint.uuid] else { return .unknown }
+        guard let index = groupIndex[GroupKey(constraint)] else { return .unknown }
         let group = groups[index]
-        switch (constraint.major, constraint.minor) {
-        case (nil, _): return group.whole?.state ?? .unknown
-        case (let major?, nil): return group.byMajor[major]?.state ?? .unknown
-        case (let major?, let minor?): return group.byMajorMinor[Self.key(major, minor)]?.state ?? .unknown
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil): return group.whole?.state ?? .unknown
+        case (nil, _, let instance?): return group.byInstance[instance]?.state ?? .unknown
+        case (let major?, nil, _): return group.byMajor[major]?.state ?? .unknown
+        case (let major?, let minor?, _): return group.byMajorMinor[Self.key(major, minor)]?.state ?? .unknown
         }
     }
 
@@ -269,25 +302,29 @@ public struct RegionMonitor: Sendable {
     public mutating func observe(_ sighting: BeaconSighting, report: (RegionEvent) -> Void) {
         guard sighting.time.isFinite else { return }
         advance(to: sighting.time, report: report)
-        // Regions are of iBeacon UUIDs: Eddystone namespaces are not monitored yet.
-        guard !sighting.frame.kind.isEddystone else { return }
+        let kind = sighting.frame.kind
+        // Eddystone-EID beacons are no region's until a resolver names them; TLM frames name no beacon.
+        guard kind != .eddystoneEID, kind != .eddystoneTelemetry else { return }
         let identity = sighting.frame.identity
-        if let lastGroup, lastGroup.isOnlyWholeInside, lastGroup.uuid == identity.uuidStorage {
+        let isEddystone = kind == .eddystoneUID
+        if let lastGroup, lastGroup.isOnlyWholeInside, lastGroup.uuid == identity.uuidStorage,
+            lastGroup.isEddystone == isEddystone
+        {
             unsettledHeard = now
             return
         }
-        hear(identity, report: report)
+        hear(identity, isEddystone: isEddystone, report: report)
     }
 
     /// `observe(_:report:)` past its common case; out of line, which keeps that case's function small.
     @inline(never)
-    private mutating func hear(_ identity: BeaconIdentity, report: (RegionEvent) -> Void) {
+    private mutating func hear(_ identity: BeaconIdentity, isEddystone: Bool, report: (RegionEvent) -> Void) {
         let group: Int
-        if let lastGroup, lastGroup.uuid == identity.uuidStorage {
+        if let lastGroup, lastGroup.uuid == identity.uuidStorage, lastGroup.isEddystone == isEddystone {
             group = lastGroup.index
         } else {
             settleHeard()
-            guard let found = findGroup(identity) else { return }
+            guard let found = findGroup(identity, isEddystone: isEddystone) else { return }
             group = found
         }
         // Most sightings only keep regions alive that are already inside.
@@ -302,18 +339,22 @@ public struct RegionMonitor: Sendable {
         unsettledHeard = nil
     }
 
-    /// The index of the group of `identity`'s UUID, which becomes the last one found; with
-    /// `monitorsEveryUUIDHeard`, a UUID heard for the first time becomes a region while there is room.
-    private mutating func findGroup(_ identity: BeaconIdentity) -> Int? {
-        let uuid = identity.uuid
-        if groupIndex[uuid] == nil {
+    /// The index of the group of `identity`'s UUID (or namespace), which becomes the last one found; with
+    /// `monitorsEveryUUIDHeard`, a UUID or namespace heard for the first time becomes a region while there is room.
+    private mutating func findGroup(_ identity: BeaconIdentity, isEddystone: Bool) -> Int? {
+        let key = GroupKey(identity, isEddystone: isEddystone)
+        if groupIndex[key] == nil {
             guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
                 return nil
             }
-            add(BeaconRegion(BeaconIdentityConstraint(uuid: uuid)), heard: true)
+            let region =
+                isEddystone
+                ? BeaconIdentityConstraint(namespace: identity.eddystoneUID.namespace)
+                : BeaconIdentityConstraint(uuid: key.uuid)
+            add(BeaconRegion(region), heard: true)
         }
-        let index = groupIndex[uuid]!
-        lastGroup = (identity.uuidStorage, index, false)
+        let index = groupIndex[key]!
+        lastGroup = (identity.uuidStorage, isEddystone, index, false)
         return index
     }
 
@@ -408,30 +449,35 @@ public struct RegionMonitor: Sendable {
 
     private mutating func store(_ record: Record) {
         let constraint = record.region.constraint
-        let index = groupIndex[constraint.uuid] ?? groups.count
+        let key = GroupKey(constraint)
+        let index = groupIndex[key] ?? groups.count
         if index == groups.count {
-            groupIndex[constraint.uuid] = index
-            groups.append(UUIDRegions(uuid: constraint.uuid))
+            groupIndex[key] = index
+            groups.append(UUIDRegions(key: key))
         }
-        switch (constraint.major, constraint.minor) {
-        case (nil, _): groups[index].whole = record
-        case (let major?, nil): groups[index].byMajor[major] = record
-        case (let major?, let minor?): groups[index].byMajorMinor[Self.key(major, minor)] = record
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil): groups[index].whole = record
+        case (nil, _, let instance?): groups[index].byInstance[instance] = record
+        case (let major?, nil, _): groups[index].byMajor[major] = record
+        case (let major?, let minor?, _): groups[index].byMajorMinor[Self.key(major, minor)] = record
         }
     }
 
     /// Runs `body` on the record of `constraint` in place; nil when it is not monitored.
     @discardableResult
     private mutating func withRecord(_ constraint: BeaconIdentityConstraint, _ body: (inout Record) -> Void) -> Void? {
-        guard let index = groupIndex[constraint.uuid] else { return nil }
-        switch (constraint.major, constraint.minor) {
-        case (nil, _):
+        guard let index = groupIndex[GroupKey(constraint)] else { return nil }
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil):
             guard groups[index].whole != nil else { return nil }
             return body(&groups[index].whole!)
-        case (let major?, nil):
+        case (nil, _, let instance?):
+            guard groups[index].byInstance[instance] != nil else { return nil }
+            return body(&groups[index].byInstance[instance]!)
+        case (let major?, nil, _):
             guard groups[index].byMajor[major] != nil else { return nil }
             return body(&groups[index].byMajor[major]!)
-        case (let major?, let minor?):
+        case (let major?, let minor?, _):
             let key = Self.key(major, minor)
             guard groups[index].byMajorMinor[key] != nil else { return nil }
             return body(&groups[index].byMajorMinor[key]!)

@@ -112,3 +112,48 @@ private func sightings(_ frame: EddystoneFrame, from address: BluetoothAddress, 
         #expect(first.filter { $0.frame.kind == .eddystoneUID }.allSatisfy { $0.identity.eddystoneUID == uid && $0.frame.measuredPower == -61 })
     }
 }
+
+@Suite struct EddystoneRegionTests {
+    private func sighting(_ uid: EddystoneUID, at time: Double) -> BeaconSighting {
+        BeaconSighting(
+            frame: BeaconFrame(kind: .eddystoneUID, identity: BeaconIdentity(eddystoneUID: uid), measuredPower: -61),
+            address: addressA, rssi: -60, time: time)
+    }
+
+    @Test func namespaceAndInstanceRegionsParseAndPrint() throws {
+        let region = try BeaconIdentityConstraint(parsing: "EDD1EBEAC04E5DEFA017")
+        #expect(region.isEddystone && region.namespace == uid.namespace && region.instance == nil)
+        #expect(region.description == "EDD1EBEAC04E5DEFA017")
+        let one = try BeaconIdentityConstraint(parsing: "edd1ebeac04e5defa017:010203040506")
+        #expect(one.description == "EDD1EBEAC04E5DEFA017:010203040506")
+        #expect(one.matches(BeaconIdentity(eddystoneUID: uid)) && !one.matches(BeaconIdentity(eddystoneUID: otherUID)))
+        #expect(region.matches(BeaconIdentity(eddystoneUID: otherUID)))
+        for bad in ["EDD1EBEAC04E5DEFA01Z", "EDD1EBEAC04E5DEFA017:0102030405", "EDD1EBEAC04E5DEFA017:010203040506:1"] {
+            #expect(throws: BeaconIdentityConstraint.ParseError.malformed(bad)) { try BeaconIdentityConstraint(parsing: bad) }
+        }
+    }
+
+    /// A namespace region is entered by any of its beacons and exited after the timeout; an instance region only
+    /// by its own; an iBeacon whose UUID starts with the namespace's bytes enters neither.
+    @Test func namespaceRegionsAreMonitoredAsUUIDRegionsAre() throws {
+        var monitor = try RegionMonitor(configuration: .init(exitTimeout: 10))
+        let namespaceRegion = BeaconIdentityConstraint(namespace: uid.namespace)
+        let instanceRegion = BeaconIdentityConstraint(namespace: uid.namespace, instance: otherUID.instance)
+        monitor.add(BeaconRegion(namespaceRegion))
+        monitor.add(BeaconRegion(instanceRegion))
+        let lookalike = BeaconFrame(
+            kind: .iBeacon, identity: BeaconIdentity(uuid: namespaceRegion.uuid, major: 0, minor: 0), measuredPower: -59)
+        #expect(monitor.observe(BeaconSighting(frame: lookalike, address: addressB, rssi: -60, time: 0)).isEmpty)
+        #expect(monitor.observe(sighting(uid, at: 1)) == [RegionEvent(kind: .enter, region: namespaceRegion, time: 1)])
+        #expect(monitor.observe(sighting(uid, at: 2)).isEmpty)
+        #expect(monitor.observe(sighting(otherUID, at: 3)) == [RegionEvent(kind: .enter, region: instanceRegion, time: 3)])
+        #expect(monitor.advance(to: 14) == [RegionEvent(kind: .exit, region: namespaceRegion, time: 13), RegionEvent(kind: .exit, region: instanceRegion, time: 13)])
+        #expect(monitor.state(for: namespaceRegion) == .outside)
+    }
+
+    @Test func everyNamespaceHeardBecomesARegion() throws {
+        var monitor = try RegionMonitor(configuration: .init(exitTimeout: 10, monitorsEveryUUIDHeard: true))
+        #expect(monitor.observe(sighting(uid, at: 0)) == [RegionEvent(kind: .enter, region: BeaconIdentityConstraint(namespace: uid.namespace), time: 0)])
+        #expect(monitor.observe(sighting(otherUID, at: 1)).isEmpty, "the same namespace")
+    }
+}
