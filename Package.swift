@@ -68,7 +68,8 @@ let package = Package(
         .target(
             name: "LoyaltyCLI",
             dependencies: [
-                "Arguments", "Beacons", "BeaconRadio", "DBus", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode",
+                "Arguments", "Beacons", "BeaconRadio", "DBus", "Digest", "Geofencing", "LoyaltyAPI", "LoyaltyClient",
+                "QRCode",
             ]),
         .executableTarget(name: "loyalty", dependencies: ["Arguments", "LoyaltyCLI"], path: "cli"),
 
