@@ -89,7 +89,8 @@ demo: deps
 	scripts/demo.sh "$$(swift build $(RELEASE) --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio).
+# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio;
+# eddystone: only the replay's comparison of a store with a third Eddystone to the iBeacon-only store).
 bench: deps
 	$(call apt_install,$(BENCH_PACKAGES))
 	$(call pip_install,beacontools,beacontools)
