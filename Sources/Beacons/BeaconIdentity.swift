@@ -28,6 +28,12 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
         set { uuidStorage = unsafeBitCast(newValue.uuid, to: (UInt64, UInt64).self) }
     }
 
+    /// 32 bits that tell apart the beacons of one UUID: major and minor, mixed with the UUID's words, where an
+    /// Eddystone identity's instance or EID is (its major and minor are 0). For hashing into small tables.
+    public var distinguishingBits: UInt32 {
+        (UInt32(major) << 16 | UInt32(minor)) ^ UInt32(truncatingIfNeeded: uuidStorage.0 ^ uuidStorage.1 ^ uuidStorage.1 >> 32)
+    }
+
     /// `UUID:MAJOR:MINOR`, the upper-case canonical UUID.
     public var description: String { "\(uuid.uuidString):\(major):\(minor)" }
 

@@ -104,11 +104,17 @@ public struct RegionMonitor: Sendable {
         }
 
         init(_ identity: BeaconIdentity, isEddystone: Bool) {
-            // An Eddystone-UID identity's namespace is its first 10 bytes: the group's key keeps only those.
-            let storage = identity.uuidStorage
-            let namespaceOnly = (storage.0, UInt64(bigEndian: UInt64(bigEndian: storage.1) & ~0xFFFF_FFFF_FFFF))
-            uuid = BeaconIdentity(uuidStorage: isEddystone ? namespaceOnly : storage, major: 0, minor: 0).uuid
+            uuid = BeaconIdentity(uuidStorage: Self.storage(identity, isEddystone: isEddystone), major: 0, minor: 0).uuid
             self.isEddystone = isEddystone
+        }
+
+        /// The UUID's words of the group `identity` is in: an Eddystone-UID identity's namespace is its first 10
+        /// bytes, and the key keeps only those.
+        @inline(__always)
+        static func storage(_ identity: BeaconIdentity, isEddystone: Bool) -> (UInt64, UInt64) {
+            let storage = identity.uuidStorage
+            guard isEddystone else { return storage }
+            return (storage.0, UInt64(bigEndian: UInt64(bigEndian: storage.1) & ~0xFFFF_FFFF_FFFF))
         }
     }
 
@@ -184,14 +190,25 @@ public struct RegionMonitor: Sendable {
     /// UUID's group in it.
     private var groups: [UUIDRegions] = []
     private var groupIndex: [GroupKey: Int] = [:]
-    /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
-    /// UUID for every sighting was a tenth of a replay. `remove`, which moves a group, clears it.
-    /// `isOnlyWholeInside` is the group's, as of the last sighting that went through it.
-    private var lastGroup: (uuid: (UInt64, UInt64), isEddystone: Bool, index: Int, isOnlyWholeInside: Bool)?
-    /// The time of the latest sighting of `lastGroup` while it `isOnlyWholeInside`, not yet written to its
-    /// `whole` record: such a sighting only keeps that region alive, and touching the group's record for each
-    /// cost a tenth of the monitor. `settleHeard()` writes it before anything reads it or changes the group.
-    private var unsettledHeard: Double?
+    /// A group a recent sighting found, by its key's words (`GroupKey.storage`): a store's beacons share one or a
+    /// few UUIDs (or namespaces), and hashing a UUID for every sighting was a tenth of a replay.
+    private struct LastGroup {
+        var uuid: (UInt64, UInt64)
+        var index: Int
+        /// The group's, as of the last sighting that went through it.
+        var isOnlyWholeInside = false
+        /// The time of the latest sighting of the group while it `isOnlyWholeInside`, not yet written to its
+        /// `whole` record: such a sighting only keeps that region alive, and touching the group's record for each
+        /// cost a tenth of the monitor. `settleHeard()` writes it before anything reads it or changes the group.
+        var unsettledHeard: Double?
+    }
+
+    /// The group the last iBeacon sighting found, and the one the last Eddystone-UID sighting found: a store with
+    /// both has its UUID and its namespace taking turns. `remove`, which moves a group, clears them.
+    private var lastGroup: LastGroup?
+    private var lastEddystoneGroup: LastGroup?
+    /// The last few groups found, looked through before `groupIndex`. `remove` clears it too.
+    private var recentGroups: [(uuid: (UInt64, UInt64), isEddystone: Bool, index: Int)] = []
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
     /// How many regions were added because their UUID was heard.
@@ -227,7 +244,9 @@ public struct RegionMonitor: Sendable {
 
     private mutating func add(_ region: BeaconRegion, heard: Bool) {
         settleHeard()
-        lastGroup?.isOnlyWholeInside = false  // the region may join that group
+        // The region may join one of those groups.
+        lastGroup?.isOnlyWholeInside = false
+        lastEddystoneGroup?.isOnlyWholeInside = false
         let constraint = region.constraint
         var wasHeard = false
         if withRecord(constraint, {
@@ -269,6 +288,8 @@ public struct RegionMonitor: Sendable {
             groupIndex[last.key] = index
         }
         lastGroup = nil
+        lastEddystoneGroup = nil
+        recentGroups.removeAll()
     }
 
     public func state(for constraint: BeaconIdentityConstraint) -> RegionState {
@@ -306,22 +327,28 @@ public struct RegionMonitor: Sendable {
         // Eddystone-EID beacons are no region's until a resolver names them; TLM frames name no beacon.
         guard kind != .eddystoneEID, kind != .eddystoneTelemetry else { return }
         let identity = sighting.frame.identity
-        let isEddystone = kind == .eddystoneUID
-        if let lastGroup, lastGroup.isOnlyWholeInside, lastGroup.uuid == identity.uuidStorage,
-            lastGroup.isEddystone == isEddystone
-        {
-            unsettledHeard = now
+        if kind == .eddystoneUID {
+            let storage = GroupKey.storage(identity, isEddystone: true)
+            if let last = lastEddystoneGroup, last.isOnlyWholeInside, last.uuid == storage {
+                lastEddystoneGroup!.unsettledHeard = now
+                return
+            }
+            return hear(identity, isEddystone: true, report: report)
+        }
+        if let last = lastGroup, last.isOnlyWholeInside, last.uuid == identity.uuidStorage {
+            lastGroup!.unsettledHeard = now
             return
         }
-        hear(identity, isEddystone: isEddystone, report: report)
+        hear(identity, isEddystone: false, report: report)
     }
 
     /// `observe(_:report:)` past its common case; out of line, which keeps that case's function small.
     @inline(never)
     private mutating func hear(_ identity: BeaconIdentity, isEddystone: Bool, report: (RegionEvent) -> Void) {
         let group: Int
-        if let lastGroup, lastGroup.uuid == identity.uuidStorage, lastGroup.isEddystone == isEddystone {
-            group = lastGroup.index
+        let storage = GroupKey.storage(identity, isEddystone: isEddystone)
+        if let last = isEddystone ? lastEddystoneGroup : lastGroup, last.uuid == storage {
+            group = last.index
         } else {
             settleHeard()
             guard let found = findGroup(identity, isEddystone: isEddystone) else { return }
@@ -329,19 +356,30 @@ public struct RegionMonitor: Sendable {
         }
         // Most sightings only keep regions alive that are already inside.
         if groups[group].hear(identity, at: now!) { enter(group, identity, report: report) }
-        lastGroup?.isOnlyWholeInside = groups[group].isOnlyWholeInside
+        let isOnlyWholeInside = groups[group].isOnlyWholeInside
+        if isEddystone { lastEddystoneGroup?.isOnlyWholeInside = isOnlyWholeInside } else { lastGroup?.isOnlyWholeInside = isOnlyWholeInside }
     }
 
-    /// Writes `unsettledHeard` to the record it belongs to.
+    /// Writes the last groups' `unsettledHeard` to the records they belong to.
     private mutating func settleHeard() {
-        guard let time = unsettledHeard, let lastGroup else { return }
-        groups[lastGroup.index].whole!.lastHeard = time
-        unsettledHeard = nil
+        if let last = lastGroup, let time = last.unsettledHeard {
+            groups[last.index].whole!.lastHeard = time
+            lastGroup!.unsettledHeard = nil
+        }
+        if let last = lastEddystoneGroup, let time = last.unsettledHeard {
+            groups[last.index].whole!.lastHeard = time
+            lastEddystoneGroup!.unsettledHeard = nil
+        }
     }
 
     /// The index of the group of `identity`'s UUID (or namespace), which becomes the last one found; with
     /// `monitorsEveryUUIDHeard`, a UUID or namespace heard for the first time becomes a region while there is room.
     private mutating func findGroup(_ identity: BeaconIdentity, isEddystone: Bool) -> Int? {
+        let storage = GroupKey.storage(identity, isEddystone: isEddystone)
+        if let recent = recentGroups.first(where: { $0.uuid == storage && $0.isEddystone == isEddystone }) {
+            remember(LastGroup(uuid: storage, index: recent.index), isEddystone: isEddystone)
+            return recent.index
+        }
         let key = GroupKey(identity, isEddystone: isEddystone)
         if groupIndex[key] == nil {
             guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
@@ -354,8 +392,14 @@ public struct RegionMonitor: Sendable {
             add(BeaconRegion(region), heard: true)
         }
         let index = groupIndex[key]!
-        lastGroup = (identity.uuidStorage, isEddystone, index, false)
+        remember(LastGroup(uuid: storage, index: index), isEddystone: isEddystone)
+        if recentGroups.count == 4 { recentGroups.removeFirst() }
+        recentGroups.append((storage, isEddystone, index))
         return index
+    }
+
+    private mutating func remember(_ group: LastGroup, isEddystone: Bool) {
+        if isEddystone { lastEddystoneGroup = group } else { lastGroup = group }
     }
 
     /// Enters the regions of `group` that `identity` matches and are not inside yet.
@@ -403,7 +447,9 @@ public struct RegionMonitor: Sendable {
     @inline(never)
     private mutating func exit(by time: Double, report: (RegionEvent) -> Void) {
         settleHeard()
-        lastGroup?.isOnlyWholeInside = false  // its region may exit
+        // Its region may exit.
+        lastGroup?.isOnlyWholeInside = false
+        lastEddystoneGroup?.isOnlyWholeInside = false
         let timeout = configuration.exitTimeout
         while let first = deadlines.first, first.time <= time {
             popFirst()

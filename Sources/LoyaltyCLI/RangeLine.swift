@@ -7,8 +7,8 @@ import LoyaltyClient
 /// `{"event":"range","t":..,"beacons":[{"uuid":..,"major":..,"minor":..,"rssi":..,"distance_m":..,"proximity":..}]}`
 /// with `t` to the millisecond, `rssi` to 0.1 dB and `distance_m` to the centimetre (null when unknown). An Eddystone
 /// beacon has `"kind":"eddystone-uid","namespace":..,"instance":..` or `"kind":"eddystone-eid","eid":..` in place of
-/// the UUID, major and minor, then `last_seen` (an EID's sighting time, for its resolver) and, once its address sent
-/// TLM, `telemetry` (as `loyalty decode` names its fields).
+/// the UUID, major and minor, then for an EID `last_seen` (its sighting time, for its resolver) and, once its address
+/// sent TLM, `telemetry` (as `loyalty decode` names its fields).
 ///
 /// The same beacons fill line after line, so each one's text up to its RSSI (`{"uuid":..,"major":..,"minor":..,
 /// "rssi":`, half of its object) is made once and kept, in a slot chosen by its major and minor: a beacon
@@ -60,22 +60,33 @@ public struct RangeLines {
         line.byte(UInt8(ascii: "}"))
     }
 
-    /// `,"last_seen":..` and `,"telemetry":{..}`: at most 180 bytes.
+    /// An EID's `,"last_seen":..` and `,"telemetry":{..}`: at most 180 bytes.
     @inline(never)
     private func writeEddystoneFields(_ beacon: RangedBeacon, to line: inout ByteCursor) {
-        line.raw(",\"last_seen\":")
-        line.fixed(beacon.lastSeen, decimals: 3)
+        if beacon.kind == .eddystoneEID {
+            line.raw(",\"last_seen\":")
+            line.fixed(beacon.lastSeen, decimals: 3)
+        }
         switch beacon.telemetry {
         case nil: break
         case .plain(let telemetry):
+            // Integers and fixed points written as digits: every line repeats them.
             line.raw(",\"telemetry\":{\"battery_mv\":")
-            line.integer(Int(telemetry.batteryMillivolts))
+            line.digits(UInt(telemetry.batteryMillivolts), width: 1)
             line.raw(",\"temperature_c\":")
-            if let celsius = telemetry.temperature { line.fixed(celsius, decimals: 2) } else { line.raw("null") }
+            if telemetry.temperatureBits == TelemetryFrame.temperatureNotSupported {
+                line.raw("null")
+            } else {
+                // Hundredths of a degree, rounded half away from zero, as `fixed` would.
+                let bits = Int(Int16(bitPattern: telemetry.temperatureBits))
+                let hundredths = (abs(bits) * 100 + 128) / 256
+                if bits < 0 && hundredths > 0 { line.byte(UInt8(ascii: "-")) }
+                line.digits(UInt(hundredths), width: 1, point: 2)
+            }
             line.raw(",\"advertising_count\":")
-            line.integer(Int(telemetry.advertisingCount))
+            line.digits(UInt(telemetry.advertisingCount), width: 1)
             line.raw(",\"uptime_s\":")
-            line.fixed(telemetry.uptimeSeconds, decimals: 1)
+            line.digits(UInt(telemetry.uptimeTenths), width: 1, point: 1)
             line.byte(UInt8(ascii: "}"))
         case .encrypted(let telemetry):
             line.raw(",\"telemetry\":{\"encrypted\":\"")
@@ -90,20 +101,21 @@ public struct RangeLines {
 
     /// Upper-case hex digits, as `loyalty decode` writes them.
     private static func hex(_ bytes: [UInt8], to line: inout ByteCursor) {
-        let digits = Array("0123456789ABCDEF".utf8)
         for byte in bytes {
-            line.byte(digits[Int(byte >> 4)])
-            line.byte(digits[Int(byte & 0x0F)])
+            line.byte(hexDigit(byte >> 4))
+            line.byte(hexDigit(byte & 0x0F))
         }
     }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x37 + value }
 
     /// Where `openings` holds `{"uuid":..,"major":..,"minor":..,"rssi":` for `identity`.
     @inline(always)
     private mutating func opening(of identity: BeaconIdentity, kind: BeaconKind) -> Range<Int> {
-        // Fibonacci hashing of major and minor, so that neighbouring minors land apart; the slot beside it is
-        // the second place to look, so that two beacons of one slot do not take it from each other line
-        // after line.
-        let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
+        // Fibonacci hashing of major and minor (or an Eddystone beacon's instance or EID), so that neighbouring
+        // minors land apart; the slot beside it is the second place to look, so that two beacons of one slot do
+        // not take it from each other line after line.
+        let key = identity.distinguishingBits
         let first = Int(truncatingIfNeeded: (key &* 0x9E37_79B1) >> (32 - Self.slotBits))
         let slot =
             holds(first, identity)
