@@ -124,7 +124,8 @@ import Foundation
     mixedStore.eddystoneFraction = 1.0 / 3
     let (mixed, mixedReports) = try captured("store-eddystone-640k.btsnoop", mixedStore)
     let offline = [
-        "LOYALTY_HOME": dataDirectory.appendingPathComponent("offline-home").path, "LOYALTY_SERVER": "http://127.0.0.1:9",
+        "LOYALTY_HOME": dataDirectory.appendingPathComponent("offline-home").path,
+        "LOYALTY_SERVER": "http://127.0.0.1:9",
     ]
     var ratios: [Double] = []
     for round in 0..<5 {
@@ -135,12 +136,16 @@ import Foundation
             rates[side] = Double(reports) / run.cpuSeconds
         }
         ratios.append(rates[1] / rates[0])
-        print(String(format: "round %d: iBeacon-only %.0f reports/s, a third Eddystone %.0f reports/s (CPU time)", round, rates[0], rates[1]))
+        print(
+            String(
+                format: "round %d: iBeacon-only %.0f reports/s, a third Eddystone %.0f reports/s (CPU time)", round,
+                rates[0], rates[1]))
     }
     let ratio = ratios.sorted()[ratios.count / 2]
     record(
         "store replay with a third Eddystone vs iBeacon-only, by CPU time (median of 5 rounds)",
-        String(format: "%.0f %% (rounds %@)", ratio * 100, ratios.map { String(format: "%.0f", $0 * 100) }.joined(separator: ", ")),
+        String(format: "%.0f %% (rounds ", ratio * 100)
+            + ratios.map { String(format: "%.0f", $0 * 100) }.joined(separator: ", ") + ")",
         target: ">= 90 %", met: ratio >= 0.9)
 }
 

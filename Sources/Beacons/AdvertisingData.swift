@@ -195,7 +195,9 @@ public enum AdvertisingData {
         to data: inout [UInt8]
     ) {
         if frame.kind.isEddystone {
-            guard let eddystone = frame.eddystoneFrame else { preconditionFailure("a TLM sighting's frame is no beacon") }
+            guard let eddystone = frame.eddystoneFrame else {
+                preconditionFailure("a TLM sighting's frame is no beacon")
+            }
             return appendEddystone(eddystone, flags: flags, to: &data)
         }
         if let flags {

@@ -31,7 +31,8 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
     /// 32 bits that tell apart the beacons of one UUID: major and minor, mixed with the UUID's words, where an
     /// Eddystone identity's instance or EID is (its major and minor are 0). For hashing into small tables.
     public var distinguishingBits: UInt32 {
-        (UInt32(major) << 16 | UInt32(minor)) ^ UInt32(truncatingIfNeeded: uuidStorage.0 ^ uuidStorage.1 ^ uuidStorage.1 >> 32)
+        let words = uuidStorage.0 ^ uuidStorage.1 ^ uuidStorage.1 >> 32
+        return (UInt32(major) << 16 | UInt32(minor)) ^ UInt32(truncatingIfNeeded: words)
     }
 
     /// `UUID:MAJOR:MINOR`, the upper-case canonical UUID.

@@ -91,8 +91,9 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
     /// The form `init(parsing:)` reads.
     public var description: String {
         if let namespace {
-            return namespace.description
-                + (instance.map { ":" + EddystoneUID(namespaceHigh: 0, namespaceLow: 0, instanceBits: $0).instance.hexText() } ?? "")
+            guard let instance else { return namespace.description }
+            let uid = EddystoneUID(namespaceHigh: 0, namespaceLow: 0, instanceBits: instance)
+            return namespace.description + ":" + uid.instance.hexText()
         }
         var text = uuid.uuidString
         if let major { text += ":\(major)" }

@@ -24,7 +24,8 @@ public struct EddystoneUID: Hashable, Comparable, Sendable, CustomStringConverti
     init(frame: UnsafeRawBufferPointer, at offset: Int) {
         namespaceHigh = UInt64(bitPattern: frame.int64BigEndian(at: offset))
         namespaceLow = frame.uint16BigEndian(at: offset + 8)
-        instanceBits = UInt64(frame.uint16BigEndian(at: offset + 10)) << 32 | UInt64(frame.uint32BigEndian(at: offset + 12))
+        instanceBits =
+            UInt64(frame.uint16BigEndian(at: offset + 10)) << 32 | UInt64(frame.uint32BigEndian(at: offset + 12))
     }
 
     public var namespace: EddystoneNamespace { EddystoneNamespace(high: namespaceHigh, low: namespaceLow) }
@@ -35,7 +36,8 @@ public struct EddystoneUID: Hashable, Comparable, Sendable, CustomStringConverti
     public var description: String { "\(namespace):\(instance.hexText())" }
 
     public static func < (lhs: EddystoneUID, rhs: EddystoneUID) -> Bool {
-        (lhs.namespaceHigh, lhs.namespaceLow, lhs.instanceBits) < (rhs.namespaceHigh, rhs.namespaceLow, rhs.instanceBits)
+        (lhs.namespaceHigh, lhs.namespaceLow, lhs.instanceBits)
+            < (rhs.namespaceHigh, rhs.namespaceLow, rhs.instanceBits)
     }
 }
 
@@ -56,13 +58,16 @@ public struct EddystoneNamespace: Hashable, Comparable, Sendable, CustomStringCo
     }
 
     public var bytes: [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + [UInt8(low >> 8), UInt8(truncatingIfNeeded: low)]
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+            + [UInt8(low >> 8), UInt8(truncatingIfNeeded: low)]
     }
 
     /// 20 upper-case hex digits.
     public var description: String { bytes.hexText() }
 
-    public static func < (lhs: EddystoneNamespace, rhs: EddystoneNamespace) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
+    public static func < (lhs: EddystoneNamespace, rhs: EddystoneNamespace) -> Bool {
+        (lhs.high, lhs.low) < (rhs.high, rhs.low)
+    }
 }
 
 /// An Eddystone-URL frame's URL as broadcast: the scheme byte and the encoded bytes, expanded on request (a scan
@@ -101,7 +106,11 @@ public struct EddystoneURL: Hashable, Sendable, CustomStringConvertible {
     /// The URL the frame stands for.
     public var description: String {
         encoded.reduce(into: Self.schemes[Int(scheme)]) { text, byte in
-            if byte <= 0x0D { text += Self.expansions[Int(byte)] } else { text.unicodeScalars.append(Unicode.Scalar(byte)) }
+            if byte <= 0x0D {
+                text += Self.expansions[Int(byte)]
+            } else {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            }
         }
     }
 }
@@ -225,12 +234,18 @@ public enum EddystoneFrame: Hashable, Sendable {
         guard value.count >= 2, value.uint16LittleEndian(at: 0) == Self.serviceUUID else { return nil }
         let frame = value.slice(2, count: value.count - 2)
         let offset = offset + 2
-        guard frame.count >= 1 else { throw MalformedPacket(.eddystoneFrameShort(frameType: nil, length: 0), offset: offset) }
+        guard frame.count >= 1 else {
+            throw MalformedPacket(.eddystoneFrameShort(frameType: nil, length: 0), offset: offset)
+        }
         let type = frame[0]
         guard type & 0xF0 <= Self.eidType else { return nil }
         guard type & 0x0F == 0 else { throw MalformedPacket(.eddystoneReservedNotZero(byte: type), offset: offset) }
-        func short() -> MalformedPacket { MalformedPacket(.eddystoneFrameShort(frameType: type, length: frame.count), offset: offset) }
-        func length() -> MalformedPacket { MalformedPacket(.eddystoneFrameLength(frameType: type, length: frame.count), offset: offset) }
+        func short() -> MalformedPacket {
+            MalformedPacket(.eddystoneFrameShort(frameType: type, length: frame.count), offset: offset)
+        }
+        func length() -> MalformedPacket {
+            MalformedPacket(.eddystoneFrameLength(frameType: type, length: frame.count), offset: offset)
+        }
         switch type {
         case Self.uidType:
             guard frame.count >= 18 else { throw short() }
@@ -251,7 +266,8 @@ public enum EddystoneFrame: Hashable, Sendable {
             for index in 3..<frame.count where !EddystoneURL.isAllowed(frame[index]) {
                 throw MalformedPacket(.eddystoneURLByte(frame[index]), offset: offset + index)
             }
-            self = .url(EddystoneURL(checkedScheme: scheme, encoded: Array(frame[3...])), rangingPower: frame.int8(at: 1))
+            let url = EddystoneURL(checkedScheme: scheme, encoded: Array(frame[3...]))
+            self = .url(url, rangingPower: frame.int8(at: 1))
         case Self.telemetryType:
             guard frame.count >= 2 else { throw short() }
             switch frame[1] {

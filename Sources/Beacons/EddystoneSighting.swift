@@ -37,9 +37,11 @@ extension BeaconFrame {
     init?(eddystone frame: EddystoneFrame) {
         switch frame {
         case .uid(let uid, let power):
-            self.init(kind: .eddystoneUID, identity: BeaconIdentity(eddystoneUID: uid), measuredPower: Self.measuredPower(power))
+            let identity = BeaconIdentity(eddystoneUID: uid)
+            self.init(kind: .eddystoneUID, identity: identity, measuredPower: Self.measuredPower(power))
         case .eid(let eid, let power):
-            self.init(kind: .eddystoneEID, identity: BeaconIdentity(ephemeralID: eid), measuredPower: Self.measuredPower(power))
+            let identity = BeaconIdentity(ephemeralID: eid)
+            self.init(kind: .eddystoneEID, identity: identity, measuredPower: Self.measuredPower(power))
         case .telemetry, .encryptedTelemetry:
             self.init(kind: .eddystoneTelemetry, identity: .none, measuredPower: 0)
         case .url:

@@ -37,7 +37,10 @@ public struct TelemetrySchedule: Hashable, Sendable {
     /// Signed 8.8 fixed point, °C.
     public var temperatureBits: UInt16
 
-    public init(every: Int, batteryMillivolts: UInt16 = 3000, drainMillivoltsPerHour: Double = 600, temperatureBits: UInt16 = 0x1580) {
+    public init(
+        every: Int, batteryMillivolts: UInt16 = 3000, drainMillivoltsPerHour: Double = 600,
+        temperatureBits: UInt16 = 0x1580
+    ) {
         precondition(every >= 1, "TLM every advert at most")
         self.every = every
         self.batteryMillivolts = batteryMillivolts
@@ -50,7 +53,8 @@ public struct TelemetrySchedule: Hashable, Sendable {
         let battery = max(0, Double(batteryMillivolts) - drainMillivoltsPerHour * elapsed / 3600)
         return TelemetryFrame(
             batteryMillivolts: UInt16(battery.rounded()), temperatureBits: temperatureBits,
-            advertisingCount: UInt32(clamping: advert), uptimeTenths: UInt32(clamping: Int((elapsed * 10).rounded(.down))))
+            advertisingCount: UInt32(clamping: advert),
+            uptimeTenths: UInt32(clamping: Int((elapsed * 10).rounded(.down))))
     }
 }
 

@@ -104,7 +104,8 @@ public struct RegionMonitor: Sendable {
         }
 
         init(_ identity: BeaconIdentity, isEddystone: Bool) {
-            uuid = BeaconIdentity(uuidStorage: Self.storage(identity, isEddystone: isEddystone), major: 0, minor: 0).uuid
+            let storage = Self.storage(identity, isEddystone: isEddystone)
+            uuid = BeaconIdentity(uuidStorage: storage, major: 0, minor: 0).uuid
             self.isEddystone = isEddystone
         }
 
@@ -357,7 +358,11 @@ public struct RegionMonitor: Sendable {
         // Most sightings only keep regions alive that are already inside.
         if groups[group].hear(identity, at: now!) { enter(group, identity, report: report) }
         let isOnlyWholeInside = groups[group].isOnlyWholeInside
-        if isEddystone { lastEddystoneGroup?.isOnlyWholeInside = isOnlyWholeInside } else { lastGroup?.isOnlyWholeInside = isOnlyWholeInside }
+        if isEddystone {
+            lastEddystoneGroup?.isOnlyWholeInside = isOnlyWholeInside
+        } else {
+            lastGroup?.isOnlyWholeInside = isOnlyWholeInside
+        }
     }
 
     /// Writes the last groups' `unsettledHeard` to the records they belong to.

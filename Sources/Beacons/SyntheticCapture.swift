@@ -30,7 +30,9 @@ public struct BeaconWalk: Sendable {
         /// An Eddystone-EID beacon's identifiers (its frame's identity is then replaced as they rotate).
         public var ephemeralIDs: EphemeralIDSchedule?
 
-        public init(frame: BeaconFrame, address: BluetoothAddress, path: [Waypoint], ephemeralIDs: EphemeralIDSchedule? = nil) {
+        public init(
+            frame: BeaconFrame, address: BluetoothAddress, path: [Waypoint], ephemeralIDs: EphemeralIDSchedule? = nil
+        ) {
             self.frame = frame
             self.address = address
             self.path = path
@@ -244,12 +246,14 @@ public struct BulkCapture: Sendable {
         let numbers = [UInt8(frame.identity.major >> 8), UInt8(truncatingIfNeeded: frame.identity.major),
                        UInt8(frame.identity.minor >> 8), UInt8(truncatingIfNeeded: frame.identity.minor)]
         if index % 4 == 3 {
+            let eid = EphemeralID(bytes: Array(bytes.prefix(4)) + numbers)!
             return BeaconFrame(
-                kind: .eddystoneEID, identity: BeaconIdentity(ephemeralID: EphemeralID(bytes: Array(bytes.prefix(4)) + numbers)!),
-                measuredPower: frame.measuredPower)
+                kind: .eddystoneEID, identity: BeaconIdentity(ephemeralID: eid), measuredPower: frame.measuredPower)
         }
-        let uid = EddystoneUID(namespace: EddystoneNamespace(bytes: Array(bytes.prefix(10)))!, instance: numbers + [0, 0])
-        return BeaconFrame(kind: .eddystoneUID, identity: BeaconIdentity(eddystoneUID: uid), measuredPower: frame.measuredPower)
+        let namespace = EddystoneNamespace(bytes: Array(bytes.prefix(10)))!
+        let uid = EddystoneUID(namespace: namespace, instance: numbers + [0, 0])
+        return BeaconFrame(
+            kind: .eddystoneUID, identity: BeaconIdentity(eddystoneUID: uid), measuredPower: frame.measuredPower)
     }
 
     /// Writes the capture event by event; memory stays constant whatever `reports` is.

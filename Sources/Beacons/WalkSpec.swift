@@ -6,7 +6,9 @@ extension BeaconWalk.Beacon {
     /// identifiers over the walk's seconds `ephemeralIDs` computes.
     public init?(
         parsing spec: String, measuredPower: Int8, index: Int,
-        ephemeralIDs: (_ identityKey: [UInt8], _ exponent: UInt8, _ seconds: Double) -> EphemeralIDSchedule? = { _, _, _ in nil }
+        ephemeralIDs: (_ identityKey: [UInt8], _ exponent: UInt8, _ seconds: Double) -> EphemeralIDSchedule? = {
+            _, _, _ in nil
+        }
     ) {
         let halves = spec.split(separator: "@", maxSplits: 1)
         guard halves.count == 2 else { return nil }

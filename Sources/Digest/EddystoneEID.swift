@@ -8,13 +8,16 @@ public enum EddystoneEID {
     /// AES-128 under the identity key of 11 zero bytes, the salt 0xFF, 2 zero bytes and the top 16 bits of the
     /// time counter: the key of every EID of 65,536 seconds of counter.
     public static func temporaryKey(identityKey: [UInt8], counter: UInt32) throws(CryptoError) -> [UInt8] {
-        let block = [UInt8](repeating: 0, count: 11) + [0xFF, 0, 0, UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16)]
+        let top = [UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16)]
+        let block = [UInt8](repeating: 0, count: 11) + [0xFF, 0, 0] + top
         return try AES128.encrypt(block: block, key: identityKey)
     }
 
     /// The 8-byte EID: the first half of AES-128 under the temporary key of 11 zero bytes, K, and the counter with
     /// its K low bits cleared.
-    public static func ephemeralID(identityKey: [UInt8], exponent: UInt8, counter: UInt32) throws(CryptoError) -> [UInt8] {
+    public static func ephemeralID(
+        identityKey: [UInt8], exponent: UInt8, counter: UInt32
+    ) throws(CryptoError) -> [UInt8] {
         guard exponent <= maximumExponent else { throw CryptoError.exponentOutOfRange(exponent) }
         let temporaryKey = try temporaryKey(identityKey: identityKey, counter: counter)
         let quantum = counter & ~(UInt32(1) << exponent - 1)

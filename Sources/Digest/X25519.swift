@@ -11,7 +11,9 @@ public enum X25519 {
         defer { EVP_PKEY_free(key) }
         var count = 32
         var publicKey = [UInt8](repeating: 0, count: 32)
-        guard EVP_PKEY_get_raw_public_key(key, &publicKey, &count) == 1, count == 32 else { throw CryptoError.libcrypto }
+        guard EVP_PKEY_get_raw_public_key(key, &publicKey, &count) == 1, count == 32 else {
+            throw CryptoError.libcrypto
+        }
         return publicKey
     }
 

@@ -39,7 +39,8 @@ private enum Simulate {
         "battery-mv", value: "MV", help: "TLM battery at the start, draining 600 mV an hour (default 3000).",
         expected: "a whole number of mV, 0 to 65535") { UInt16($0) }
     static let eidCounter = Option<UInt32>(
-        "eid-counter", value: "N", help: "EID beacons' time counter at the start (default 65280, near a key roll-over).",
+        "eid-counter", value: "N",
+        help: "EID beacons' time counter at the start (default 65280, near a key roll-over).",
         expected: "a whole number, 0 to 4294967295") { UInt32($0) }
 }
 
@@ -75,7 +76,9 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     let counter = arguments.value(Simulate.eidCounter) ?? 65280
     let beacons = try arguments.checked {
         try BeaconWalk.beacons(parsing: specs, measuredPower: power) { key, exponent, seconds in
-            (try? EphemeralIDSchedule(identityKey: key, exponent: exponent, startCounter: counter, seconds: seconds)) ?? nil
+            let schedule = try? EphemeralIDSchedule(
+                identityKey: key, exponent: exponent, startCounter: counter, seconds: seconds)
+            return schedule ?? nil
         }
     }
     let telemetry = arguments.value(Simulate.telemetryEvery).map {

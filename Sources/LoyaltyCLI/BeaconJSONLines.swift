@@ -72,7 +72,9 @@ public enum BeaconJSONLines {
         ]
     }
 
-    private static func bigEndianHex(_ value: UInt16) -> String { [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)].hexText() }
+    private static func bigEndianHex(_ value: UInt16) -> String {
+        [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)].hexText()
+    }
 
     /// kind (`eddystone-uid`, `-url`, `-tlm`, `-eid`) and the frame's fields; hex upper-case as a UUID's.
     /// `ranging_power` is the RSSI at 0 m the frame claims (iBeacon's `tx_power` is at 1 m).
@@ -95,8 +97,9 @@ public enum BeaconJSONLines {
             ]
         case .encryptedTelemetry(let telemetry):
             [
-                ("kind", .string("eddystone-tlm")), ("version", .int(1)), ("encrypted", .string(telemetry.encrypted.hexText())),
-                ("salt", .string(bigEndianHex(telemetry.salt))), ("mic", .string(bigEndianHex(telemetry.integrityCheck))),
+                ("kind", .string("eddystone-tlm")), ("version", .int(1)),
+                ("encrypted", .string(telemetry.encrypted.hexText())), ("salt", .string(bigEndianHex(telemetry.salt))),
+                ("mic", .string(bigEndianHex(telemetry.integrityCheck))),
             ]
         case .eid(let eid, let power):
             [("kind", .string("eddystone-eid")), ("eid", .string(eid.description)), ("ranging_power", .int(Int(power)))]

@@ -92,9 +92,9 @@ public struct RangeLines {
             line.raw(",\"telemetry\":{\"encrypted\":\"")
             Self.hex(telemetry.encrypted, to: &line)
             line.raw("\",\"salt\":\"")
-            Self.hex([UInt8(telemetry.salt >> 8), UInt8(truncatingIfNeeded: telemetry.salt)], to: &line)
+            Self.hex(bigEndian: telemetry.salt, to: &line)
             line.raw("\",\"mic\":\"")
-            Self.hex([UInt8(telemetry.integrityCheck >> 8), UInt8(truncatingIfNeeded: telemetry.integrityCheck)], to: &line)
+            Self.hex(bigEndian: telemetry.integrityCheck, to: &line)
             line.raw("\"}")
         }
     }
@@ -105,6 +105,10 @@ public struct RangeLines {
             line.byte(hexDigit(byte >> 4))
             line.byte(hexDigit(byte & 0x0F))
         }
+    }
+
+    private static func hex(bigEndian value: UInt16, to line: inout ByteCursor) {
+        hex([UInt8(value >> 8), UInt8(truncatingIfNeeded: value)], to: &line)
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x37 + value }

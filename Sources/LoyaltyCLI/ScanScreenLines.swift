@@ -32,7 +32,8 @@ struct ScanScreen {
     func beaconLines(_ snapshot: RangingSnapshot) -> [String] {
         let names = snapshot.beacons.map { beacon in
             beacon.kind.isEddystone
-                ? ClientText.eddystoneName(beacon) : ClientText.beaconName(beacon.identity, retailer: retailerNames[beacon.identity.uuid])
+                ? ClientText.eddystoneName(beacon)
+                : ClientText.beaconName(beacon.identity, retailer: retailerNames[beacon.identity.uuid])
         }
         let nameWidth = min(max(names.map(TerminalCells.count).max() ?? 0, 6) + 2, max(8, width - Self.tailWidth))
         let header = "BEACON".cellPadded(nameWidth) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN"
@@ -118,9 +119,9 @@ extension ClientText {
     /// An Eddystone beacon by the start of its namespace and its instance (`EDD1EBEA… 010203040506`), or
     /// `EID 1122334455667788`: no retailer owns one yet.
     static func eddystoneName(_ beacon: RangedBeacon) -> String {
-        beacon.kind == .eddystoneEID
-            ? "EID \(beacon.identity.ephemeralID)"
-            : "\(beacon.identity.eddystoneUID.namespace.description.prefix(8))… \(beacon.identity.eddystoneUID.instance.hexText())"
+        guard beacon.kind == .eddystoneUID else { return "EID \(beacon.identity.ephemeralID)" }
+        let uid = beacon.identity.eddystoneUID
+        return "\(uid.namespace.description.prefix(8))… \(uid.instance.hexText())"
     }
 
     /// A region as the shopper knows it: `Matey's`, `Matey's 1:*` (a major) or `Matey's 1:2`.
