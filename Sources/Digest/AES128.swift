@@ -30,6 +30,8 @@ public enum CryptoError: Error, Equatable, CustomStringConvertible {
     case zeroSharedSecret
     /// An Eddystone-EID rotation period exponent above 15.
     case exponentOutOfRange(UInt8)
+    /// An AES-GCM tag that does not match: the sealed bytes, their associated data or the key are not the ones sealed.
+    case authenticationFailed
     /// libcrypto refused or failed.
     case libcrypto
 
@@ -38,6 +40,7 @@ public enum CryptoError: Error, Equatable, CustomStringConvertible {
         case .wrongLength: "a key or block of the wrong length"
         case .zeroSharedSecret: "the shared secret is zero: the peer's public key is invalid"
         case .exponentOutOfRange(let exponent): "rotation period exponent \(exponent): 0 to 15"
+        case .authenticationFailed: "the sealed data does not authenticate under this key"
         case .libcrypto: "libcrypto failed"
         }
     }
