@@ -195,6 +195,34 @@ CREATE TABLE beacons (
     PRIMARY KEY (retailer_id, major, minor)
 );
 
+-- Secure beacons: a beacon whose broadcast identity rotates (Eddystone-EID) under an identity key only the service
+-- holds, sealed (AES-256-GCM) under the server key `key_id` names, never in plaintext. The beacon's time counter was
+-- `counter_origin` at `counter_at` and counts seconds from there.
+CREATE TABLE secure_beacons (
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+    minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+    exponent smallint NOT NULL CHECK (exponent BETWEEN 0 AND 15),
+    form text NOT NULL CHECK (form IN ('eddystone', 'ibeacon')),
+    key_id text NOT NULL,
+    sealed_key bytea NOT NULL,
+    counter_origin bigint NOT NULL,
+    counter_at timestamptz NOT NULL,
+    PRIMARY KEY (retailer_id, major, minor)
+);
+
+-- A sighting of a secure beacon the service resolved for an account: the beacon, the EID window it was heard in (the
+-- beacon's counter at the window's start) and when. Offers on a secure beacon are seen and redeemed only after one.
+CREATE TABLE verified_sightings (
+    account_id uuid NOT NULL REFERENCES accounts (id),
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+    minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+    window_counter bigint NOT NULL,
+    heard_at timestamptz NOT NULL,
+    PRIMARY KEY (account_id, retailer_id, major, minor, window_counter)
+);
+
 -- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key
 -- when a till key did it, not the console). Accepting is one conditional UPDATE, so it succeeds once.
 CREATE TABLE redemptions (

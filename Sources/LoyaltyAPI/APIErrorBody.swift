@@ -24,6 +24,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case limitReached = "limit_reached"
     /// 409: the account has not seen the offer (near its beacon, as a scan records it), so cannot redeem it.
     case offerNotSeen = "offer_not_seen"
+    /// 409: the offer is on a secure beacon and the account has no recent verified sighting of it.
+    case presenceNotVerified = "presence_not_verified"
     /// 410: the offer was removed or is outside its validity window.
     case offerUnavailable = "offer_unavailable"
     /// 410: the catalog cursor can no longer be served; sync again without `since`.

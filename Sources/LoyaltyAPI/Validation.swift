@@ -11,6 +11,8 @@ public enum Validation {
     public static let deviceNameMaxLength = 100
     /// As many as fit well within the 64 KiB body limit.
     public static let seenItemsPerPush = 1...500
+    /// What a device sends to `POST /v1/sightings` at once.
+    public static let sightingsPerBatch = 1...100
     /// Limits and durations are stored as 32-bit integers.
     public static let countRange = 0...Int(Int32.max)
     /// Dates the server stores: 1970-01-01T00:00:00Z up to the end of year 9999.

@@ -31,6 +31,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     /// The same database, straight to PostgreSQL (CREATE DATABASE and pgbench cannot go through PgBouncer).
     public let directConninfo: String
     public let operatorToken = "operator-token-for-tests"
+    /// Seals the secure beacons' identity keys.
+    public let beaconKeyring: BeaconKeyring
     /// The service's log lines, unless `logLines` took them.
     public let log = LogRecorder()
     /// What the server's start did to the database's schema.
@@ -44,8 +46,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
 
     /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
     /// `limits` are the HTTP server's; in process, the body limit is applied the same way. `rateLimits`: none by
-    /// default, as tests send many requests from one address. `diagnostics`: libmicrohttpd's messages (standard
-    /// error when nil).
+    /// default, as tests send many requests from one address. `beaconKeyring`: a random key of the server's own.
+    /// `diagnostics`: libmicrohttpd's messages (standard error when nil).
     public init(
         _ transport: Transport = .inProcess,
         cluster: EmbeddedPostgres? = nil,
@@ -56,6 +58,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         standby: ((_ database: String) throws -> String)? = nil,
         standbyMaxLag: Double = 30,
         rateLimits: RateLimits = .unlimited,
+        beaconKeyring: BeaconKeyring = .random(),
         logLines: (@Sendable (String) -> Void)? = nil,
         diagnostics: (@Sendable (String) -> Void)? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
@@ -75,6 +78,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         configuration.standbyMaxLag = standbyMaxLag
         configuration.poolSize = poolSize
         configuration.rateLimits = rateLimits
+        configuration.beaconKeyring = beaconKeyring
+        self.beaconKeyring = beaconKeyring
         configuration.listen = transport == .socket ? ListenAddress(host: "127.0.0.1", port: 0) : nil
         configuration.limits = limits
         configuration.clock = clock.read

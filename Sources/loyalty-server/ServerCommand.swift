@@ -19,6 +19,9 @@ struct ServerOptions: Equatable, Sendable {
     /// DATABASE_REPLICA_MAX_LAG: seconds a standby's replay may be behind before reads go to the primary.
     var replicaMaxLag: Double = 30
     var operatorToken: String?
+    /// `--beacon-key-file` or LOYALTY_BEACON_KEY_FILE: the server keys sealing secure beacons' identity keys; nil
+    /// uses DIR/beacon-key, generated on first start.
+    var beaconKeyFile: URL?
     /// `loyalty-server migrate`: bring the database's schema up to date, say what was done, and exit.
     var migrateOnly = false
     /// False with `--no-rate-limits`: for load tests, whose clients all share one address.
@@ -92,6 +95,11 @@ struct ServerOptions: Equatable, Sendable {
         if let directory = arguments.value(ServerCommand.dataDirectory) {
             dataDirectory = URL(fileURLWithPath: directory)
         }
+        if !migrateOnly {
+            let keyFile = arguments.value(ServerCommand.beaconKeyFile)
+                ?? environment["LOYALTY_BEACON_KEY_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            beaconKeyFile = keyFile.map { URL(fileURLWithPath: $0) }
+        }
     }
 }
 
@@ -107,6 +115,14 @@ enum ServerCommand {
         help: "State directory (default ~/.local/share/loyalty-server): the embedded PostgreSQL cluster in "
             + "DIR/pg and the generated operator token in DIR/admin-token.",
         expected: "a directory"
+    ) { $0.isEmpty ? nil : $0 }
+
+    static let beaconKeyFile = Option<String>(
+        "beacon-key-file", value: "FILE",
+        help: "The server keys sealing secure beacons' identity keys (one key a line, 64 hex digits; the first "
+            + "seals, all open: docs/SECURE-BEACONS.md says how to rotate). Default DIR/beacon-key, generated "
+            + "(mode 0600) on first start.",
+        expected: "a file"
     ) { $0.isEmpty ? nil : $0 }
 
     static let noRateLimits = Flag(
@@ -150,10 +166,11 @@ enum ServerCommand {
                   DATABASE_REPLICA_MAX_LAG  seconds of replay lag after which reads go to the primary (30)
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
+                  LOYALTY_BEACON_KEY_FILE  the beacon key file when --beacon-key-file is not given
                   LOYALTY_TRUSTED_PROXIES  CIDR blocks, separated by commas or spaces, when --trusted-proxy is not given
                   LOYALTY_PROXY_PROTOCOL   1 for --proxy-protocol
                 """,
-            options: [listen, dataDirectory, noRateLimits, trustedProxy, proxyProtocol], globalOptions: [dataDirectory], subcommands: [migrate],
+            options: [listen, dataDirectory, beaconKeyFile, noRateLimits, trustedProxy, proxyProtocol], globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
@@ -182,6 +199,7 @@ enum ServerCommand {
             return
         }
         configuration.operatorToken = try options.operatorToken ?? generatedOperatorToken(in: options.dataDirectory)
+        configuration.beaconKeyring = try beaconKeyring(options)
         configuration.standbys = options.replicaURL
         configuration.standbyMaxLag = options.replicaMaxLag
         configuration.rateLimits = options.rateLimited ? .standard : .unlimited
@@ -218,19 +236,34 @@ enum ServerCommand {
 
     /// The operator token in `directory/admin-token`, created (mode 0600) on first start.
     static func generatedOperatorToken(in directory: URL) throws -> String {
-        let file = directory.appendingPathComponent("admin-token")
-        if let existing = try? String(contentsOf: file, encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty
+        try generatedSecretFile(directory.appendingPathComponent("admin-token"), named: "operator token") {
+            Secrets.token(prefix: "la_") + "\n"
+        }.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The keyring of the operator's beacon key file, or of `DIR/beacon-key`, created (mode 0600) on first start.
+    static func beaconKeyring(_ options: ServerOptions) throws -> BeaconKeyring {
+        if let file = options.beaconKeyFile { return try BeaconKeyring(file: file) }
+        return try BeaconKeyring(
+            fileText: try generatedSecretFile(
+                options.dataDirectory.appendingPathComponent("beacon-key"), named: "beacon key",
+                make: BeaconKeyring.newFileText))
+    }
+
+    /// The text of `file`, or `make()`'s written there (mode 0600) when it is missing or empty.
+    private static func generatedSecretFile(_ file: URL, named name: String, make: () -> String) throws -> String {
+        if let existing = try? String(contentsOf: file, encoding: .utf8),
+            !existing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         {
-            announce("operator token: \(file.path)")
+            announce("\(name): \(file.path)")
             return existing
         }
-        let token = Secrets.token(prefix: "la_")
+        let text = make()
         guard
             FileManager.default.createFile(
-                atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+                atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
-        announce("operator token written to \(file.path) (mode 0600)")
-        return token
+        announce("\(name) written to \(file.path) (mode 0600)")
+        return text
     }
 }

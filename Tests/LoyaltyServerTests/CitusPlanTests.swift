@@ -10,6 +10,7 @@ import Testing
     /// Copied to every node: read everywhere (catalog pages, joins from shopper tables), written rarely.
     static let referenceTables: Set<String> = [
         "catalog_feed", "retailers", "offers", "stores", "till_keys", "console_sessions", "beacons",
+        "secure_beacons",
     ]
     /// The migrator's record, on the coordinator only.
     static let localTables: Set<String> = ["schema_migrations"]
@@ -19,6 +20,7 @@ import Testing
         "devices": ("account_id", "account"),
         "seen": ("account_id", "account"),
         "redemptions": ("account_id", "account"),
+        "verified_sightings": ("account_id", "account"),
         "link_codes": ("code_hash", "link code"),
         "redemption_totals": ("offer_id", "offer"),
     ]

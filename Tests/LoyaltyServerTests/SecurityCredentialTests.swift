@@ -52,7 +52,7 @@ import Testing
                 }
             }
         }
-        #expect(protected.count == 30 && attempts == 30 * 12)
+        #expect(protected.count == 32 && attempts == 32 * 12)
         #expect(try server.rows() == before, "a refused request wrote to the database")
 
         // The same requests with the right credential succeed, so the refusals above were about the
@@ -74,14 +74,16 @@ import Testing
         let before = try server.rows(mentioning: alicesIDs)
         let operations = Operation.documented.filter { $0.credential == .retailerKey }
             .sorted { !$0.rotatesKey && $1.rotatesKey }
-        #expect(operations.count == 18)
+        #expect(operations.count == 19)
         for operation in operations {
             let reply = try #require(tenants.call(operation)).send(
                 to: server, authorization: "Bearer \(tenants.bob.apiKey)")
             let context = "\(operation): \(reply.status) \(reply.text)"
             switch operation.description {
             case let operation where operation.hasPrefix("DELETE "): #expect(reply.status == 404, "\(context)")
-            case let operation where operation.hasPrefix("PUT ") || operation == "POST /v1/retailer/till-keys":
+            case let operation
+            where operation.hasPrefix("PUT ") || operation == "POST /v1/retailer/till-keys"
+                || operation == "POST /v1/retailer/fleet/{major}/{minor}/secure":
                 #expect(
                     reply.status == 201, "a new resource of Bob's, not a replacement of Alice's: \(context)")
             default: #expect(reply.status == 200, "\(context)")
@@ -100,7 +102,7 @@ import Testing
         let server = tenants.server
         let before = try server.rows(mentioning: [tenants.ann.accountID])
         let operations = Operation.documented.filter { $0.credential == .deviceToken }
-        #expect(operations.count == 8)
+        #expect(operations.count == 9)
         let annsSecrets = [
             tenants.ann.accountID.uuidString, tenants.ann.deviceID.uuidString,
             tenants.annTablet.deviceID.uuidString,

@@ -180,6 +180,12 @@ struct Tenants {
                 method: "POST", path: operation.pattern, body: Array("major,minor,title\n1,1,Alice's sushi\n".utf8))
         case "POST /v1/retailer/till-keys":
             return Call(method: "POST", path: operation.pattern, body: json(TillKeyDraft(name: "Back till")))
+        case "POST /v1/sightings":
+            let sighting = Sighting(eid: "0123456789abcdef", heardAt: server.clock.read(), rssi: -60)
+            return Call(method: "POST", path: operation.pattern, body: json(SightingBatch(sightings: [sighting])))
+        case "POST /v1/retailer/fleet/{major}/{minor}/secure":
+            // A beacon with no offer: the sushi offer's seen pushes and redemptions stay free of the presence gate.
+            return Call(method: "POST", path: "/v1/retailer/fleet/3/3/secure", body: json(SecureBeaconRequest()))
         case "DELETE /v1/retailer/till-keys/{id}":
             return Call(method: "DELETE", path: "/v1/retailer/till-keys/\(spareTill.id)")
         case "POST /v1/till/check", "POST /v1/till/accept":

@@ -174,8 +174,11 @@ import Testing
 extension Endpoints {
     /// The routes' handlers on a database that is never reached: for what the table says of itself.
     static var unconnected: Endpoints {
-        Endpoints(
-            database: Database(pool: PostgresPool(conninfo: "host=/nonexistent", size: 1), clock: { Date() }),
-            operatorTokenDigest: [], openAPIDocument: [], metrics: Metrics(), rateLimiter: RateLimiter(.unlimited))
+        let database = Database(pool: PostgresPool(conninfo: "host=/nonexistent", size: 1), clock: { Date() })
+        let keyring = BeaconKeyring.random()
+        return Endpoints(
+            database: database, operatorTokenDigest: [], openAPIDocument: [], beaconKeyring: keyring,
+            secureBeacons: SecureBeaconTable(database: database, keyring: keyring), metrics: Metrics(),
+            rateLimiter: RateLimiter(.unlimited))
     }
 }

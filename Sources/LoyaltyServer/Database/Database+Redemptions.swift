@@ -19,6 +19,7 @@ extension Database {
         redemption: Redemption, created: Bool
     ) {
         let now = clock()
+        let presentSince = now.addingTimeInterval(-SecureBeacon.presenceWindow)
         do {
             return try pool.withConnection { connection in
                 try connection.transaction { connection in
@@ -41,6 +42,15 @@ extension Database {
                                 (SELECT count(*) FROM redemptions
                                     WHERE account_id = \(accountID) AND offer_id = o.id) AS mine,
                                 EXISTS (SELECT 1 FROM seen WHERE account_id = \(accountID) AND offer_id = o.id) AS seen,
+                                o.major, o.minor,
+                                EXISTS (
+                                    SELECT 1 FROM secure_beacons b
+                                    WHERE b.retailer_id = o.retailer_id AND b.major = o.major AND b.minor = o.minor)
+                                AND NOT EXISTS (
+                                    SELECT 1 FROM verified_sightings v
+                                    WHERE v.account_id = \(accountID) AND v.retailer_id = o.retailer_id
+                                        AND v.major = o.major AND v.minor = o.minor
+                                        AND v.heard_at >= \(presentSince)) AS unverified,
                                 first.id, first.offer_id, first.code, first.created_at
                             FROM offers o
                                 LEFT JOIN redemptions first
@@ -66,6 +76,10 @@ extension Database {
                     }
                     if try offer.decode("mine", as: Int.self) >= (try offer.decode("per_shopper_limit", as: Int.self)) {
                         throw Refusal.limitReached("this account has redeemed the offer as often as it may")
+                    }
+                    if try offer.decode("unverified", as: Bool.self) {
+                        throw Refusal.presenceNotVerified(
+                            beacon: "\(try offer.decode("major", as: Int.self)):\(try offer.decode("minor", as: Int.self))")
                     }
                     guard try offer.decode("seen", as: Bool.self) else { throw Refusal.offerNotSeen }
                     let row = try connection.query(

@@ -182,27 +182,50 @@ extension Database {
     /// before the offer was made is taken as its making: figures and beacon health cannot be backdated.
     func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
         let now = clock()
+        let presentSince = now.addingTimeInterval(-SecureBeacon.presenceWindow)
         // Two arrays bound as parameters: writing them costs a fraction of encoding the items as JSON.
         let offerIDs = uuidArray(items.map(\.offerID))
         let seenAts = textArray(items.map { LoyaltyJSON.formatTimestamp($0.seenAt) })
-        return try pool.withConnection { connection in
+        // An offer on a secure beacon without a recent verified sighting refuses the whole push, in the same
+        // statement: the account's version is not bumped and nothing is added.
+        let row = try pool.withConnection { connection in
             try connection.query(
                 """
-                WITH bump AS (
-                    UPDATE accounts SET seen_version = seen_version + 1 WHERE id = \(accountID)
-                    RETURNING seen_version)
-                INSERT INTO seen (account_id, offer_id, seen_at, version)
-                SELECT \(accountID), item.offer_id, item.seen_at, bump.seen_version
-                FROM bump, (
-                    SELECT i.offer_id, greatest(least(i.seen_at, \(now)), o.created_at) AS seen_at, o.starts_at, o.ends_at
+                WITH item AS (
+                    SELECT i.offer_id, greatest(least(i.seen_at, \(now)), o.created_at) AS seen_at, o.starts_at,
+                        o.ends_at, o.retailer_id, o.major, o.minor
                     FROM unnest(\(offerIDs)::uuid[], \(seenAts)::timestamptz[]) AS i (offer_id, seen_at)
-                        JOIN offers o ON o.id = i.offer_id) AS item
-                WHERE (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
-                    AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
-                ON CONFLICT DO NOTHING
+                        JOIN offers o ON o.id = i.offer_id),
+                unverified AS (
+                    SELECT item.major, item.minor FROM item
+                        JOIN secure_beacons b ON b.retailer_id = item.retailer_id AND b.major = item.major
+                            AND b.minor = item.minor
+                    WHERE NOT EXISTS (
+                        SELECT 1 FROM verified_sightings v
+                        WHERE v.account_id = \(accountID) AND v.retailer_id = item.retailer_id
+                            AND v.major = item.major AND v.minor = item.minor AND v.heard_at >= \(presentSince))
+                    LIMIT 1),
+                bump AS (
+                    UPDATE accounts SET seen_version = seen_version + 1
+                    WHERE id = \(accountID) AND NOT EXISTS (SELECT 1 FROM unverified)
+                    RETURNING seen_version),
+                added AS (
+                    INSERT INTO seen (account_id, offer_id, seen_at, version)
+                    SELECT \(accountID), item.offer_id, item.seen_at, bump.seen_version
+                    FROM bump, item
+                    WHERE (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
+                        AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
+                    ON CONFLICT DO NOTHING
+                    RETURNING 1)
+                SELECT (SELECT count(*) FROM added) AS added, (SELECT major FROM unverified) AS major,
+                    (SELECT minor FROM unverified) AS minor
                 """
-            ).rowsAffected
+            )[0]
         }
+        if let major = try row.decode("major", as: Int?.self) {
+            throw Refusal.presenceNotVerified(beacon: "\(major):\(try row.decode("minor", as: Int.self))")
+        }
+        return try row.decode("added")
     }
 
     /// The items added to the account's set after `since` (all when nil), in one snapshot; on a standby unless

@@ -9,6 +9,8 @@ enum Refusal: Error, Equatable {
     case offerUnavailable(String)
     /// Redeeming an offer the account has not seen.
     case offerNotSeen
+    /// Seeing or redeeming an offer on a secure beacon (`MAJOR:MINOR`) without a recent verified sighting of it.
+    case presenceNotVerified(beacon: String)
     case cursorExpired
     case linkCodeInvalid
     case idempotencyKeyReused

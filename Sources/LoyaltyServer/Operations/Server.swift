@@ -22,6 +22,9 @@ public struct ServerConfiguration: Sendable {
     /// Connections of the pool to the primary, and of the one to the standbys.
     public var poolSize = Server.databaseConnections
     public var operatorToken: String
+    /// Seals secure beacons' identity keys at rest; `loyalty-server` reads it from its key file, a server in process
+    /// makes one of its own.
+    public var beaconKeyring = BeaconKeyring.random()
     public var rateLimits: RateLimits = .standard
     /// Where to serve HTTP; nil serves none, and requests go to `Server.service` in process.
     public var listen: ListenAddress?
@@ -80,12 +83,16 @@ public final class Server: Sendable {
         if schemaChange != .current(version: configuration.schema.version) {
             log(ServerLog.line(.info, "schema_migrated", ["change": .string(schemaChange.description)]))
         }
+        let resealed = try database.resealBeaconKeys(keyring: configuration.beaconKeyring)
+        if resealed > 0 {
+            log(ServerLog.line(.info, "beacon_keys_resealed", ["beacons": .int(resealed)]))
+        }
         if configuration.purgesTombstones {
             try TombstonePurge.purge(database: database, retention: TombstonePurge.retention, log: log)
         }
         service = LoyaltyService(
             database: database, operatorToken: configuration.operatorToken,
-            openAPIDocument: configuration.openAPIDocument, rateLimits: configuration.rateLimits, log: log)
+            openAPIDocument: configuration.openAPIDocument, beaconKeyring: configuration.beaconKeyring, rateLimits: configuration.rateLimits, log: log)
         var limits = configuration.limits
         limits.maxBodyBytesByPath.merge(service.maxBodyBytesByPath) { chosen, _ in chosen }
         self.limits = limits

@@ -82,6 +82,13 @@ struct APIFailure: Error {
                 409, .offerNotSeen,
                 "this account has not seen the offer: it is redeemed after a scan has shown it near its beacon "
                     + "(and sent it to POST /v1/seen)")
+        case .presenceNotVerified(let beacon):
+            let minutes = Int(SecureBeacon.presenceWindow / 60)
+            self.init(
+                409, .presenceNotVerified,
+                "this offer is on the secure beacon \(beacon), and this account has no verified sighting of it in the "
+                    + "last \(minutes) minutes: scan near the beacon with the service reachable (POST /v1/sightings "
+                    + "with what was heard), then try again")
         case .cursorExpired:
             self.init(
                 410, .cursorExpired, "this cursor can no longer be served; sync again without 'since'", field: "since")

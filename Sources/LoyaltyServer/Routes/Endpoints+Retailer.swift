@@ -22,6 +22,7 @@ extension Endpoints {
             Route("GET", "/v1/retailer/beacons", retailerKey, beaconHealth),
             Route("GET", "/v1/retailer/fleet", retailerKey, fleet),
             Route("PUT", "/v1/retailer/fleet/{major}/{minor}", retailerKey, labelBeacon),
+            Route("POST", "/v1/retailer/fleet/{major}/{minor}/secure", currentRetailerKey, secureBeacon),
             Route("POST", "/v1/retailer/till-keys", currentRetailerKey, createTillKey),
             Route("GET", "/v1/retailer/till-keys", retailerKey, listTillKeys),
             Route("DELETE", "/v1/retailer/till-keys/{id}", currentRetailerKey, revokeTillKey),
@@ -165,6 +166,18 @@ extension Endpoints {
         let created = try database.labelBeacon(
             retailerID: access.retailer.id, major: major, minor: minor, label: label)
         return .json(created ? 201 : 200, label)
+    }
+
+    /// Hands out a new identity key, as a till key is: only to the retailer's current key, not one rotated out.
+    func secureBeacon(_ request: HTTPRequest, _ access: RetailerAccess) throws -> HTTPResponse {
+        let (major, minor) = try beacon(request)
+        let body = try request.decodeBody(SecureBeaconRequest.self, emptyIsObject: true)
+        let provisioning = try database.secureBeacon(
+            retailer: access.retailer, major: major, minor: minor,
+            exponent: body.exponent ?? SecureBeaconRequest.defaultExponent, form: body.form ?? .eddystone,
+            keyring: beaconKeyring)
+        secureBeacons.invalidate()
+        return .json(201, provisioning)
     }
 
     private func days(_ request: HTTPRequest, _ name: String, default value: Int) throws(ValidationError) -> Int {

@@ -2,7 +2,8 @@ import Foundation
 import HTTPServer
 import LoyaltyAPI
 
-/// The shopper's routes: an account and its devices, the catalog, the seen set and redemptions.
+/// The shopper's routes: an account and its devices, the catalog, the seen set, sightings of secure beacons and
+/// redemptions.
 extension Endpoints {
     var shopperRoutes: [Route] {
         [
@@ -14,6 +15,7 @@ extension Endpoints {
             Route("GET", "/v1/catalog", deviceTokenWithCatalogHead, catalog),
             Route("POST", "/v1/seen", deviceToken, addSeen),
             Route("GET", "/v1/seen", deviceTokenOnStandby, listSeen),
+            Route("POST", "/v1/sightings", deviceToken, resolveSightings),
             Route("POST", "/v1/redemptions", deviceToken, redeem),
             Route("GET", "/v1/redemptions", deviceTokenOnStandby, listRedemptions),
         ]
@@ -103,6 +105,26 @@ extension Endpoints {
 
     func listSeen(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
         .json(200, try database.seen(accountID: session.accountID, since: try cursor(request)))
+    }
+
+    /// Each sighting that resolves is answered and recorded as the account's verified presence; one that does not
+    /// is left out, the same whatever the reason (no oracle of other retailers' beacons).
+    func resolveSightings(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        let batch = try request.decodeBody(SightingBatch.self)
+        let now = database.clock()
+        var resolved: [ResolvedBeacon] = []
+        var verified: [(window: SecureBeaconTable.Window, heardAt: Date)] = []
+        for (index, sighting) in batch.sightings.enumerated() {
+            guard let window = try secureBeacons.resolve(sighting, at: now) else { continue }
+            let beacon = window.beacon
+            resolved.append(
+                ResolvedBeacon(
+                    index: index, retailerID: beacon.retailerID, retailerName: beacon.retailerName, major: beacon.major,
+                    minor: beacon.minor, validUntil: window.end))
+            verified.append((window, sighting.heardAt))
+        }
+        try database.recordSightings(verified, accountID: session.accountID)
+        return .json(200, SightingResolution(beacons: resolved))
     }
 
     func redeem(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {

@@ -9,6 +9,10 @@ struct Endpoints: Sendable {
     let database: Database
     let operatorTokenDigest: [UInt8]
     let openAPIDocument: [UInt8]
+    /// Seals secure beacons' identity keys.
+    let beaconKeyring: BeaconKeyring
+    /// Resolves what devices heard of secure beacons.
+    let secureBeacons: SecureBeaconTable
     let metrics: Metrics
     let rateLimiter: RateLimiter
 

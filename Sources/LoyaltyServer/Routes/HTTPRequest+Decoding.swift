@@ -181,7 +181,7 @@ extension HTTPRequest {
     private static func jsonTypeName(_ type: Any.Type) -> String {
         switch type {
         case is String.Type, is UUID.Type, is Date.Type: "a string"
-        case is Int.Type, is UInt16.Type: "an integer"
+        case is Int.Type, is UInt16.Type, is UInt8.Type: "an integer"
         case is Double.Type: "a number"
         case is Bool.Type: "a boolean"
         default: "a \(type)"

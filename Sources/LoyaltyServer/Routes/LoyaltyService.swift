@@ -14,13 +14,14 @@ public final class LoyaltyService: Sendable {
 
     /// `log` receives one `ServerLog` line per request; it never contains a token.
     public init(
-        database: Database, operatorToken: String, openAPIDocument: [UInt8], rateLimits: RateLimits = .standard,
-        log: @escaping @Sendable (String) -> Void = ServerLog.standardError
+        database: Database, operatorToken: String, openAPIDocument: [UInt8], beaconKeyring: BeaconKeyring,
+        rateLimits: RateLimits = .standard, log: @escaping @Sendable (String) -> Void = ServerLog.standardError
     ) {
         let metrics = Metrics()
         let endpoints = Endpoints(
             database: database, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
-            metrics: metrics, rateLimiter: RateLimiter(rateLimits))
+            beaconKeyring: beaconKeyring,
+            secureBeacons: SecureBeaconTable(database: database, keyring: beaconKeyring), metrics: metrics, rateLimiter: RateLimiter(rateLimits))
         var router = Router()
         var routes: [String: Route] = [:]
         for route in endpoints.routes {
