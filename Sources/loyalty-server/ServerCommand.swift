@@ -236,34 +236,42 @@ enum ServerCommand {
 
     /// The operator token in `directory/admin-token`, created (mode 0600) on first start.
     static func generatedOperatorToken(in directory: URL) throws -> String {
-        try generatedSecretFile(directory.appendingPathComponent("admin-token"), named: "operator token") {
-            Secrets.token(prefix: "la_") + "\n"
-        }.trimmingCharacters(in: .whitespacesAndNewlines)
+        let file = directory.appendingPathComponent("admin-token")
+        let (text, created) = try generatedSecretFile(file) { Secrets.token(prefix: "la_") + "\n" }
+        announce(created ? "operator token written to \(file.path) (mode 0600)" : "operator token: \(file.path)")
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The keyring of the operator's beacon key file, or of `DIR/beacon-key`, created (mode 0600) on first start.
+    /// The keyring of the operator's beacon key file, or of `DIR/beacon-key`, created (mode 0600) on first start:
+    /// logged, not announced, since scripts read standard output's first line for the address.
     static func beaconKeyring(_ options: ServerOptions) throws -> BeaconKeyring {
         if let file = options.beaconKeyFile { return try BeaconKeyring(file: file) }
-        return try BeaconKeyring(
-            fileText: try generatedSecretFile(
-                options.dataDirectory.appendingPathComponent("beacon-key"), named: "beacon key",
-                make: BeaconKeyring.newFileText))
+        let file = options.dataDirectory.appendingPathComponent("beacon-key")
+        let (text, created) = try generatedSecretFile(file, make: BeaconKeyring.newFileText)
+        if created {
+            ServerLog.standardError(
+                ServerLog.line(.info, "beacon_key_generated", ["file": .string(file.path), "mode": .string("0600")]))
+        }
+        return try BeaconKeyring(fileText: text)
     }
 
-    /// The text of `file`, or `make()`'s written there (mode 0600) when it is missing or empty.
-    private static func generatedSecretFile(_ file: URL, named name: String, make: () -> String) throws -> String {
+    /// The text of `file`, or `make()`'s written there (mode 0600) when it is missing or empty, and which.
+    private static func generatedSecretFile(_ file: URL, make: () -> String) throws -> (text: String, created: Bool) {
         if let existing = try? String(contentsOf: file, encoding: .utf8),
             !existing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         {
-            announce("\(name): \(file.path)")
-            return existing
+            return (existing, false)
         }
         let text = make()
-        guard
-            FileManager.default.createFile(
-                atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
-        announce("\(name) written to \(file.path) (mode 0600)")
-        return text
+        // Mode 0600 from the file's creation on, not set after the secret is in it.
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0, fchmod(descriptor, 0o600) == 0 else {
+            if descriptor >= 0 { close(descriptor) }
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.synchronize()
+        return (text, true)
     }
 }

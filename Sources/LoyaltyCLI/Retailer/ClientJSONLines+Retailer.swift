@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -42,6 +43,18 @@ extension ClientJSONLines {
                 .major: .int(Int(beacon.major)), .minor: .int(Int(beacon.minor)),
                 .lastHeardAt: timestamp(beacon.lastHeardAt), .checkBattery: .bool(beacon.checkBattery),
             ])
+    }
+
+    /// `retailer beacon secure`: the document, with the identity key only when no file holds it.
+    public static func beaconSecured(_ provisioning: BeaconProvisioning, savedIn path: String?) -> String {
+        var fields: [(String, JSONValue)] = [
+            ("event", .string("beacon_secured")), ("major", .int(Int(provisioning.major))),
+            ("minor", .int(Int(provisioning.minor))), ("exponent", .int(Int(provisioning.exponent))),
+            ("form", .string(provisioning.form.rawValue)), ("uuid", .string(provisioning.uuid.uuidString)),
+            ("counter", .int(Int(provisioning.counter))), ("counter_at", timestamp(provisioning.counterAt)),
+        ]
+        fields.append(path.map { ("file", .string($0)) } ?? ("identity_key", .string(provisioning.identityKey)))
+        return object(fields)
     }
 
     /// `retailer till-key create`.

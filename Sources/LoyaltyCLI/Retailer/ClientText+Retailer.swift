@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -21,6 +22,22 @@ extension ClientText {
         till key for \(TerminalText.escaped(key.name)) (id \(key.id.uuidString.lowercased())), shown only now:
         \(key.tillKey)
         """
+    }
+
+    /// `retailer beacon secure`: where the document went, or the document itself (its key shown only now).
+    public static func beaconSecured(_ provisioning: BeaconProvisioning, savedIn path: String?) -> String {
+        let beacon =
+            "beacon \(provisioning.major):\(provisioning.minor) is secure (\(provisioning.form.rawValue), a new "
+            + "identifier every 2^\(provisioning.exponent) s)"
+        if let path { return "\(beacon); its provisioning document, with the identity key, is in \(path) (mode 0600)" }
+        return """
+            \(beacon); its identity key is shown only now:
+            identity key  \(provisioning.identityKey)
+            exponent      \(provisioning.exponent)
+            form          \(provisioning.form.rawValue)
+            uuid          \(provisioning.uuid.uuidString)
+            counter       \(provisioning.counter) at \(LoyaltyJSON.formatTimestamp(provisioning.counterAt))
+            """
     }
 
     /// `retailer rotate-key`: a key from LOYALTY_RETAILER_KEY is not saved (`savedIn` nil), so the only

@@ -17,7 +17,7 @@ let retailerCommand = Command(
         """,
     subcommands: [
         retailerRegister, retailerOffer, retailerOffers, retailerStore, retailerStatsCommand,
-        retailerRotateKey, retailerKey, retailerTillKeyCommand,
+        retailerRotateKey, retailerKey, retailerTillKeyCommand, retailerBeaconCommand,
     ])
 
 extension ClientContext {
@@ -60,7 +60,7 @@ private let retailerRegister = Command(
     })
 
 /// A beacon's MAJOR and MINOR, the words of `retailer offer set` and `rm`.
-private enum BeaconNumbers {
+enum BeaconNumbers {
     static let major = number("MAJOR")
     static let minor = number("MINOR")
 

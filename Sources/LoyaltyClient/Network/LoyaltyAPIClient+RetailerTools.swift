@@ -7,6 +7,13 @@ extension LoyaltyAPIClient {
         try call("POST", "/v1/retailer/till-keys", credential: credential, body: TillKeyDraft(name: name))
     }
 
+    /// A new identity key for beacon (major, minor), in its provisioning document: the server shows it only now.
+    public func secureBeacon(
+        major: UInt16, minor: UInt16, _ request: SecureBeaconRequest, _ credential: Credential
+    ) throws(ClientError) -> BeaconProvisioning {
+        try call("POST", "/v1/retailer/fleet/\(major)/\(minor)/secure", credential: credential, body: request)
+    }
+
     public func tillKeys(_ credential: Credential) throws(ClientError) -> TillKeyList {
         try call("GET", "/v1/retailer/till-keys", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
