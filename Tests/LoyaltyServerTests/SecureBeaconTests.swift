@@ -216,6 +216,18 @@ import Testing
         #expect(try sightingRows(server).count == 1)
     }
 
+    /// Each device has its own bucket: one at the limit is 429, another device of the same account is not.
+    @Test func sightingsAreRateLimitedPerDevice() throws {
+        let server = try TestServer(rateLimits: RateLimits(buckets: [.sightings: .init(burst: 2, perSecond: 0.001)]))
+        let ann = try server.createAccount()
+        let tablet = try server.linkDevice(to: ann, name: "tablet")
+        let batch = SightingBatch(sightings: [Sighting(eid: "0123456789abcdef", heardAt: server.clock.read())])
+        for expected in [200, 200, 429] {
+            #expect(try server.request("POST", "/v1/sightings", token: ann.deviceToken, json: batch).status == expected)
+        }
+        #expect(try server.request("POST", "/v1/sightings", token: tablet.deviceToken, json: batch).status == 200)
+    }
+
     @Test func aBatchIsOneToAHundredSightingsOfOneForm() throws {
         let server = try TestServer()
         let ann = try server.createAccount()

@@ -28,6 +28,9 @@ public struct RateLimits: Sendable {
         .linkCodeCreation: Bucket(burst: 10, perSecond: 1.0 / 60),
         .failedAuthenticationByAddress: Bucket(burst: 20, perSecond: 1.0 / 5),
         .failedAuthenticationByAccount: Bucket(burst: 10, perSecond: 1.0 / 60),
+        // A scan sends a batch when it hears a new identifier: a walk through a shop is a few a minute. Guessing an
+        // 8-byte identifier at 100 a batch, one batch a second, takes ~10^15 years per beacon.
+        .sightings: Bucket(burst: 30, perSecond: 1),
     ])
 
     /// No limits: for load tests, whose thousands of clients all come from one address.
@@ -47,6 +50,8 @@ public enum RateLimit: String, Sendable, CaseIterable {
     case failedAuthenticationByAddress = "failed_authentication_address"
     /// A device token naming an account with a secret that does not match, per account.
     case failedAuthenticationByAccount = "failed_authentication_account"
+    /// `POST /v1/sightings`, per device.
+    case sightings = "sightings"
 }
 
 /// What a failed authentication tried, from the credential's prefix: each kind has its own buckets.

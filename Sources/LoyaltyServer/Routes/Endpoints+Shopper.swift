@@ -110,6 +110,7 @@ extension Endpoints {
     /// Each sighting that resolves is answered and recorded as the account's verified presence; one that does not
     /// is left out, the same whatever the reason (no oracle of other retailers' beacons).
     func resolveSightings(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        try limit(.sightings, session.deviceID.uuidString, taking: true)
         let batch = try request.decodeBody(SightingBatch.self)
         let now = database.clock()
         var resolved: [ResolvedBeacon] = []
