@@ -15,6 +15,20 @@ import Testing
         #expect(bad.stderr.contains("--trusted-proxy: expected an address or CIDR block"), "\(bad.stderr)")
     }
 
+    /// Before any database work: the log's last line names the file and the line.
+    @Test func aBeaconKeyFileThatHoldsNoKeyStopsTheStart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-beacon-key-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("beacon-key")
+        try Data("# a comment\nnot a key\n".utf8).write(to: file)
+        let result = try server.run(
+            ["--data-dir", directory.path, "--listen", "127.0.0.1:0", "--beacon-key-file", file.path],
+            environment: ["LOYALTY_ADMIN_TOKEN": "token"])
+        #expect(result.status == 1 && result.stderr.contains("beacon key file \(file.path): line 2"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("pg").path))
+    }
+
     @Test func wrongWordsAreUsageErrorsAndHelpNamesTheCommand() throws {
         let extra = try server.run(["extra-word"])
         #expect(extra.status == 64 && extra.stdout.isEmpty)

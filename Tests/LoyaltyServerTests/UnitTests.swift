@@ -128,6 +128,14 @@ import Testing
         }
     }
 
+    @Test func theBeaconKeyFileComesFromTheArgumentsOrTheEnvironment() throws {
+        let environment = ["HOME": "/", "LOYALTY_BEACON_KEY_FILE": "/etc/loyalty/beacon-key"]
+        #expect(try ServerOptions.parse([], environment: ["HOME": "/"])?.beaconKeyFile == nil)
+        #expect(try ServerOptions.parse([], environment: environment)?.beaconKeyFile?.path == "/etc/loyalty/beacon-key")
+        let given = try ServerOptions.parse(["--beacon-key-file", "/srv/key"], environment: environment)
+        #expect(given?.beaconKeyFile?.path == "/srv/key")
+    }
+
     @Test func trustedProxiesComeFromTheArgumentsOrTheEnvironment() throws {
         let environment = ["HOME": "/", "LOYALTY_TRUSTED_PROXIES": "10.0.0.5, 2001:db8::/32", "LOYALTY_PROXY_PROTOCOL": "1"]
         let fromEnvironment = try #require(try ServerOptions.parse([], environment: environment))

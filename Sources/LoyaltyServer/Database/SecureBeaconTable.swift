@@ -45,12 +45,18 @@ final class SecureBeaconTable: Sendable {
     /// whatever the reason.
     func resolve(_ sighting: Sighting, at now: Date) throws -> Window? {
         let found: Window? = try table.withLock { table in
-            if table == nil || now >= table!.turnsAt || now < table!.builtAt { table = try build(at: now) }
+            let current: Table
+            if let built = table, built.builtAt <= now, now < built.turnsAt {
+                current = built
+            } else {
+                current = try build(at: now)
+                table = current
+            }
             if let eid = sighting.eid.flatMap(Hex.bytes) {
-                return table!.eddystone[eid.reduce(0) { $0 << 8 | UInt64($1) }]
+                return current.eddystone[eid.reduce(0) { $0 << 8 | UInt64($1) }]
             }
             guard let uuid = sighting.uuid, let major = sighting.major, let minor = sighting.minor else { return nil }
-            return table!.iBeacon[IBeaconIdentity(uuid: uuid, majorMinor: UInt32(major) << 16 | UInt32(minor))]
+            return current.iBeacon[IBeaconIdentity(uuid: uuid, majorMinor: UInt32(major) << 16 | UInt32(minor))]
         }
         guard let found else { return nil }
         let length = found.end.timeIntervalSince(found.start)
