@@ -287,7 +287,9 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
     @Test func secretsAreWrittenOwnerOnly() throws {
         let directory = try temporaryDirectory()
         let home = ClientHome(configDirectory: directory.appendingPathComponent("c"), dataDirectory: directory)
-        let device = DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "secret")
+        let device = Issued(
+            DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "secret"),
+            issuer: ServerOrigin(URL(string: "http://127.0.0.1:8080")!))
         try home.saveDevice(device)
         #expect(try home.loadDevice() == device)
         let attributes = try FileManager.default.attributesOfItem(atPath: home.deviceFile.path)
