@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import JSONCoding
 import LoyaltyAPI
 
 /// Which secret a request carries, so a refusal can say which one to fix.
@@ -142,7 +143,7 @@ public final class LoyaltyAPIClient {
 
     /// Catalog pages have a coder of their own: a full catalog is too large for `JSONDecoder`'s pace.
     private func decodePage(_ response: HTTPClientResponse) throws(ClientError) -> CatalogPage {
-        do throws(CatalogPageJSONError) {
+        do throws(JSONCodingError) {
             return try CatalogPage(json: response.body)
         } catch {
             throw .protocolViolation(
@@ -230,8 +231,6 @@ public final class LoyaltyAPIClient {
     }
 
     // MARK: transport
-
-    private struct NoBody: Encodable {}
 
     func call<Answer: Decodable>(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,

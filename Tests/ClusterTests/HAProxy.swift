@@ -9,7 +9,7 @@ import LoyaltyTesting
 /// certificate for localhost and 127.0.0.1, in front of `servers`; its PostgreSQL frontends on ports nothing answers
 /// behind (their members stay down; the API does not need them).
 final class HAProxy {
-    static let configuration = InstallTests.packageRoot.appendingPathComponent("deploy/haproxy.cfg")
+    static let configuration = Repository.root.appendingPathComponent("deploy/haproxy.cfg")
     let port: UInt16
     /// The CA the API's certificate chains to: a client's --ca-file.
     let caFile: URL
