@@ -300,10 +300,10 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
     }
 
     @Test func serverURLPrecedence() throws {
-        let config = ClientConfig(server: "http://config:1")
+        let config = ClientConfig(server: "https://config:1")
         #expect(
-            try config.serverURL(flag: "http://flag:2", environment: ["LOYALTY_SERVER": "http://env:3"]).host == "flag")
-        #expect(try config.serverURL(flag: nil, environment: ["LOYALTY_SERVER": "http://env:3"]).host == "env")
+            try config.serverURL(flag: "https://flag:2", environment: ["LOYALTY_SERVER": "https://env:3"]).host == "flag")
+        #expect(try config.serverURL(flag: nil, environment: ["LOYALTY_SERVER": "https://env:3"]).host == "env")
         #expect(try config.serverURL(flag: nil, environment: [:]).host == "config")
         #expect(try ClientConfig().serverURL(flag: nil, environment: [:]).absoluteString == "http://127.0.0.1:8080")
         #expect(throws: ClientError.self) { try config.serverURL(flag: "ftp://x", environment: [:]) }
