@@ -65,6 +65,7 @@ test-deps:
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q rootcanal==$(ROOTCANAL_VERSION) 2>/dev/null \
 	  || python3 -m pip install -q --break-system-packages rootcanal==$(ROOTCANAL_VERSION)
+	$(call pip_install,beacontools,beacontools)
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:
@@ -89,7 +90,8 @@ demo: deps
 	scripts/demo.sh "$$(swift build $(RELEASE) --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio).
+# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio;
+# eddystone: only the replay's comparison of a store with a third Eddystone to the iBeacon-only store).
 bench: deps
 	$(call apt_install,$(BENCH_PACKAGES))
 	$(call pip_install,beacontools,beacontools)
