@@ -122,8 +122,7 @@ public final class LoyaltyAPIClient {
         var query = area?.queryItems ?? [:]
         if let cursor { query["since"] = cursor }
         if let limit { query["limit"] = String(limit) }
-        // An area's page comes whole, whatever `limit`: it is held to the same size (some 300,000 offers of the
-        // usual few hundred bytes), which a page of the longest rows can be.
+        // A page, an area's too, holds at most `limit` rows: no longer than that many of the longest rows.
         return try exchange(
             "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
             accepting: [304, 410],
