@@ -48,20 +48,18 @@ let package = Package(
         .target(
             name: "LoyaltyServer",
             dependencies: ["Arguments", "Digest", "LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
-            // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
+            // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary; migrations/ is
+            // compiled in by EmbedMigrations.
             resources: [
-                .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
-                .embedInCode("Resources/0003-feed-row-by-key.sql"),
-                .embedInCode("Resources/0004-till-and-console.sql"),
-                .embedInCode("Resources/0005-key-rotation-grace.sql"),
-                .embedInCode("Resources/0006-beacon-fleet.sql"),
-                .embedInCode("Resources/0007-hardening.sql"),
-                .embedInCode("Resources/0008-till-idempotency.sql"),
-                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml"),
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
                 .embedInCode("Resources/console.css"), .embedInCode("Resources/favicon.svg"),
-            ]),
+            ],
+            plugins: ["EmbedMigrations"]),
+        // Every file of migrations/, compiled into LoyaltyServer at build time.
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        .executableTarget(name: "embed-migrations"),
         .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
         // Flags and environment variables in, a `ServerConfiguration` out, and the server run until a signal.
         .executableTarget(

@@ -157,16 +157,6 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "bluetoothd withdrew the advertisement on \(name): the adapter went away, or bluetoothd is stopping"
         }
     }
-
-    /// The sysexits(3) status to end with: 77 (EX_NOPERM) for missing capabilities or a bus that refuses
-    /// this user, 65 (EX_DATAERR) for a stream that is not H4, 69 (EX_UNAVAILABLE) for the rest.
-    public var exitStatus: Int32 {
-        switch self {
-        case .missingCapabilities, .busRefusesUser: 77
-        case .framingLost: 65
-        default: 69
-        }
-    }
 }
 
 private func hex(_ value: UInt16) -> String {

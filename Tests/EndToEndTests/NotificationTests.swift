@@ -353,7 +353,7 @@ private final class OutputBox: @unchecked Sendable {  // guarded by lock
             return (try? String(contentsOf: printed, encoding: .utf8)) ?? ""
         }
         defer { _ = stopDunst() }
-        let watcher = try SystemBus(address: bus.address)
+        let watcher = try MessageBus(address: bus.address)
         let deadline = Date().addingTimeInterval(20)
         while !watcher.nameHasOwner("org.freedesktop.Notifications"), Date() < deadline {
             try watcher.addMatch("type='signal',member='NameOwnerChanged'")
