@@ -414,6 +414,20 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     if state.isRefused { return MHD_Result.NO }  // answered already
     guard var request = state.head.take() else { return MHD_Result.NO }  // the first call made it
     swap(&request.body, &state.body)
+    let queued = answer(request, on: connection, state, context)
+    // What the handler built is freed by now (MHD holds its copy of the answer): a large answer's memory goes
+    // back to the system, where glibc would keep it in the thread's own arena.
+    if state.answerBytes >= largeAnswerBytes { malloc_trim(0) }
+    return queued
+}
+
+/// Answers at least this long are followed by `malloc_trim`.
+private let largeAnswerBytes = 1 << 20
+
+/// Runs the handler and queues its answer, or the refusal when the unsent answers hold their budget.
+private func answer(
+    _ request: HTTPRequest, on connection: OpaquePointer, _ state: RequestState, _ context: ServerContext
+) -> MHD_Result {
     let response = context.handler(request)
     // The body is done with: its share of the budget goes back before the answer is sent, so a client that has
     // read the answer finds the room free (MHD calls requestCompleted only after the answer is written).
@@ -448,6 +462,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = {
     let state = retained.takeUnretainedValue()
     context.bodies.give(state.reservedBytes)
     context.answers.give(state.answerBytes)
+    if state.answerBytes >= largeAnswerBytes { malloc_trim(0) }
     retained.release()
     requestPointer?.pointee = nil
     // A refused target whose connection ended before its head was in never reached the access handler.

@@ -82,6 +82,8 @@ extension Endpoints {
         if let tags = request.header("if-none-match"), Self.matches(tags, headTag) {
             return HTTPResponse(status: 304, headers: ["ETag": headTag, "Cache-Control": "no-cache"])
         }
+        catalogPageBuilds.wait()
+        defer { catalogPageBuilds.signal() }
         let (page, through) = try database.catalog(since: since, limit: limit, area: area)
         var headers = ["ETag": Self.entityTag(through, area), "Cache-Control": "no-cache"]
         if page.more {
