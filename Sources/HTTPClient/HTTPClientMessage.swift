@@ -13,6 +13,9 @@ public struct HTTPClientRequest: Sendable {
     /// (`HTTPClientError.responseTooLarge`), so a server (or anyone between, on plain http) sending an endless
     /// body cannot fill this process's memory. Size it by what the answer can be.
     public var maximumResponseBytes: Int
+    /// An open file that a 2xx answer's body is written to instead of `HTTPClientResponse.body`, so that a long
+    /// answer (a catalog page) is never held in memory; still cut off at `maximumResponseBytes`.
+    public var bodyFile: Int32?
 
     public init(
         method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
