@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A Linux capability the radio needs.
 public enum Capability: Int, Hashable, Sendable, CaseIterable, CustomStringConvertible {
@@ -134,7 +135,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidAdvertisingParameters(let detail):
             return "invalid advertising parameters: \(detail)"
         case .system(let call, let code):
-            return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+            return "\(call) failed: \(errorText(code)) (errno \(code))"
         case .transportUnreachable(let name, let detail):
             return "cannot open the HCI transport \(name): \(detail); is the controller (or emulator) running there?"
         case .transportClosed(let name, let detail):

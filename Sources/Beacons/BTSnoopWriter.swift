@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -48,7 +50,7 @@ public final class BTSnoopWriter {
     deinit {
         if !closed {
             try? flush()
-            if ownsDescriptor { _ = systemClose(descriptor) }
+            if ownsDescriptor { _ = closeDescriptor(descriptor) }
         }
     }
 
@@ -96,21 +98,14 @@ public final class BTSnoopWriter {
 
     /// Writes out everything buffered.
     public func flush() throws(BTSnoopError) {
-        var sent = 0
-        while sent < pending.count {
-            let result = pending.withUnsafeBytes { bytes in
-                systemWrite(descriptor, bytes.baseAddress! + sent, bytes.count - sent)
-            }
-            if result >= 0 {
-                sent += result
-            } else if errno != EINTR {
-                let code = errno
-                pending.removeFirst(sent)
-                written += sent
-                throw BTSnoopError(.writeFailed(errno: code), offset: written)
-            }
+        do throws(SystemCallError) {
+            try writeAll(pending, to: descriptor)
+        } catch {
+            pending.removeFirst(error.written)
+            written += error.written
+            throw BTSnoopError(.writeFailed(errno: error.code), offset: written)
         }
-        written += sent
+        written += pending.count
         pending.removeAll(keepingCapacity: true)
     }
 
@@ -120,7 +115,7 @@ public final class BTSnoopWriter {
         closed = true
         var failure: BTSnoopError?
         do { try flush() } catch { failure = error }
-        if ownsDescriptor, systemClose(descriptor) != 0, failure == nil {
+        if ownsDescriptor, closeDescriptor(descriptor) != 0, failure == nil {
             failure = BTSnoopError(.writeFailed(errno: errno), offset: written)
         }
         if let failure { throw failure }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import Testing
 
@@ -163,7 +164,7 @@ import Testing
     func refusesWhatFoundationRefuses(json: String) {
         let bytes = Array(json.utf8)
         #expect(throws: (any Error).self) { try LoyaltyJSON.decoder().decode(CatalogPage.self, from: Data(bytes)) }
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: bytes) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: bytes) }
     }
 
     /// The table says which fields must be there: the error names the first one missing and its object.
@@ -187,7 +188,7 @@ import Testing
     @Test func refusesDeepNestingWithoutExhaustingTheStack() {
         let json = Self.valid.replacingOccurrences(
             of: "\"cursor\":\"c\"", with: "\"x\":" + String(repeating: "[", count: 100_000))
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: Array(json.utf8)) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: Array(json.utf8)) }
     }
 
     /// Read as the client stores a page from its file: the rows come one at a time, the same as whole, and the
@@ -223,7 +224,7 @@ import Testing
         }
         #expect(told.count == 2 && told.allSatisfy { $0 < 9 << 20 })
         let long = Array(Self.valid("\"T\"", "\"\(String(repeating: "T", count: 70_000))\"").utf8)
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: long) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: long) }
     }
 
     @Test func theValidSampleIsValid() throws {
@@ -234,7 +235,7 @@ import Testing
         var bytes = Array(Self.valid.utf8)
         let title = bytes.firstRange(of: Array("\"T\"".utf8))!
         bytes[title.lowerBound + 1] = 0xFF
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: bytes) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: bytes) }
     }
 
     @Test func refusesNonFiniteCoordinates() throws {
@@ -244,6 +245,6 @@ import Testing
                 id: UUID(), retailerID: UUID(), storeID: "s", name: "n", latitude: .nan, longitude: 0,
                 radiusMetres: 10, updatedAt: Date(timeIntervalSince1970: 0))
         ]
-        #expect(throws: CatalogPageJSONError.self) { try page.json() }
+        #expect(throws: JSONCodingError.self) { try page.json() }
     }
 }

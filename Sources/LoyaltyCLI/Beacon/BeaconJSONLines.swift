@@ -1,4 +1,5 @@
 import Beacons
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

@@ -2,6 +2,7 @@ import Arguments
 import BeaconRadio
 import Beacons
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

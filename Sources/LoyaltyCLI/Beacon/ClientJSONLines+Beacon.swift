@@ -1,4 +1,5 @@
 import Beacons
+import JSONCoding
 import LoyaltyAPI
 
 /// The JSON lines of `beacon advertise` and `beacon simulate`.

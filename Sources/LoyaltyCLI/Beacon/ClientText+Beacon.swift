@@ -1,4 +1,5 @@
 import Beacons
+import JSONCoding
 import LoyaltyAPI
 
 /// What the beacon tools print: `beacon advertise`, `beacon calibrate`, `beacon simulate`.

@@ -1,5 +1,6 @@
 import Arguments
 import BeaconRadio
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

@@ -1,5 +1,6 @@
 import Arguments
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

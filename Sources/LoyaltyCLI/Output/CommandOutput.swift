@@ -1,6 +1,8 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import Synchronization
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -92,13 +94,13 @@ public final class OutputSink: Sendable {
         if isCapturing {
             captured.withLock { $0.output += pending.bytes }
         } else {
-            pending.withBytes { LoyaltyAPI.writeAll($0, to: STDOUT_FILENO) }
+            pending.withBytes { try? SystemCalls.writeAll($0, to: STDOUT_FILENO) }
         }
         pending.clear()
     }
 
     private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { LoyaltyAPI.writeAll($0, to: descriptor) }
+        try? SystemCalls.writeAll(bytes, to: descriptor)
     }
 }
 

@@ -1,6 +1,7 @@
 import Beacons
 import Foundation
 import Geofencing
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

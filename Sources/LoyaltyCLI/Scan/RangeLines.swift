@@ -1,5 +1,6 @@
 import Beacons
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 

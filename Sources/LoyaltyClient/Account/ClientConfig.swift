@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 
 /// The client's settings file (`config.json`, mode 0600: it may hold a retailer API key).

@@ -1,5 +1,7 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
+import SystemCalls
 
 /// Secrets the server shows once (a retailer's API key, a device's token) have only the state folder to go
 /// to. So a command that will receive one checks first that the folder can be written, before anything is
@@ -12,7 +14,7 @@ extension ClientHome {
                 try StateFile.makeDirectory(directory)
                 let probe = directory.appendingPathComponent(".write-check-\(getpid())")
                 let fd = open(probe.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                guard fd >= 0 else { throw ClientError.io(String(cString: strerror(errno))) }
+                guard fd >= 0 else { throw ClientError.io(errorText()) }
                 close(fd)
                 unlink(probe.path)
             } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +19,7 @@ enum StateFile {
         let parent = directory.deletingLastPathComponent()
         if parent.path != directory.path { try makeDirectory(parent) }
         guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
-            throw .io("cannot create \(directory.path): \(String(cString: strerror(errno)))")
+            throw .io("cannot create \(directory.path): \(errorText())")
         }
     }
 
@@ -41,24 +42,19 @@ enum StateFile {
         try makeDirectory(url.deletingLastPathComponent())
         let temporary = url.path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw .io("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw .io("cannot write \(temporary): \(errorText())") }
         var failure: String? = nil
-        if fchmod(fd, mode) != 0 { failure = String(cString: strerror(errno)) }
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while failure == nil, offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                } else {
-                    offset += written
-                }
+        if fchmod(fd, mode) != 0 { failure = errorText() }
+        if failure == nil {
+            do throws(SystemCallError) {
+                try writeAll(data, to: fd)
+            } catch {
+                failure = error.description
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil, fsync(fd) != 0 { failure = errorText() }
         close(fd)
-        if failure == nil, rename(temporary, url.path) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil, rename(temporary, url.path) != 0 { failure = errorText() }
         guard failure == nil else {
             unlink(temporary)
             throw .io("cannot write \(url.path): \(failure!)")
@@ -82,7 +78,7 @@ enum StateFile {
 
     static func remove(_ url: URL) throws(ClientError) {
         guard unlink(url.path) == 0 || errno == ENOENT else {
-            throw .io("cannot remove \(url.path): \(String(cString: strerror(errno)))")
+            throw .io("cannot remove \(url.path): \(errorText())")
         }
     }
 }

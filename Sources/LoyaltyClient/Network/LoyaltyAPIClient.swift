@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import JSONCoding
 import LoyaltyAPI
 
 /// Which secret a request carries, so a refusal can say which one to fix.
@@ -137,7 +138,7 @@ public final class LoyaltyAPIClient {
 
     /// Catalog pages have a coder of their own: a full catalog is too large for `JSONDecoder`'s pace.
     private func decodePage(_ response: HTTPClientResponse) throws(ClientError) -> CatalogPage {
-        try understood { () throws(CatalogPageJSONError) in try CatalogPage(json: response.body) }
+        try understood { () throws(JSONCodingError) in try CatalogPage(json: response.body) }
     }
 
     /// A page read from its file's `bytes`: its own fields, each row handed to `rows` as it is read (see
@@ -145,15 +146,15 @@ public final class LoyaltyAPIClient {
     func readPage(
         _ bytes: UnsafeBufferPointer<UInt8>, rows: (CatalogPage.Row) -> Bool, progress: @escaping (Int) -> Void
     ) throws(ClientError) -> CatalogPage {
-        try understood { () throws(CatalogPageJSONError) in
+        try understood { () throws(JSONCodingError) in
             try CatalogPage.read(json: bytes, rows: rows, progress: progress)
         }
     }
 
-    private func understood(_ read: () throws(CatalogPageJSONError) -> CatalogPage) throws(ClientError)
+    private func understood(_ read: () throws(JSONCodingError) -> CatalogPage) throws(ClientError)
         -> CatalogPage
     {
-        do throws(CatalogPageJSONError) {
+        do throws(JSONCodingError) {
             return try read()
         } catch {
             throw .protocolViolation(
@@ -241,8 +242,6 @@ public final class LoyaltyAPIClient {
     }
 
     // MARK: transport
-
-    private struct NoBody: Encodable {}
 
     func call<Answer: Decodable>(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,

@@ -1,4 +1,5 @@
 import Geofencing
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -42,7 +43,7 @@ final class GPSDConnection {
         guard connected >= 0 else {
             throw Failure(
                 description:
-                    "cannot connect to gpsd at \(host):\(port): \(String(cString: strerror(lastError))) (is gpsd running? `systemctl start gpsd`, or gpsfake for a log)"
+                    "cannot connect to gpsd at \(host):\(port): \(errorText(lastError)) (is gpsd running? `systemctl start gpsd`, or gpsfake for a log)"
             )
         }
         descriptor = connected

@@ -1,3 +1,4 @@
+import Beacons
 import Foundation
 
 extension BeaconWalk {

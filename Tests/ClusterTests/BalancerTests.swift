@@ -6,7 +6,7 @@ import Testing
 /// HAProxy 2.6 (Debian's) running the shipped deploy/haproxy.cfg: its API frontend in front of `servers`, its
 /// PostgreSQL frontends on ports nothing answers behind (their members stay down; the API does not need them).
 private final class HAProxy {
-    static let configuration = InstallTests.packageRoot.appendingPathComponent("deploy/haproxy.cfg")
+    static let configuration = Repository.root.appendingPathComponent("deploy/haproxy.cfg")
     let port: UInt16
     private let directory: URL
     private var pid: pid_t = 0

@@ -5,9 +5,7 @@ import Testing
 /// `make install` and `make uninstall` (scripts/install.sh), run on the debug binaries into a scratch DESTDIR,
 /// and what they install checked with the tools that will read it: bash, zsh, fish, groff, systemd-analyze.
 @Suite struct InstallTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let script = Binary(at: packageRoot.appendingPathComponent("scripts/install.sh").path)
+    let script = Binary(at: Repository.root.appendingPathComponent("scripts/install.sh").path)
     let loyalty = Binary("loyalty")
     let server = Binary("loyalty-server")
 

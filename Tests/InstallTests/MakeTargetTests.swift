@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func everyTargetTheReadmeNamesInstallsWhatItRuns() throws {
-        let root = InstallTests.packageRoot
+        let root = Repository.root
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
         let phony = Set(makefile.matches(of: /\.PHONY:([^\n]+)/).flatMap { $0.output.1.split(separator: " ").map(String.init) })

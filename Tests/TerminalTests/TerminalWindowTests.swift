@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// The live table in a window too short for it: cut to fit, so that every redraw can go back up over all

@@ -1,41 +1,41 @@
 import Foundation
 
-// The byte-level half of the catalog page's JSON reader: JSON's grammar, read as `LoyaltyJSON.decoder()`
+// The byte-level half of the table-driven JSON reader: JSON's grammar, read as `LoyaltyJSON.decoder()`
 // reads it (unknown keys skipped, null as absent). `JSONTable` drives it field by field.
 
-struct JSONReader {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var index = 0
+package struct JSONReader {
+    package let bytes: UnsafeBufferPointer<UInt8>
+    package var index = 0
     /// Nesting of skipped values, bounded so hostile input cannot exhaust the stack.
-    var depth = 0
+    package var depth = 0
     static let maximumDepth = 256
     /// Told how far reading has come about every `progressStep` bytes, so that a caller reading a mapped file can
     /// let the bytes behind go. Every scan is bounded (a string by `maximumStringBytes`, a number's digits by
     /// `maximumDigits`) or checks it as it goes (white space), so no more than about a step is read between two
     /// calls, whatever the text.
-    var progress: ((Int) -> Void)?
+    package var progress: ((Int) -> Void)?
     private var nextProgress = progressStep
     static let progressStep = 4 << 20
     /// No text the API writes comes near it (a description is at most 2,000 characters).
     static let maximumStringBytes = 64 << 10
     static let maximumDigits = 400
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    package init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    func failure(_ message: String) -> CatalogPageJSONError {
-        CatalogPageJSONError(offset: index, message: message)
+    package func failure(_ message: String) -> JSONCodingError {
+        JSONCodingError(offset: index, message: message)
     }
 
-    func missing(_ key: StaticString, in object: String) -> CatalogPageJSONError {
+    package func missing(_ key: StaticString, in object: String) -> JSONCodingError {
         failure("the \(object) has no \"\(key)\"")
     }
 
-    mutating func end() throws(CatalogPageJSONError) {
+    package mutating func end() throws(JSONCodingError) {
         skipWhitespace()
         guard index == bytes.count else { throw failure("text after the JSON value") }
     }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < bytes.count {
             if index >= nextProgress, let progress {
                 nextProgress = index + Self.progressStep
@@ -49,13 +49,13 @@ struct JSONReader {
     }
 
     /// The next non-space byte, not consumed.
-    mutating func peek() throws(CatalogPageJSONError) -> UInt8 {
+    package mutating func peek() throws(JSONCodingError) -> UInt8 {
         skipWhitespace()
         guard index < bytes.count else { throw failure("unexpected end of the text") }
         return bytes[index]
     }
 
-    mutating func expect(_ byte: UInt8) throws(CatalogPageJSONError) {
+    package mutating func expect(_ byte: UInt8) throws(JSONCodingError) {
         guard try peek() == byte else {
             throw failure("expected '\(Character(Unicode.Scalar(byte)))'")
         }
@@ -63,9 +63,9 @@ struct JSONReader {
     }
 
     /// Calls `field` with each key of an object, the reader placed at its value; `field` reads or skips it.
-    mutating func object(
-        _ what: String, _ field: (inout JSONReader, ObjectKey) throws(CatalogPageJSONError) -> Void
-    ) throws(CatalogPageJSONError) {
+    package mutating func object(
+        _ what: String, _ field: (inout JSONReader, ObjectKey) throws(JSONCodingError) -> Void
+    ) throws(JSONCodingError) {
         guard try peek() == UInt8(ascii: "{") else { throw failure("the \(what) is not an object") }
         index += 1
         if try peek() == UInt8(ascii: "}") {
@@ -87,18 +87,18 @@ struct JSONReader {
         }
     }
 
-    mutating func array<Element>(
-        _ what: String, _ element: (inout JSONReader) throws(CatalogPageJSONError) -> Element
-    ) throws(CatalogPageJSONError) -> [Element] {
+    package mutating func array<Element>(
+        _ what: String, _ element: (inout JSONReader) throws(JSONCodingError) -> Element
+    ) throws(JSONCodingError) -> [Element] {
         var elements: [Element] = []
-        try forEach(what) { reader throws(CatalogPageJSONError) in elements.append(try element(&reader)) }
+        try forEach(what) { reader throws(JSONCodingError) in elements.append(try element(&reader)) }
         return elements
     }
 
     /// Calls `element` with the reader placed at each element of an array; `element` reads or skips it.
-    mutating func forEach(
-        _ what: String, _ element: (inout JSONReader) throws(CatalogPageJSONError) -> Void
-    ) throws(CatalogPageJSONError) {
+    package mutating func forEach(
+        _ what: String, _ element: (inout JSONReader) throws(JSONCodingError) -> Void
+    ) throws(JSONCodingError) {
         guard try peek() == UInt8(ascii: "[") else { throw failure("\(what) is not an array") }
         index += 1
         if try peek() == UInt8(ascii: "]") {
@@ -118,11 +118,11 @@ struct JSONReader {
     }
 
     /// A key: the raw bytes when it has no escapes (the usual case), else its decoded text.
-    struct ObjectKey {
+    package struct ObjectKey {
         var raw: UnsafeBufferPointer<UInt8>
         var decoded: String?
 
-        func `is`(_ name: StaticString) -> Bool {
+        package func `is`(_ name: StaticString) -> Bool {
             if let decoded { return decoded == name.description }
             return name.withUTF8Buffer { name in
                 name.count == raw.count && memcmp(name.baseAddress!, raw.baseAddress!, raw.count) == 0
@@ -130,7 +130,7 @@ struct JSONReader {
         }
     }
 
-    mutating func objectKey() throws(CatalogPageJSONError) -> ObjectKey {
+    mutating func objectKey() throws(JSONCodingError) -> ObjectKey {
         let start = index + 1
         var end = start
         while end < bytes.count, end - start < Self.maximumStringBytes, bytes[end] != UInt8(ascii: "\""),
@@ -147,13 +147,13 @@ struct JSONReader {
     }
 
     /// Whether the value is `null` (consumed), for optional fields.
-    mutating func null() throws(CatalogPageJSONError) -> Bool {
+    package mutating func null() throws(JSONCodingError) -> Bool {
         guard try peek() == UInt8(ascii: "n") else { return false }
         try literal("null")
         return true
     }
 
-    mutating func literal(_ word: StaticString) throws(CatalogPageJSONError) {
+    package mutating func literal(_ word: StaticString) throws(JSONCodingError) {
         let matches = word.withUTF8Buffer { word in
             index + word.count <= bytes.count
                 && memcmp(word.baseAddress!, bytes.baseAddress! + index, word.count) == 0
@@ -162,7 +162,7 @@ struct JSONReader {
         index += word.utf8CodeUnitCount
     }
 
-    mutating func bool() throws(CatalogPageJSONError) -> Bool {
+    package mutating func bool() throws(JSONCodingError) -> Bool {
         switch try peek() {
         case UInt8(ascii: "t"):
             try literal("true")
@@ -176,7 +176,7 @@ struct JSONReader {
 
     private static let tooLong = "a string longer than \(maximumStringBytes) bytes"
 
-    mutating func string() throws(CatalogPageJSONError) -> String {
+    package mutating func string() throws(JSONCodingError) -> String {
         guard try peek() == UInt8(ascii: "\"") else { throw failure("expected a string") }
         index += 1
         let start = index
@@ -245,7 +245,7 @@ struct JSONReader {
         throw failure("unterminated string")
     }
 
-    mutating func hexQuad() throws(CatalogPageJSONError) -> UInt32 {
+    package mutating func hexQuad() throws(JSONCodingError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw failure("a short \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -258,7 +258,7 @@ struct JSONReader {
     }
 
     /// 0...15 for a hex digit in either case, 255 for anything else.
-    static func hexValue(_ byte: UInt8) -> UInt8 {
+    package static func hexValue(_ byte: UInt8) -> UInt8 {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
@@ -268,7 +268,7 @@ struct JSONReader {
     }
 
     /// A UUID string in either case, as `UUID(uuidString:)` reads it; the 36 bytes are read in place.
-    mutating func uuid() throws(CatalogPageJSONError) -> UUID {
+    package mutating func uuid() throws(JSONCodingError) -> UUID {
         guard try peek() == UInt8(ascii: "\"") else { throw failure("expected a UUID string") }
         if index + 37 < bytes.count, bytes[index + 37] == UInt8(ascii: "\""),
             let uuid = Self.uuid(UnsafeBufferPointer(rebasing: bytes[(index + 1)..<(index + 37)]))
@@ -288,7 +288,7 @@ struct JSONReader {
     }
 
     /// 8-4-4-4-12 hex digits.
-    static func uuid(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
+    package static func uuid(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard text.count == 36, text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"),
             text[18] == UInt8(ascii: "-"), text[23] == UInt8(ascii: "-")
         else { return nil }
@@ -308,7 +308,7 @@ struct JSONReader {
         return valid ? UUID(uuid: octets) : nil
     }
 
-    mutating func date() throws(CatalogPageJSONError) -> Date {
+    package mutating func date() throws(JSONCodingError) -> Date {
         let start = index
         guard let date = LoyaltyJSON.parseTimestamp(try string()) else {
             index = start
@@ -318,7 +318,7 @@ struct JSONReader {
     }
 
     /// The bytes of a number, checked against JSON's grammar.
-    mutating func number() throws(CatalogPageJSONError) -> (text: UnsafeBufferPointer<UInt8>, integral: Bool) {
+    package mutating func number() throws(JSONCodingError) -> (text: UnsafeBufferPointer<UInt8>, integral: Bool) {
         _ = try peek()
         let start = index
         func digits() -> Int {
@@ -351,7 +351,7 @@ struct JSONReader {
         return (UnsafeBufferPointer(rebasing: bytes[start..<index]), integral)
     }
 
-    mutating func integer() throws(CatalogPageJSONError) -> Int {
+    package mutating func integer() throws(JSONCodingError) -> Int {
         let start = index
         let (text, integral) = try number()
         if integral {
@@ -377,7 +377,7 @@ struct JSONReader {
         return value
     }
 
-    mutating func double() throws(CatalogPageJSONError) -> Double {
+    package mutating func double() throws(JSONCodingError) -> Double {
         let start = index
         let (text, _) = try number()
         guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
@@ -388,7 +388,7 @@ struct JSONReader {
     }
 
     /// Reads and drops any value (an unknown key's).
-    mutating func skipValue() throws(CatalogPageJSONError) {
+    package mutating func skipValue() throws(JSONCodingError) {
         switch try peek() {
         case UInt8(ascii: "\""): _ = try string()
         case UInt8(ascii: "t"), UInt8(ascii: "f"): _ = try bool()
@@ -398,9 +398,9 @@ struct JSONReader {
             defer { depth -= 1 }
             guard depth <= Self.maximumDepth else { throw failure("nested too deeply") }
             if bytes[index] == UInt8(ascii: "{") {
-                try object("value") { reader, _ throws(CatalogPageJSONError) in try reader.skipValue() }
+                try object("value") { reader, _ throws(JSONCodingError) in try reader.skipValue() }
             } else {
-                try forEach("the value") { reader throws(CatalogPageJSONError) in try reader.skipValue() }
+                try forEach("the value") { reader throws(JSONCodingError) in try reader.skipValue() }
             }
         default: _ = try number()
         }

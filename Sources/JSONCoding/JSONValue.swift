@@ -1,6 +1,6 @@
 /// A JSON value whose objects keep their keys in the order given, for lines people read first and programs
 /// parse second: the server's log lines (`time`, `level`, `event` first), the `--json` lines (`"event"`
-/// first). Written by the catalog page's `JSONWriter`: strings escaped as `JSONEncoder` escapes them; a number
+/// first). Written by `JSONWriter`: strings escaped as `JSONEncoder` escapes them; a number
 /// JSON cannot hold (infinity, NaN) is written as null.
 public enum JSONValue: Sendable {
     case string(String)

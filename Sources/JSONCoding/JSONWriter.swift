@@ -1,13 +1,16 @@
 import Foundation
 
-// The byte-level half of the catalog page's JSON writer: literals, numbers, UUIDs, dates and escaped
+// The byte-level half of the table-driven JSON writer: literals, numbers, UUIDs, dates and escaped
 // strings, written as `LoyaltyJSON.encoder()` writes them. `JSONTable` drives it field by field for the
-// catalog page; `JSONValue` for lines such as the server log's and the `--json` output.
+// wire types with tables (the catalog page, the requests shoppers and tills send most); `JSONValue` for lines
+// such as the server log's and the `--json` output.
 
-struct JSONWriter {
-    var bytes: [UInt8] = []
+package struct JSONWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func array<Element, Failure: Error>(
+    package init() {}
+
+    package mutating func array<Element, Failure: Error>(
         _ elements: [Element], _ element: (inout JSONWriter, Element) throws(Failure) -> Void
     ) throws(Failure) {
         bytes.append(UInt8(ascii: "["))
@@ -19,24 +22,24 @@ struct JSONWriter {
     }
 
     /// `"key":`, after a comma when `separated`.
-    mutating func key(_ key: StaticString, separated: Bool) {
+    package mutating func key(_ key: StaticString, separated: Bool) {
         if separated { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         raw(key)
         raw("\":")
     }
 
-    mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    mutating func date(_ date: Date) {
+    package mutating func date(_ date: Date) {
         bytes.append(UInt8(ascii: "\""))
         LoyaltyJSON.appendTimestamp(date, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func integer(_ value: Int) {
+    package mutating func integer(_ value: Int) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         let start = bytes.count
@@ -48,16 +51,16 @@ struct JSONWriter {
     }
 
     /// As Foundation writes a Double: its shortest round-tripping description, without a trailing ".0".
-    mutating func double(_ value: Double) throws(CatalogPageJSONError) {
+    package mutating func double(_ value: Double) throws(JSONCodingError) {
         guard value.isFinite else {
-            throw CatalogPageJSONError(offset: 0, message: "\(value) is not a JSON number")
+            throw JSONCodingError(offset: 0, message: "\(value) is not a JSON number")
         }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)
     }
 
-    mutating func uuid(_ uuid: UUID) {
+    package mutating func uuid(_ uuid: UUID) {
         let hexits: StaticString = "0123456789ABCDEF"
         bytes.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: uuid.uuid) { octets in
@@ -72,7 +75,7 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
         JSONLineBuffer.appendString(text, to: &bytes)
     }
 }

@@ -1,3 +1,5 @@
+import Beacons
+
 /// The Android Beacon Library's (AltBeacon's) two RSSI filters, as its sources define them, for
 /// comparing proximity rules (`ProximityTrial`, `make bench`). Not used by the engine.
 
