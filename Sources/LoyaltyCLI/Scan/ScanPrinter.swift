@@ -143,7 +143,7 @@ final class ScanPrinter: ScanOutput {
     /// the table, if there is one); a failure on standard error.
     private func notificationRedeemed(_ outcome: ScanRedemption.Outcome, of offer: ResolvedOffer) {
         if outcome.redemption != nil { redeemed += 1 }
-        if showsScreen { return redrawTable(after: outcome.line) }
+        if showsScreen { return redrawTable(after: layout.redemptionLine(outcome)) }
         guard let redemption = outcome.redemption else { return output.error(outcome.line) }
         output.line(output.isJSON ? ClientJSONLines.redeemed(redemption, of: offer.offer) : outcome.line)
     }
@@ -227,8 +227,8 @@ final class ScanPrinter: ScanOutput {
         case UInt8(ascii: "r"):
             // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
             guard let outcome = try redemption?.redeemCurrent(of: offers, show: show) else { return }
-            if outcome.redeemed { redeemed += 1 }
-            redrawTable(after: outcome.line)
+            if outcome.redemption != nil { redeemed += 1 }
+            redrawTable(after: layout.redemptionLine(outcome))
         default:
             return
         }
