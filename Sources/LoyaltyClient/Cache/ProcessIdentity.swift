@@ -9,9 +9,9 @@ import Foundation
 /// reboot, is not taken for the one that claimed.
 public struct ProcessIdentity: Sendable, Equatable {
     /// "BOOT-ID PID START-TIME", as the cache keeps it.
-    public let text: String
+    let text: String
 
-    public init(text: String) { self.text = text }
+    init(text: String) { self.text = text }
 
     /// This process.
     public static let current = ProcessIdentity(of: getpid())
@@ -25,7 +25,7 @@ public struct ProcessIdentity: Sendable, Equatable {
 
     /// Whether the process still runs: its id names the same process (same boot, same start), not a zombie
     /// (killed, not yet reaped by its parent).
-    public var isRunning: Bool {
+    var isRunning: Bool {
         let fields = text.split(separator: " ")
         guard fields.count == 3, let pid = pid_t(fields[1]) else { return false }
         return Self.status(of: pid)?.state != "Z" && ProcessIdentity(of: pid) == self
