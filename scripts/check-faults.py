@@ -442,8 +442,8 @@ def client_kill_scan(work):
         shown += [s.upper() for s in offers_shown(phone.run("scan", "--replay", capture, "--json", "--offline").stdout)]
         seen = [r[0].upper() for r in phone.cache("SELECT offer_id FROM seen")]
         outbox = [r[0].upper() for r in phone.cache("SELECT offer_id FROM outbox")]
-        minors = {o["id"].upper(): "%d:%d" % (o["major"], o["minor"]) for o in retailer["offers"]}
-        everything = sorted(minors)
+        beacon = {o["id"].upper(): "%d:%d" % (o["major"], o["minor"]) for o in retailer["offers"]}
+        everything = sorted(beacon)
         missing = [o for o in everything if o not in shown]
         again = sorted({o for o in shown if shown.count(o) > 1})
         unexplained = [o for o in again if shown.count(o) - 1 > cut_after.count(o)]
@@ -453,10 +453,10 @@ def client_kill_scan(work):
                   len(outbox) - len(set(outbox)), len(everything)))
         for o in missing:
             print("  never shown: offer %s (%s), in the seen set: %s, in the outbox: %s" % (
-                minors[o], o, o in seen, o in outbox))
+                beacon[o], o, o in seen, o in outbox))
         for o in unexplained:
             print("  shown %d times, not only after a kill that followed its line: offer %s (%s)" % (
-                shown.count(o), minors[o], o))
+                shown.count(o), beacon[o], o))
         ok = (killed > 0 and not missing and not unexplained and sorted(seen) == everything
               and sorted(outbox) == everything)
         return ok, "%d kills, %d offers shown, %d missing, %d shown again" % (
