@@ -87,7 +87,7 @@ public final class LoyaltyService: Sendable {
         return Self.answer(head, route: pattern, metrics: metrics, log: log) { _ in throw refusal }
     }
 
-    /// The answer to a request the HTTP server refused before reading it (a body over the limit, framing that
+    /// The answer to a request the HTTP server refused before reading it (a body over the limit, a head that
     /// proxies could read differently, no room for its body).
     public func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         switch rejection {
@@ -97,7 +97,7 @@ public final class LoyaltyService: Sendable {
                 APIFailure(413, .payloadTooLarge, "the body is over the limit of \(limit) bytes; send less"))
         case .malformedFraming(let problem):
             metrics.record(route: "rejected", method: "-", status: 400, seconds: 0)
-            return .failure(APIFailure(400, .badRequest, "\(problem); send one Content-Length or chunked framing"))
+            return .failure(APIFailure(400, .badRequest, "the request's head is malformed (RFC 9112): \(problem)"))
         case .busy:
             metrics.record(route: "rejected", method: "-", status: 503, seconds: 0)
             var failure = APIFailure(
