@@ -68,6 +68,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     /// Content-Length is computed from `body`; a Content-Length set here is ignored.
     public var headers: [String: String]
+    /// Not sent in an answer to HEAD, nor in a 304: there it gives the Content-Length only (libmicrohttpd 0.9.75
+    /// announces one in every 304, and RFC 9110 section 8.6 wants the 200's).
     public var body: [UInt8]
 
     public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {

@@ -34,6 +34,6 @@ struct FeedCursor: Equatable {
             Array("\(near ? "n1" : "v1"):\(generation.postgresText!):\(version)".utf8))
     }
 
-    /// A strong ETag naming the feed state a page brings the client to.
+    /// The opaque tag (quoted) naming the feed state a page brings the client to; the catalog sends it weak.
     var entityTag: String { "\"\(generation.postgresText!)-\(version)\"" }
 }

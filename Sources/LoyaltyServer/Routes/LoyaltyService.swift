@@ -42,14 +42,14 @@ public final class LoyaltyService: Sendable {
             to: request,
             notFound: { request in
                 Self.answer(request, route: "unmatched", metrics: metrics, log: log) { request throws(APIFailure) in
-                    throw APIFailure(404, .notFound, "no route \(request.method) \(request.path); see /openapi.yaml")
+                    throw APIFailure(404, .notFound, "no route \(request.answeredMethod) \(request.path); see /openapi.yaml")
                 }
             },
             methodNotAllowed: { request, allowed in
                 Self.answer(request, route: "unmatched", metrics: metrics, log: log) { request throws(APIFailure) in
                     throw APIFailure(
                         405, .methodNotAllowed,
-                        "\(request.path) answers \(allowed.joined(separator: ", ")), not \(request.method)")
+                        "\(request.path) answers \(allowed.joined(separator: ", ")), not \(request.answeredMethod)")
                 }
             })
     }
@@ -172,4 +172,10 @@ public final class LoyaltyService: Sendable {
         text.count <= 64 && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
             && !text.isEmpty ? text : nil
     }
+}
+
+extension HTTPRequest {
+    /// The method whose answer this request gets: HEAD gets GET's, without the body, so it announces the same
+    /// length (RFC 9110 section 9.3.2).
+    fileprivate var answeredMethod: String { method == "HEAD" ? "GET" : method }
 }
