@@ -20,12 +20,12 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Wrappers: the only code that touches each C library.
-        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus"]),
+        .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus", "SystemCalls"]),
         // libdbus: the system bus, for BlueZ's API when bluetoothd manages the adapter, and the session bus, for
         // desktop notifications.
         .target(name: "DBus", dependencies: ["CDBus"]),
-        .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar", "SystemCalls"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "SystemCalls"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "SQLite", dependencies: ["CSQLite3"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
@@ -35,34 +35,49 @@ let package = Package(
         // Pure Swift: day counts of the Gregorian calendar, for hand-written timestamp coding.
         .target(name: "CivilCalendar"),
 
+        // write(2) to the end, temporary directories, errno's text: the system calls every layer makes the same way.
+        .target(name: "SystemCalls"),
+
+        // Pure Swift: the hand-written JSON coder (table-driven objects, ordered lines, ISO 8601 dates) and the
+        // wire's Foundation coders. Cross-module optimisation lets the wire types' tables inline its writer and
+        // reader, as they did when both lived in one module.
+        .target(
+            name: "JSONCoding", dependencies: ["CivilCalendar"],
+            swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
+
         // Pure Swift: both executables' commands, options and positionals, parsed from their declarations.
         .target(name: "Arguments"),
 
         // Pure Swift: bytes in, beacon events out.
-        .target(name: "Beacons"),
+        .target(name: "Beacons", dependencies: ["SystemCalls"]),
+        // Test- and bench-only: the large synthetic capture, the proximity trials and the reference RSSI filters they
+        // are compared with. Never a dependency of `loyalty` or `loyalty-server`.
+        .target(name: "BeaconsTesting", dependencies: ["Beacons"]),
         // Pure Swift: great-circle geometry, NMEA 0183, geographic region monitoring.
         .target(name: "Geofencing"),
 
         // The product.
-        .target(name: "LoyaltyAPI", dependencies: ["CivilCalendar"]),
+        .target(name: "LoyaltyAPI", dependencies: ["JSONCoding"]),
         .target(
             name: "LoyaltyServer",
-            dependencies: ["Arguments", "Digest", "LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer"],
-            // Symlinks to the repository's schema.sql, migrations/ and openapi.yaml, compiled into the binary.
+            dependencies: [
+                "Arguments", "Digest", "JSONCoding", "LoyaltyAPI", "Geofencing", "Postgres", "HTTPServer", "SystemCalls",
+            ],
+            // Symlinks to the repository's schema.sql and openapi.yaml, compiled into the binary; migrations/ is
+            // compiled in by EmbedMigrations.
             resources: [
-                .embedInCode("Resources/schema.sql"), .embedInCode("Resources/0002-citus-fit.sql"),
-                .embedInCode("Resources/0003-feed-row-by-key.sql"),
-                .embedInCode("Resources/0004-till-and-console.sql"),
-                .embedInCode("Resources/0005-key-rotation-grace.sql"),
-                .embedInCode("Resources/0006-beacon-fleet.sql"),
-                .embedInCode("Resources/0007-hardening.sql"),
-                .embedInCode("Resources/0008-till-idempotency.sql"),
-                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/schema.sql"), .embedInCode("Resources/openapi.yaml"),
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
                 .embedInCode("Resources/console.css"), .embedInCode("Resources/favicon.svg"),
-            ]),
-        .target(name: "LoyaltyClient", dependencies: ["LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite"]),
+            ],
+            plugins: ["EmbedMigrations"]),
+        // Every file of migrations/, compiled into LoyaltyServer at build time.
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        .executableTarget(name: "embed-migrations"),
+        .target(
+            name: "LoyaltyClient",
+            dependencies: ["JSONCoding", "LoyaltyAPI", "Beacons", "Geofencing", "HTTPClient", "SQLite", "SystemCalls"]),
         // Flags and environment variables in, a `ServerConfiguration` out, and the server run until a signal.
         .executableTarget(
             name: "loyalty-server", dependencies: ["Arguments", "HTTPServer", "LoyaltyAPI", "LoyaltyServer", "Postgres"]),
@@ -70,7 +85,8 @@ let package = Package(
         .target(
             name: "LoyaltyCLI",
             dependencies: [
-                "Arguments", "Beacons", "BeaconRadio", "DBus", "Geofencing", "LoyaltyAPI", "LoyaltyClient", "QRCode",
+                "Arguments", "Beacons", "BeaconRadio", "DBus", "Geofencing", "JSONCoding", "LoyaltyAPI", "LoyaltyClient",
+                "QRCode", "SystemCalls",
             ]),
         .executableTarget(name: "loyalty", dependencies: ["Arguments", "LoyaltyCLI"], path: "cli"),
 
@@ -78,39 +94,55 @@ let package = Package(
         // radio harness (GuestRadio/). Never a dependency of `loyalty` or `loyalty-server`.
         .target(
             name: "LoyaltyTesting",
-            dependencies: ["LoyaltyServer", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient", "DBus"]),
+            dependencies: [
+                "LoyaltyServer", "JSONCoding", "LoyaltyAPI", "Postgres", "HTTPServer", "HTTPClient", "DBus", "SystemCalls",
+            ]),
         .executableTarget(
             name: "loyalty-bench",
             dependencies: [
-                "Beacons", "Geofencing", "HTTPServer", "LoyaltyAPI", "LoyaltyServer", "LoyaltyTesting", "Postgres",
+                "Beacons", "BeaconsTesting", "Geofencing", "HTTPServer", "JSONCoding", "LoyaltyAPI", "LoyaltyServer",
+                "LoyaltyTesting", "Postgres",
             ],
             path: "Benchmarks/loyalty-bench"),
 
         .testTarget(name: "ArgumentsTests", dependencies: ["Arguments"]),
-        .testTarget(name: "BeaconsTests", dependencies: ["Beacons"]),
+        .testTarget(name: "BeaconsTests", dependencies: ["Beacons", "BeaconsTesting"]),
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing", "Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "SystemCalls"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "LoyaltyAPITests", dependencies: ["LoyaltyAPI"]),
+        .testTarget(name: "JSONCodingTests", dependencies: ["JSONCoding", "Beacons"]),
+        .testTarget(name: "LoyaltyAPITests", dependencies: ["JSONCoding", "LoyaltyAPI"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest"]),
         .testTarget(
             name: "LoyaltyServerTests",
             dependencies: [
-                "Arguments", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer", "HTTPClient",
-                "loyalty-server",
+                "Arguments", "JSONCoding", "LoyaltyServer", "LoyaltyAPI", "LoyaltyTesting", "Postgres", "HTTPServer",
+                "HTTPClient", "SystemCalls", "loyalty-server",
             ]),
         .testTarget(
             name: "LoyaltyClientTests",
-            dependencies: ["LoyaltyClient", "LoyaltyAPI", "Beacons", "LoyaltyTesting"]),
+            dependencies: ["JSONCoding", "LoyaltyClient", "LoyaltyAPI", "Beacons", "BeaconsTesting", "LoyaltyTesting"]),
         .testTarget(
             name: "LoyaltyCLITests",
-            dependencies: ["LoyaltyCLI", "LoyaltyClient", "LoyaltyAPI", "Beacons", "Arguments", "LoyaltyTesting"]),
+            dependencies: [
+                "LoyaltyCLI", "LoyaltyClient", "JSONCoding", "LoyaltyAPI", "Beacons", "Arguments", "LoyaltyTesting",
+            ]),
+        // The real binaries, by what they need beyond them, so that one kind runs alone (`--filter ClusterTests`):
+        // the guest kernel's radio or Root-Canal; a Patroni cluster, standbys, PgBouncer or a balancer; `make install`
+        // and the make targets; a pseudo-terminal, a session bus or an X server. EndToEndTests holds the rest.
+        .testTarget(name: "RadioGuestTests", dependencies: ["LoyaltyTesting"]),
+        .testTarget(name: "ClusterTests", dependencies: ["HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
+        .testTarget(name: "InstallTests", dependencies: ["LoyaltyTesting"]),
+        .testTarget(name: "TerminalTests", dependencies: ["Beacons", "DBus", "Geofencing", "LoyaltyTesting"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Beacons", "DBus", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyTesting", "Postgres"]),
+            dependencies: [
+                "Beacons", "BeaconsTesting", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI", "LoyaltyTesting",
+                "Postgres",
+            ]),
     ]
 )

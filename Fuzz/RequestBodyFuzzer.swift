@@ -4,6 +4,7 @@
 // it, must be accepted again and read the same.
 import Foundation
 import HTTPServer
+import JSONCoding
 import LoyaltyAPI
 
 @testable import LoyaltyServer

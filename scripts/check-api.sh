@@ -6,7 +6,12 @@ set -euo pipefail
 source "$(dirname "$0")/check-lib.sh"
 bin=$1
 examples=${CHECK_API_EXAMPLES:-50}
-command -v schemathesis >/dev/null || python3 -m pip install -q schemathesis
+# The version `make check` pins (SCHEMATHESIS_VERSION): each release adds checks.
+installed=$(python3 -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null || true)
+if [ "$installed" != "${SCHEMATHESIS_VERSION:?run through make check, which pins schemathesis}" ]; then
+  python3 -m pip install -q "schemathesis==$SCHEMATHESIS_VERSION" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "schemathesis==$SCHEMATHESIS_VERSION"
+fi
 work=$(scratch_dir)
 trap 'stop_server; rm -rf "$work"' EXIT
 port=$(free_port)

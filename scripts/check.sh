@@ -77,7 +77,7 @@ for part in $parts; do
         $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq pgbouncer
       fi
       { swift build --build-tests && LOYALTY_TEST_PGBOUNCER=1 swift test --skip-build \
-          --filter 'LoyaltyServerTests|EndToEndTests.TwoInstanceTests'; } 2>&1 | tee "$logs/pgbouncer.log"
+          --filter 'LoyaltyServerTests|ClusterTests.TwoInstanceTests'; } 2>&1 | tee "$logs/pgbouncer.log"
       status=${PIPESTATUS[0]}
       tests=$(grep -oE 'Test run with [0-9]+ tests' "$logs/pgbouncer.log" | tail -1 | grep -oE '[0-9]+')
       failing=$(grep -cE '^✘ Test .*(failed|recorded an issue)' "$logs/pgbouncer.log")

@@ -9,7 +9,10 @@ seconds=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-"hci-event advertising-data btsnoop request-body proxy-header"}
 fixtures="$root/Tests/Fixtures"
 build="$root/.build/fuzz"
-flags=(-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
+# Coverage for libFuzzer and ASan, but not libFuzzer's main: the build also links the package's build tools
+# (embed-migrations), which keep their own. The harnesses' link adds libFuzzer.
+flags=(-Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
+  -Xswiftc -enable-testing)
 
 # Instrumented module objects, in their own scratch directory so the ordinary build is untouched.
 for module in Beacons LoyaltyServer; do
@@ -24,15 +27,16 @@ link() {  # link TARGET SOURCE MODULES... [-l libraries]
   local modules=() libraries=()
   for item in "$@"; do [[ $item == -l* ]] && libraries+=("$item") || modules+=("$item"); done
   swiftc -sanitize=fuzzer,address -parse-as-library -Onone -I "$products/Modules" \
-    -I "$root/Sources/CMicroHTTPD" -I "$root/Sources/CLibPQ" -Xcc -I/usr/include/postgresql \
+    -I "$root/Sources/CMicroHTTPD" -I "$root/Sources/CLibPQ" -I "$root/Sources/CCrypto" -Xcc -I/usr/include/postgresql \
     "$source" $(objects "${modules[@]}") "${libraries[@]}" -o "$build/$name-fuzzer" 2>"$build/$name-link.log" \
     || { cat "$build/$name-link.log"; exit 1; }
 }
-link hci-event "$root/Fuzz/HCIEventFuzzer.swift" Beacons
-link advertising-data "$root/Fuzz/AdvertisingDataFuzzer.swift" Beacons
-link btsnoop "$root/Fuzz/BTSnoopFuzzer.swift" Beacons
-link request-body "$root/Fuzz/RequestBodyFuzzer.swift" Arguments CivilCalendar Geofencing LoyaltyAPI HTTPServer Postgres LoyaltyServer -lpq -lmicrohttpd
-link proxy-header "$root/Fuzz/ProxyProtocolHeaderFuzzer.swift" HTTPServer -lmicrohttpd
+link hci-event "$root/Fuzz/HCIEventFuzzer.swift" SystemCalls Beacons
+link advertising-data "$root/Fuzz/AdvertisingDataFuzzer.swift" SystemCalls Beacons
+link btsnoop "$root/Fuzz/BTSnoopFuzzer.swift" SystemCalls Beacons
+link request-body "$root/Fuzz/RequestBodyFuzzer.swift" Arguments CivilCalendar Digest Geofencing JSONCoding LoyaltyAPI \
+  HTTPServer Postgres SystemCalls LoyaltyServer -lpq -lmicrohttpd -lcrypto
+link proxy-header "$root/Fuzz/ProxyProtocolHeaderFuzzer.swift" SystemCalls HTTPServer -lmicrohttpd
 
 rm -rf "$build/seeds" && python3 "$root/Fuzz/seeds.py" "$fixtures" "$build/seeds"
 failed=0

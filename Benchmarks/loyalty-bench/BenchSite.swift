@@ -2,6 +2,7 @@
 // served over loopback by LoyaltyTesting's harness, on a durable PostgreSQL cluster of its own (as the embedded
 // one of loyalty-server), seeded with a catalog of generated offers.
 import Beacons
+import BeaconsTesting
 import Foundation
 import LoyaltyAPI
 import LoyaltyServer
@@ -34,15 +35,7 @@ final class BenchSite {
     /// With `throughPgBouncer`, the server's pool reaches the cluster through PgBouncer (transaction pooling,
     /// one server connection per server thread).
     init(throughPgBouncer: Bool = false) throws {
-        var template = Array(
-            FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bench-XXXXXX")
-                .path.utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw BenchFailure("cannot create a temporary directory")
-        }
-        work = URL(fileURLWithPath: String(cString: path), isDirectory: true)
-        // As root PostgreSQL runs as `postgres`, which must be able to traverse this directory.
-        chmod(work.path, 0o711)
+        work = try ThrowawayDirectory.make("loyalty-bench", postgresMayEnter: true)
         cluster = EmbeddedPostgres(directory: work.appendingPathComponent("pg"))
         bouncer = throughPgBouncer ? try PgBouncer(frontOf: cluster, poolSize: Server.databaseConnections) : nil
         // One log line per request, and libmicrohttpd's diagnostics: kept in a file, out of the way of the figures,

@@ -2,6 +2,7 @@
 // 100,000-offer page, both directions, in the same run: the server encodes pages, the client decodes them.
 // Hand-written code stays only where it is at least twice as fast.
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 
 private let pageOffers = 100_000

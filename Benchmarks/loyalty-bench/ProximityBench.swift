@@ -1,4 +1,5 @@
 import Beacons
+import BeaconsTesting
 import Foundation
 
 /// The engine's stable proximity class against the bare Kalman filter (the rule before it),

@@ -3,6 +3,7 @@
 // would, and writes LE Advertising Report events of real iBeacon payloads, flat out and at 1,000 reports/s,
 // to the real `loyalty scan --hci unix:PATH --json`; the child's CPU time comes from its threads' schedstat.
 import Beacons
+import BeaconsTesting
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Beacons
+import BeaconsTesting
 import Foundation
 
 /// `loyalty scan --replay FILE --json` on a department store's capture (40 beacons always in

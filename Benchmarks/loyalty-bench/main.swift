@@ -1,6 +1,7 @@
 // `make bench`: the speed and memory figures the issues name, each with its target and, where an issue
 // names a reference, the ratio to that reference measured in the same run.
 import Beacons
+import BeaconsTesting
 import Foundation
 
 #if canImport(Glibc)

@@ -12,7 +12,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     public var commandSet: String? { nil }
     public var intervalMilliseconds: Double { Double(Self.wholeMilliseconds(advertisement)) }
     public let advertisement: BeaconAdvertisement
-    private let bus: SystemBus
+    private let bus: MessageBus
     private let adapterPath: String
     private let wakeup: WakeupPipe
     /// Set when bluetoothd calls Release: the advertisement is gone (adapter removed, bluetoothd stopping).
@@ -28,7 +28,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     /// Throws when bluetoothd runs but the bus refuses this user: raw HCI would overwrite its advertising.
     public static func bluetoothdManages(adapter: String?) throws(RadioError) -> (active: Int, free: Int)? {
         let name = HCITransport.adapterName(adapter)
-        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez") else { return nil }
+        guard let bus = try? MessageBus.system(), bus.nameHasOwner("org.bluez") else { return nil }
         let reply: [DBusValue]
         do {
             reply = try bus.call(
@@ -49,7 +49,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
         throws(RadioError)
     {
         let name = HCITransport.adapterName(adapter)
-        do { bus = try SystemBus(address: busAddress) } catch {
+        do { bus = try MessageBus(address: busAddress) } catch {
             throw .bluezAdvertising(name, error.name, error.message)
         }
         self.adapter = name

@@ -9,7 +9,7 @@ import Foundation
 public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     public let adapter: String
     public var path: String { "bluetoothd (D-Bus)" }
-    private let bus: SystemBus
+    private let bus: MessageBus
     private let adapterPath: String
     private let clock: any BeaconClock
     private let wakeup: WakeupPipe
@@ -17,14 +17,14 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
 
     /// Whether bluetoothd is on the system bus: then it manages the adapters.
     public static func bluetoothdRuns() -> Bool {
-        guard let bus = try? SystemBus() else { return false }
+        guard let bus = try? MessageBus.system() else { return false }
         return bus.nameHasOwner("org.bluez")
     }
 
     /// Whether bluetoothd is discovering on `adapter` now (another program asked it to). Throws when bluetoothd
     /// runs but the bus refuses this user: it may be discovering, and a raw scan would end that.
     public static func bluetoothdDiscovers(adapter: String?) throws(RadioError) -> Bool {
-        guard let bus = try? SystemBus(), bus.nameHasOwner("org.bluez") else { return false }
+        guard let bus = try? MessageBus.system(), bus.nameHasOwner("org.bluez") else { return false }
         do {
             let reply = try bus.call(
                 destination: "org.bluez", path: "/org/bluez/\(HCITransport.adapterName(adapter))",
@@ -39,7 +39,7 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
 
     public init(adapter: String? = nil, clock: any BeaconClock = MonotonicBeaconClock()) throws(RadioError) {
         let name = HCITransport.adapterName(adapter)
-        do { bus = try SystemBus() } catch { throw .bluez(name, error.description) }
+        do { bus = try MessageBus.system() } catch { throw .bluez(name, error.description) }
         self.adapter = name
         adapterPath = "/org/bluez/\(name)"
         self.clock = clock

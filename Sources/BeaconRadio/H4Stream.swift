@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A bare controller at the other end of an H4 byte stream (TCP, a Unix socket, a serial line). It does
 /// what the kernel does for an adapter: frames and reassembles packets, lets only the events scanning
@@ -50,12 +51,10 @@ final class H4Stream: HCIChannel {
 
     func write(command: HCICommand) throws(RadioError) {
         let packet = [UInt8(0x01)] + command.packet
-        var offset = 0
-        while offset < packet.count {
-            let written = packet[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { throw lost(call: "write(HCI command)") }
-            offset += written
+        do throws(SystemCallError) {
+            try writeAll(packet, to: descriptor)
+        } catch {
+            throw lost(call: "write(HCI command)", code: error.code)
         }
     }
 
@@ -98,9 +97,9 @@ final class H4Stream: HCIChannel {
     }
 
     /// The peer closed the stream (`call` nil) or it broke: the controller is gone.
-    private func lost(call: String?) -> RadioError {
+    private func lost(call: String?, code: Int32 = errno) -> RadioError {
         guard let call else { return .transportClosed(adapter, detail: "the peer closed the connection") }
-        return .transportClosed(adapter, detail: "\(call) failed: \(String(cString: strerror(errno)))")
+        return .transportClosed(adapter, detail: "\(call) failed: \(errorText(code))")
     }
 
     /// Re-armed after every read: the emulator's answers otherwise wait for a delayed ACK (about 40 ms
@@ -140,7 +139,7 @@ final class H4Stream: HCIChannel {
             lastErrno = errno
             close(fd)
         }
-        throw .transportUnreachable(name, detail: String(cString: strerror(lastErrno)))
+        throw .transportUnreachable(name, detail: errorText(lastErrno))
     }
 
     private static func connectUnix(path: String, name: String) throws(RadioError) -> Int32 {
@@ -159,7 +158,7 @@ final class H4Stream: HCIChannel {
             }
         }
         guard connected == 0 else {
-            let detail = String(cString: strerror(errno))
+            let detail = errorText()
             close(fd)
             throw .transportUnreachable(name, detail: detail)
         }
@@ -169,10 +168,10 @@ final class H4Stream: HCIChannel {
     /// Raw mode (no echo, no line discipline, 8N1) with RTS/CTS: an H4 UART has no other flow control.
     private static func openSerial(device: String, baud: Int, name: String) throws(RadioError) -> Int32 {
         let fd = open(device, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw .transportUnreachable(name, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .transportUnreachable(name, detail: errorText()) }
         var settings = termios()
         guard tcgetattr(fd, &settings) == 0 else {
-            let detail = "not a serial line: \(String(cString: strerror(errno)))"
+            let detail = "not a serial line: \(errorText())"
             close(fd)
             throw .transportUnreachable(name, detail: detail)
         }
@@ -182,7 +181,7 @@ final class H4Stream: HCIChannel {
         guard cfsetispeed(&settings, speed) == 0, cfsetospeed(&settings, speed) == 0,
             tcsetattr(fd, TCSANOW, &settings) == 0
         else {
-            let detail = "cannot set \(baud) baud with RTS/CTS: \(String(cString: strerror(errno)))"
+            let detail = "cannot set \(baud) baud with RTS/CTS: \(errorText())"
             close(fd)
             throw .transportUnreachable(name, detail: detail)
         }

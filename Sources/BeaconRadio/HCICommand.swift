@@ -111,7 +111,6 @@ public struct LEFeatures: OptionSet, Hashable, Sendable {
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     public static let le2MPHY = LEFeatures(rawValue: 1 << 8)
-    public static let leCodedPHY = LEFeatures(rawValue: 1 << 11)
     /// LE Extended Advertising: the controller takes the extended scan commands.
     public static let extendedAdvertising = LEFeatures(rawValue: 1 << 12)
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A Linux capability the radio needs.
 public enum Capability: Int, Hashable, Sendable, CaseIterable, CustomStringConvertible {
@@ -134,7 +135,7 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidAdvertisingParameters(let detail):
             return "invalid advertising parameters: \(detail)"
         case .system(let call, let code):
-            return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+            return "\(call) failed: \(errorText(code)) (errno \(code))"
         case .transportUnreachable(let name, let detail):
             return "cannot open the HCI transport \(name): \(detail); is the controller (or emulator) running there?"
         case .transportClosed(let name, let detail):
@@ -155,16 +156,6 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "bluetoothd could not advertise on \(name): \(error): \(message) (`bluetoothctl show` says its state)"
         case .advertisementReleased(let name):
             return "bluetoothd withdrew the advertisement on \(name): the adapter went away, or bluetoothd is stopping"
-        }
-    }
-
-    /// The sysexits(3) status to end with: 77 (EX_NOPERM) for missing capabilities or a bus that refuses
-    /// this user, 65 (EX_DATAERR) for a stream that is not H4, 69 (EX_UNAVAILABLE) for the rest.
-    public var exitStatus: Int32 {
-        switch self {
-        case .missingCapabilities, .busRefusesUser: 77
-        case .framingLost: 65
-        default: 69
         }
     }
 }

@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -94,9 +96,9 @@ public struct BTSnoopError: Error, Hashable, Sendable, CustomStringConvertible {
             "BTSnoop record at byte \(offset) is truncated: needs \(needed) bytes, the file has \(available)"
         case .recordTooLarge(let length):
             "BTSnoop record at byte \(offset) is corrupt: it claims \(length) bytes"
-        case .openFailed(let path, let code): "cannot open \(path): \(String(cString: strerror(code)))"
-        case .readFailed(let code): "read failed at byte \(offset): \(String(cString: strerror(code)))"
-        case .writeFailed(let code): "write failed at byte \(offset): \(String(cString: strerror(code)))"
+        case .openFailed(let path, let code): "cannot open \(path): \(errorText(code))"
+        case .readFailed(let code): "read failed at byte \(offset): \(errorText(code))"
+        case .writeFailed(let code): "write failed at byte \(offset): \(errorText(code))"
         }
     }
 }

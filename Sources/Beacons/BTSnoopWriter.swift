@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -96,21 +98,14 @@ public final class BTSnoopWriter {
 
     /// Writes out everything buffered.
     public func flush() throws(BTSnoopError) {
-        var sent = 0
-        while sent < pending.count {
-            let result = pending.withUnsafeBytes { bytes in
-                systemWrite(descriptor, bytes.baseAddress! + sent, bytes.count - sent)
-            }
-            if result >= 0 {
-                sent += result
-            } else if errno != EINTR {
-                let code = errno
-                pending.removeFirst(sent)
-                written += sent
-                throw BTSnoopError(.writeFailed(errno: code), offset: written)
-            }
+        do throws(SystemCallError) {
+            try writeAll(pending, to: descriptor)
+        } catch {
+            pending.removeFirst(error.written)
+            written += error.written
+            throw BTSnoopError(.writeFailed(errno: error.code), offset: written)
         }
-        written += sent
+        written += pending.count
         pending.removeAll(keepingCapacity: true)
     }
 

@@ -6,11 +6,7 @@
     import Darwin
 #endif
 
-// The C calls under names that the reader's and writer's own methods do not shadow.
-
-func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
-}
+// close(2) under a name that the reader's and writer's own `close()` does not shadow.
 
 func systemClose(_ descriptor: Int32) -> Int32 {
     close(descriptor)

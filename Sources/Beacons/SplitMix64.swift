@@ -16,17 +16,17 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in [0, 1), from the top 53 bits.
-    mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
+    package mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
 
     /// Standard normal, by Box-Muller.
-    mutating func nextGaussian() -> Double {
+    package mutating func nextGaussian() -> Double {
         let radius = (-2 * log(1 - nextUnit())).squareRoot()
         return radius * cos(2 * Double.pi * nextUnit())
     }
 
-    mutating func nextByte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
+    package mutating func nextByte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
 
-    mutating func nextAddress() -> BluetoothAddress {
+    package mutating func nextAddress() -> BluetoothAddress {
         BluetoothAddress(wire: (nextByte(), nextByte(), nextByte(), nextByte(), nextByte(), nextByte() | 0xC0))
     }
 }

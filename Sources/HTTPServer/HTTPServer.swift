@@ -1,6 +1,7 @@
 internal import CMicroHTTPD
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// An HTTP/1.1 server on libmicrohttpd: a thread per connection (MHD_USE_THREAD_PER_CONNECTION) runs its requests'
 /// handlers synchronously, so a handler may block (on the database) without stalling any other connection. With a
@@ -122,7 +123,7 @@ public final class HTTPServer: @unchecked Sendable {
         var address = try socketAddress(host: host, port: port)
         let descriptor = socket(Int32(address.ss_family), Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else {
-            throw .couldNotStart(host: host, port: port, detail: String(cString: strerror(errno)))
+            throw .couldNotStart(host: host, port: port, detail: errorText())
         }
         defer { close(descriptor) }
         // As MHD binds: a port left in TIME_WAIT by a previous run is free.
@@ -134,7 +135,7 @@ public final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
         guard bound == 0 else {
-            throw .couldNotStart(host: host, port: port, detail: String(cString: strerror(errno)))
+            throw .couldNotStart(host: host, port: port, detail: errorText())
         }
     }
 

@@ -1,6 +1,7 @@
 internal import CMicroHTTPD  // its shim brings sys/socket.h: SOCK_STREAM, SHUT_RDWR
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// The listening socket of a server behind a balancer that sends the PROXY protocol (v2): libmicrohttpd has no
 /// support for it, so connections are accepted here, each one's header is read (never a byte past it, which is
@@ -50,7 +51,7 @@ final class ProxyProtocolListener: @unchecked Sendable {  // `thread` is set onc
                 }
             }
         guard listening else {
-            let detail = String(cString: strerror(errno))
+            let detail = errorText()
             if descriptor >= 0 { close(descriptor) }
             throw .couldNotStart(host: host, port: Self.port(of: address), detail: detail)
         }

@@ -1,30 +1,17 @@
 import Foundation
+import JSONCoding
 
 // The catalog page's own JSON coder: `make bench` (section json) measures it against Foundation's on a
 // 100,000-offer page. It writes the bytes `LoyaltyJSON.encoder()` writes (sorted keys, absent optionals left
 // out, upper-case UUIDs) and reads what `LoyaltyJSON.decoder()` reads (unknown keys ignored, null as absent),
 // with the same keys as the types' `CodingKeys`. The tables below are its whole description of the page.
 
-/// Why a catalog page's JSON could not be read or written.
-public struct CatalogPageJSONError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The byte offset in the input where reading stopped (0 when writing).
-    public var offset: Int
-    public var message: String
-
-    public init(offset: Int, message: String) {
-        self.offset = offset
-        self.message = message
-    }
-
-    public var description: String { "at byte \(offset): \(message)" }
-}
-
 extension CatalogPage {
     /// Reads a page as `LoyaltyJSON.decoder()` would, without Foundation's decoder.
-    public init(json: [UInt8]) throws(CatalogPageJSONError) {
-        let result: Result<CatalogPage, CatalogPageJSONError> = json.withUnsafeBufferPointer { bytes in
+    public init(json: [UInt8]) throws(JSONCodingError) {
+        let result: Result<CatalogPage, JSONCodingError> = json.withUnsafeBufferPointer { bytes in
             var reader = JSONReader(bytes)
-            do throws(CatalogPageJSONError) {
+            do throws(JSONCodingError) {
                 let page = try CatalogPage.readJSON(&reader)
                 try reader.end()
                 return .success(page)
@@ -36,7 +23,7 @@ extension CatalogPage {
     }
 
     /// The bytes `LoyaltyJSON.encoder()` writes for the page; fails only on a non-finite coordinate.
-    public func json() throws(CatalogPageJSONError) -> [UInt8] {
+    public func json() throws(JSONCodingError) -> [UInt8] {
         var writer = JSONWriter()
         writer.bytes.reserveCapacity(256 + offers.count * 400 + stores.count * 250 + retailers.count * 120)
         try writeJSON(&writer)
@@ -44,11 +31,15 @@ extension CatalogPage {
     }
 }
 
+/// What a table's `jsonBlank` holds where a required field will be read.
+let zeroUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+let zeroDate = Date(timeIntervalSince1970: 0)
+
 extension CatalogPage: JSONTableObject {
-    static let jsonName = "page"
-    static let jsonBlank = CatalogPage(
+    package static let jsonName = "page"
+    package static let jsonBlank = CatalogPage(
         cursor: "", full: false, serverTime: zeroDate, retailers: [], offers: [], removed: [])
-    static let jsonFields: [JSONTableField<CatalogPage>] = [
+    package static let jsonFields: [JSONTableField<CatalogPage>] = [
         .required("cursor", { $0.cursor }, { $0.cursor = $1 }),
         .required("full", { $0.full }, { $0.full = $1 }),
         .required("more", { $0.more }, { $0.more = $1 }),
@@ -62,10 +53,10 @@ extension CatalogPage: JSONTableObject {
 }
 
 extension Offer: JSONTableObject {
-    static let jsonName = "offer"
-    static let jsonBlank = Offer(
+    package static let jsonName = "offer"
+    package static let jsonBlank = Offer(
         id: zeroUUID, retailerID: zeroUUID, major: 0, minor: 0, title: "", updatedAt: zeroDate)
-    static let jsonFields: [JSONTableField<Offer>] = [
+    package static let jsonFields: [JSONTableField<Offer>] = [
         .optional("category", { $0.category }, { $0.category = $1 }),
         .optional("description", { $0.description }, { $0.description = $1 }),
         .optional("ends_at", { $0.endsAt }, { $0.endsAt = $1 }),
@@ -84,9 +75,9 @@ extension Offer: JSONTableObject {
 }
 
 extension CatalogRetailer: JSONTableObject {
-    static let jsonName = "retailer"
-    static let jsonBlank = CatalogRetailer(id: zeroUUID, name: "", uuid: zeroUUID)
-    static let jsonFields: [JSONTableField<CatalogRetailer>] = [
+    package static let jsonName = "retailer"
+    package static let jsonBlank = CatalogRetailer(id: zeroUUID, name: "", uuid: zeroUUID)
+    package static let jsonFields: [JSONTableField<CatalogRetailer>] = [
         .required("id", { $0.id }, { $0.id = $1 }),
         .required("name", { $0.name }, { $0.name = $1 }),
         .required("uuid", { $0.uuid }, { $0.uuid = $1 }),
@@ -94,20 +85,20 @@ extension CatalogRetailer: JSONTableObject {
 }
 
 extension CatalogTombstone: JSONTableObject {
-    static let jsonName = "tombstone"
-    static let jsonBlank = CatalogTombstone(id: zeroUUID, retailerID: zeroUUID)
-    static let jsonFields: [JSONTableField<CatalogTombstone>] = [
+    package static let jsonName = "tombstone"
+    package static let jsonBlank = CatalogTombstone(id: zeroUUID, retailerID: zeroUUID)
+    package static let jsonFields: [JSONTableField<CatalogTombstone>] = [
         .required("id", { $0.id }, { $0.id = $1 }),
         .required("retailer_id", { $0.retailerID }, { $0.retailerID = $1 }),
     ]
 }
 
 extension RetailStore: JSONTableObject {
-    static let jsonName = "store"
-    static let jsonBlank = RetailStore(
+    package static let jsonName = "store"
+    package static let jsonBlank = RetailStore(
         id: zeroUUID, retailerID: zeroUUID, storeID: "", name: "", latitude: 0, longitude: 0, radiusMetres: 0,
         updatedAt: zeroDate)
-    static let jsonFields: [JSONTableField<RetailStore>] = [
+    package static let jsonFields: [JSONTableField<RetailStore>] = [
         .required("id", { $0.id }, { $0.id = $1 }),
         .required("latitude", { $0.latitude }, { $0.latitude = $1 }),
         .required("longitude", { $0.longitude }, { $0.longitude = $1 }),

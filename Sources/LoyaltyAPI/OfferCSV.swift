@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 
 /// One offer of an import: where it goes and what it says.
 public struct OfferImportRow: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 
 // The request bodies every shopper and till sends, and the server's answers to them, read and written by the catalog
 // page's table-driven coder: Foundation's coders took about a quarter of the server's CPU on a seen push. A body the
@@ -16,7 +17,7 @@ extension RequestBody {
 
 private func read<Object: JSONTableObject>(_ type: Object.Type, from bytes: UnsafeBufferPointer<UInt8>) -> Object? {
     var reader = JSONReader(bytes)
-    do throws(CatalogPageJSONError) {
+    do throws(JSONCodingError) {
         let object = try Object.readJSON(&reader)
         try reader.end()
         return object
@@ -26,32 +27,32 @@ private func read<Object: JSONTableObject>(_ type: Object.Type, from bytes: Unsa
 }
 
 extension SeenPush: JSONTableObject {
-    static let jsonName = "seen push"
-    static let jsonBlank = SeenPush(items: [])
-    static let jsonFields: [JSONTableField<SeenPush>] = [.array("items", { $0.items }, { $0.items = $1 })]
+    package static let jsonName = "seen push"
+    package static let jsonBlank = SeenPush(items: [])
+    package static let jsonFields: [JSONTableField<SeenPush>] = [.array("items", { $0.items }, { $0.items = $1 })]
 }
 
 extension SeenItem: JSONTableObject {
-    static let jsonName = "seen item"
-    static let jsonBlank = SeenItem(offerID: zeroUUID, seenAt: zeroDate)
-    static let jsonFields: [JSONTableField<SeenItem>] = [
+    package static let jsonName = "seen item"
+    package static let jsonBlank = SeenItem(offerID: zeroUUID, seenAt: zeroDate)
+    package static let jsonFields: [JSONTableField<SeenItem>] = [
         .required("offer_id", { $0.offerID }, { $0.offerID = $1 }),
         .required("seen_at", { $0.seenAt }, { $0.seenAt = $1 }),
     ]
 }
 
 extension RedemptionRequest: JSONTableObject {
-    static let jsonName = "redemption request"
-    static let jsonBlank = RedemptionRequest(offerID: zeroUUID)
-    static let jsonFields: [JSONTableField<RedemptionRequest>] = [
+    package static let jsonName = "redemption request"
+    package static let jsonBlank = RedemptionRequest(offerID: zeroUUID)
+    package static let jsonFields: [JSONTableField<RedemptionRequest>] = [
         .required("offer_id", { $0.offerID }, { $0.offerID = $1 })
     ]
 }
 
 extension TillCodeRequest: JSONTableObject {
-    static let jsonName = "code request"
-    static let jsonBlank = TillCodeRequest(code: "")
-    static let jsonFields: [JSONTableField<TillCodeRequest>] = [.required("code", { $0.code }, { $0.code = $1 })]
+    package static let jsonName = "code request"
+    package static let jsonBlank = TillCodeRequest(code: "")
+    package static let jsonFields: [JSONTableField<TillCodeRequest>] = [.required("code", { $0.code }, { $0.code = $1 })]
 }
 
 extension LoyaltyJSON {
@@ -61,7 +62,7 @@ extension LoyaltyJSON {
         guard let object = value as? any JSONTableObject else { return nil }
         var writer = JSONWriter()
         writer.bytes.reserveCapacity(256)
-        do throws(CatalogPageJSONError) {
+        do throws(JSONCodingError) {
             try object.writeJSON(&writer)
         } catch {
             return nil
@@ -71,15 +72,15 @@ extension LoyaltyJSON {
 }
 
 extension SeenPushResult: JSONTableObject {
-    static let jsonName = "seen push result"
-    static let jsonBlank = SeenPushResult(added: 0)
-    static let jsonFields: [JSONTableField<SeenPushResult>] = [.required("added", { $0.added }, { $0.added = $1 })]
+    package static let jsonName = "seen push result"
+    package static let jsonBlank = SeenPushResult(added: 0)
+    package static let jsonFields: [JSONTableField<SeenPushResult>] = [.required("added", { $0.added }, { $0.added = $1 })]
 }
 
 extension Redemption: JSONTableObject {
-    static let jsonName = "redemption"
-    static let jsonBlank = Redemption(id: zeroUUID, offerID: zeroUUID, code: "", redeemedAt: zeroDate)
-    static let jsonFields: [JSONTableField<Redemption>] = [
+    package static let jsonName = "redemption"
+    package static let jsonBlank = Redemption(id: zeroUUID, offerID: zeroUUID, code: "", redeemedAt: zeroDate)
+    package static let jsonFields: [JSONTableField<Redemption>] = [
         .optional("accepted_at", { $0.acceptedAt }, { $0.acceptedAt = $1 }),
         .required("code", { $0.code }, { $0.code = $1 }),
         .required("offer_id", { $0.offerID }, { $0.offerID = $1 }),
@@ -89,11 +90,11 @@ extension Redemption: JSONTableObject {
 }
 
 extension TillCode: JSONTableObject {
-    static let jsonName = "till code"
-    static let jsonBlank = TillCode(
+    package static let jsonName = "till code"
+    package static let jsonBlank = TillCode(
         code: "", status: .valid, offerID: zeroUUID, major: 0, minor: 0, title: "",
         redeemedAt: zeroDate)
-    static let jsonFields: [JSONTableField<TillCode>] = [
+    package static let jsonFields: [JSONTableField<TillCode>] = [
         .optional("accepted_at", { $0.acceptedAt }, { $0.acceptedAt = $1 }),
         .optional("accepted_till", { $0.acceptedTill }, { $0.acceptedTill = $1 }),
         .required("code", { $0.code }, { $0.code = $1 }),
@@ -107,8 +108,8 @@ extension TillCode: JSONTableObject {
 }
 
 extension TillCode.Status: JSONTableValue {
-    func writeJSON(_ writer: inout JSONWriter) { writer.string(rawValue) }
-    static func readJSON(_ reader: inout JSONReader) throws(CatalogPageJSONError) -> TillCode.Status {
+    package func writeJSON(_ writer: inout JSONWriter) { writer.string(rawValue) }
+    package static func readJSON(_ reader: inout JSONReader) throws(JSONCodingError) -> TillCode.Status {
         let start = reader.index
         guard let status = Self(rawValue: try reader.string()) else {
             reader.index = start

@@ -8,8 +8,8 @@ import LoyaltyClient
 enum ClientOptions {
     static let server = Option<String>(
         "server", value: "URL", help: "Loyalty server (else LOYALTY_SERVER, the config file, http://127.0.0.1:8080).")
-    static let connectTimeout = secondsOption("connect-timeout", help: "Give up connecting after this long (default 5).")
-    static let timeout = secondsOption("timeout", help: "Give up on a request after this long (default 30).")
+    static let connectTimeout = Option<Double>.seconds("connect-timeout", help: "Give up connecting after this long (default 5).")
+    static let timeout = Option<Double>.seconds("timeout", help: "Give up on a request after this long (default 30).")
     static let json = Flag("json", help: "Print JSON lines instead of text (also in a pipe: text without it).")
 
     static let all: [any DeclaredOption] = [server, connectTimeout, timeout, json]
@@ -79,64 +79,6 @@ func clientCommand(_ body: @escaping @Sendable (ClientContext) throws -> Void)
     -> @Sendable (ParsedArguments) throws -> Void
 {
     { arguments in try body(try ClientContext(arguments)) }
-}
-
-extension ClientError: CommandError {
-    public var exitCode: Int32 {
-        switch self {
-        case .network: ExitCode.tempFailure
-        case .unauthorized: ExitCode.noPermission
-        case .server(let status, _, _): status >= 500 ? ExitCode.tempFailure : ExitCode.failure
-        case .protocolViolation, .unavailable: ExitCode.unavailable
-        case .corruptCache, .io: ExitCode.ioError
-        case .configuration, .notRegistered, .notFound: ExitCode.failure
-        }
-    }
-}
-
-// MARK: offers during `loyalty scan`
-
-/// The options `loyalty scan` adds for offers (it has its own --json).
-enum OfferScanOptions {
-    static let minimumProximity = Option<Proximity>(
-        "min-proximity", value: "PROXIMITY",
-        help: "Show an offer when its beacon is this near or nearer: immediate, near (default), far.",
-        expected: "immediate, near or far"
-    ) { Proximity(rawValue: $0).flatMap { $0 == .unknown ? nil : $0 } }
-    static let dwell = Option<Double>(
-        "dwell", value: "SECONDS",
-        help: "With --json: seconds of capture time an offer stays shown before the next (default 5).",
-        expected: "a number of seconds, 0 or more"
-    ) { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
-    static let offline = Flag(
-        "offline", help: "Do not contact the server; seen offers wait in the outbox for the next sync.")
-
-    static let all: [any DeclaredOption] = [
-        minimumProximity, dwell, offline, ClientOptions.server, ClientOptions.connectTimeout, ClientOptions.timeout,
-    ]
-}
-
-/// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
-/// and every minute unless --offline or the device has no account, and redeeming with `r`. With
-/// `interactive`, an offer stays until dismissed; otherwise for --dwell seconds. A sync or a redemption
-/// under way is abandoned once `interruption` asks.
-func openOfferSession(
-    _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
-) throws -> (offers: OfferSession, redemption: ScanRedemption, home: ClientHome, hasAccount: Bool) {
-    let context = try ClientContext(arguments)
-    if let interruption { context.api.isCancelled = { interruption.isRequested } }
-    let minimum = arguments.value(OfferScanOptions.minimumProximity) ?? .near
-    let dwell = arguments.value(OfferScanOptions.dwell) ?? 5
-    let cache = try context.openCache()
-    let hasAccount = try context.home.loadDevice() != nil
-    let online = !arguments.flag(OfferScanOptions.offline) && hasAccount
-    let offers = try OfferSession(
-        cache: cache, minimumProximity: minimum, holding: interactive ? .untilDismissed : .dwell(dwell),
-        sync: online ? try context.syncEngine(cache) : nil, deviceClock: Date.init)
-    let redeemer = Result { () throws(ClientError) in
-        Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
-    }
-    return (offers, ScanRedemption(redeemer), context.home, hasAccount)
 }
 
 /// Says that the cached catalog is partial, if it is: on standard error, or as a JSON line.

@@ -40,7 +40,7 @@ public final class NotificationMock {
     }
 
     private let process = Process()
-    private let connection: SystemBus
+    private let connection: MessageBus
 
     /// Starts the mock on the bus at `address`, reporting `capabilities` (space-separated, as the template
     /// takes them), and waits until it owns org.freedesktop.Notifications.
@@ -54,7 +54,7 @@ public final class NotificationMock {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        connection = try SystemBus(address: address)
+        connection = try MessageBus(address: address)
         try connection.addMatch(
             "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.service)'")
         try connection.addMatch("type='signal',interface='org.freedesktop.DBus.Mock',member='MethodCalled'")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import Postgres
+import SystemCalls
 
 /// A PostgreSQL high-availability cluster on this machine, as a deployment runs one: etcd (Debian's etcd-server
 /// 3.4, v2 API on), three PostgreSQL 15 members under Patroni (Debian's 3.0) configured from the shipped
@@ -81,14 +82,8 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         }
         self.timings = timings
         user = geteuid() == 0 ? "postgres" : nil
-        var template = Array(
-            FileManager.default.temporaryDirectory.appendingPathComponent("patroni-XXXXXX").path
-                .utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw Failure("cannot create a temporary directory")
-        }
-        directory = URL(fileURLWithPath: String(cString: path), isDirectory: true)
-        chmod(directory.path, 0o711)  // postgres must reach its members' directories
+        let directory = try ThrowawayDirectory.make("patroni", postgresMayEnter: true)
+        self.directory = directory
         var generator = SystemRandomNumberGenerator()
         password = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
         etcdPort = try LoopbackSocket.freePort()
@@ -98,7 +93,7 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
             Member(
                 name: "pg\(index)", postgresPort: try LoopbackSocket.freePort(),
                 restPort: try LoopbackSocket.freePort(),
-                directory: URL(fileURLWithPath: String(cString: path)).appendingPathComponent("pg\(index)"))
+                directory: directory.appendingPathComponent("pg\(index)"))
         }
         do {
             try startEtcd()
@@ -124,9 +119,7 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
     deinit { stop() }
 
     /// The shipped example this cluster is configured from.
-    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("deploy/patroni/patroni.yml")
+    public static let template = Repository.root.appendingPathComponent("deploy/patroni/patroni.yml")
 
     /// `deploy/patroni/patroni.yml` with the test's timings, synchronous mode, loopback network and a private socket
     /// directory; per-member settings (name, addresses, data directory, passwords, etcd) come from PATRONI_*
@@ -378,7 +371,7 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         throws -> pid_t
     {
         let output = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw Failure("cannot open \(log.path): \(String(cString: strerror(errno)))") }
+        guard output >= 0 else { throw Failure("cannot open \(log.path): \(errorText())") }
         defer { close(output) }
         // env(1) changes directory and execs, as setpriv does: the pid stays the program's own.
         let command = directory.map { ["/usr/bin/env", "-C", $0.path] + command } ?? command

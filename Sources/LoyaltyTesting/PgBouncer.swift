@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import SystemCalls
 
 /// PgBouncer (the machine's `pgbouncer`; Debian ships 1.18) in transaction pooling mode in front of an
 /// `EmbeddedPostgres` cluster, on a free loopback TCP port: what a deployment puts between many server threads
@@ -39,11 +40,7 @@ public final class PgBouncer: @unchecked Sendable {  // immutable after init
         let socket = try cluster.socket()
         let binary = try Self.findBinary()
         serverUser = socket.serverUser
-        var template = Array(socket.clusterDirectory.appendingPathComponent("pgbouncer-XXXXXX").path.utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw PostgresError(kind: .launcher, message: "cannot create a directory for PgBouncer: \(errorText())")
-        }
-        directory = URL(fileURLWithPath: String(cString: path), isDirectory: true)
+        directory = try ThrowawayDirectory.make("pgbouncer", in: socket.clusterDirectory)
         // The system generator is getrandom(2) on Linux.
         var generator = SystemRandomNumberGenerator()
         password = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()

@@ -58,8 +58,8 @@ public final class PrivateBus {
     }
 
     /// A connection that owns `name` (org.bluez: bluetoothd runs, as far as a client can tell) while it is kept.
-    public func own(_ name: String) throws -> SystemBus {
-        let connection = try SystemBus(address: address)
+    public func own(_ name: String) throws -> MessageBus {
+        let connection = try MessageBus(address: address)
         let reply = try connection.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             method: "RequestName", arguments: [.string(name), .uint32(0)])

@@ -9,15 +9,8 @@ private struct SharedCluster: Sendable {
 
     static let started: Result<SharedCluster, PostgresError> = {
         do throws(PostgresError) {
-            var template = Array(
-                FileManager.default.temporaryDirectory.appendingPathComponent("embedded-postgres-XXXXXX").path
-                    .utf8CString)
-            guard let path = mkdtemp(&template) else {
-                throw PostgresError(kind: .launcher, message: "cannot create a temporary directory: \(errorText())")
-            }
             let cluster = EmbeddedPostgres(
-                directory: URL(fileURLWithPath: String(cString: path), isDirectory: true), durable: false,
-                log: { _ in })
+                directory: try ThrowawayDirectory.make("embedded-postgres"), durable: false, log: { _ in })
             let shared = SharedCluster(cluster: cluster, socketDirectory: try cluster.socket().directory)
             atexit { SharedCluster.remove() }
             return .success(shared)

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import SystemCalls
 
 /// A primary of its own and a real streaming standby of it, made with `pg_basebackup -R`: for the tests of
 /// reads on standbys, of a standby that lags (replay paused) and of a failover (the primary stopped, the standby
@@ -14,12 +15,7 @@ public final class StreamingStandby: @unchecked Sendable {  // immutable after i
 
     /// Starts the primary, takes the base backup while it runs and starts the standby on it.
     public init() throws(PostgresError) {
-        var template = Array(
-            FileManager.default.temporaryDirectory.appendingPathComponent("streaming-standby-XXXXXX").path.utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw PostgresError(kind: .launcher, message: "cannot create a temporary directory: \(errorText())")
-        }
-        directory = URL(fileURLWithPath: String(cString: path), isDirectory: true)
+        directory = try ThrowawayDirectory.make("streaming-standby")
         let serverUser = geteuid() == 0 ? getpwnam("postgres") : nil
         if let serverUser {
             try EmbeddedPostgres.own(directory, by: (serverUser.pointee.pw_uid, serverUser.pointee.pw_gid))

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSONCoding
 import LoyaltyAPI
 
 /// A request as a test writes it: `target` is the path and query as they go on the wire (percent-encoded).

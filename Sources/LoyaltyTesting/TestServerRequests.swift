@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 
 /// A set-up request that did not get the answer the test needs; the test fails with it.

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A private PostgreSQL cluster run with the machine's PostgreSQL binaries, reachable only through an owner-only
 /// Unix socket, created on first start and reused after; as root it runs as the `postgres` user. Its layout,
@@ -286,7 +287,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         let failure = posix_spawn(&pid, argv[0], &actions, &attributes, arguments, environment)
         guard failure == 0 else {
             throw PostgresError(
-                kind: .launcher, message: "cannot run \(argv[0]): \(String(cString: strerror(failure)))")
+                kind: .launcher, message: "cannot run \(argv[0]): \(errorText(failure))")
         }
         return pid
     }
@@ -378,8 +379,4 @@ public final class EmbeddedPostgres: @unchecked Sendable {  // mutable state is 
         let lines = text.split(separator: "\n").suffix(5).joined(separator: " | ")
         return lines.isEmpty ? "see \(file.path)" : "\(lines) (log: \(file.path))"
     }
-}
-
-package func errorText() -> String {
-    String(cString: strerror(errno))
 }

@@ -8,8 +8,6 @@ public enum SQLiteValue: Sendable, Equatable {
     case text(String)
     case blob([UInt8])
 
-    public var isNull: Bool { self == .null }
-
     public var integer: Int64? {
         if case .integer(let value) = self { value } else { nil }
     }

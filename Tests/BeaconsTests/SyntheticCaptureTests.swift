@@ -1,4 +1,5 @@
 import Beacons
+import BeaconsTesting
 import Foundation
 import Testing
 

@@ -8,8 +8,6 @@ import Testing
 /// `make test` installs chromium, chromium-driver, selenium and axe-selenium-python (make browser-deps).
 /// Screenshots go to .build/console-screenshots/ (a set of them is in docs/screenshots/console/).
 @Suite struct ConsoleBrowserTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     @Test(.timeLimit(.minutes(4))) func theConsoleWorksInARealBrowser() throws {
         for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] {
@@ -17,11 +15,11 @@ import Testing
                 FileManager.default.isExecutableFile(atPath: tool), "\(tool) is missing: run make browser-deps")
         }
         let server = try StoryServer.shared.get()
-        let screenshots = Self.repository.appendingPathComponent(".build/console-screenshots")
+        let screenshots = Repository.root.appendingPathComponent(".build/console-screenshots")
         try? FileManager.default.removeItem(at: screenshots)
         let result = try Binary(at: "python3").run(
             [
-                Self.repository.appendingPathComponent("Tests/Browser/console_test.py").path,
+                Repository.root.appendingPathComponent("Tests/Browser/console_test.py").path,
                 "--server", server.url, "--operator-token", server.operatorToken,
                 "--screenshots", screenshots.path,
             ], timeout: 210)

@@ -1,6 +1,7 @@
 import Beacons
 import Foundation
 import Geofencing
+import LoyaltyTesting
 import Testing
 
 /// A sync in the middle of `loyalty scan` that brings a retailer the cache did not know: its beacon region

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import LoyaltyAPI
+import LoyaltyTesting
 import Testing
 
 /// The real `loyalty-server`'s answer to a request target with more query parameters than a connection's memory

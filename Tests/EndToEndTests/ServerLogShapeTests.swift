@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import LoyaltyTesting
 import Testing
 
 /// The real `loyalty-server`'s standard error: every line one JSON object with time, level and event first.

@@ -1,4 +1,5 @@
 import Foundation
+import LoyaltyTesting
 import Testing
 
 /// The device token, the retailer's key and unspent till codes are the owner's alone: every state file is 0600

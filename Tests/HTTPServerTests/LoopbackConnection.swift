@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A deliberately plain HTTP/1.1 client over a TCP socket, so the tests see exactly the bytes the
 /// server sends and can send bytes no well-behaved client library would (chunked oversize bodies,
@@ -22,7 +23,7 @@ struct LoopbackConnection: ~Copyable {
         let isIPv6 = host.contains(":")
         socket = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else {
-            throw Failure(description: "socket: \(String(cString: strerror(errno)))")
+            throw Failure(description: "socket: \(errorText())")
         }
         if let source {
             var local = sockaddr_in()
@@ -34,7 +35,7 @@ struct LoopbackConnection: ~Copyable {
                 }
             }
             guard bound == 0 else {
-                let reason = String(cString: strerror(errno))
+                let reason = errorText()
                 close(socket)
                 throw Failure(description: "bind to \(source): \(reason)")
             }
@@ -64,7 +65,7 @@ struct LoopbackConnection: ~Copyable {
             }
         }
         guard status == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = errorText()
             close(socket)
             throw Failure(description: "connect to \(host):\(port): \(reason)")
         }
@@ -80,7 +81,7 @@ struct LoopbackConnection: ~Copyable {
                 Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
             guard written > 0 else {
-                throw Failure(description: "send: \(String(cString: strerror(errno)))")
+                throw Failure(description: "send: \(errorText())")
             }
             sent += written
         }

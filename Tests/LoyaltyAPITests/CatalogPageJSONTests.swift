@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import Testing
 
@@ -163,7 +164,7 @@ import Testing
     func refusesWhatFoundationRefuses(json: String) {
         let bytes = Array(json.utf8)
         #expect(throws: (any Error).self) { try LoyaltyJSON.decoder().decode(CatalogPage.self, from: Data(bytes)) }
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: bytes) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: bytes) }
     }
 
     /// The table says which fields must be there: the error names the first one missing and its object.
@@ -187,7 +188,7 @@ import Testing
     @Test func refusesDeepNestingWithoutExhaustingTheStack() {
         let json = Self.valid.replacingOccurrences(
             of: "\"cursor\":\"c\"", with: "\"x\":" + String(repeating: "[", count: 100_000))
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: Array(json.utf8)) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: Array(json.utf8)) }
     }
 
     @Test func theValidSampleIsValid() throws {
@@ -198,7 +199,7 @@ import Testing
         var bytes = Array(Self.valid.utf8)
         let title = bytes.firstRange(of: Array("\"T\"".utf8))!
         bytes[title.lowerBound + 1] = 0xFF
-        #expect(throws: CatalogPageJSONError.self) { try CatalogPage(json: bytes) }
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: bytes) }
     }
 
     @Test func refusesNonFiniteCoordinates() throws {
@@ -208,6 +209,6 @@ import Testing
                 id: UUID(), retailerID: UUID(), storeID: "s", name: "n", latitude: .nan, longitude: 0,
                 radiusMetres: 10, updatedAt: Date(timeIntervalSince1970: 0))
         ]
-        #expect(throws: CatalogPageJSONError.self) { try page.json() }
+        #expect(throws: JSONCodingError.self) { try page.json() }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import Testing
 
@@ -244,8 +245,7 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
         #expect {
             _ = try OfferCache(file: file)
         } throws: { error in
-            guard case .corruptCache(let message) = error as? ClientError else { return false }
-            return message.contains("loyalty sync --full")
+            error as? ClientError == .corruptCache(path: file.path, newerSchema: nil)
         }
         try OfferCache.discard(file: file)
         let cache = try OfferCache(file: file)

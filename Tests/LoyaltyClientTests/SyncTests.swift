@@ -233,8 +233,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         #expect {
             _ = try second.syncEngine(server).sync()
         } throws: { error in
-            guard case .unauthorized(let message) = error as? ClientError else { return false }
-            return message.contains("loyalty account link")
+            error as? ClientError == .unauthorized(.device)
         }
     }
 
@@ -320,8 +319,7 @@ final class ManualClock: @unchecked Sendable {
         #expect {
             _ = try server.api.retailer(.retailer("not-a-key"))
         } throws: { error in
-            guard case .unauthorized(let message) = error as? ClientError else { return false }
-            return message.contains("API key")
+            error as? ClientError == .unauthorized(.retailer)
         }
     }
 

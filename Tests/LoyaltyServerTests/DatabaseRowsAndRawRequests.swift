@@ -2,6 +2,7 @@ import Foundation
 import LoyaltyAPI
 import LoyaltyTesting
 import Postgres
+import SystemCalls
 import Testing
 
 @testable import LoyaltyServer
@@ -97,7 +98,7 @@ extension TestServer {
                 connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        try #require(connected == 0, "connect: \(String(cString: strerror(errno)))")
+        try #require(connected == 0, "connect: \(errorText())")
         var sent = 0
         while sent < bytes.count {
             let written = bytes[sent...].withUnsafeBytes {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyTesting
 import Testing

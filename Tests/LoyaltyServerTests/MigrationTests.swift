@@ -9,12 +9,10 @@ import Testing
 /// Schema migrations on the real PostgreSQL: a database made by the first release (Tests/Fixtures/schema-1.sql, an
 /// exact copy of schema.sql at eb2e26f) is upgraded with its rows, and ends up like a fresh one.
 @Suite struct MigrationTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     static func firstReleaseSchema() throws -> String {
         try String(
-            contentsOf: repository.appendingPathComponent("Tests/Fixtures/schema-1.sql"),
+            contentsOf: Repository.root.appendingPathComponent("Tests/Fixtures/schema-1.sql"),
             encoding: .utf8)
     }
 
@@ -27,7 +25,7 @@ import Testing
     }
 
     @Test func everyMigrationFileIsEmbeddedInOrder() throws {
-        let directory = Self.repository.appendingPathComponent("migrations")
+        let directory = Repository.root.appendingPathComponent("migrations")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".sql") }.sorted()
         let embedded = Documents.schema.migrations

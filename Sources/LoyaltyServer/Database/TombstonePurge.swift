@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 
 /// Deletes the catalog's tombstones older than `retention` (`Database.purgeTombstones`) every `interval`

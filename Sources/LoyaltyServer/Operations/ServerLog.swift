@@ -1,6 +1,8 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import Postgres
+import SystemCalls
 
 /// The one shape of the server's log lines: a JSON object on one line, `time`, `level` and `event` first,
 /// then the event's own fields in the order given, so a line can be grepped by its start and parsed whole.
@@ -27,7 +29,7 @@ public enum ServerLog {
     public static func writer(to descriptor: Int32) -> @Sendable (String) -> Void {
         { line in
             var text = line + "\n"
-            text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+            text.withUTF8 { try? writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
         }
     }
 

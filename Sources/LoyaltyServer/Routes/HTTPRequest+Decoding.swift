@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSONCoding
 import LoyaltyAPI
 
 extension HTTPRequest {

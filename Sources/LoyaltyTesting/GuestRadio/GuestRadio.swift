@@ -57,9 +57,6 @@ public final class GuestRadio: @unchecked Sendable {
     private let lock = NSLock()
     private var commandCount = 0
 
-    /// The repository's root, found from this file's path (the guest sees the same path).
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
 
     /// Why a guest cannot run on this machine, with what to install; nil when it can.
     public static func unavailableReason() -> String? {
@@ -88,8 +85,8 @@ public final class GuestRadio: @unchecked Sendable {
     /// `legacyOnly`: the guest's controller lacks LE Extended Advertising.
     public init(legacyOnly: Bool = false, bootTimeout: Double = 180) throws(GuestRadioError) {
         if let reason = Self.unavailableReason() { throw .unavailable(reason) }
-        scriptsDirectory = Self.repository.appendingPathComponent("Tests/GuestRadio")
-        let assets = Self.repository.appendingPathComponent(".build/guest-radio")
+        scriptsDirectory = Repository.root.appendingPathComponent("Tests/GuestRadio")
+        let assets = Repository.root.appendingPathComponent(".build/guest-radio")
         let build = try Self.runTool(scriptsDirectory.appendingPathComponent("build-guest.sh").path, [assets.path])
         guard build.status == 0 else { throw .unavailable("build-guest.sh: \(build.stderr)") }
 

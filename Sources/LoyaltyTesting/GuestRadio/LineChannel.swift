@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// Lines over one file descriptor (a pipe or a socket), each read with a deadline. Owns the descriptor.
 final class LineChannel {
@@ -14,7 +15,7 @@ final class LineChannel {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw .failed("socket(AF_UNIX): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw .failed("socket(AF_UNIX): \(errorText())") }
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -33,14 +34,10 @@ final class LineChannel {
     }
 
     func write(line: String) throws(GuestRadioError) {
-        var bytes = Array((line + "\n").utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-            guard written > 0 else {
-                if written < 0, errno == EINTR { continue }
-                throw .failed("write: \(String(cString: strerror(errno)))")
-            }
-            bytes = bytes.dropFirst(written)
+        do throws(SystemCallError) {
+            try writeAll(Array((line + "\n").utf8), to: descriptor)
+        } catch {
+            throw .failed("write: \(error)")
         }
     }
 
@@ -57,7 +54,7 @@ final class LineChannel {
             guard remaining > 0 else { throw .timedOut("\(what) within \(timeout) s") }
             var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&polled, 1, Int32(min(remaining * 1000, 60_000)) + 1)
-            if ready < 0, errno != EINTR { throw .failed("poll: \(String(cString: strerror(errno)))") }
+            if ready < 0, errno != EINTR { throw .failed("poll: \(errorText())") }
             guard ready > 0 else { continue }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }

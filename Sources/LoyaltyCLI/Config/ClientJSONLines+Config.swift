@@ -1,0 +1,24 @@
+import Foundation
+import JSONCoding
+import LoyaltyAPI
+import LoyaltyClient
+
+/// The JSON lines of `config show` and `config set`.
+extension ClientJSONLines {
+    /// `config show --json`: never the API key.
+    static func config(_ shown: ConfigShown) -> String {
+        let config = shown.config
+        return object([
+            ("event", .string("config")), ("file", .string(shown.file)), ("server", .string(shown.server.text)),
+            ("server_from", .string(shown.server.source.rawValue)), ("server_valid", .bool(shown.serverProblem == nil)),
+            ("connect_timeout_s", config.connectTimeoutSeconds.map { .double($0) } ?? .null),
+            ("total_timeout_s", config.totalTimeoutSeconds.map { .double($0) } ?? .null),
+            ("retailer", config.retailer.map { .string($0.name) } ?? .null),
+        ])
+    }
+
+    /// `config set --json`.
+    static func configSet(_ key: String, _ value: JSONValue) -> String {
+        object([("event", .string("config_set")), ("key", .string(key)), ("value", value)])
+    }
+}

@@ -1,0 +1,60 @@
+import Arguments
+import BeaconRadio
+import JSONCoding
+import LoyaltyAPI
+import LoyaltyClient
+
+private enum Doctor {
+    static let json = Flag("json", help: "Print one JSON object instead of text.")
+}
+
+let doctorCommand = Command(
+    name: "doctor",
+    summary: "Say what this machine supports for beacon scanning, and what to do about what is missing.",
+    discussion: """
+        Checks kernel Bluetooth support (AF_BLUETOOTH), adapters, the capabilities a live scan needs
+        (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features, and says which path a scan takes:
+        raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers; and advertising (advertise-path).
+        Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
+        FILE` works regardless). Then, as advice that does not change the exit status: whether a
+        notification server answers on the session bus (scan --notify), and what the scan as a systemd
+        user service (loyalty-scan) has to reach the radio: systemd --user grants no capabilities, so
+        the program needs them as file capabilities (setcap), or, beside a bluetoothd that discovers,
+        BlueZ's D-Bus policy (the `bluetooth` group).
+        """,
+    options: ControllerOptions.all + [Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
+    run: runDoctor
+)
+
+private func runDoctor(_ arguments: ParsedArguments) throws {
+    let diagnosis = RadioDiagnosis.examine(transport: ControllerOptions.transport(arguments))
+    let desktop = RadioDiagnosis(checks: DesktopDiagnosis.checks(radio: diagnosis))
+    let output = CommandScope.output(json: arguments.flag(Doctor.json))
+    if output.isJSON {
+        func json(_ checks: [RadioDiagnosis.Check]) -> JSONValue {
+            .array(
+                checks.map { check -> JSONValue in
+                    .object([
+                        ("name", .string(check.name)),
+                        ("status", .string(check.status.rawValue)),
+                        ("detail", .string(check.detail)),
+                        ("remedy", check.remedy.map(JSONValue.string) ?? .null),
+                    ])
+                })
+        }
+        output.line(
+            JSONValue.object([
+                ("monitoring_available", .bool(diagnosis.isMonitoringAvailable)),
+                ("ranging_available", .bool(diagnosis.isRangingAvailable)),
+                ("checks", json(diagnosis.checks)),
+                // Notifications and the user service: advice that does not decide the exit status.
+                ("desktop_checks", json(desktop.checks)),
+            ]).text)
+    } else {
+        diagnosis.reportLines.forEach(output.line)
+        desktop.reportLines.dropLast().forEach(output.line)  // its last line is the radio's verdict
+    }
+    if !diagnosis.isMonitoringAvailable {
+        throw SilentExit(code: ExitCode.unavailable)
+    }
+}

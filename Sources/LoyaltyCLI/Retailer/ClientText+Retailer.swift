@@ -1,0 +1,108 @@
+import Foundation
+import LoyaltyAPI
+import LoyaltyClient
+
+/// What the retailer commands print. Text the server
+/// sent is escaped for the terminal.
+extension ClientText {
+    /// `retailer offer set`.
+    public static func offerSet(_ offer: Offer) -> String {
+        "offer at \(offer.major):\(offer.minor) set: \"\(TerminalText.escaped(offer.title))\" (id \(offer.id.uuidString.lowercased()))"
+    }
+
+    /// `retailer store set`.
+    public static func storeSet(_ store: RetailStore) -> String {
+        "store \(TerminalText.escaped(store.storeID)) set: \(TerminalText.escaped(store.name)) at \(store.latitude),\(store.longitude), radius \(store.radiusMetres) m"
+    }
+
+    /// `retailer till-key create`: the key, shown only this once.
+    public static func tillKeyCreated(_ key: TillKeyCredentials) -> String {
+        """
+        till key for \(TerminalText.escaped(key.name)) (id \(key.id.uuidString.lowercased())), shown only now:
+        \(key.tillKey)
+        """
+    }
+
+    /// `retailer rotate-key`: a key from LOYALTY_RETAILER_KEY is not saved (`savedIn` nil), so the only
+    /// place to put the new one is the screen.
+    public static func keyRotated(_ key: String, savedIn path: String?) -> String {
+        if let path { return "API key rotated; the new key is saved in \(path)" }
+        return "API key rotated; new key (shown once): \(key)"
+    }
+
+    /// `retailer offers`.
+    public static func retailerOffers(_ offers: [Offer]) -> String {
+        table(
+            ["BEACON", "TITLE", "FROM", "UNTIL", "LIMITS"],
+            offers.map { offer in
+                [
+                    "\(offer.major):\(offer.minor)", offer.title, timestamp(offer.startsAt),
+                    timestamp(offer.endsAt),
+                    "\(offer.perShopperLimit)/shopper" + (offer.totalLimit.map { ", \($0) total" } ?? ""),
+                ]
+            })
+    }
+
+    /// `retailer store list`.
+    public static func stores(_ stores: [RetailStore]) -> String {
+        table(
+            ["STORE", "NAME", "LATITUDE", "LONGITUDE", "RADIUS"],
+            stores.map {
+                [$0.storeID, $0.name, String($0.latitude), String($0.longitude), "\($0.radiusMetres) m"]
+            })
+    }
+
+    /// `retailer stats`: one row per offer.
+    public static func statistics(_ statistics: [OfferStatistics]) -> String {
+        table(
+            ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "ACCEPTED", "REMAINING"],
+            statistics.map { entry in
+                [
+                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy),
+                    String(entry.redemptions), String(entry.accepted),
+                    entry.remaining.map(String.init) ?? "unlimited",
+                ]
+            })
+    }
+
+    /// `retailer stats --days N`: all offers, per day.
+    public static func figures(_ figures: RetailerFigures) -> String {
+        "\nall offers, the last \(figures.days) days (UTC):\n"
+            + table(
+                ["DAY", "SHOWN", "SHOPPERS", "REDEEMED", "ACCEPTED", "CONVERSION"],
+                figures.total.map { day in
+                    [
+                        day.date, String(day.shown), String(day.uniqueShoppers), String(day.redeemed),
+                        String(day.accepted), day.conversion.map { String(format: "%.0f%%", $0 * 100) } ?? "-",
+                    ]
+                })
+    }
+
+    /// `retailer stats --days N`: the beacons unheard for N days.
+    public static func beaconHealth(_ health: BeaconHealthList) -> String {
+        let quiet = health.beacons.filter(\.checkBattery)
+        let line = "\n\(quiet.count) of \(health.beacons.count) beacons unheard for \(health.quietDays) days\n"
+        guard !quiet.isEmpty else { return line }
+        return line
+            + table(
+                ["BEACON", "TITLE", "LAST HEARD", "CHECK"],
+                quiet.map { ["\($0.major):\($0.minor)", $0.title, timestamp($0.lastHeardAt), "check its battery"] })
+    }
+
+    /// `retailer till-key list`.
+    public static func tillKeys(_ keys: [TillKey]) -> String {
+        table(
+            ["ID", "NAME", "CREATED", "REVOKED"],
+            keys.map { [$0.id.uuidString.lowercased(), $0.name, timestamp($0.createdAt), timestamp($0.revokedAt)] })
+    }
+
+    /// `retailer register`: the proximity UUID to program into the beacons.
+    public static func retailerRegistered(_ credentials: RetailerCredentials, savedIn path: String) -> String {
+        """
+        registered \(TerminalText.escaped(credentials.name))
+        proximity UUID: \(credentials.uuid.uuidString)   (program it into your beacons)
+        API key saved in \(path)
+        """
+    }
+}
+

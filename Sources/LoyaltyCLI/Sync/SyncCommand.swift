@@ -1,0 +1,77 @@
+import Arguments
+import Foundation
+import LoyaltyAPI
+import LoyaltyClient
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+private enum Sync {
+    static let full = Flag("full", help: "Fetch the whole catalog and seen set; rebuild the cache if it is damaged.")
+    static let near = Option<String>("near", value: "LAT,LON", help: "Only the catalog around this point (decimal degrees).")
+    static let radius = Option<String>("radius-km", value: "KM", help: "With --near: the radius of the area (default 10).")
+}
+
+let syncCommand = Command(
+    name: "sync",
+    summary:
+        "Send the offers seen here, fetch the catalog's changes and what the account's other devices saw.",
+    discussion: """
+        Safe to interrupt at any point: each step is committed on its own, and seen offers leave the
+        outbox only once the server has them. A cursor the server no longer serves (410) turns into a
+        full sync by itself. --full fetches everything again and rebuilds a damaged cache file.
+
+        --near keeps only the part of the catalog around a point in the cache: the retailers with a
+        store within --radius-km (default 10), their offers and those stores. A later sync without
+        --near (or for another area) fetches a full catalog again.
+
+        \(clientDiscussion)
+        """,
+    options: [Sync.full, Sync.near, Sync.radius] + ClientOptions.all,
+    run: clientCommand { context in
+        let full = context.arguments.flag(Sync.full)
+        let area = try catalogArea(context.arguments)
+        let cache: OfferCache
+        do {
+            cache = try context.openCache()
+        } catch let error as ClientError where full {
+            guard case .corruptCache = error else { throw error }
+            context.output.error("warning: \(error); starting a new cache")
+            try OfferCache.discard(file: context.home.cacheFile)
+            cache = try context.openCache()
+        }
+        let progress = SyncProgressLine(context.output)
+        let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
+        progress.finish()
+        context.output.emit(text: ClientText.synced(report), json: ClientJSONLines.synced(report))
+    })
+
+/// `--near LAT,LON [--radius-km R]`, checked as the server checks it.
+private func catalogArea(_ arguments: ParsedArguments) throws -> CatalogArea? {
+    try arguments.checked {
+        try CatalogArea.fromOptions(near: arguments.value(Sync.near), radiusKilometres: arguments.value(Sync.radius))
+    }
+}
+
+/// One self-overwriting line on a terminal's standard error; nothing when standard error is not one.
+final class SyncProgressLine {
+    private let output: CommandOutput
+    private let enabled: Bool
+    private var shown = false
+
+    init(_ output: CommandOutput) {
+        self.output = output
+        enabled = output.sink === OutputSink.standard && isatty(STDERR_FILENO) == 1
+    }
+
+    func show(_ progress: SyncProgress) {
+        guard enabled else { return }
+        output.error("\r\u{1B}[K" + ClientText.progress(progress), newline: false)
+        shown = true
+    }
+
+    func finish() {
+        if shown { output.error("\r\u{1B}[K", newline: false) }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import SQLite
+
+// The cache's tables and the migrations from each older schema.
+
+extension OfferCache {
+    /// `PRAGMA user_version` of the newest schema; `migrations[n]` upgrades version n to n + 1.
+    public static var schemaVersion: Int { migrations.count }
+
+    private static let migrations: [String] = [
+        """
+        CREATE TABLE sync_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE retailers (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, uuid TEXT NOT NULL,
+            -- The retailer's part of its offers' `offers --json` lines.
+            listing TEXT NOT NULL) WITHOUT ROWID;
+        CREATE INDEX retailers_by_uuid ON retailers (uuid);
+        -- Keyed by beacon, so listing in beacon order reads the table front to back.
+        CREATE TABLE offers (
+            retailer_id TEXT NOT NULL, major INTEGER NOT NULL, minor INTEGER NOT NULL, id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL, description TEXT, category TEXT, image_url TEXT,
+            starts_at REAL, ends_at REAL, per_shopper_limit INTEGER NOT NULL, total_limit INTEGER,
+            reshow_after_s INTEGER, updated_at REAL NOT NULL,
+            -- The start of the offer's `offers --json` line, rendered once at sync.
+            listing TEXT NOT NULL,
+            PRIMARY KEY (retailer_id, major, minor)) WITHOUT ROWID;
+        -- The latest time each offer was seen by the account, on any device (server time).
+        CREATE TABLE seen (offer_id TEXT PRIMARY KEY, seen_at REAL NOT NULL) WITHOUT ROWID;
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, offer_id TEXT NOT NULL, seen_at REAL NOT NULL);
+        -- A row is written before the request is sent, so a retry reuses its key.
+        CREATE TABLE redemptions (
+            idempotency_key TEXT PRIMARY KEY, offer_id TEXT NOT NULL, requested_at REAL NOT NULL,
+            redemption_id TEXT, code TEXT, redeemed_at REAL) WITHOUT ROWID;
+        CREATE UNIQUE INDEX one_pending_redemption_per_offer ON redemptions (offer_id)
+            WHERE redemption_id IS NULL;
+        """,
+        """
+        -- Stores and their geofences, from the catalog like offers.
+        CREATE TABLE stores (
+            id TEXT PRIMARY KEY, retailer_id TEXT NOT NULL, store_id TEXT NOT NULL, name TEXT NOT NULL,
+            latitude REAL NOT NULL, longitude REAL NOT NULL, radius_m INTEGER NOT NULL, updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        // When a till accepted the code (server time), learned at sync.
+        "ALTER TABLE redemptions ADD COLUMN accepted_at REAL;",
+    ]
+
+    func migrate() throws(ClientError) {
+        try write { db in
+            let version = try db.userVersion
+            guard version <= Self.schemaVersion else {
+                throw ClientError.corruptCache(path: file.path, newerSchema: version)
+            }
+            // An up-to-date cache is left as it is: setting the version anyway wrote the file's first page at
+            // every start, and so the log with its fsyncs, even for a command that only reads.
+            guard version < Self.schemaVersion else { return }
+            for migration in Self.migrations[version...] {
+                try db.execute(migration)
+            }
+            try db.setUserVersion(Self.schemaVersion)
+        }
+    }
+}

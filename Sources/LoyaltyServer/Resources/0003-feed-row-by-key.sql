@@ -1,1 +1,0 @@
-../../../migrations/0003-feed-row-by-key.sql

@@ -1,1 +1,0 @@
-../../../migrations/0004-till-and-console.sql

@@ -1,1 +1,0 @@
-../../../migrations/0005-key-rotation-grace.sql

@@ -1,1 +1,0 @@
-../../../migrations/0006-beacon-fleet.sql

@@ -1,1 +1,0 @@
-../../../migrations/0008-till-idempotency.sql
