@@ -1,0 +1,37 @@
+import Foundation
+import Postgres
+
+/// What a test starts outside itself (clusters, standbys, PgBouncer) is stopped by exit handlers, which a test
+/// process killed before them (a deadline's SIGKILL, a crash) never runs: the daemons would outlive it. So each is
+/// also watched by a shell in a session of its own (a signal to the test's process group spares it) that waits
+/// for this process to be gone, then stops and removes it. After a clean exit it finds nothing left to do.
+enum OrphanWatch {
+    /// Runs `script` (sh) once this process has ended.
+    static func whenThisProcessEnds(run script: String) {
+        let watch = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done\n" + script
+        // A watchdog that cannot start leaves only what a clean exit stops anyway.
+        _ = try? EmbeddedPostgres.launch(["/usr/bin/setsid", "/bin/sh", "-c", watch], output: nil)
+    }
+
+    /// `text` as one word for sh.
+    static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+}
+
+extension EmbeddedPostgres {
+    /// Once this process has ended, the throwaway cluster's postmaster gets SIGQUIT (an immediate stop, as
+    /// `pg_ctl stop -m immediate`) and its directories are removed. The postmaster is found by the lock file of
+    /// its socket at that time, so a cluster stopped and started again (a failover test's) is still found.
+    func stopsWithThisProcess() throws(PostgresError) {
+        let socket = try socket()
+        let directories = [directory, socket.clusterDirectory, socket.directory].map { OrphanWatch.quoted($0.path) }
+        OrphanWatch.whenThisProcessEnds(
+            run: """
+                for lock in \(OrphanWatch.quoted(socket.directory.path))/.s.PGSQL.*.lock; do
+                    pid=$(head -n 1 "$lock" 2>/dev/null) && kill -QUIT "$pid" 2>/dev/null || continue
+                    tries=0
+                    while kill -0 "$pid" 2>/dev/null && [ $tries -lt 300 ]; do sleep 0.1; tries=$((tries + 1)); done
+                done
+                rm -rf \(directories.joined(separator: " "))
+                """)
+    }
+}
