@@ -15,6 +15,12 @@ enum OrphanWatch {
 
     /// `text` as one word for sh.
     static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+
+    /// sh that sends `signal` to the process `pid` (a word of sh: a number, or "$pid") only if its command line
+    /// names `path`: a pid noted long ago may be another process's by now.
+    static func signal(_ signal: String, _ pid: String, ifItsCommandNames path: URL) -> String {
+        "tr '\\0' ' ' < /proc/\(pid)/cmdline 2>/dev/null | grep -qF -- \(quoted(path.path)) && kill -\(signal) \(pid)"
+    }
 }
 
 extension EmbeddedPostgres {
@@ -27,7 +33,8 @@ extension EmbeddedPostgres {
         OrphanWatch.whenThisProcessEnds(
             run: """
                 for lock in \(OrphanWatch.quoted(socket.directory.path))/.s.PGSQL.*.lock; do
-                    pid=$(head -n 1 "$lock" 2>/dev/null) && kill -QUIT "$pid" 2>/dev/null || continue
+                    pid=$(head -n 1 "$lock" 2>/dev/null) \
+                        && \(OrphanWatch.signal("QUIT", "\"$pid\"", ifItsCommandNames: socket.clusterDirectory)) || continue
                     tries=0
                     while kill -0 "$pid" 2>/dev/null && [ $tries -lt 300 ]; do sleep 0.1; tries=$((tries + 1)); done
                 done
