@@ -42,16 +42,17 @@ deps:
 GUEST_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static bluez dbus xz-utils cpio kmod
 # The guest's peer (Bumble), Root-Canal and the console's browser test are Python; GNU time measures the
 # peak memory of the scans and syncs the memory-bound tests run. HAProxy and curl (from a loopback address of
-# each client's own) put loyalty-server behind a balancer (BalancerTests). strace counts the write calls a
-# replay's output takes (StoreReplayTests). procps's pgrep finds what a hung run left (scripts/test.sh).
-TEST_PACKAGES := python3 python3-pip time haproxy curl strace procps
+# each client's own) put loyalty-server behind a balancer (BalancerTests); openssl makes the throwaway CA its TLS
+# is tested with (TLSTests). strace counts the write calls a replay's output takes (StoreReplayTests). procps's
+# pgrep finds what a hung run left (scripts/test.sh).
+TEST_PACKAGES := python3 python3-pip time haproxy curl strace procps openssl
 # Desktop notifications (NotificationTests, NotificationScreenTests): a private session bus, python-dbusmock's
 # notification server (run by Debian's /usr/bin/python3, which has it), dunst under Xvfb with a screenshot
 # (xwd, ImageMagick's convert), and desktop-file-validate for loyalty.desktop.
 NOTIFY_PACKAGES := dbus python3-dbusmock dunst fonts-dejavu-core xvfb xauth x11-apps imagemagick desktop-file-utils
 # A PostgreSQL high-availability cluster on this machine (PatroniCluster, ClusterFailoverTests): etcd for Patroni's
 # leader key, Patroni, and HAProxy routing by Patroni's REST checks. make test runs one failover, make check more.
-CLUSTER_PACKAGES := patroni etcd-server haproxy
+CLUSTER_PACKAGES := patroni etcd-server haproxy openssl
 BUMBLE_VERSION := 0.0.236
 ROOTCANAL_VERSION := 1.10.0
 test-deps:
@@ -64,6 +65,7 @@ test-deps:
 	@python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("rootcanal") != "$(ROOTCANAL_VERSION)")' 2>/dev/null \
 	  || python3 -m pip install -q rootcanal==$(ROOTCANAL_VERSION) 2>/dev/null \
 	  || python3 -m pip install -q --break-system-packages rootcanal==$(ROOTCANAL_VERSION)
+	$(call pip_install,beacontools,beacontools)
 
 # The console's browser test (Tests/Browser): Debian's chromium and its driver, Selenium and axe-core from PyPI.
 browser-deps:
@@ -88,7 +90,8 @@ demo: deps
 	scripts/demo.sh "$$(swift build $(RELEASE) --show-bin-path)"
 
 # Speed and memory figures with their targets and ratios to the references (release build).
-# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio).
+# BENCH="beacons client" runs only those sections (proximity, beacons, replay, server, pgbouncer, client, geo, json, retailer, radio;
+# eddystone: only the replay's comparison of a store with a third Eddystone to the iBeacon-only store).
 bench: deps
 	$(call apt_install,$(BENCH_PACKAGES))
 	$(call pip_install,beacontools,beacontools)

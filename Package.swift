@@ -87,8 +87,8 @@ let package = Package(
         .target(
             name: "LoyaltyCLI",
             dependencies: [
-                "Arguments", "Beacons", "BeaconRadio", "DBus", "Geofencing", "JSONCoding", "LoyaltyAPI", "LoyaltyClient",
-                "QRCode", "SystemCalls",
+                "Arguments", "Beacons", "BeaconRadio", "DBus", "Digest", "Geofencing", "JSONCoding", "LoyaltyAPI",
+                "LoyaltyClient", "QRCode", "SystemCalls",
             ]),
         .executableTarget(name: "loyalty", dependencies: ["Arguments", "LoyaltyCLI"], path: "cli"),
 

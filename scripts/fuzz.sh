@@ -20,7 +20,14 @@ for module in Beacons LoyaltyServer; do
     || { cat "$build-$module.log"; exit 1; }
 done
 products="$build/spm/release"
-objects() { for module in "$@"; do ls "$products/$module.build/"*.o; done; }
+# A module's objects are its current sources' (SwiftPM's list): a renamed file's old object stays behind.
+objects() {
+  for module in "$@"; do
+    while read -r source; do
+      [ -n "$source" ] && echo "$products/$module.build/$(basename "$source").o"
+    done <"$products/$module.build/sources"
+  done
+}
 
 link() {  # link TARGET SOURCE MODULES... [-l libraries]
   local name=$1 source=$2; shift 2

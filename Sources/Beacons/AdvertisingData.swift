@@ -55,12 +55,43 @@ public struct AdvertisingDataIterator {
         }
         return nil
     }
+
+    /// The next iBeacon, AltBeacon or Eddystone frame, skipping the structures that are none. A malformed
+    /// Eddystone frame throws; the structures after it can still be read.
+    @inline(__always)
+    public mutating func nextFrame() throws(MalformedPacket) -> AdvertisedFrame? {
+        while let structure = try next() {
+            switch structure.type {
+            case AdvertisingDataType.manufacturerSpecificData:
+                if let frame = BeaconFrame(manufacturerData: structure.value) { return .beacon(frame) }
+            case AdvertisingDataType.serviceData16BitUUID:
+                // `next` left `offset` at the end of the structure's value.
+                let valueOffset = baseOffset + offset - structure.value.count
+                if let frame = try EddystoneFrame(serviceData: structure.value, offset: valueOffset) {
+                    return .eddystone(frame)
+                }
+            default:
+                break
+            }
+        }
+        return nil
+    }
+}
+
+/// A frame of either beacon format found in advertising data.
+public enum AdvertisedFrame: Hashable, Sendable {
+    /// iBeacon or AltBeacon (manufacturer specific data).
+    case beacon(BeaconFrame)
+    /// Eddystone (service data of UUID 0xFEAA).
+    case eddystone(EddystoneFrame)
 }
 
 /// AD type numbers (Bluetooth Assigned Numbers, "Common Data Types") this module reads or writes.
 public enum AdvertisingDataType {
     public static let flags: UInt8 = 0x01
+    public static let completeList16BitServiceUUIDs: UInt8 = 0x03
     public static let completeLocalName: UInt8 = 0x09
+    public static let serviceData16BitUUID: UInt8 = 0x16
     public static let manufacturerSpecificData: UInt8 = 0xFF
 }
 
@@ -117,6 +148,33 @@ public enum AdvertisingData {
         return frames
     }
 
+    /// Every beacon frame of either format in `data`, in order.
+    public static func frames(in data: [UInt8]) throws(MalformedPacket) -> [AdvertisedFrame] {
+        try data.withBytes { bytes throws(MalformedPacket) in
+            var structures = AdvertisingDataIterator(bytes)
+            var frames: [AdvertisedFrame] = []
+            while let frame = try structures.nextFrame() { frames.append(frame) }
+            return frames
+        }
+    }
+
+    /// Appends an Eddystone advertisement as the spec lays it out: Flags (unless nil), the complete list of
+    /// 16-bit service UUIDs naming 0xFEAA, and the frame as service data.
+    public static func appendEddystone(_ frame: EddystoneFrame, flags: UInt8? = 0x06, to data: inout [UInt8]) {
+        if let flags { data += [2, AdvertisingDataType.flags, flags] }
+        data += [3, AdvertisingDataType.completeList16BitServiceUUIDs]
+        data.appendLittleEndian(EddystoneFrame.serviceUUID)
+        let serviceData = frame.serviceData
+        data += [UInt8(serviceData.count + 1), AdvertisingDataType.serviceData16BitUUID] + serviceData
+    }
+
+    /// An Eddystone advertisement's data; see `appendEddystone`.
+    public static func eddystone(_ frame: EddystoneFrame, flags: UInt8? = 0x06) -> [UInt8] {
+        var data: [UInt8] = []
+        appendEddystone(frame, flags: flags, to: &data)
+        return data
+    }
+
     /// Appends one AD structure. Its value must fit the length byte: at most 254 bytes.
     public static func appendStructure(
         type: UInt8, value: some Collection<UInt8>, to data: inout [UInt8]
@@ -130,11 +188,18 @@ public enum AdvertisingData {
     }
 
     /// Appends a beacon advertisement: a Flags structure (unless `flags` is nil) and the frame's manufacturer
-    /// data. iBeacon frames use Apple's layout; AltBeacon frames use `altBeaconCompanyID`.
+    /// data. iBeacon frames use Apple's layout; AltBeacon frames use `altBeaconCompanyID`; Eddystone UID and EID
+    /// frames are written as `appendEddystone` writes them. A TLM sighting's frame is no beacon: not allowed.
     public static func appendBeacon(
         _ frame: BeaconFrame, flags: UInt8? = 0x06, altBeaconCompanyID: UInt16 = BeaconFrame.radiusNetworksCompanyID,
         to data: inout [UInt8]
     ) {
+        if frame.kind.isEddystone {
+            guard let eddystone = frame.eddystoneFrame else {
+                preconditionFailure("a TLM sighting's frame is no beacon")
+            }
+            return appendEddystone(eddystone, flags: flags, to: &data)
+        }
         if let flags {
             data.append(2)
             data.append(AdvertisingDataType.flags)
@@ -151,6 +216,8 @@ public enum AdvertisingData {
             data.appendLittleEndian(altBeaconCompanyID)
             data.append(0xBE)
             data.append(0xAC)
+        case .eddystoneUID, .eddystoneEID, .eddystoneTelemetry:
+            preconditionFailure("Eddystone frames returned above")
         }
         withUnsafeBytes(of: frame.identity.uuid.uuid) { data.append(contentsOf: $0) }
         data.appendBigEndian(frame.identity.major)

@@ -50,7 +50,7 @@ public final class BTSnoopWriter {
     deinit {
         if !closed {
             try? flush()
-            if ownsDescriptor { _ = systemClose(descriptor) }
+            if ownsDescriptor { _ = closeDescriptor(descriptor) }
         }
     }
 
@@ -115,7 +115,7 @@ public final class BTSnoopWriter {
         closed = true
         var failure: BTSnoopError?
         do { try flush() } catch { failure = error }
-        if ownsDescriptor, systemClose(descriptor) != 0, failure == nil {
+        if ownsDescriptor, closeDescriptor(descriptor) != 0, failure == nil {
             failure = BTSnoopError(.writeFailed(errno: errno), offset: written)
         }
         if let failure { throw failure }

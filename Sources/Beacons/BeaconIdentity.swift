@@ -17,9 +17,22 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
         self.minor = minor
     }
 
+    init(uuidStorage: (UInt64, UInt64), major: UInt16, minor: UInt16) {
+        self.uuidStorage = uuidStorage
+        self.major = major
+        self.minor = minor
+    }
+
     public var uuid: UUID {
         get { unsafeBitCast(uuidStorage, to: UUID.self) }
         set { uuidStorage = unsafeBitCast(newValue.uuid, to: (UInt64, UInt64).self) }
+    }
+
+    /// 32 bits that tell apart the beacons of one UUID: major and minor, mixed with the UUID's words, where an
+    /// Eddystone identity's instance or EID is (its major and minor are 0). For hashing into small tables.
+    public var distinguishingBits: UInt32 {
+        let words = uuidStorage.0 ^ uuidStorage.1 ^ uuidStorage.1 >> 32
+        return (UInt32(major) << 16 | UInt32(minor)) ^ UInt32(truncatingIfNeeded: words)
     }
 
     /// `UUID:MAJOR:MINOR`, the upper-case canonical UUID.
@@ -53,10 +66,18 @@ public struct BeaconIdentity: Hashable, Comparable, Sendable, CustomStringConver
 
 }
 
-/// Which beacon layout a frame was decoded from. Both share the identity shape.
+/// Which beacon layout a frame was decoded from. All share the identity shape: an Eddystone beacon's ID is held in
+/// it as `BeaconIdentity(eddystoneUID:)` and `BeaconIdentity(ephemeralID:)` say.
 public enum BeaconKind: String, Sendable, Hashable {
     case iBeacon = "ibeacon"
     case altBeacon = "altbeacon"
+    case eddystoneUID = "eddystone-uid"
+    case eddystoneEID = "eddystone-eid"
+    /// An Eddystone-TLM frame: no beacon of its own, only telemetry (`BeaconSighting.telemetry`) for the beacon
+    /// heard from the same address.
+    case eddystoneTelemetry = "eddystone-tlm"
+
+    public var isEddystone: Bool { self != .iBeacon && self != .altBeacon }
 }
 
 /// A decoded beacon advertisement: who it is and how loud it claims to be at 1 m.
@@ -131,11 +152,17 @@ public struct BeaconSighting: Hashable, Sendable {
     /// Seconds on the injected clock (the capture's timestamps when replaying).
     public var time: Double
 
-    public init(frame: BeaconFrame, address: BluetoothAddress, rssi: Int8, time: Double) {
+    /// What an Eddystone-TLM frame said; nil for every other frame.
+    public var telemetry: EddystoneTelemetry?
+
+    public init(
+        frame: BeaconFrame, address: BluetoothAddress, rssi: Int8, time: Double, telemetry: EddystoneTelemetry? = nil
+    ) {
         self.frame = frame
         self.address = address
         self.rssi = rssi
         self.time = time
+        self.telemetry = telemetry
     }
 
     public var identity: BeaconIdentity { frame.identity }

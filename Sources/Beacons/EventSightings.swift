@@ -47,14 +47,23 @@ struct EventSightings {
         }
     }
 
-    /// The next iBeacon or AltBeacon frame of the event, with its report's address and RSSI (127: not available).
+    /// The next iBeacon, AltBeacon or Eddystone frame of the event (not Eddystone-URL, which names no beacon), with
+    /// its report's address and RSSI (127: not available). A TLM frame's sighting carries its telemetry.
     @inline(__always)
     mutating func next(counting statistics: inout CaptureStatistics) -> BeaconSighting? {
         while true {
             do throws(MalformedPacket) {
-                if let frame = try structures.nextBeaconFrame() {
-                    statistics.beaconFrames += 1
-                    return BeaconSighting(frame: frame, address: address, rssi: rssi, time: time)
+                while let frame = try structures.nextFrame() {
+                    switch frame {
+                    case .beacon(let frame):
+                        statistics.beaconFrames += 1
+                        return BeaconSighting(frame: frame, address: address, rssi: rssi, time: time)
+                    case .eddystone(let eddystone):
+                        guard let frame = BeaconFrame(eddystone: eddystone) else { continue }
+                        statistics.beaconFrames += 1
+                        return BeaconSighting(
+                            frame: frame, address: address, rssi: rssi, time: time, telemetry: eddystone.telemetry)
+                    }
                 }
             } catch {
                 statistics.malformedAdvertisingData += 1

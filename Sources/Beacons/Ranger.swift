@@ -25,6 +25,9 @@ public struct RangedBeacon: Hashable, Sendable {
     public var address: BluetoothAddress
     /// Seconds on the sightings' clock.
     public var lastSeen: Double
+    /// An Eddystone beacon's latest telemetry: the last TLM frame heard from its address while that address was
+    /// its own. Nil for iBeacons and beacons without TLM.
+    public var telemetry: EddystoneTelemetry?
 }
 
 /// The beacons in range at one moment, nearest first (by proximity, then distance, then identity).
@@ -128,6 +131,7 @@ public struct Ranger: Sendable {
         /// What the last snapshot showed (`range`).
         var shownProximity = Proximity.unknown
         var shownDistance: Double?
+        var telemetry: EddystoneTelemetry?
 
         init(_ sighting: BeaconSighting, configuration: Configuration) {
             identity = sighting.frame.identity
@@ -188,7 +192,7 @@ public struct Ranger: Sendable {
             RangedBeacon(
                 identity: identity, kind: kind, proximity: shownProximity, distance: shownDistance,
                 rssi: filter.value, lastRSSI: lastRSSI, measuredPower: measuredPower, address: address,
-                lastSeen: lastSeen)
+                lastSeen: lastSeen, telemetry: telemetry)
         }
     }
 
@@ -249,6 +253,10 @@ public struct Ranger: Sendable {
     public mutating func observe(_ sighting: BeaconSighting) -> RangingSnapshot? {
         guard sighting.time.isFinite else { return nil }
         let due = advance(to: sighting.time)
+        if sighting.frame.kind == .eddystoneTelemetry {
+            attach(sighting)
+            return due
+        }
         let identity = sighting.frame.identity
         let slot = Self.recentSlot(identity)
         if let recent = recentTrack(of: identity, at: slot) ?? recentTrack(of: identity, at: slot ^ 1) {
@@ -264,6 +272,21 @@ public struct Ranger: Sendable {
             count(identity.uuid, by: 1)
         }
         return due
+    }
+
+    /// Gives a TLM sighting's telemetry to the Eddystone beacon that owns its address now: the UID or EID beacon
+    /// heard from it last (Eddystone interleaves TLM with a beacon's own frames, from one address). A beacon that
+    /// sent from the address before another took it keeps what it had; a TLM from an address no Eddystone beacon
+    /// was heard from is nobody's. Out of line, and a walk of the tracks: TLM frames are few.
+    @inline(never)
+    private mutating func attach(_ sighting: BeaconSighting) {
+        var owner: Int?
+        for index in tracks.indices where tracks[index].address == sighting.address {
+            let kind = tracks[index].kind
+            guard kind == .eddystoneUID || kind == .eddystoneEID else { continue }
+            if owner.map({ tracks[index].lastSeen > tracks[$0].lastSeen }) ?? true { owner = index }
+        }
+        if let owner { tracks[owner].telemetry = sighting.telemetry }
     }
 
     /// `identity`'s slot in `recentTracks`: its numbers and the UUID's last eight bytes, mixed by a

@@ -93,17 +93,47 @@ public struct RegionMonitor: Sendable {
         var heard = false
     }
 
-    /// The regions of one proximity UUID, reachable with integer keys once the UUID is found.
+    /// What regions are grouped by: an iBeacon UUID, or an Eddystone namespace (as a constraint holds it).
+    private struct GroupKey: Hashable, Sendable {
+        var uuid: UUID
+        var isEddystone: Bool
+
+        init(_ constraint: BeaconIdentityConstraint) {
+            uuid = constraint.uuid
+            isEddystone = constraint.isEddystone
+        }
+
+        init(_ identity: BeaconIdentity, isEddystone: Bool) {
+            let storage = Self.storage(identity, isEddystone: isEddystone)
+            uuid = BeaconIdentity(uuidStorage: storage, major: 0, minor: 0).uuid
+            self.isEddystone = isEddystone
+        }
+
+        /// The UUID's words of the group `identity` is in: an Eddystone-UID identity's namespace is its first 10
+        /// bytes, and the key keeps only those.
+        @inline(__always)
+        static func storage(_ identity: BeaconIdentity, isEddystone: Bool) -> (UInt64, UInt64) {
+            let storage = identity.uuidStorage
+            guard isEddystone else { return storage }
+            return (storage.0, UInt64(bigEndian: UInt64(bigEndian: storage.1) & ~0xFFFF_FFFF_FFFF))
+        }
+    }
+
+    /// The regions of one proximity UUID (or Eddystone namespace), reachable with integer keys once it is found.
     private struct UUIDRegions: Sendable {
-        let uuid: UUID
+        let key: GroupKey
         var whole: Record?
         var byMajor: [UInt16: Record] = [:]
         var byMajorMinor: [UInt32: Record] = [:]
+        /// Eddystone regions of one beacon, by instance.
+        var byInstance: [UInt64: Record] = [:]
 
-        var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty }
+        var isEmpty: Bool { whole == nil && byMajor.isEmpty && byMajorMinor.isEmpty && byInstance.isEmpty }
 
         /// Whether a sighting of this UUID can only note its time in `whole`: no other region, and inside.
-        var isOnlyWholeInside: Bool { byMajor.isEmpty && byMajorMinor.isEmpty && whole?.state == .inside }
+        var isOnlyWholeInside: Bool {
+            byMajor.isEmpty && byMajorMinor.isEmpty && byInstance.isEmpty && whole?.state == .inside
+        }
 
         /// Notes `time` as the last sighting of every region of this UUID that `identity` matches. Whether one
         /// of them is not `.inside`: then `hear(_:_:)` enters it. Inlined: every sighting of a monitored UUID
@@ -121,6 +151,9 @@ public struct RegionMonitor: Sendable {
                 let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
                 if byMajorMinor[key] != nil { note(&byMajorMinor[key]!) }
             }
+            if !byInstance.isEmpty, byInstance[identity.eddystoneUID.instanceBits] != nil {
+                note(&byInstance[identity.eddystoneUID.instanceBits]!)
+            }
             return entering
         }
 
@@ -132,12 +165,16 @@ public struct RegionMonitor: Sendable {
                 let key = UInt32(identity.major) << 16 | UInt32(identity.minor)
                 if byMajorMinor[key] != nil { body(&byMajorMinor[key]!) }
             }
+            if !byInstance.isEmpty, byInstance[identity.eddystoneUID.instanceBits] != nil {
+                body(&byInstance[identity.eddystoneUID.instanceBits]!)
+            }
         }
 
         mutating func forEach(_ body: (inout Record) -> Void) {
             if whole != nil { body(&whole!) }
             for key in byMajor.keys { body(&byMajor[key]!) }
             for key in byMajorMinor.keys { body(&byMajorMinor[key]!) }
+            for key in byInstance.keys { body(&byInstance[key]!) }
         }
     }
 
@@ -153,15 +190,26 @@ public struct RegionMonitor: Sendable {
     /// The regions by UUID: an array, so a sighting updates its group in place, and the index of each
     /// UUID's group in it.
     private var groups: [UUIDRegions] = []
-    private var groupIndex: [UUID: Int] = [:]
-    /// The group the last sighting found: a store's beacons share one or a few UUIDs, and hashing a
-    /// UUID for every sighting was a tenth of a replay. `remove`, which moves a group, clears it.
-    /// `isOnlyWholeInside` is the group's, as of the last sighting that went through it.
-    private var lastGroup: (uuid: (UInt64, UInt64), index: Int, isOnlyWholeInside: Bool)?
-    /// The time of the latest sighting of `lastGroup` while it `isOnlyWholeInside`, not yet written to its
-    /// `whole` record: such a sighting only keeps that region alive, and touching the group's record for each
-    /// cost a tenth of the monitor. `settleHeard()` writes it before anything reads it or changes the group.
-    private var unsettledHeard: Double?
+    private var groupIndex: [GroupKey: Int] = [:]
+    /// A group a recent sighting found, by its key's words (`GroupKey.storage`): a store's beacons share one or a
+    /// few UUIDs (or namespaces), and hashing a UUID for every sighting was a tenth of a replay.
+    private struct LastGroup {
+        var uuid: (UInt64, UInt64)
+        var index: Int
+        /// The group's, as of the last sighting that went through it.
+        var isOnlyWholeInside = false
+        /// The time of the latest sighting of the group while it `isOnlyWholeInside`, not yet written to its
+        /// `whole` record: such a sighting only keeps that region alive, and touching the group's record for each
+        /// cost a tenth of the monitor. `settleHeard()` writes it before anything reads it or changes the group.
+        var unsettledHeard: Double?
+    }
+
+    /// The group the last iBeacon sighting found, and the one the last Eddystone-UID sighting found: a store with
+    /// both has its UUID and its namespace taking turns. `remove`, which moves a group, clears them.
+    private var lastGroup: LastGroup?
+    private var lastEddystoneGroup: LastGroup?
+    /// The last few groups found, looked through before `groupIndex`. `remove` clears it too.
+    private var recentGroups: [(uuid: (UInt64, UInt64), isEddystone: Bool, index: Int)] = []
     private var deadlines: [Deadline] = []  // a binary min-heap
     private var serials = 0
     /// How many regions were added because their UUID was heard.
@@ -184,6 +232,7 @@ public struct RegionMonitor: Sendable {
             if let whole = group.whole { records.append(whole) }
             records.append(contentsOf: group.byMajor.values)
             records.append(contentsOf: group.byMajorMinor.values)
+            records.append(contentsOf: group.byInstance.values)
         }
         return records.sorted { $0.serial < $1.serial }.map(\.region)
     }
@@ -196,7 +245,9 @@ public struct RegionMonitor: Sendable {
 
     private mutating func add(_ region: BeaconRegion, heard: Bool) {
         settleHeard()
-        lastGroup?.isOnlyWholeInside = false  // the region may join that group
+        // The region may join one of those groups.
+        lastGroup?.isOnlyWholeInside = false
+        lastEddystoneGroup?.isOnlyWholeInside = false
         let constraint = region.constraint
         var wasHeard = false
         if withRecord(constraint, {
@@ -220,32 +271,36 @@ public struct RegionMonitor: Sendable {
     /// Stops monitoring a region; no event is reported for it afterwards.
     public mutating func remove(_ constraint: BeaconIdentityConstraint) {
         settleHeard()
-        guard let index = groupIndex[constraint.uuid] else { return }
-        switch (constraint.major, constraint.minor) {
-        case (nil, _):
+        guard let index = groupIndex[GroupKey(constraint)] else { return }
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil):
             if groups[index].whole?.heard == true { regionsHeard -= 1 }
             groups[index].whole = nil
-        case (let major?, nil): groups[index].byMajor[major] = nil
-        case (let major?, let minor?): groups[index].byMajorMinor[Self.key(major, minor)] = nil
+        case (nil, _, let instance?): groups[index].byInstance[instance] = nil
+        case (let major?, nil, _): groups[index].byMajor[major] = nil
+        case (let major?, let minor?, _): groups[index].byMajorMinor[Self.key(major, minor)] = nil
         }
         guard groups[index].isEmpty else { return }
         // The last group takes the place of the removed one.
-        groupIndex[constraint.uuid] = nil
+        groupIndex[GroupKey(constraint)] = nil
         let last = groups.removeLast()
         if index < groups.count {
             groups[index] = last
-            groupIndex[last.uuid] = index
+            groupIndex[last.key] = index
         }
         lastGroup = nil
+        lastEddystoneGroup = nil
+        recentGroups.removeAll()
     }
 
     public func state(for constraint: BeaconIdentityConstraint) -> RegionState {
-        guard let index = groupIndex[constraint.uuid] else { return .unknown }
+        guard let index = groupIndex[GroupKey(constraint)] else { return .unknown }
         let group = groups[index]
-        switch (constraint.major, constraint.minor) {
-        case (nil, _): return group.whole?.state ?? .unknown
-        case (let major?, nil): return group.byMajor[major]?.state ?? .unknown
-        case (let major?, let minor?): return group.byMajorMinor[Self.key(major, minor)]?.state ?? .unknown
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil): return group.whole?.state ?? .unknown
+        case (nil, _, let instance?): return group.byInstance[instance]?.state ?? .unknown
+        case (let major?, nil, _): return group.byMajor[major]?.state ?? .unknown
+        case (let major?, let minor?, _): return group.byMajorMinor[Self.key(major, minor)]?.state ?? .unknown
         }
     }
 
@@ -269,50 +324,87 @@ public struct RegionMonitor: Sendable {
     public mutating func observe(_ sighting: BeaconSighting, report: (RegionEvent) -> Void) {
         guard sighting.time.isFinite else { return }
         advance(to: sighting.time, report: report)
+        let kind = sighting.frame.kind
+        // Eddystone-EID beacons are no region's until a resolver names them; TLM frames name no beacon.
+        guard kind != .eddystoneEID, kind != .eddystoneTelemetry else { return }
         let identity = sighting.frame.identity
-        if let lastGroup, lastGroup.isOnlyWholeInside, lastGroup.uuid == identity.uuidStorage {
-            unsettledHeard = now
+        if kind == .eddystoneUID {
+            let storage = GroupKey.storage(identity, isEddystone: true)
+            if let last = lastEddystoneGroup, last.isOnlyWholeInside, last.uuid == storage {
+                lastEddystoneGroup!.unsettledHeard = now
+                return
+            }
+            return hear(identity, isEddystone: true, report: report)
+        }
+        if let last = lastGroup, last.isOnlyWholeInside, last.uuid == identity.uuidStorage {
+            lastGroup!.unsettledHeard = now
             return
         }
-        hear(identity, report: report)
+        hear(identity, isEddystone: false, report: report)
     }
 
     /// `observe(_:report:)` past its common case; out of line, which keeps that case's function small.
     @inline(never)
-    private mutating func hear(_ identity: BeaconIdentity, report: (RegionEvent) -> Void) {
+    private mutating func hear(_ identity: BeaconIdentity, isEddystone: Bool, report: (RegionEvent) -> Void) {
         let group: Int
-        if let lastGroup, lastGroup.uuid == identity.uuidStorage {
-            group = lastGroup.index
+        let storage = GroupKey.storage(identity, isEddystone: isEddystone)
+        if let last = isEddystone ? lastEddystoneGroup : lastGroup, last.uuid == storage {
+            group = last.index
         } else {
             settleHeard()
-            guard let found = findGroup(identity) else { return }
+            guard let found = findGroup(identity, isEddystone: isEddystone) else { return }
             group = found
         }
         // Most sightings only keep regions alive that are already inside.
         if groups[group].hear(identity, at: now!) { enter(group, identity, report: report) }
-        lastGroup?.isOnlyWholeInside = groups[group].isOnlyWholeInside
+        let isOnlyWholeInside = groups[group].isOnlyWholeInside
+        if isEddystone {
+            lastEddystoneGroup?.isOnlyWholeInside = isOnlyWholeInside
+        } else {
+            lastGroup?.isOnlyWholeInside = isOnlyWholeInside
+        }
     }
 
-    /// Writes `unsettledHeard` to the record it belongs to.
+    /// Writes the last groups' `unsettledHeard` to the records they belong to.
     private mutating func settleHeard() {
-        guard let time = unsettledHeard, let lastGroup else { return }
-        groups[lastGroup.index].whole!.lastHeard = time
-        unsettledHeard = nil
+        if let last = lastGroup, let time = last.unsettledHeard {
+            groups[last.index].whole!.lastHeard = time
+            lastGroup!.unsettledHeard = nil
+        }
+        if let last = lastEddystoneGroup, let time = last.unsettledHeard {
+            groups[last.index].whole!.lastHeard = time
+            lastEddystoneGroup!.unsettledHeard = nil
+        }
     }
 
-    /// The index of the group of `identity`'s UUID, which becomes the last one found; with
-    /// `monitorsEveryUUIDHeard`, a UUID heard for the first time becomes a region while there is room.
-    private mutating func findGroup(_ identity: BeaconIdentity) -> Int? {
-        let uuid = identity.uuid
-        if groupIndex[uuid] == nil {
+    /// The index of the group of `identity`'s UUID (or namespace), which becomes the last one found; with
+    /// `monitorsEveryUUIDHeard`, a UUID or namespace heard for the first time becomes a region while there is room.
+    private mutating func findGroup(_ identity: BeaconIdentity, isEddystone: Bool) -> Int? {
+        let storage = GroupKey.storage(identity, isEddystone: isEddystone)
+        if let recent = recentGroups.first(where: { $0.uuid == storage && $0.isEddystone == isEddystone }) {
+            remember(LastGroup(uuid: storage, index: recent.index), isEddystone: isEddystone)
+            return recent.index
+        }
+        let key = GroupKey(identity, isEddystone: isEddystone)
+        if groupIndex[key] == nil {
             guard configuration.monitorsEveryUUIDHeard, regionsHeard < configuration.maximumRegionsHeard else {
                 return nil
             }
-            add(BeaconRegion(BeaconIdentityConstraint(uuid: uuid)), heard: true)
+            let region =
+                isEddystone
+                ? BeaconIdentityConstraint(namespace: identity.eddystoneUID.namespace)
+                : BeaconIdentityConstraint(uuid: key.uuid)
+            add(BeaconRegion(region), heard: true)
         }
-        let index = groupIndex[uuid]!
-        lastGroup = (identity.uuidStorage, index, false)
+        let index = groupIndex[key]!
+        remember(LastGroup(uuid: storage, index: index), isEddystone: isEddystone)
+        if recentGroups.count == 4 { recentGroups.removeFirst() }
+        recentGroups.append((storage, isEddystone, index))
         return index
+    }
+
+    private mutating func remember(_ group: LastGroup, isEddystone: Bool) {
+        if isEddystone { lastEddystoneGroup = group } else { lastGroup = group }
     }
 
     /// Enters the regions of `group` that `identity` matches and are not inside yet.
@@ -360,7 +452,9 @@ public struct RegionMonitor: Sendable {
     @inline(never)
     private mutating func exit(by time: Double, report: (RegionEvent) -> Void) {
         settleHeard()
-        lastGroup?.isOnlyWholeInside = false  // its region may exit
+        // Its region may exit.
+        lastGroup?.isOnlyWholeInside = false
+        lastEddystoneGroup?.isOnlyWholeInside = false
         let timeout = configuration.exitTimeout
         while let first = deadlines.first, first.time <= time {
             popFirst()
@@ -406,30 +500,35 @@ public struct RegionMonitor: Sendable {
 
     private mutating func store(_ record: Record) {
         let constraint = record.region.constraint
-        let index = groupIndex[constraint.uuid] ?? groups.count
+        let key = GroupKey(constraint)
+        let index = groupIndex[key] ?? groups.count
         if index == groups.count {
-            groupIndex[constraint.uuid] = index
-            groups.append(UUIDRegions(uuid: constraint.uuid))
+            groupIndex[key] = index
+            groups.append(UUIDRegions(key: key))
         }
-        switch (constraint.major, constraint.minor) {
-        case (nil, _): groups[index].whole = record
-        case (let major?, nil): groups[index].byMajor[major] = record
-        case (let major?, let minor?): groups[index].byMajorMinor[Self.key(major, minor)] = record
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil): groups[index].whole = record
+        case (nil, _, let instance?): groups[index].byInstance[instance] = record
+        case (let major?, nil, _): groups[index].byMajor[major] = record
+        case (let major?, let minor?, _): groups[index].byMajorMinor[Self.key(major, minor)] = record
         }
     }
 
     /// Runs `body` on the record of `constraint` in place; nil when it is not monitored.
     @discardableResult
     private mutating func withRecord(_ constraint: BeaconIdentityConstraint, _ body: (inout Record) -> Void) -> Void? {
-        guard let index = groupIndex[constraint.uuid] else { return nil }
-        switch (constraint.major, constraint.minor) {
-        case (nil, _):
+        guard let index = groupIndex[GroupKey(constraint)] else { return nil }
+        switch (constraint.major, constraint.minor, constraint.instance) {
+        case (nil, _, nil):
             guard groups[index].whole != nil else { return nil }
             return body(&groups[index].whole!)
-        case (let major?, nil):
+        case (nil, _, let instance?):
+            guard groups[index].byInstance[instance] != nil else { return nil }
+            return body(&groups[index].byInstance[instance]!)
+        case (let major?, nil, _):
             guard groups[index].byMajor[major] != nil else { return nil }
             return body(&groups[index].byMajor[major]!)
-        case (let major?, let minor?):
+        case (let major?, let minor?, _):
             let key = Self.key(major, minor)
             guard groups[index].byMajorMinor[key] != nil else { return nil }
             return body(&groups[index].byMajorMinor[key]!)

@@ -22,12 +22,16 @@ public struct BulkCapture: Sendable {
     /// Each beacon's advertising interval, which sets the capture's time span.
     public var advertisingInterval: Double
     public var seed: UInt64
+    /// Share of the beacons that are Eddystone (UID, one in four EID), each sending TLM in place of every fifth
+    /// advert; 0 writes the same capture as before Eddystone was known.
+    public var eddystoneFraction: Double
 
     public init(
         reports: Int = 1_000_000, beacons: Int = 300, nonBeaconFraction: Double = 0.1, extendedFraction: Double = 0.3,
         maximumReportsPerEvent: Int = 4, start: BTSnoopTimestamp = BTSnoopTimestamp(unixSeconds: 1_700_000_000),
-        advertisingInterval: Double = 0.1, seed: UInt64 = 1
+        advertisingInterval: Double = 0.1, seed: UInt64 = 1, eddystoneFraction: Double = 0
     ) {
+        self.eddystoneFraction = eddystoneFraction
         self.reports = reports
         self.beacons = beacons
         self.nonBeaconFraction = nonBeaconFraction
@@ -63,7 +67,26 @@ public struct BulkCapture: Sendable {
                 BeaconFrame(
                     kind: frames.count % 10 == 9 ? .altBeacon : .iBeacon, identity: identity, measuredPower: power))
         }
+        let eddystoneBeacons = Int((Double(frames.count) * eddystoneFraction).rounded())
+        for index in 0..<eddystoneBeacons { frames[index] = Self.eddystone(frames[index], index: index) }
         return frames
+    }
+
+    /// The Eddystone beacon standing in for `frame`: a UID of its UUID's first 10 bytes and its numbers, or (one
+    /// in four) an EID of the same bytes.
+    static func eddystone(_ frame: BeaconFrame, index: Int) -> BeaconFrame {
+        let bytes = withUnsafeBytes(of: frame.identity.uuid.uuid) { Array($0) }
+        let numbers = [UInt8(frame.identity.major >> 8), UInt8(truncatingIfNeeded: frame.identity.major),
+                       UInt8(frame.identity.minor >> 8), UInt8(truncatingIfNeeded: frame.identity.minor)]
+        if index % 4 == 3 {
+            let eid = EphemeralID(bytes: Array(bytes.prefix(4)) + numbers)!
+            return BeaconFrame(
+                kind: .eddystoneEID, identity: BeaconIdentity(ephemeralID: eid), measuredPower: frame.measuredPower)
+        }
+        let namespace = EddystoneNamespace(bytes: Array(bytes.prefix(10)))!
+        let uid = EddystoneUID(namespace: namespace, instance: numbers + [0, 0])
+        return BeaconFrame(
+            kind: .eddystoneUID, identity: BeaconIdentity(eddystoneUID: uid), measuredPower: frame.measuredPower)
     }
 
     /// Writes the capture event by event; memory stays constant whatever `reports` is.
@@ -72,6 +95,14 @@ public struct BulkCapture: Sendable {
         var random = SplitMix64(seed: seed)
         let frames = beaconFrames()
         let beaconData = frames.map { AdvertisingData.beacon($0) }
+        let telemetryData = frames.map { frame in
+            AdvertisingData.eddystone(
+                .telemetry(
+                    TelemetryFrame(
+                        batteryMillivolts: 2900 + UInt16(frame.identity.minor % 200), temperatureBits: 0x1580,
+                        advertisingCount: UInt32(frame.identity.minor), uptimeTenths: 36_000)))
+        }
+        var adverts = [Int](repeating: 0, count: frames.count)
         let addresses = frames.map { _ in random.nextAddress() }
         let distances = frames.map { _ in 0.3 + 15 * random.nextUnit() }
         let otherData = (0..<64).map { Self.nonBeaconData(variant: $0, random: &random) }
@@ -102,10 +133,12 @@ public struct BulkCapture: Sendable {
                         pathLossRSSI(
                             measuredPower: frames[index].measuredPower, distance: distances[index], exponent: 2)
                         + 4 * random.nextGaussian()
+                    adverts[index] += 1
+                    let isTelemetry = frames[index].kind.isEddystone && adverts[index] % 5 == 0
                     report = AdvertisingReport(
                         format: format, eventType: 0, addressType: 1, address: addresses[index],
                         rssi: reportedRSSI(rssi),
-                        data: beaconData[index])
+                        data: isTelemetry ? telemetryData[index] : beaconData[index])
                 }
                 switch format {
                 case .legacy:

@@ -79,6 +79,7 @@ private final class EasyHandle {
         setPointer(CURLOPT_ERRORBUFFER, errorBuffer)
         setPointer(CURLOPT_URL, request.url)
         setPointer(CURLOPT_PROTOCOLS_STR, "http,https")
+        if let caFile = request.caFile { setPointer(CURLOPT_CAINFO, caFile) }
         setLong(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
         setLong(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.totalTimeout))
         _ = loyalty_curl_easy_setopt_slist(api.easy_setopt, curl, CURLOPT_HTTPHEADER, headerList)
@@ -147,6 +148,8 @@ private final class EasyHandle {
             return .responseTooLarge(url: request.url, limit: request.maximumResponseBytes)
         case CURLE_WRITE_ERROR where tooLarge:
             return .responseTooLarge(url: request.url, limit: request.maximumResponseBytes)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE:
+            return .untrustedCertificate(url: request.url, detail: detail)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .couldNotConnect(url: request.url, detail: detail)
         case CURLE_OPERATION_TIMEDOUT:

@@ -28,6 +28,18 @@ public enum ClientError: Error, Equatable, Sendable {
     case notFound(OfferLookup)
     /// A library this program needs is missing (libcurl): nothing is sent until it is installed.
     case unavailable(String)
+    /// A credential kept here was issued by `issuer`, and the command would have sent it to `server`: not sent.
+    case issuedElsewhere(IssuedCredential, issuer: ServerOrigin, server: ServerOrigin)
+    /// `server` is plain http to a host that is not this machine, and the user did not opt in: nothing was sent.
+    case plainHTTP(server: String)
+    /// The server's TLS certificate was not trusted (a private CA not given, a wrong name, an expired one).
+    case untrustedCertificate(server: String, detail: String)
+
+    /// A credential this client keeps, with the server that issued it.
+    public enum IssuedCredential: Equatable, Sendable {
+        case deviceToken
+        case retailerKey
+    }
 
     /// Which credential was refused.
     public enum Refusal: Equatable, Sendable {
@@ -68,7 +80,8 @@ public enum ClientError: Error, Equatable, Sendable {
             message
         case .server(let status, _, let message):
             "the server refused the request (HTTP \(status)): \(message)"
-        case .unauthorized, .corruptCache, .notRegistered, .alreadyInAccount, .notFound:
+        case .unauthorized, .corruptCache, .notRegistered, .alreadyInAccount, .notFound, .issuedElsewhere, .plainHTTP,
+            .untrustedCertificate:
             nil
         }
     }

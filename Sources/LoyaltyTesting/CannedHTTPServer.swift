@@ -7,7 +7,7 @@ import Foundation
 /// A server that answers what the test tells it to, whatever was asked: a hostile or broken server, which
 /// the real one cannot be made into. Each request gets the first canned answer whose `request` its request
 /// line starts with (`POST /v1/redemptions`), else a 404, then the connection is closed. Lives until released.
-public final class CannedHTTPServer: @unchecked Sendable {  // the answers are set once; the thread only reads
+public final class CannedHTTPServer: @unchecked Sendable {  // the answers are set once; what came is under a lock
     public struct Answer: Sendable {
         public let request: String
         public let status: Int
@@ -43,6 +43,11 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
     private let socket: LoopbackSocket
     private let answers: [Answer]
     private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var requests: [String] = []
+
+    /// Every request received so far, head and body as they came: what a client sent a server it should not trust.
+    public var received: [String] { lock.withLock { requests } }
 
     public init(_ answers: [Answer]) throws {
         socket = try LoopbackSocket(listening: true)
@@ -71,6 +76,7 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
 
     private func answer(_ connection: Int32) {
         guard let request = Self.readRequest(connection) else { return }
+        lock.withLock { requests.append(request) }
         let line = request.prefix { $0 != "\r" && $0 != "\n" }
         let answer = answers.first { line.hasPrefix($0.request) } ?? Answer("", status: 404, body: "")
         let body = Array(answer.body.utf8)

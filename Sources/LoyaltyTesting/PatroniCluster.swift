@@ -344,14 +344,15 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         .appendingPathComponent("haproxy.cfg")
 
     /// HAProxy on the shipped `deploy/haproxy.cfg`, unchanged: its primary and replica ports route by the members'
-    /// REST checks. Its API part has no instances here (BalancerTests proves that part), so it points at a port
-    /// nothing listens on.
+    /// REST checks. Its API part has no instances here (BalancerTests and TLSTests prove that part), so it points
+    /// at a port nothing listens on, with a throwaway certificate.
     private func startHAProxy() throws {
         var environment = [
             "HAPROXY_MAXCONN": "400",
             "POSTGRES_PRIMARY_BIND": "127.0.0.1:\(primaryPort)",
             "POSTGRES_REPLICAS_BIND": "127.0.0.1:\(replicaPort)",
             "LOYALTY_API_BIND": "127.0.0.1:\(try LoopbackSocket.freePort())",
+            "LOYALTY_TLS_CERT": try TestCertificates(in: directory.appendingPathComponent("tls")).serverChainAndKey.path,
         ]
         let nowhere = "127.0.0.1:\(try LoopbackSocket.freePort())"
         for instance in 1...2 { environment["LOYALTY_SERVER_\(instance)"] = nowhere }

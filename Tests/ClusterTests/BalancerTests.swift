@@ -3,51 +3,14 @@ import LoyaltyTesting
 import Postgres
 import Testing
 
-/// HAProxy 2.6 (Debian's) running the shipped deploy/haproxy.cfg: its API frontend in front of `servers`, its
-/// PostgreSQL frontends on ports nothing answers behind (their members stay down; the API does not need them).
-private final class HAProxy {
-    static let configuration = Repository.root.appendingPathComponent("deploy/haproxy.cfg")
-    let port: UInt16
-    private let directory: URL
-    private var pid: pid_t = 0
-
-    init(servers: [UInt16]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-haproxy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try LoopbackSocket.freePort()
-        var environment = ProcessInfo.processInfo.environment.merging([
-            "LOYALTY_API_BIND": "127.0.0.1:\(port)", "LOYALTY_SERVER_1": "127.0.0.1:\(servers[0])",
-            "LOYALTY_SERVER_2": "127.0.0.1:\(servers[1])", "HAPROXY_MAXCONN": "256",
-            "POSTGRES_PRIMARY_BIND": "127.0.0.1:\(try LoopbackSocket.freePort())",
-            "POSTGRES_REPLICAS_BIND": "127.0.0.1:\(try LoopbackSocket.freePort())",
-        ]) { $1 }
-        for member in 1...3 {
-            environment["PATRONI_\(member)_POSTGRES"] = "127.0.0.1:\(try LoopbackSocket.freePort())"
-            environment["PATRONI_\(member)_REST_PORT"] = "\(try LoopbackSocket.freePort())"
-        }
-        pid = try LoyaltyServerProcess.spawn(
-            ["/usr/sbin/haproxy", "-db", "-f", Self.configuration.path], environment: environment,
-            output: directory.appendingPathComponent("haproxy.log").path)
-    }
-
-    var log: String { (try? String(contentsOf: directory.appendingPathComponent("haproxy.log"), encoding: .utf8)) ?? "" }
-
-    func stop() {
-        guard pid > 0 else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
-        pid = 0
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
-
 /// A request by curl from `source`, a loopback address of its own (127.0.0.2 is another client than 127.0.0.3):
 /// its status, 0 when no answer came.
+/// `caFile`: the CA an https server's certificate chains to.
 private func status(
-    _ url: String, from source: String, token: String? = nil, headers: [String] = []
+    _ url: String, from source: String, token: String? = nil, headers: [String] = [], caFile: URL? = nil
 ) throws -> Int {
     var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--interface", source]
+    if let caFile { arguments += ["--cacert", caFile.path] }
     if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
     for header in headers { arguments += ["-H", header] }
     return Int(try Binary(at: "/usr/bin/curl").run(arguments + [url]).stdout) ?? 0
@@ -79,7 +42,7 @@ private func requests(in log: String) -> [(client: String, status: Int)] {
         defer { second.stop() }
         let balancer = try HAProxy(servers: [first.port, second.port])
         defer { balancer.stop() }
-        let api = "http://127.0.0.1:\(balancer.port)"
+        let api = "https://127.0.0.1:\(balancer.port)"
 
         // Both instances in the rotation: HAProxy's /readyz checks (PROXY headers with the LOCAL command) pass.
         let deadline = Date().addingTimeInterval(30)
@@ -89,23 +52,23 @@ private func requests(in log: String) -> [(client: String, status: Int)] {
         #expect(requests(in: first.log).contains { $0.client == "127.0.0.1" && $0.status == 200 }, "\(first.log)")
         var ready = 0
         while Date() < deadline, ready < 2 {
-            ready = try status(api + "/readyz", from: "127.0.0.3") == 200 ? ready + 1 : 0
+            ready = try status(api + "/readyz", from: "127.0.0.3", caFile: balancer.caFile) == 200 ? ready + 1 : 0
         }
         #expect(ready == 2, "\(balancer.log)")
 
         // 127.0.0.2 guesses device tokens until both instances refuse it (20 failures each, round robin).
         var guesses: [Int] = []
         while guesses.count < 80, guesses.suffix(2) != [429, 429] {
-            guesses.append(try status(api + "/v1/redemptions", from: "127.0.0.2", token: "ld_guess\(guesses.count)"))
+            guesses.append(try status(api + "/v1/redemptions", from: "127.0.0.2", token: "ld_guess\(guesses.count)", caFile: balancer.caFile))
         }
         #expect(guesses.suffix(2) == [429, 429] && Set(guesses) == [401, 429], "\(guesses)")
         #expect(guesses.count >= 40, "locked out after \(guesses.count) guesses: the instances shared a bucket")
 
         // 127.0.0.3, through the same balancer, still has its own buckets on both instances.
         for _ in 0..<2 {
-            #expect(try status(api + "/v1/redemptions", from: "127.0.0.3", token: "ld_mistyped") == 401)
+            #expect(try status(api + "/v1/redemptions", from: "127.0.0.3", token: "ld_mistyped", caFile: balancer.caFile) == 401)
         }
-        #expect(try status(api + "/v1/redemptions", from: "127.0.0.2", token: "ld_more") == 429)
+        #expect(try status(api + "/v1/redemptions", from: "127.0.0.2", token: "ld_more", caFile: balancer.caFile) == 429)
 
         for server in [first, second] {
             let lines = requests(in: server.log)

@@ -16,6 +16,12 @@ import Testing
         let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 3)
         let walk = try server.walk(uuid: uuid, minors: [1, 2, 3])
         let unreachable = ["LOYALTY_SERVER": "http://127.0.0.1:\(try LoopbackSocket.freePort())"]
+        // The phone's server, unreachable: its token is bound to that address while the network is cut.
+        let moveTo = { (url: String) in
+            try #require(
+                try loyalty.run(["config", "set", "server", url, "--move-credentials"], environment: phone).status == 0)
+        }
+        try moveTo(unreachable["LOYALTY_SERVER"]!)
 
         let scan = try loyalty.run(
             ["scan", "--replay", walk, "--json"], environment: phone.merging(unreachable) { $1 })
@@ -23,6 +29,7 @@ import Testing
         #expect(offerIDs(scan).count == 3)
         let offline = try loyalty.run(["sync", "--json"], environment: phone.merging(unreachable) { $1 })
         #expect(offline.status == 75 && offline.stderr.contains("could not connect"), "\(offline.stderr)")
+        try moveTo(phone["LOYALTY_SERVER"]!)
 
         let online = try loyalty.run(["sync", "--json"], environment: phone)
         #expect(online.jsonLines.first?["pushed"] as? Int == 3, "\(online.stdout) \(online.stderr)")

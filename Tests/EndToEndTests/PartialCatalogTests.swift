@@ -20,8 +20,11 @@ import Testing
 
         let proxy = try CatalogCuttingProxy(upstream: server.url)
         defer { proxy.shutdown() }
+        // The token goes where it came from: the proxy is that server at a new address for this one sync.
+        try shopper.ok(["config", "set", "server", proxy.url, "--move-credentials"])
         let cut = try shopper.run(["sync"], ["LOYALTY_SERVER": proxy.url])
         #expect(cut.status != 0, "the sync through the proxy should have failed at its second page")
+        try shopper.ok(["config", "set", "server", server.url, "--move-credentials"])
 
         // The first page holds one row of the catalog, not the last offer created: its beacon shows nothing.
         let partialOffers = try shopper.ok(["offers", "--json"]).jsonLines

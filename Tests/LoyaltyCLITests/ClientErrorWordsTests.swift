@@ -8,6 +8,7 @@ import Testing
 /// about each.
 @Suite struct ClientErrorWordsTests {
     @Test func eachSaysWhatToRun() {
+        func origin(_ text: String) -> ServerOrigin { ServerOrigin(URL(string: text)!)! }
         let account = UUID(uuidString: "5C0FFEE0-0000-4000-8000-000000000001")!
         let words: [(ClientError, String)] = [
             (.notRegistered(.account),
@@ -34,6 +35,12 @@ import Testing
              "no such offer in the cache (the catalog is incomplete: a sync stopped midway): run `loyalty sync`, then `loyalty offers` to list them"),
             (.server(status: 404, code: nil, message: "no such device"),
              "the server refused the request (HTTP 404): no such device"),
+            (.issuedElsewhere(.retailerKey, issuer: origin("https://shop.example"), server: origin("http://127.0.0.1:9")),
+             "the retailer API key in the config was issued by https://shop.example:443, not http://127.0.0.1:9, so it was not sent. If that server has moved to http://127.0.0.1:9, run `loyalty config set server http://127.0.0.1:9 --move-credentials`; to use another server's account, set LOYALTY_HOME to another folder"),
+            (.plainHTTP(server: "http://shop.example"),
+             "'http://shop.example' is plain http to another machine: anyone on the network between could read tokens and keys. Use https:// (with --ca-file for a private CA), or opt in with --insecure-http or LOYALTY_INSECURE_HTTP=1"),
+            (.untrustedCertificate(server: "https://shop.example", detail: "unable to get local issuer certificate"),
+             "the certificate of https://shop.example is not trusted (unable to get local issuer certificate), so nothing was sent: if the server's certificate comes from a private CA, give the CA's certificate with --ca-file, LOYALTY_CA_FILE or `loyalty config set ca_file PEM`"),
         ]
         for (error, text) in words { #expect(error.description == text) }
     }

@@ -5,7 +5,8 @@ import Testing
 /// The one parser's rules, in process and through the built program: declared words only, global options on
 /// either side of the command, usage errors with the command's usage line.
 @Suite struct UsageTests {
-    static let clientOptions = "[--server URL] [--connect-timeout SECONDS] [--timeout SECONDS] [--json]"
+    static let clientOptions =
+        "[--server URL] [--connect-timeout SECONDS] [--timeout SECONDS] [--ca-file PEM] [--insecure-http] [--json]"
 
     /// Exit code 64, the message, and the usage line of `path`.
     func expectUsageError(_ run: LoyaltyRun, _ arguments: [String], _ message: String, usage: String) throws {

@@ -16,7 +16,7 @@ import Testing
         let server = try TestServer(.socket, clock: .machine())
         let phone = try home()
         let created = try phone.createAccount(server.api, deviceName: "phone")
-        #expect(try phone.loadDevice() == created)
+        #expect(try phone.loadDevice() == Issued(created, issuer: server.api.origin))
         #expect {
             _ = try phone.createAccount(server.api, deviceName: "again")
         } throws: { error in
@@ -27,7 +27,7 @@ import Testing
         let code = try server.api.createLinkCode(.device(created.deviceToken)).code
         let linked = try tablet.linkDevice(server.api, code: code, deviceName: "tablet")
         #expect(linked.accountID == created.accountID && linked.deviceID != created.deviceID)
-        #expect(try tablet.loadDevice() == linked)
+        #expect(try tablet.loadDevice() == Issued(linked, issuer: server.api.origin))
         #expect(throws: ClientError.self) { try tablet.linkDevice(server.api, code: code, deviceName: nil) }
     }
 
@@ -41,14 +41,14 @@ import Testing
             error as? ClientError == .notRegistered(.operatorToken)
         }
         let credentials = try shop.registerRetailer(server.api, registration, operatorToken: server.operatorToken)
-        #expect(try shop.loadConfig().retailer == credentials)
+        #expect(try shop.loadConfig().retailer == Issued(credentials, issuer: server.api.origin))
         // Registering again would lose the only copy of the key.
         #expect(throws: ClientError.self) {
             try shop.registerRetailer(server.api, registration, operatorToken: server.operatorToken)
         }
 
         let (key, saved) = try shop.rotateRetailerKey(server.api, environment: [:])
-        let savedKey = try shop.loadConfig().retailer?.apiKey
+        let savedKey = try shop.loadConfig().retailer?.credentials.apiKey
         #expect(saved && key != credentials.apiKey && savedKey == key)
         // A key from the environment wins, and its successor is not saved anywhere.
         let elsewhere = try home()

@@ -288,7 +288,9 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
     @Test func secretsAreWrittenOwnerOnly() throws {
         let directory = try temporaryDirectory()
         let home = ClientHome(configDirectory: directory.appendingPathComponent("c"), dataDirectory: directory)
-        let device = DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "secret")
+        let device = Issued(
+            DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "secret"),
+            issuer: ServerOrigin(URL(string: "http://127.0.0.1:8080")!))
         try home.saveDevice(device)
         #expect(try home.loadDevice() == device)
         let attributes = try FileManager.default.attributesOfItem(atPath: home.deviceFile.path)
@@ -298,10 +300,10 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
     }
 
     @Test func serverURLPrecedence() throws {
-        let config = ClientConfig(server: "http://config:1")
+        let config = ClientConfig(server: "https://config:1")
         #expect(
-            try config.serverURL(flag: "http://flag:2", environment: ["LOYALTY_SERVER": "http://env:3"]).host == "flag")
-        #expect(try config.serverURL(flag: nil, environment: ["LOYALTY_SERVER": "http://env:3"]).host == "env")
+            try config.serverURL(flag: "https://flag:2", environment: ["LOYALTY_SERVER": "https://env:3"]).host == "flag")
+        #expect(try config.serverURL(flag: nil, environment: ["LOYALTY_SERVER": "https://env:3"]).host == "env")
         #expect(try config.serverURL(flag: nil, environment: [:]).host == "config")
         #expect(try ClientConfig().serverURL(flag: nil, environment: [:]).absoluteString == "http://127.0.0.1:8080")
         #expect(throws: ClientError.self) { try config.serverURL(flag: "ftp://x", environment: [:]) }

@@ -33,7 +33,7 @@ import Testing
         let home = try unwritableHome()
         let credentials = RetailerCredentials(id: UUID(), name: "Matey's", uuid: UUID(), apiKey: "lk_secret123")
         do {
-            try home.saveNewRetailerKey(ClientConfig(retailer: credentials), oldKeyStillWorks: true)
+            try home.saveNewRetailerKey(ClientConfig(retailer: Issued(credentials, issuer: nil)), oldKeyStillWorks: true)
             Issue.record("saving into a read-only folder succeeded")
         } catch {
             #expect((error.message ?? "").contains("LOYALTY_RETAILER_KEY=lk_secret123"), "\(error)")
@@ -45,7 +45,7 @@ import Testing
         let home = try unwritableHome()
         let device = DeviceCredentials(accountID: UUID(), deviceID: UUID(), deviceToken: "ld_token456")
         do {
-            try home.saveNewDevice(device)
+            try home.saveNewDevice(Issued(device, issuer: nil))
             Issue.record("saving into a read-only folder succeeded")
         } catch {
             #expect((error.message ?? "").contains("\"device_token\":\"ld_token456\""), "\(error)")

@@ -64,6 +64,8 @@ import Testing
         let (retailer, shopper, uuid, offerID) = try Self.shop("Hostile shop", offer: "Free coffee")
 
         let server = try CannedHTTPServer([Self.redemption(offerID: offerID)])
+        // The shopper's server turned hostile: its token goes there.
+        try shopper.ok(["config", "set", "server", server.url, "--move-credentials"])
         for options in [[], ["--qr"]] {
             let redeemed = try shopper.run(["redeem", "\(uuid):1:1"] + options, ["LOYALTY_SERVER": server.url])
             #expect(redeemed.status == 0, "\(redeemed.stderr)")
@@ -99,6 +101,7 @@ import Testing
         let walk = try StoryServer.shared.get().walk(["\(uuid):1:1@0=1,20=1"])
 
         let server = try CannedHTTPServer([Self.redemption(offerID: offerID), Self.error(503)])
+        try shopper.ok(["config", "set", "server", server.url, "--move-credentials"])
         let scan = try TerminalRun(["scan", "--replay", walk.path], shopper, server: server.url)
         defer { scan.kill() }
         #expect(scan.waitFor("warning: the server refused the request (HTTP 503): refused \(Self.shown)"), "\(scan.transcript)")

@@ -179,6 +179,7 @@ import Testing
                     """),
             CannedHTTPServer.Answer("GET /v1/seen", status: 200, body: #"{"cursor":"s1","items":[]}"#),
         ])
+        try shopper.ok(["config", "set", "server", catalog.url, "--move-credentials"])
         try shopper.ok(["sync"], ["LOYALTY_SERVER": catalog.url])
         let walk = try story.walk(["\(uuid.uppercased()):1:1@0=1,20=1"])
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)

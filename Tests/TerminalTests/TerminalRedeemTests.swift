@@ -35,6 +35,7 @@ import Testing
         let id = try Self.firstOfferID(shopper, uuid)
         // Bound but not listening: every request is refused at once.
         let closed = try LoopbackSocket(listening: false)
+        try shopper.ok(["config", "set", "server", closed.url, "--move-credentials"])
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper, server: closed.url)
         defer { withExtendedLifetime(closed) { scan.kill() } }
         #expect(scan.waitFor("capture ended: 2 more offers; d next, r redeem, q quit"), "\(scan.transcript)")
@@ -48,6 +49,7 @@ import Testing
         scan.send("q")
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")
         // The advice works once the server answers: the same request, redeemed once.
+        try shopper.ok(["config", "set", "server", server.url, "--move-credentials"])
         let redeemed = try shopper.ok(["redeem", id])
         #expect(redeemed.stdout.contains("redeemed \"First sushi\""), "\(redeemed.stdout)")
     }
@@ -80,6 +82,7 @@ import Testing
         let (shopper, walk, uuid) = try TerminalScanTests.walkPastThreeOffers(server, name: "Hanging arcade")
         let id = try Self.firstOfferID(shopper, uuid)
         let silent = try LoopbackSocket(listening: true)
+        try shopper.ok(["config", "set", "server", silent.url, "--move-credentials"])
         let scan = try TerminalRun(
             ["scan", "--replay", walk.path, "--offline", "--timeout", "60"], shopper, server: silent.url)
         defer { withExtendedLifetime(silent) { scan.kill() } }

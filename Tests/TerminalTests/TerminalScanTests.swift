@@ -145,6 +145,8 @@ import Testing
         let shopper = try server.newAccount()
         let walk = try server.walk(["\(UUID().uuidString):1:1@0=2,10=2"])
         let silent = try LoopbackSocket(listening: true)
+        // The same server gone quiet, as far as the token knows.
+        try shopper.ok(["config", "set", "server", silent.url, "--move-credentials"])
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--timeout", "60"], shopper, server: silent.url)
         #expect(scan.waitFor(seconds: 30) { scan.localModes() & tcflag_t(ECHO) == 0 }, "the scan reads single keys")
         return (scan, silent)

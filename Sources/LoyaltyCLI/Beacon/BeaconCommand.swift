@@ -31,6 +31,17 @@ private enum Simulate {
         "seed", value: "N", help: "Seed of the noise (default 1).", expected: "a whole number, 0 or more") { UInt64($0) }
     static let extended = Flag("extended", help: "Write LE Extended Advertising Reports instead of legacy ones.")
     static let json = Flag("json", help: "Print what was written as JSON.")
+    static let telemetryEvery = Option<Int>(
+        "tlm-every", value: "N", help: "Eddystone beacons send TLM in place of every Nth advert (default: no TLM).",
+        expected: "a whole number, 1 to 1000"
+    ) { Int($0).flatMap { (1...1000).contains($0) ? $0 : nil } }
+    static let battery = Option<UInt16>(
+        "battery-mv", value: "MV", help: "TLM battery at the start, draining 600 mV an hour (default 3000).",
+        expected: "a whole number of mV, 0 to 65535") { UInt16($0) }
+    static let eidCounter = Option<UInt32>(
+        "eid-counter", value: "N",
+        help: "EID beacons' time counter at the start (default 65280, near a key roll-over).",
+        expected: "a whole number, 0 to 4294967295") { UInt32($0) }
 }
 
 private let simulateCommand = Command(
@@ -40,14 +51,16 @@ private let simulateCommand = Command(
         Each --walk names a beacon and its distance from the listener over time: `@0=12,10=1,20=12` means
         12 m away at 0 s, 1 m at 10 s, 12 m again at 20 s (linear in between). RSSI follows the
         log-distance path-loss model from the measured power, with Gaussian noise. The same seed gives
-        the same file. Replay it with `loyalty scan --replay FILE`.
+        the same file. Replay it with `loyalty scan --replay FILE`. An Eddystone-UID beacon is
+        NAMESPACE:INSTANCE@... (20 and 12 hex digits), an Eddystone-EID beacon eid:IDENTITYKEY:K@... (32 hex
+        digits, a new EID every 2^K s from --eid-counter); --tlm-every interleaves their TLM frames.
 
         EXAMPLE:
           loyalty beacon simulate --walk 8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1@0=12,10=1,20=12 --write walk.btsnoop
         """,
     options: [
         Simulate.walk, Simulate.write, Simulate.measuredPower, Simulate.interval, Simulate.noise, Simulate.seed,
-        Simulate.extended, Simulate.json,
+        Simulate.extended, Simulate.json, Simulate.telemetryEvery, Simulate.battery, Simulate.eidCounter,
     ],
     run: runSimulate
 )
@@ -60,8 +73,19 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     let noise = arguments.value(Simulate.noise) ?? 4
     let seed = arguments.value(Simulate.seed) ?? 1
 
-    let beacons = try arguments.checked { try BeaconWalk.beacons(parsing: specs, measuredPower: power) }
-    let walk = BeaconWalk(beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed)
+    let counter = arguments.value(Simulate.eidCounter) ?? 65280
+    let beacons = try arguments.checked {
+        try BeaconWalk.beacons(parsing: specs, measuredPower: power) { key, exponent, seconds in
+            let schedule = try? EphemeralIDSchedule(
+                identityKey: key, exponent: exponent, startCounter: counter, seconds: seconds)
+            return schedule ?? nil
+        }
+    }
+    let telemetry = arguments.value(Simulate.telemetryEvery).map {
+        TelemetrySchedule(every: $0, batteryMillivolts: arguments.value(Simulate.battery) ?? 3000)
+    }
+    let walk = BeaconWalk(
+        beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed, telemetry: telemetry)
     let format: AdvertisingReportFormat = arguments.flag(Simulate.extended) ? .extended : .legacy
     // Before the file is made: a time of 1e300 would fill the disk.
     try arguments.checked { try walk.checkSize(format: format) }

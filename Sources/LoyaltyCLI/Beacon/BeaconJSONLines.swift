@@ -7,7 +7,7 @@ import LoyaltyClient
 public enum BeaconJSONLines {
     /// One line per beacon frame in advertising data, `{"kind":"none"}` for none.
     public static func decoded(advertisingData bytes: [UInt8]) throws(MalformedPacket) -> [String] {
-        let frames = try AdvertisingData.beaconFrames(in: bytes).map { JSONValue.object(fields($0)).text }
+        let frames = try AdvertisingData.frames(in: bytes).map { JSONValue.object(fields($0)).text }
         return frames.isEmpty ? [JSONValue.object([("kind", .string("none"))]).text] : frames
     }
 
@@ -34,7 +34,7 @@ public enum BeaconJSONLines {
             let sender: [(String, JSONValue)] = [
                 ("address", .string(report.address.description)), ("rssi", .int(Int(report.rssi))),
             ]
-            let frames = try AdvertisingData.beaconFrames(in: report.data)
+            let frames = try AdvertisingData.frames(in: report.data)
             lines += (frames.isEmpty ? [[("kind", .string("none"))]] : frames.map(fields)).map {
                 JSONValue.object($0 + sender).text
             }
@@ -57,6 +57,13 @@ public enum BeaconJSONLines {
         ]).text
     }
 
+    private static func fields(_ frame: AdvertisedFrame) -> [(String, JSONValue)] {
+        switch frame {
+        case .beacon(let beacon): fields(beacon)
+        case .eddystone(let eddystone): fields(eddystone)
+        }
+    }
+
     /// kind, uuid, major, minor, tx_power.
     private static func fields(_ frame: BeaconFrame) -> [(String, JSONValue)] {
         [
@@ -64,5 +71,39 @@ public enum BeaconJSONLines {
             ("major", .int(Int(frame.identity.major))), ("minor", .int(Int(frame.identity.minor))),
             ("tx_power", .int(Int(frame.measuredPower))),
         ]
+    }
+
+    private static func bigEndianHex(_ value: UInt16) -> String {
+        [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)].hexText()
+    }
+
+    /// kind (`eddystone-uid`, `-url`, `-tlm`, `-eid`) and the frame's fields; hex upper-case as a UUID's.
+    /// `ranging_power` is the RSSI at 0 m the frame claims (iBeacon's `tx_power` is at 1 m).
+    private static func fields(_ frame: EddystoneFrame) -> [(String, JSONValue)] {
+        switch frame {
+        case .uid(let uid, let power):
+            [
+                ("kind", .string("eddystone-uid")), ("namespace", .string(uid.namespace.description)),
+                ("instance", .string(uid.instance.hexText())), ("ranging_power", .int(Int(power))),
+            ]
+        case .url(let url, let power):
+            [("kind", .string("eddystone-url")), ("url", .string(url.description)), ("ranging_power", .int(Int(power)))]
+        case .telemetry(let telemetry):
+            [
+                ("kind", .string("eddystone-tlm")), ("version", .int(0)),
+                ("battery_mv", .int(Int(telemetry.batteryMillivolts))),
+                ("temperature_c", telemetry.temperature.map(JSONValue.double) ?? .null),
+                ("advertising_count", .int(Int(telemetry.advertisingCount))),
+                ("uptime_s", .double(telemetry.uptimeSeconds)),
+            ]
+        case .encryptedTelemetry(let telemetry):
+            [
+                ("kind", .string("eddystone-tlm")), ("version", .int(1)),
+                ("encrypted", .string(telemetry.encrypted.hexText())), ("salt", .string(bigEndianHex(telemetry.salt))),
+                ("mic", .string(bigEndianHex(telemetry.integrityCheck))),
+            ]
+        case .eid(let eid, let power):
+            [("kind", .string("eddystone-eid")), ("eid", .string(eid.description)), ("ranging_power", .int(Int(power)))]
+        }
     }
 }

@@ -13,11 +13,14 @@ let decodeCommand = Command(
         Without --hci each HEX is advertising data (AD structures, as in a scan record). With --hci each
         HEX is a complete HCI event (LE Advertising Report or LE Extended Advertising Report), with or
         without the leading 04 of H4 framing; each report in it gives a line with "address" and "rssi".
-        A beacon prints {"kind":"ibeacon","uuid":...,"major":...,"minor":...,"tx_power":...}; data with
-        no beacon prints {"kind":"none"}. Malformed hex or packets: an error on standard error naming the
-        argument (its position and first characters: `argument 3 of 1000 ("0201061aff4c0002..."): ...`),
-        the other arguments still decoded, and exit code 65. The output is JSON lines with or without
-        --json; with --json a malformed argument also prints
+        A beacon prints {"kind":"ibeacon","uuid":...,"major":...,"minor":...,"tx_power":...}; an Eddystone
+        frame {"kind":"eddystone-uid","namespace":...,"instance":...,"ranging_power":...} (or eddystone-url,
+        eddystone-tlm, eddystone-eid: docs/BEACONS.md lists their fields); data with no beacon prints
+        {"kind":"none"}. An Eddystone frame the spec does not allow (short, of the wrong length, reserved bits
+        set, a reserved URL byte or scheme, an unknown TLM version) is malformed. Malformed hex or packets: an
+        error on standard error naming the argument (its position and first characters:
+        `argument 3 of 1000 ("0201061aff4c0002..."): ...`), the other arguments still decoded, and exit code 65.
+        The output is JSON lines with or without --json; with --json a malformed argument also prints
         {"kind":"error","argument":3,"input":"0201061aff4c0002...","error":...} in its place.
 
         EXAMPLE:

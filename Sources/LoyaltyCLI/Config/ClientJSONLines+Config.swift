@@ -13,7 +13,8 @@ extension ClientJSONLines {
             ("server_from", .string(shown.server.source.rawValue)), ("server_valid", .bool(shown.serverProblem == nil)),
             ("connect_timeout_s", config.connectTimeoutSeconds.map { .double($0) } ?? .null),
             ("total_timeout_s", config.totalTimeoutSeconds.map { .double($0) } ?? .null),
-            ("retailer", config.retailer.map { .string($0.name) } ?? .null),
+            ("ca_file", config.caFile.map { .string($0) } ?? .null),
+            ("retailer", config.retailer.map { .string($0.credentials.name) } ?? .null),
         ])
     }
 

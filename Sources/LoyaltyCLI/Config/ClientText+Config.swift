@@ -11,7 +11,7 @@ extension ClientText {
         let problem = shown.serverProblem.map { "; \($0.description)" } ?? ""
         let retailer =
             config.retailer.map {
-                "\(TerminalText.escaped($0.name)), beacons \($0.uuid.uuidString) (API key saved: `loyalty retailer key show` prints it)"
+                "\(TerminalText.escaped($0.credentials.name)), beacons \($0.credentials.uuid.uuidString) (API key of \(config.issuer(of: $0)) saved: `loyalty retailer key show` prints it)"
             } ?? "-"
         func seconds(_ value: Double?, default fallback: Int) -> String {
             value.map { String(format1: $0) } ?? "\(fallback) (default)"
@@ -21,8 +21,21 @@ extension ClientText {
             server             \(serverInUse(shown.server.text, shown.server.source, saved: config.server, problem: problem))
             connect_timeout_s  \(seconds(config.connectTimeoutSeconds, default: 5))
             total_timeout_s    \(seconds(config.totalTimeoutSeconds, default: 30))
+            ca_file            \(config.caFile.map(TerminalText.escaped) ?? "- (the system's CAs)")
             retailer           \(retailer)
             """
+    }
+
+    /// Said on standard error by every command that speaks plain http to another machine (allowed by
+    /// --insecure-http or LOYALTY_INSECURE_HTTP=1).
+    static func plainHTTPWarning(_ server: ServerOrigin) -> String {
+        "plain http to \(server) (--insecure-http or LOYALTY_INSECURE_HTTP): tokens and keys cross the network unencrypted"
+    }
+
+    /// `config set server URL --move-credentials`, for each credential it moved.
+    static func moved(_ credential: ClientError.IssuedCredential, to server: URL) -> String {
+        let what = credential == .deviceToken ? "this device's token" : "the retailer API key"
+        return TerminalText.escaped("\(what) will be sent to \(server.absoluteString) from now on")
     }
 
     /// The server in use and where it was given, with the config's when another wins over it:

@@ -7,6 +7,9 @@ import LoyaltyClient
 private enum ConfigWords {
     static let key = Positional("KEY")
     static let value = Positional("VALUE")
+    static let moveCredentials = Flag(
+        "move-credentials",
+        help: "With server: send this device's token and the retailer key to the new URL from now on (the same server moved).")
 }
 
 private let configKeysText = """
@@ -16,13 +19,15 @@ private let configKeysText = """
                          (else http://127.0.0.1:8080)
       connect_timeout_s  seconds to give up connecting (default 5; --connect-timeout wins)
       total_timeout_s    seconds to give up on a request (default 30; --timeout wins)
+      ca_file            a PEM file of the CAs to trust for https instead of the system's, for a
+                         server whose certificate a private CA signed (--ca-file and LOYALTY_CA_FILE win)
       retailer           the retailer's id, name, proximity UUID and API key (`retailer register`,
                          `retailer key set`; `retailer key show` prints the key)
     """
 
 let configCommand = Command(
     name: "config",
-    summary: "Show or change the client's settings: the server, the timeouts.",
+    summary: "Show or change the client's settings: the server, the timeouts, the CA file.",
     discussion: configKeysText,
     subcommands: [configShow, configSet])
 
@@ -34,28 +39,39 @@ private let configShow = Command(
 
         \(configKeysText)
         """,
-    options: [ClientOptions.server, ClientOptions.json],
+    options: [ClientOptions.server, ClientOptions.insecureHTTP, ClientOptions.json],
     run: { arguments in
         let environment = CommandScope.environment
         let home = try ClientHome(environment: environment)
         let config = try home.loadConfig()
         let server = config.serverSetting(flag: arguments.value(ClientOptions.server), environment: environment)
-        let problem = Result { () throws(ClientError) in try ClientConfig.validatedServer(server.text) }
+        let problem = Result { () throws(ClientError) in
+            try ClientConfig.validatedServer(
+                server.text, plainHTTPAllowed: ClientOptions.plainHTTPAllowed(arguments, environment))
+        }
         let shown = ConfigShown(file: home.configFile.path, config: config, server: server, serverProblem: problem.failure)
         CommandScope.output(json: arguments.flag(ClientOptions.json)).emit(
             text: ClientText.config(shown), json: ClientJSONLines.config(shown))
     })
 
 private let configSet = Command(
-    name: "set", summary: "Set one key of the config file: server, connect_timeout_s or total_timeout_s.",
+    name: "set", summary: "Set one key of the config file: server, connect_timeout_s, total_timeout_s or ca_file.",
     discussion: """
         `loyalty config set server https://loyalty.example.com` points every later command at that server
-        (a URL that is not http or https with a host is refused, exit 64). The timeouts take seconds
-        greater than 0.
+        (a URL that is not http or https with a host is refused, exit 64; so is plain http to another
+        machine without --insecure-http). The timeouts take seconds greater than 0; ca_file a PEM file
+        this user can read.
+
+        A device token and a retailer API key are sent only to the server that issued them (scheme, host
+        and port), so while this folder holds another server's, `config set server` refuses (exit 77).
+        When it is the same server at a new address (moved behind HAProxy with https, say), add
+        --move-credentials: they go to the new URL from then on. For an account on another server,
+        use another LOYALTY_HOME.
 
         \(configKeysText)
         """,
-    options: [ClientOptions.json], positionals: [ConfigWords.key, ConfigWords.value],
+    options: [ConfigWords.moveCredentials, ClientOptions.insecureHTTP, ClientOptions.json],
+    positionals: [ConfigWords.key, ConfigWords.value],
     run: { arguments in
         let environment = CommandScope.environment
         let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
@@ -66,9 +82,20 @@ private let configSet = Command(
         let saved: JSONValue
         switch key {
         case "server":
-            _ = try arguments.checked { try ClientConfig.validatedServer(value) }
-            config.server = value
-            saved = .string(value)
+            let url = try arguments.checked {
+                try ClientConfig.validatedServer(value, plainHTTPAllowed: ClientOptions.plainHTTPAllowed(arguments, environment))
+            }
+            let moved = try home.setServer(url, movingCredentials: arguments.flag(ConfigWords.moveCredentials))
+            output.emit(text: "server set to \(value) in \(home.configFile.path)", json: ClientJSONLines.configSet(key, .string(value)))
+            for credential in moved { output.error("note: \(ClientText.moved(credential, to: url))") }
+            if let overriding = environment["LOYALTY_SERVER"], !overriding.isEmpty, overriding != value {
+                output.error("note: LOYALTY_SERVER (\(overriding)) is set, and wins over the config while it is")
+            }
+            return
+        case "ca_file":
+            let path = try arguments.checked { try ClientConfig.validatedCAFile(value) }
+            config.caFile = path
+            saved = .string(path)
         case "connect_timeout_s", "total_timeout_s":
             guard let seconds = Option<Double>.positiveSeconds(value) else {
                 throw arguments.usageError("\(key) takes seconds greater than 0, not '\(value)'")
@@ -81,9 +108,6 @@ private let configSet = Command(
         }
         try home.saveConfig(config)
         output.emit(text: "\(key) set to \(value) in \(home.configFile.path)", json: ClientJSONLines.configSet(key, saved))
-        if key == "server", let overriding = environment["LOYALTY_SERVER"], !overriding.isEmpty, overriding != value {
-            output.error("note: LOYALTY_SERVER (\(overriding)) is set, and wins over the config while it is")
-        }
     })
 
 /// What `config show` says.

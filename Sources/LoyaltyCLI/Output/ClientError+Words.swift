@@ -27,6 +27,13 @@ extension ClientError: CustomStringConvertible {
         case .notFound(.notCached(let catalogPartial)):
             let cause = catalogPartial ? " (the catalog is incomplete: a sync stopped midway)" : ""
             return "no such offer in the cache\(cause): run `loyalty sync`, then `loyalty offers` to list them"
+        case .issuedElsewhere(let credential, let issuer, let server):
+            let what = credential == .deviceToken ? "this device's token" : "the retailer API key in the config"
+            return "\(what) was issued by \(issuer), not \(server), so it was not sent. If that server has moved to \(server), run `loyalty config set server \(server) --move-credentials`; to use another server's account, set LOYALTY_HOME to another folder"
+        case .plainHTTP(let server):
+            return "'\(server)' is plain http to another machine: anyone on the network between could read tokens and keys. Use https:// (with --ca-file for a private CA), or opt in with --insecure-http or LOYALTY_INSECURE_HTTP=1"
+        case .untrustedCertificate(let server, let detail):
+            return "the certificate of \(server) is not trusted (\(detail)), so nothing was sent: if the server's certificate comes from a private CA, give the CA's certificate with --ca-file, LOYALTY_CA_FILE or `loyalty config set ca_file PEM`"
         case .configuration, .io, .network, .server, .protocolViolation, .unavailable:
             return message ?? ""
         }

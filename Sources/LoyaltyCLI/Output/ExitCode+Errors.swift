@@ -15,7 +15,7 @@ extension ExitCode {
           69  a service or the radio is unavailable
           74  a file could not be read or written
           75  temporary failure: the network or server; retry later
-          77  permission denied (token revoked or wrong, missing capabilities)
+          77  permission denied (token revoked, wrong or another server's, missing capabilities)
         """
 }
 
@@ -23,9 +23,10 @@ extension ClientError: CommandError {
     public var exitCode: Int32 {
         switch self {
         case .network: ExitCode.tempFailure
-        case .unauthorized: ExitCode.noPermission
+        case .unauthorized, .issuedElsewhere: ExitCode.noPermission
+        case .plainHTTP: ExitCode.usage
         case .server(let status, _, _): status >= 500 ? ExitCode.tempFailure : ExitCode.failure
-        case .protocolViolation, .unavailable: ExitCode.unavailable
+        case .protocolViolation, .unavailable, .untrustedCertificate: ExitCode.unavailable
         case .corruptCache, .io: ExitCode.ioError
         case .configuration, .notRegistered, .alreadyInAccount, .notFound: ExitCode.failure
         }

@@ -21,8 +21,9 @@ let retailerCommand = Command(
     ])
 
 extension ClientContext {
+    /// The API key to send to this command's server (only the one that issued the config's key).
     func retailerCredential() throws(ClientError) -> Credential {
-        try config.retailerCredential(environment: environment)
+        try config.retailerCredential(environment: environment, sendingTo: api.server)
     }
 }
 
@@ -238,7 +239,8 @@ private let retailerKeyShow = Command(
     name: "show", summary: "Print the API key in use: LOYALTY_RETAILER_KEY, else the config file's.",
     discussion: clientDiscussion, options: ClientOptions.all,
     run: clientCommand { context in
-        guard case .retailer(let key) = try context.retailerCredential() else { return }
+        // Printed, not sent: whatever server the command names.
+        guard case .retailer(let key) = try context.config.retailerCredential(environment: context.environment) else { return }
         let from = (context.environment["LOYALTY_RETAILER_KEY"] ?? "").isEmpty ? "config" : "LOYALTY_RETAILER_KEY"
         context.output.emit(text: key, json: ClientJSONLines.retailerKey(key, from: from))
     })

@@ -35,6 +35,14 @@ extension ClientText {
         "\(regionOwner(identity.uuid, retailer: retailer)) \(identity.major):\(identity.minor)"
     }
 
+    /// An Eddystone beacon by the start of its namespace and its instance (`EDD1EBEA… 010203040506`), or
+    /// `EID 1122334455667788`: no retailer owns one yet.
+    static func eddystoneName(_ beacon: RangedBeacon) -> String {
+        guard beacon.kind == .eddystoneUID else { return "EID \(beacon.identity.ephemeralID)" }
+        let uid = beacon.identity.eddystoneUID
+        return "\(uid.namespace.description.prefix(8))… \(uid.instance.hexText())"
+    }
+
     /// A region as the shopper knows it: `Matey's`, `Matey's 1:*` (a major) or `Matey's 1:2`.
     public static func regionName(_ region: BeaconIdentityConstraint, retailer: String?) -> String {
         let owner = regionOwner(region.uuid, retailer: retailer)

@@ -19,8 +19,8 @@ enum OfferScanOptions {
         "offline", help: "Do not contact the server; seen offers wait in the outbox for the next sync.")
 
     static let all: [any DeclaredOption] = [
-        minimumProximity, dwell, offline, ClientOptions.server, ClientOptions.connectTimeout, ClientOptions.timeout,
-    ]
+        minimumProximity, dwell, offline,
+    ] + ClientOptions.network
 }
 
 /// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start

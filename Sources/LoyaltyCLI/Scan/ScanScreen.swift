@@ -31,7 +31,11 @@ struct ScanScreen {
 
     /// The header, then one row per beacon, nearest first, each in its proximity's colour.
     func beaconLines(_ snapshot: RangingSnapshot) -> [String] {
-        let names = snapshot.beacons.map { ClientText.beaconName($0.identity, retailer: retailerNames[$0.identity.uuid]) }
+        let names = snapshot.beacons.map { beacon in
+            beacon.kind.isEddystone
+                ? ClientText.eddystoneName(beacon)
+                : ClientText.beaconName(beacon.identity, retailer: retailerNames[beacon.identity.uuid])
+        }
         let nameWidth = min(max(names.map(TerminalCells.count).max() ?? 0, 6) + 2, max(8, width - Self.tailWidth))
         let header = "BEACON".cellPadded(nameWidth) + "PROXIMITY  DISTANCE  RSSI  LAST SEEN"
         guard !snapshot.beacons.isEmpty else { return [header, "(no beacons in range)"] }

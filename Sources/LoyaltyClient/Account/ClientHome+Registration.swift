@@ -6,7 +6,7 @@ extension ClientHome {
     /// that already has an account keeps it.
     public func createAccount(_ api: LoyaltyAPIClient, deviceName: String?) throws(ClientError) -> DeviceCredentials {
         if let existing = try loadDevice() {
-            throw .alreadyInAccount(existing.accountID, linking: false)
+            throw .alreadyInAccount(existing.credentials.accountID, linking: false)
         }
         try checkWritable()
         try prepareCacheForNewAccount()
@@ -19,7 +19,7 @@ extension ClientHome {
         _ api: LoyaltyAPIClient, code: String, deviceName: String?, replacing: Bool = false
     ) throws(ClientError) -> DeviceCredentials {
         if !replacing, let existing = try loadDevice() {
-            throw .alreadyInAccount(existing.accountID, linking: true)
+            throw .alreadyInAccount(existing.credentials.accountID, linking: true)
         }
         try checkWritable()
         try prepareCacheForNewAccount()
@@ -38,10 +38,10 @@ extension ClientHome {
         }
     }
 
-    /// Saves the new device's token (or shows it, if that fails) and the server its account lives on, which
-    /// later commands then use.
+    /// Saves the new device's token with its issuer (or shows it, if that fails) and the server its account
+    /// lives on, which later commands then use.
     private func joined(_ device: DeviceCredentials, on api: LoyaltyAPIClient) throws(ClientError) -> DeviceCredentials {
-        try saveNewDevice(device)
+        try saveNewDevice(Issued(device, issuer: api.origin))
         try rememberServer(api)
         return device
     }
@@ -61,14 +61,14 @@ extension ClientHome {
         var config = try loadConfig()
         if let existing = config.retailer {
             throw .configuration(
-                "\(configFile.path) already holds the key of \(existing.name): register from another LOYALTY_HOME")
+                "\(configFile.path) already holds the key of \(existing.credentials.name): register from another LOYALTY_HOME")
         }
         guard let token = operatorToken, !token.isEmpty else {
             throw .notRegistered(.operatorToken)
         }
         try checkWritable()
         let credentials = try api.registerRetailer(registration, .operator(token))
-        config.retailer = credentials
+        config.retailer = Issued(credentials, issuer: api.origin)
         config.server = api.server.absoluteString
         try saveNewRetailerKey(config, oldKeyStillWorks: false)
         return credentials
@@ -80,11 +80,11 @@ extension ClientHome {
         -> (key: String, saved: Bool)
     {
         var config = try loadConfig()
-        let credential = try config.retailerCredential(environment: environment)
+        let credential = try config.retailerCredential(environment: environment, sendingTo: api.server)
         if config.retailer != nil { try checkWritable() }
         let key = try api.rotateKey(credential)
         guard config.retailer != nil else { return (key.apiKey, false) }
-        config.retailer?.apiKey = key.apiKey
+        config.retailer?.credentials.apiKey = key.apiKey
         try saveNewRetailerKey(config, oldKeyStillWorks: true)
         return (key.apiKey, true)
     }
@@ -101,13 +101,13 @@ extension ClientHome {
         var config = try loadConfig()
         try checkWritable()
         let retailer = try api.retailer(.retailer(key))
-        if let existing = config.retailer, existing.id != retailer.id {
+        if let existing = config.retailer?.credentials, existing.id != retailer.id {
             throw .configuration(
                 "\(configFile.path) holds the key of \(existing.name); this key is \(retailer.name)'s: set it from another LOYALTY_HOME"
             )
         }
         let credentials = RetailerCredentials(id: retailer.id, name: retailer.name, uuid: retailer.uuid, apiKey: key)
-        config.retailer = credentials
+        config.retailer = Issued(credentials, issuer: api.origin)
         config.server = api.server.absoluteString
         try saveConfig(config)
         return credentials
@@ -118,6 +118,17 @@ extension ClientConfig {
     /// Printable ASCII without spaces, as every key the server makes.
     public static func isKeyShaped(_ key: String) -> Bool {
         !key.isEmpty && key.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
+    }
+
+    /// The retailer API key to send to `server`: LOYALTY_RETAILER_KEY (given with the command, as the server
+    /// is), else the config file's, only to the server that issued it.
+    public func retailerCredential(environment: [String: String], sendingTo server: URL) throws(ClientError)
+        -> Credential
+    {
+        if let retailer, (environment["LOYALTY_RETAILER_KEY"] ?? "").isEmpty {
+            try check(retailer, .retailerKey, sendingTo: server)
+        }
+        return try retailerCredential(environment: environment)
     }
 
     /// The retailer API key: LOYALTY_RETAILER_KEY, else the config file.
@@ -132,6 +143,6 @@ extension ClientConfig {
         guard let retailer else {
             throw .notRegistered(.retailerKey)
         }
-        return .retailer(retailer.apiKey)
+        return .retailer(retailer.credentials.apiKey)
     }
 }

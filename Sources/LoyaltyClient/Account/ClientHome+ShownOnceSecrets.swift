@@ -31,7 +31,7 @@ extension ClientHome {
         do {
             try saveConfig(config)
         } catch {
-            let key = config.retailer?.apiKey ?? ""
+            let key = config.retailer?.credentials.apiKey ?? ""
             throw .io(
                 "\(error.message ?? ""). The server will not show this API key again, so keep it now: \(key) — use it with LOYALTY_RETAILER_KEY=\(key), or put it in \(configFile.path) as retailer.api_key once the folder is writable"
                     + (oldKeyStillWorks ? "; the old key keeps working until the new one is first used, 24 h at most" : "")
@@ -40,7 +40,7 @@ extension ClientHome {
     }
 
     /// Saves the credentials of a device the server just made; on failure the error carries them.
-    public func saveNewDevice(_ device: DeviceCredentials) throws(ClientError) {
+    public func saveNewDevice(_ device: Issued<DeviceCredentials>) throws(ClientError) {
         do {
             try saveDevice(device)
         } catch {

@@ -58,15 +58,21 @@ enum AnswerSize {
 public final class LoyaltyAPIClient {
     public let server: URL
     public let timeouts: Timeouts
+    /// The CAs to trust for https instead of the system's (a PEM file), or nil.
+    public let caFile: String?
     /// Asked while a request waits (a scan's Ctrl-C): true abandons it.
     public var isCancelled: (@Sendable () -> Bool)?
     /// Made on the first request: an offline scan never pays for libcurl's and TLS's start-up.
     private lazy var http = HTTPClient()
 
-    public init(server: URL, timeouts: Timeouts = Timeouts()) {
+    public init(server: URL, timeouts: Timeouts = Timeouts(), caFile: String? = nil) {
         self.server = server
         self.timeouts = timeouts
+        self.caFile = caFile
     }
+
+    /// Who credentials this client receives come from (`server`'s scheme, host and port).
+    public var origin: ServerOrigin? { ServerOrigin(server) }
 
     // MARK: shoppers
 
@@ -276,7 +282,7 @@ public final class LoyaltyAPIClient {
             method: method, url: components.url!.absoluteString, headers: allHeaders,
             body: body.map { [UInt8]($0) },
             connectTimeout: timeouts.connect, totalTimeout: timeouts.total, isCancelled: isCancelled,
-            maximumResponseBytes: maximumResponseBytes)
+            maximumResponseBytes: maximumResponseBytes, caFile: caFile)
         let response: HTTPClientResponse
         do {
             response = try http.send(request)
@@ -284,6 +290,9 @@ public final class LoyaltyAPIClient {
             if case .libraryUnavailable(let detail) = error { throw .unavailable(detail) }
             if case .cancelled = error { throw .network(error.description) }
             if case .responseTooLarge = error { throw .protocolViolation(error.description) }
+            if case .untrustedCertificate(_, let detail) = error {
+                throw .untrustedCertificate(server: server.absoluteString, detail: TerminalText.escaped(detail))
+            }
             // libcurl's own words can quote the server's answer.
             throw .network("\(TerminalText.escaped(error.description)) (server URL: --server, LOYALTY_SERVER or the config file)")
         }

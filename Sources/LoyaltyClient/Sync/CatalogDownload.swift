@@ -31,15 +31,15 @@ final class CatalogDownload: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts downloading at `since` (nil: the whole catalog), on a connection of its own that `like` would
-    /// open (its server, timeouts and cancellation).
+    /// open (its server, timeouts, CA file and cancellation).
     init(
         like caller: LoyaltyAPIClient, since: String?, etag: String?, area: CatalogArea?, limit: Int?,
         _ credential: Credential
     ) {
-        let (server, timeouts, isCancelled) = (caller.server, caller.timeouts, caller.isCancelled)
+        let (server, timeouts, caFile, isCancelled) = (caller.server, caller.timeouts, caller.caFile, caller.isCancelled)
         room.signal()
         Thread { [self] in
-            let api = LoyaltyAPIClient(server: server, timeouts: timeouts)
+            let api = LoyaltyAPIClient(server: server, timeouts: timeouts, caFile: caFile)
             api.isCancelled = isCancelled
             var since = since
             var etag = etag

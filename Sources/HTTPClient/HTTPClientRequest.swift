@@ -13,12 +13,16 @@ public struct HTTPClientRequest: Sendable {
     /// (`HTTPClientError.responseTooLarge`), so a server (or anyone between, on plain http) sending an endless
     /// body cannot fill this process's memory. Size it by what the answer can be.
     public var maximumResponseBytes: Int
+    /// A PEM file of the CAs whose certificates an https server's may chain to, instead of the system's
+    /// (a private CA); nil: the system's.
+    public var caFile: String?
 
     public init(
         method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
         connectTimeout: Double = 5, totalTimeout: Double = 30, isCancelled: (@Sendable () -> Bool)? = nil,
-        maximumResponseBytes: Int = 16 << 20
+        maximumResponseBytes: Int = 16 << 20, caFile: String? = nil
     ) {
+        self.caFile = caFile
         self.isCancelled = isCancelled
         self.maximumResponseBytes = maximumResponseBytes
         self.method = method
@@ -62,6 +66,8 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
     case cancelled(url: String)
     /// The answer's body was longer than the request's `maximumResponseBytes`: abandoned there.
     case responseTooLarge(url: String, limit: Int)
+    /// The https server's certificate was not trusted (or the CA file could not be read): nothing was sent.
+    case untrustedCertificate(url: String, detail: String)
 
     public var description: String {
         switch self {
@@ -75,6 +81,8 @@ public enum HTTPClientError: Error, CustomStringConvertible, Equatable {
         case .cancelled(let url): "the request to \(url) was abandoned: the command is ending"
         case .responseTooLarge(let url, let limit):
             "the answer from \(url) is longer than the \(limit) bytes such an answer can be, so it was abandoned; is that a loyalty server, and is nothing between rewriting its answers?"
+        case .untrustedCertificate(let url, let detail):
+            "the certificate of \(url) is not trusted (\(detail)), so nothing was sent"
         }
     }
 }

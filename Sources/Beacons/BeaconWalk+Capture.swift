@@ -27,11 +27,16 @@ public struct BeaconWalk: Sendable {
         public var frame: BeaconFrame
         public var address: BluetoothAddress
         public var path: [Waypoint]
+        /// An Eddystone-EID beacon's identifiers (its frame's identity is then replaced as they rotate).
+        public var ephemeralIDs: EphemeralIDSchedule?
 
-        public init(frame: BeaconFrame, address: BluetoothAddress, path: [Waypoint]) {
+        public init(
+            frame: BeaconFrame, address: BluetoothAddress, path: [Waypoint], ephemeralIDs: EphemeralIDSchedule? = nil
+        ) {
             self.frame = frame
             self.address = address
             self.path = path
+            self.ephemeralIDs = ephemeralIDs
         }
 
         /// Piecewise-linear along `path`; before the first waypoint its distance, after the last its distance.
@@ -55,12 +60,15 @@ public struct BeaconWalk: Sendable {
     /// Standard deviation of the RSSI noise, dB.
     public var rssiNoise: Double
     public var seed: UInt64
+    /// TLM interleaved with the Eddystone beacons' frames; nil: none.
+    public var telemetry: TelemetrySchedule?
 
     public init(
         beacons: [Beacon], start: BTSnoopTimestamp = BTSnoopTimestamp(unixSeconds: 1_700_000_000),
         duration: Double? = nil, advertisingInterval: Double = 0.1, pathLossExponent: Double = 2,
-        rssiNoise: Double = 4, seed: UInt64 = 1
+        rssiNoise: Double = 4, seed: UInt64 = 1, telemetry: TelemetrySchedule? = nil
     ) {
+        self.telemetry = telemetry
         self.beacons = beacons
         self.start = start
         self.duration = duration ?? beacons.compactMap { $0.path.last?.time }.max() ?? 0
@@ -139,10 +147,18 @@ public struct BeaconWalk: Sendable {
     /// Writes one advertising report event per advert (ADV_NONCONN_IND, legacy PDU) in `format`.
     public func write(to writer: BTSnoopWriter, format: AdvertisingReportFormat = .legacy) throws(BTSnoopError) {
         var event: [UInt8] = []
+        // Beacons advertise in turn, so each one's advert count is the round's.
+        var adverts = [Int](repeating: 0, count: beacons.count)
+        var next = 0
         try forEachAdvert { (sighting, _) throws(BTSnoopError) in
+            let index = next
+            next = (next + 1) % beacons.count
+            adverts[index] += 1
+            let data = advertisingData(
+                of: beacons[index], advert: adverts[index], elapsed: sighting.time - start.unixSeconds)
             let report = AdvertisingReport(
                 format: format, eventType: format == .legacy ? 0x03 : 0x10, addressType: 1, address: sighting.address,
-                rssi: sighting.rssi, data: AdvertisingData.beacon(sighting.frame))
+                rssi: sighting.rssi, data: data)
             event.removeAll(keepingCapacity: true)
             // Cannot throw: one report of 30 bytes of data fits any advertising report event.
             try! HCIEvent.append([report], format: format, to: &event)

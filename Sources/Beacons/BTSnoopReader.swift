@@ -167,7 +167,7 @@ public final class BTSnoopReader {
 
     deinit {
         buffer.deallocate()
-        if ownsDescriptor { _ = systemClose(descriptor) }
+        if ownsDescriptor { _ = closeDescriptor(descriptor) }
     }
 
     private func readFileHeader() throws(BTSnoopError) -> BTSnoopDatalink {
