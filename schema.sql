@@ -82,6 +82,29 @@ CREATE TRIGGER offers_feed_version
         per_shopper_limit, total_limit, reshow_after_s, deleted_at ON offers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
+-- A bulk import's rows, staged (checked as offers checks them) before any is applied to offers in batches of
+-- bounded transactions, so that another retailer's write waits for one batch, not the whole file; applied
+-- whole once staged (Database.importOffers).
+CREATE TABLE offer_import_rows (
+    import_id uuid NOT NULL,
+    position integer NOT NULL,
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+    minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+    title text NOT NULL,
+    description text,
+    category text,
+    image_url text,
+    starts_at timestamptz,
+    ends_at timestamptz,
+    per_shopper_limit integer NOT NULL CHECK (per_shopper_limit >= 1),
+    total_limit integer CHECK (total_limit >= 1),
+    reshow_after_s integer CHECK (reshow_after_s >= 0),
+    CHECK (ends_at > starts_at),
+    PRIMARY KEY (import_id, position)
+);
+CREATE INDEX offer_import_rows_retailer ON offer_import_rows (retailer_id);
+
 -- A retailer's stores and their geofences. Like offers: a removed store stays as a tombstone for the
 -- feed; `store_id` is the retailer's own key, unique among its live stores.
 CREATE TABLE stores (

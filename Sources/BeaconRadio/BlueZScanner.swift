@@ -56,10 +56,14 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
             try bus.addMatch(
                 "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesAdded'")
             try adapterCall("SetDiscoveryFilter", [.properties([("Transport", .string("le")), ("DuplicateData", .bool(true))])])
-            try adapterCall("StartDiscovery")
         } catch {
             throw .bluez(adapter, error.description)
         }
+        // bluetoothd keeps a client's filter past its StopDiscovery, and when that client leaves the bus it stops
+        // the adapter's whole discovery if exactly one other client discovers (src/adapter.c: discovery_disconnect
+        // calls discovery_stop for a client of set_filter_list). An empty filter drops ours, and its watch.
+        defer { _ = try? adapterCall("SetDiscoveryFilter", [.properties([])]) }
+        do throws(DBusFailure) { try adapterCall("StartDiscovery") } catch { throw .bluez(adapter, error.description) }
         // What the running discovery heard before we joined: its duplicate filter may never report it again.
         // A device has an RSSI only while the current discovery has seen it.
         for event in devicesHeardSoFar() { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }

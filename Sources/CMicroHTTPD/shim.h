@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <microhttpd.h>
+#include <malloc.h>  // malloc_trim, after a large answer (HTTPServer.swift)
 
 // Swift cannot call C variadic functions: fixed-arity wrappers for the calls HTTPServer makes.
 

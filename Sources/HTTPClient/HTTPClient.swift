@@ -72,7 +72,7 @@ private final class EasyHandle {
         errorBuffer[0] = 0
         let headerList = try headerList(request.headers)
         defer { api.slist_free_all(headerList) }
-        let received = ReceivedResponse(maximumBodyBytes: request.maximumResponseBytes)
+        let received = ReceivedResponse(maximumBodyBytes: request.maximumResponseBytes, bodyFile: request.bodyFile)
         let receivedPointer = Unmanaged.passUnretained(received).toOpaque()
 
         setLong(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for timeouts: this runs on any thread
@@ -117,7 +117,10 @@ private final class EasyHandle {
         }
         let code = withExtendedLifetime(received) { api.easy_perform(curl) }
 
-        guard code == CURLE_OK else { throw error(code, request, tooLarge: received.tooLarge) }
+        guard code == CURLE_OK else {
+            throw received.fileError.map { .transport(code: Int(CURLE_WRITE_ERROR.rawValue), detail: $0) }
+                ?? error(code, request, tooLarge: received.tooLarge)
+        }
         var status = 0
         _ = loyalty_curl_easy_getinfo_long(api.easy_getinfo, curl, CURLINFO_RESPONSE_CODE, &status)
         return HTTPClientResponse(status: status, headers: received.headers, body: received.body)
@@ -198,8 +201,46 @@ private final class ReceivedResponse {
     let maximumBodyBytes: Int
     /// The body went past `maximumBodyBytes`: the transfer was stopped there.
     var tooLarge = false
+    /// Where a 2xx body goes (`HTTPClientRequest.bodyFile`), and how much of it went there.
+    let bodyFile: Int32?
+    var bodyFileBytes = 0
+    /// The answer's status is 2xx: set from its status line.
+    var succeeded = false
+    /// Why writing the body to `bodyFile` failed.
+    var fileError: String?
 
-    init(maximumBodyBytes: Int) { self.maximumBodyBytes = maximumBodyBytes }
+    init(maximumBodyBytes: Int, bodyFile: Int32?) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.bodyFile = bodyFile
+    }
+
+    /// Appends `bytes` to the body (in memory or in its file); false when the transfer must stop.
+    func take(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let bodyFile, succeeded else {
+            guard bytes.count <= maximumBodyBytes - body.count else {
+                tooLarge = true
+                return false
+            }
+            body.append(contentsOf: bytes)
+            return true
+        }
+        guard bytes.count <= maximumBodyBytes - bodyFileBytes else {
+            tooLarge = true
+            return false
+        }
+        var written = 0
+        while written < bytes.count {
+            let count = write(bodyFile, bytes.baseAddress! + written, bytes.count - written)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                fileError = "could not write the answer to a temporary file: \(String(cString: strerror(errno)))"
+                return false
+            }
+            written += count
+        }
+        bodyFileBytes += written
+        return true
+    }
 }
 
 /// libcurl's progress callback, called about once a second even while nothing moves: non-zero aborts.
@@ -213,12 +254,8 @@ private let receiveBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int,
     data, size, count, context in
     guard let context else { return 0 }
     let received = Unmanaged<ReceivedResponse>.fromOpaque(context).takeUnretainedValue()
-    guard size * count <= received.maximumBodyBytes - received.body.count else {
-        received.tooLarge = true
-        return 0  // not the count given: libcurl stops with CURLE_WRITE_ERROR
-    }
-    received.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
-    return size * count
+    // Not the count given: libcurl stops with CURLE_WRITE_ERROR.
+    return received.take(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
 }
 
 /// Called once per header line, status line and blank line included. A new status line starts a
@@ -230,6 +267,7 @@ private let receiveHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
     if line.hasPrefix("HTTP/") {
         received.headers = [:]
+        received.succeeded = line.split(separator: " ").dropFirst().first?.first == "2"
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")

@@ -16,6 +16,9 @@ public struct HTTPClientRequest: Sendable {
     /// A PEM file of the CAs whose certificates an https server's may chain to, instead of the system's
     /// (a private CA); nil: the system's.
     public var caFile: String?
+    /// An open file that a 2xx answer's body is written to instead of `HTTPClientResponse.body`, so that a long
+    /// answer (a catalog page) is never held in memory; still cut off at `maximumResponseBytes`.
+    public var bodyFile: Int32?
 
     public init(
         method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,

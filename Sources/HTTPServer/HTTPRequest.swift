@@ -92,6 +92,9 @@ public enum HTTPRejection: Sendable, Equatable {
     /// The bodies of the requests in flight hold `HTTPServerLimits.maxBodyBytesInFlight`, and this one's would
     /// pass it; it was not read. The connection is closed: the client may retry in a moment.
     case busy
+    /// The answers queued and not yet sent hold `HTTPServerLimits.maxAnswerBytesInFlight`, and this request's
+    /// answer would pass it; it was dropped (the handler had run). The client may retry in a moment.
+    case answersBusy
     /// The request target has more than `HTTPServerLimits.maxQueryParameters` query parameters (the answer is
     /// to be 414). The connection is closed.
     case tooManyQueryParameters(limit: Int)

@@ -183,10 +183,11 @@ private final class ServerContext: @unchecked Sendable {
     /// An oversized chunked body is read and dropped so the client gets its 413; past this many
     /// dropped bytes the sender is cut off instead.
     let maxDiscardedBytes: Int
-    let maxBodyBytesInFlight: Int
     let maxQueryParameters: Int
     /// What the bodies of the requests in flight hold (reserved at their Content-Length, or chunk by chunk).
-    let bodyBytesInFlight = Atomic<Int>(0)
+    let bodies: ByteBudget
+    /// What the answers queued and not yet sent hold, each from its queueing until its request completes.
+    let answers: ByteBudget
     let reject: @Sendable (HTTPRejection) -> HTTPResponse
     let admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
@@ -213,7 +214,8 @@ private final class ServerContext: @unchecked Sendable {
         self.maxBodyBytes = max(0, limits.maxBodyBytes)
         self.maxBodyBytesByPath = limits.maxBodyBytesByPath
         self.maxDiscardedBytes = max(4 * self.maxBodyBytes, 1 << 20)
-        self.maxBodyBytesInFlight = limits.maxBodyBytesInFlight
+        self.bodies = ByteBudget(limit: limits.maxBodyBytesInFlight)
+        self.answers = ByteBudget(limit: limits.maxAnswerBytesInFlight)
         self.maxQueryParameters = max(0, min(limits.maxQueryParameters, limits.memoryPerConnection / 256))
         self.reject = reject
         self.admit = admit
@@ -266,13 +268,6 @@ private final class ServerContext: @unchecked Sendable {
         }
     }
 
-    /// Takes `bytes` of the bodies' budget; false, taking nothing, when they would pass it.
-    func reserveBody(_ bytes: Int) -> Bool {
-        guard bodyBytesInFlight.add(bytes, ordering: .relaxed).newValue > maxBodyBytesInFlight else { return true }
-        bodyBytesInFlight.subtract(bytes, ordering: .relaxed)
-        return false
-    }
-
     /// When `mayAnswerDirectly` last said yes (DispatchTime's nanoseconds), 0 for never.
     private let lastDirectAnswer = Atomic<UInt64>(0)
     /// MHD 0.9.75 crashes (a NULL response in its connection thread) when the daemon stops within about a
@@ -317,6 +312,25 @@ private final class ServerContext: @unchecked Sendable {
     }
 }
 
+/// Bytes that requests in flight hold together, up to a limit.
+final class ByteBudget: Sendable {
+    let limit: Int
+    private let held = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes `bytes`; false, taking nothing, when they would pass the limit.
+    func take(_ bytes: Int) -> Bool {
+        guard held.add(bytes, ordering: .relaxed).newValue > limit else { return true }
+        held.subtract(bytes, ordering: .relaxed)
+        return false
+    }
+
+    func give(_ bytes: Int) {
+        held.subtract(bytes, ordering: .relaxed)
+    }
+}
+
 /// One request's state between the access handler's calls, kept in MHD's `*con_cls`. Made by the access handler's
 /// first call, or before it when the request target is refused.
 private final class RequestState {
@@ -329,8 +343,11 @@ private final class RequestState {
     /// Answered before the whole body was read (too large, refused from its head, no room): the rest is dropped.
     var isRefused = false
     var discardedBytes = 0
-    /// What this request holds of `ServerContext.bodyBytesInFlight`, given back when it completes.
+    /// What this request holds of `ServerContext.bodies`, given back when it completes.
     var reservedBytes = 0
+    /// What its answer holds of `ServerContext.answers`, given back when it completes (sent, or its connection
+    /// closed).
+    var answerBytes = 0
     /// The request's head, read from MHD once, when it is in: `admit` sees it, and the handler gets it with the body.
     var head: HTTPRequest?
 }
@@ -384,7 +401,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
                 refusal, on: connection, context, closing: (length ?? 0) > 0 || !framing.transferEncodings.isEmpty)
         }
         if let length, length > 0 {
-            guard context.reserveBody(length) else {
+            guard context.bodies.take(length) else {
                 state.isRefused = true
                 return queue(context.reject(.busy), on: connection, context, closing: true)
             }
@@ -405,7 +422,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let rejection: HTTPRejection? =
             state.isRefused ? nil
             : state.body.count + chunkSize > state.maxBodyBytes ? .bodyTooLarge(limit: state.maxBodyBytes)
-            : growth > 0 && !context.reserveBody(growth) ? .busy : nil
+            : growth > 0 && !context.bodies.take(growth) ? .busy : nil
         if growth > 0 && rejection == nil && !state.isRefused { state.reservedBytes += growth }
         if let rejection {
             state.isRefused = true
@@ -428,11 +445,31 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     if state.isRefused { return MHD_Result.NO }  // answered already
     guard var request = state.head.take() else { return MHD_Result.NO }  // the first call made it
     swap(&request.body, &state.body)
+    let queued = answer(request, on: connection, state, context)
+    // What the handler built is freed by now (MHD holds its copy of the answer): a large answer's memory goes
+    // back to the system, where glibc would keep it in the thread's own arena.
+    if state.answerBytes >= largeAnswerBytes { malloc_trim(0) }
+    return queued
+}
+
+/// Answers at least this long are followed by `malloc_trim`.
+private let largeAnswerBytes = 1 << 20
+
+/// Runs the handler and queues its answer, or the refusal when the unsent answers hold their budget.
+private func answer(
+    _ request: HTTPRequest, on connection: OpaquePointer, _ state: RequestState, _ context: ServerContext
+) -> MHD_Result {
     let response = context.handler(request)
     // The body is done with: its share of the budget goes back before the answer is sent, so a client that has
     // read the answer finds the room free (MHD calls requestCompleted only after the answer is written).
-    context.bodyBytesInFlight.subtract(state.reservedBytes, ordering: .relaxed)
+    context.bodies.give(state.reservedBytes)
     state.reservedBytes = 0
+    // The answer is held until its client has read it: clients that ask for large answers and never read them
+    // hold no more than the answers' budget together, however many they are.
+    guard context.answers.take(response.body.count) else {
+        return queue(context.reject(.answersBusy), on: connection, context)
+    }
+    state.answerBytes = response.body.count
     return queue(response, on: connection, context)
 }
 
@@ -454,7 +491,9 @@ private let requestCompleted: MHD_RequestCompletedCallback = {
     let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
     let retained = Unmanaged<RequestState>.fromOpaque(statePointer)
     let state = retained.takeUnretainedValue()
-    context.bodyBytesInFlight.subtract(state.reservedBytes, ordering: .relaxed)
+    context.bodies.give(state.reservedBytes)
+    context.answers.give(state.answerBytes)
+    if state.answerBytes >= largeAnswerBytes { malloc_trim(0) }
     retained.release()
     requestPointer?.pointee = nil
     // A refused target whose connection ended before its head was in never reached the access handler.

@@ -23,6 +23,11 @@ public struct HTTPServerLimits: Sendable {
     /// What the bodies of all requests in flight may hold together: a body that would take more is refused
     /// with `HTTPRejection.busy`, so memory stays bounded whatever the number of connections.
     public var maxBodyBytesInFlight: Int = 128 << 20
+    /// What the answers queued and not yet sent may hold together: an answer that would take more is replaced by
+    /// `HTTPRejection.answersBusy`. An answer is held from its handler's end until it is sent or its connection
+    /// closes (after `connectionTimeoutSeconds` without progress), so clients that ask for large answers and never
+    /// read them hold no more than this, whatever their number. Ten catalog pages of the usual 24 MB.
+    public var maxAnswerBytesInFlight: Int = 256 << 20
     /// Per connection, for the request line, headers and read buffer: a longer request line gets 414, longer
     /// headers 431 (MHD answers both). MHD's own default, four times nginx's largest header buffer; MHD zeroes
     /// all of it after each request, which at 128 KiB cost a cheap request 4 % of the server's CPU.

@@ -9,6 +9,16 @@ package struct JSONReader {
     /// Nesting of skipped values, bounded so hostile input cannot exhaust the stack.
     package var depth = 0
     static let maximumDepth = 256
+    /// Told how far reading has come about every `progressStep` bytes, so that a caller reading a mapped file can
+    /// let the bytes behind go. Every scan is bounded (a string by `maximumStringBytes`, a number's digits by
+    /// `maximumDigits`) or checks it as it goes (white space), so no more than about a step is read between two
+    /// calls, whatever the text.
+    package var progress: ((Int) -> Void)?
+    private var nextProgress = progressStep
+    static let progressStep = 4 << 20
+    /// No text the API writes comes near it (a description is at most 2,000 characters).
+    static let maximumStringBytes = 64 << 10
+    static let maximumDigits = 400
 
     package init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -27,6 +37,10 @@ package struct JSONReader {
 
     package mutating func skipWhitespace() {
         while index < bytes.count {
+            if index >= nextProgress, let progress {
+                nextProgress = index + Self.progressStep
+                progress(index)
+            }
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
             default: return
@@ -49,7 +63,7 @@ package struct JSONReader {
     }
 
     /// Calls `field` with each key of an object, the reader placed at its value; `field` reads or skips it.
-    mutating func object(
+    package mutating func object(
         _ what: String, _ field: (inout JSONReader, ObjectKey) throws(JSONCodingError) -> Void
     ) throws(JSONCodingError) {
         guard try peek() == UInt8(ascii: "{") else { throw failure("the \(what) is not an object") }
@@ -76,31 +90,39 @@ package struct JSONReader {
     package mutating func array<Element>(
         _ what: String, _ element: (inout JSONReader) throws(JSONCodingError) -> Element
     ) throws(JSONCodingError) -> [Element] {
+        var elements: [Element] = []
+        try forEach(what) { reader throws(JSONCodingError) in elements.append(try element(&reader)) }
+        return elements
+    }
+
+    /// Calls `element` with the reader placed at each element of an array; `element` reads or skips it.
+    package mutating func forEach(
+        _ what: String, _ element: (inout JSONReader) throws(JSONCodingError) -> Void
+    ) throws(JSONCodingError) {
         guard try peek() == UInt8(ascii: "[") else { throw failure("\(what) is not an array") }
         index += 1
-        var elements: [Element] = []
         if try peek() == UInt8(ascii: "]") {
             index += 1
-            return elements
+            return
         }
         while true {
-            elements.append(try element(&self))
+            try element(&self)
             switch try peek() {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "]"):
                 index += 1
-                return elements
+                return
             default: throw failure("expected ',' or ']' in \(what)")
             }
         }
     }
 
     /// A key: the raw bytes when it has no escapes (the usual case), else its decoded text.
-    struct ObjectKey {
+    package struct ObjectKey {
         var raw: UnsafeBufferPointer<UInt8>
         var decoded: String?
 
-        func `is`(_ name: StaticString) -> Bool {
+        package func `is`(_ name: StaticString) -> Bool {
             if let decoded { return decoded == name.description }
             return name.withUTF8Buffer { name in
                 name.count == raw.count && memcmp(name.baseAddress!, raw.baseAddress!, raw.count) == 0
@@ -111,8 +133,8 @@ package struct JSONReader {
     mutating func objectKey() throws(JSONCodingError) -> ObjectKey {
         let start = index + 1
         var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
-            bytes[end] >= 0x20, bytes[end] < 0x80
+        while end < bytes.count, end - start < Self.maximumStringBytes, bytes[end] != UInt8(ascii: "\""),
+            bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20, bytes[end] < 0x80
         {
             end += 1
         }
@@ -152,11 +174,14 @@ package struct JSONReader {
         }
     }
 
+    private static let tooLong = "a string longer than \(maximumStringBytes) bytes"
+
     package mutating func string() throws(JSONCodingError) -> String {
         guard try peek() == UInt8(ascii: "\"") else { throw failure("expected a string") }
         index += 1
         let start = index
         while index < bytes.count {
+            guard index - start < Self.maximumStringBytes else { throw failure(Self.tooLong) }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -171,6 +196,7 @@ package struct JSONReader {
         // With escapes: unescaped into a copy.
         var text = Array(bytes[start..<index])
         while index < bytes.count {
+            guard index - start < Self.maximumStringBytes else { throw failure(Self.tooLong) }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
@@ -297,8 +323,10 @@ package struct JSONReader {
         let start = index
         func digits() -> Int {
             let first = index
-            while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 { index += 1 }
-            return index - first
+            while index < bytes.count, index - first <= Self.maximumDigits, bytes[index] &- UInt8(ascii: "0") < 10 {
+                index += 1
+            }
+            return index - first <= Self.maximumDigits ? index - first : 0
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
         let leading = index
@@ -372,7 +400,7 @@ package struct JSONReader {
             if bytes[index] == UInt8(ascii: "{") {
                 try object("value") { reader, _ throws(JSONCodingError) in try reader.skipValue() }
             } else {
-                _ = try array("the value") { reader throws(JSONCodingError) in try reader.skipValue() }
+                try forEach("the value") { reader throws(JSONCodingError) in try reader.skipValue() }
             }
         default: _ = try number()
         }

@@ -23,12 +23,12 @@ package protocol JSONTableObject: JSONTableValue {
 
 /// One field of a `JSONTableObject`.
 package struct JSONTableField<Object>: Sendable {
-    let key: StaticString
-    let required: Bool
+    package let key: StaticString
+    package let required: Bool
     /// Writes `"key":value`, preceded by a comma when `separated`, unless the value is absent; whether it wrote.
     let write: @Sendable (inout JSONWriter, Object, _ separated: Bool) throws(JSONCodingError) -> Bool
     /// Reads the value the reader is placed at into the object.
-    let read: @Sendable (inout JSONReader, inout Object) throws(JSONCodingError) -> Void
+    package let read: @Sendable (inout JSONReader, inout Object) throws(JSONCodingError) -> Void
 
     /// A field that is always there.
     package static func required<Value: JSONTableValue>(

@@ -46,7 +46,8 @@ public struct FleetBeacon: Codable, Sendable, Equatable {
     public var category: String?
     /// The latest time an account was first shown any offer on this beacon; absent when never.
     public var lastHeardAt: Date?
-    /// One entry per day of the period, oldest first.
+    /// The days of the period on which it was heard, oldest first; a day without sightings is left out, so a
+    /// year of a fleet of thousands is not millions of zeros.
     public var sightings: [BeaconDay]
     /// Unheard for the quiet period, counted from the offer's (or the name's) last change when never heard.
     public var quiet: Bool
@@ -80,26 +81,36 @@ public struct FleetBeacon: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /v1/retailer/fleet?days=N&quiet_days=Q`: every beacon of the retailer, by major and minor.
+/// `GET /v1/retailer/fleet?days=N&quiet_days=Q&limit=L&after=MAJOR.MINOR`: a page of the retailer's beacons, by
+/// major and minor.
 public struct BeaconFleet: Codable, Sendable, Equatable {
     public var days: Int
+    /// The period's first UTC day (`2026-12-01`); its last is the server's today.
+    public var firstDay: String
     public var quietDays: Int
     public var beacons: [FleetBeacon]
+    /// The `after` of the next page (`MAJOR.MINOR`); absent on the last.
+    public var next: String?
 
-    public init(days: Int, quietDays: Int, beacons: [FleetBeacon]) {
+    public init(days: Int, firstDay: String, quietDays: Int, beacons: [FleetBeacon], next: String? = nil) {
         self.days = days
+        self.firstDay = firstDay
         self.quietDays = quietDays
         self.beacons = beacons
+        self.next = next
     }
 
     public enum CodingKeys: String, CodingKey {
         case days
+        case firstDay = "first_day"
         case quietDays = "quiet_days"
-        case beacons
+        case beacons, next
     }
 }
 
 extension Validation {
     public static let beaconNameLength = 1...100
     public static let beaconPlacementMaxLength = 500
+    /// Beacons in a fleet page: at 366 days heard every day, 500 of them are some 6 MB of JSON.
+    public static let fleetPageLimit = 1...500
 }

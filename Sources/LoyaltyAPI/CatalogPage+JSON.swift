@@ -109,3 +109,52 @@ extension RetailStore: JSONTableObject {
         .required("updated_at", { $0.updatedAt }, { $0.updatedAt = $1 }),
     ]
 }
+
+extension CatalogPage {
+    /// One row of a page, as `read(json:rows:progress:)` hands it over.
+    public enum Row: Sendable {
+        case retailer(CatalogRetailer)
+        case offer(Offer)
+        case removed(CatalogTombstone)
+        case store(RetailStore)
+        case removedStore(CatalogTombstone)
+    }
+
+    /// Reads a page without holding its rows: its own fields come back (its arrays empty), and each row goes to
+    /// `row` as it is read; `row` returns false to stop, and the read then fails. `progress` is told about every 4 MiB how far reading has come, so that a caller reading a mapped file
+    /// can let the bytes behind go: no value is longer than 64 KiB, so memory stays a few MiB whatever the page.
+    public static func read(
+        json: UnsafeBufferPointer<UInt8>, rows row: (Row) -> Bool, progress: @escaping (Int) -> Void
+    ) throws(JSONCodingError) -> CatalogPage {
+        var reader = JSONReader(json)
+        reader.progress = progress
+        let fields = jsonFields
+        var page = jsonBlank
+        var found: UInt64 = 0
+        try reader.object(jsonName) { reader, key throws(JSONCodingError) in
+            guard let index = fields.firstIndex(where: { key.is($0.key) }) else { return try reader.skipValue() }
+            found |= 1 << index
+            switch fields[index].key.description {
+            case "offers": try rows(&reader, "offers", Row.offer, row)
+            case "removed": try rows(&reader, "removed", Row.removed, row)
+            case "removed_stores": try rows(&reader, "removed_stores", Row.removedStore, row)
+            case "retailers": try rows(&reader, "retailers", Row.retailer, row)
+            case "stores": try rows(&reader, "stores", Row.store, row)
+            default: try fields[index].read(&reader, &page)
+            }
+        }
+        for (index, field) in fields.enumerated() where field.required && found & 1 << index == 0 {
+            throw reader.missing(field.key, in: jsonName)
+        }
+        try reader.end()
+        return page
+    }
+
+    private static func rows<Element: JSONTableValue>(
+        _ reader: inout JSONReader, _ what: String, _ make: (Element) -> Row, _ row: (Row) -> Bool
+    ) throws(JSONCodingError) {
+        try reader.forEach(what) { reader throws(JSONCodingError) in
+            guard row(make(try Element.readJSON(&reader))) else { throw reader.failure("stopped while storing the page") }
+        }
+    }
+}

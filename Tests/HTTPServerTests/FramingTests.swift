@@ -22,7 +22,7 @@ import Testing
                 switch rejection {
                 case .bodyTooLarge(let limit): HTTPResponse(status: 413, body: Array("limit \(limit)".utf8))
                 case .malformedFraming(let problem): HTTPResponse(status: 400, body: Array(problem.utf8))
-                case .busy: HTTPResponse(status: 503)
+                case .busy, .answersBusy: HTTPResponse(status: 503)
                 case .tooManyQueryParameters: HTTPResponse(status: 414)
                 case .bodyTooSlow: HTTPResponse(status: 408)
                 }

@@ -38,7 +38,7 @@ private let rejectAs413: @Sendable (HTTPRejection) -> HTTPResponse = { rejection
     switch rejection {
     case .bodyTooLarge(let limit): HTTPResponse(status: 413, body: Array("limit \(limit)".utf8))
     case .malformedFraming(let reason): HTTPResponse(status: 400, body: Array(reason.utf8))
-    case .busy: HTTPResponse(status: 503)
+    case .busy, .answersBusy: HTTPResponse(status: 503)
     case .tooManyQueryParameters: HTTPResponse(status: 414)
     case .bodyTooSlow: HTTPResponse(status: 408)
     }

@@ -191,6 +191,42 @@ import Testing
         #expect(throws: JSONCodingError.self) { try CatalogPage(json: Array(json.utf8)) }
     }
 
+    /// Read as the client stores a page from its file: the rows come one at a time, the same as whole, and the
+    /// reader says how far it is at least every 4 MiB; a string longer than any the API writes is refused.
+    @Test(arguments: 0..<50 as Range<UInt64>)
+    func readsRowsOneAtATimeAsWhole(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        let whole = Self.page(&random)
+        let bytes = try whole.json()
+        var rows = whole
+        (rows.retailers, rows.offers, rows.removed, rows.stores, rows.removedStores) = ([], [], [], [], [])
+        let head = try bytes.withUnsafeBufferPointer { bytes in
+            try CatalogPage.read(json: bytes, rows: { row in
+                switch row {
+                case .retailer(let retailer): rows.retailers.append(retailer)
+                case .offer(let offer): rows.offers.append(offer)
+                case .removed(let tombstone): rows.removed.append(tombstone)
+                case .store(let store): rows.stores.append(store)
+                case .removedStore(let tombstone): rows.removedStores.append(tombstone)
+                }
+                return true
+            }, progress: { _ in })
+        }
+        #expect(rows == whole && head.cursor == whole.cursor && head.offers.isEmpty)
+    }
+
+    @Test func aLongPageTellsItsProgressAndALongStringIsRefused() throws {
+        let spaced = Array(Self.valid.replacingOccurrences(
+            of: "\"cursor\"", with: String(repeating: " ", count: 9 << 20) + "\"cursor\"").utf8)
+        var told: [Int] = []
+        _ = try spaced.withUnsafeBufferPointer { bytes in
+            try CatalogPage.read(json: bytes, rows: { _ in true }, progress: { told.append($0) })
+        }
+        #expect(told.count == 2 && told.allSatisfy { $0 < 9 << 20 })
+        let long = Array(Self.valid("\"T\"", "\"\(String(repeating: "T", count: 70_000))\"").utf8)
+        #expect(throws: JSONCodingError.self) { try CatalogPage(json: long) }
+    }
+
     @Test func theValidSampleIsValid() throws {
         #expect(try CatalogPage(json: Array(Self.valid.utf8)).offers.count == 1)
     }

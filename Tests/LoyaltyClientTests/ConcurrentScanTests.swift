@@ -54,6 +54,29 @@ import Testing
         #expect(try cache.seen()[sushi.id] == Self.now.addingTimeInterval(630))
     }
 
+    /// A scan killed between its claim and the offer's line left the claim behind (sushi, recorded as seen): the
+    /// next session shows it without a second seen item. A claim of a process that still runs holds (pizza: its
+    /// line is on the way), and a settled claim is an offer shown.
+    @Test func anOfferClaimedByAScanThatDiedBeforeShowingItShowsInTheNextSession() throws {
+        let (file, sushi, pizza) = try Self.seededCache()
+        let cache = try OfferCache(file: file)
+        // No process of this boot has that start time.
+        let gone = ProcessIdentity(text: ProcessIdentity.current.text.split(separator: " ")[0] + " \(getpid()) 0")
+        let parent = ProcessIdentity(of: getppid())
+        #expect(!gone.isRunning && parent.isRunning && ProcessIdentity.current.isRunning)
+        #expect(try cache.claimShown(sushi.id, shownAt: Self.now, reportedAt: Self.now, reshowAfter: nil, claimant: gone))
+        #expect(try cache.claimShown(pizza.id, shownAt: Self.now, reportedAt: Self.now, reshowAfter: 60, claimant: parent))
+        #expect(try cache.unshown() == [sushi.id])
+
+        let session = try OfferSession(cache: cache, holding: .dwell(5), sync: nil, deviceClock: { Self.now })
+        #expect(try session.update(time: 0, beacons: [Self.near(1)])?.offer.offer.id == sushi.id)
+        #expect(try session.update(time: 10, beacons: [Self.near(2)]) == nil, "pizza's claim holds")
+        #expect(try cache.unshown().isEmpty)
+        #expect(try cache.outbox(limit: 10).items.map(\.offerID) == [sushi.id, pizza.id])
+        let next = try OfferSession(cache: cache, holding: .dwell(5), sync: nil, deviceClock: { Self.now })
+        #expect(try next.update(time: 0, beacons: [Self.near(1)]) == nil, "shown once")
+    }
+
     /// Three sessions on three connections to one cache, fed the same walk on three threads at once,
     /// five times over: sushi is shown once in all, pizza once per 60 s of walk, and the outbox holds
     /// exactly what was shown.

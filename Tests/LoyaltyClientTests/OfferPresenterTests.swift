@@ -106,28 +106,48 @@ private func play(
     }
 
     /// Held until dismissed, what came near while an offer was on screen waits its turn, in the order it
-    /// came, and shows after the dismissal even when its beacon has left (a fast replay left them all).
+    /// came, while its beacon stays near.
     @Test func offersThatCameNearWhileOneWasOnScreenShowInTurn() {
         let store = Store()
         var presenter = OfferPresenter(holding: .untilDismissed)
         let snapshots: [[BeaconProximity]] = [
             [Store.beacon(1, 1, .near)],  // sushi shows
             [Store.beacon(1, 1, .near), Store.beacon(2, 1, .near)],  // clothing comes near first
-            [Store.beacon(1, 2, .immediate), Store.beacon(2, 1, .far)],  // then pizza; clothing leaves
-            [], [],
+            [Store.beacon(1, 2, .immediate), Store.beacon(2, 1, .near)],  // then pizza; sushi leaves
         ]
         #expect(play(&presenter, store, snapshots).map(\.1) == ["sushi"])
         #expect(presenter.waiting.map(\.offer.title) == ["clothing", "pizza"])
         presenter.dismiss()
-        let later = Store.epoch.addingTimeInterval(5)
-        #expect(presenter.showWaiting(time: 5, serverTime: later)?.offer.offer.title == "clothing")
-        #expect(presenter.showWaiting(time: 5, serverTime: later) == nil, "one at a time")
+        let later = Store.epoch.addingTimeInterval(2)
+        #expect(presenter.showWaiting(time: 2, serverTime: later)?.offer.offer.title == "clothing")
+        #expect(presenter.showWaiting(time: 2, serverTime: later) == nil, "one at a time")
         presenter.dismiss()
-        // The next snapshot shows the next in turn, before any beacon near now.
-        #expect(play(&presenter, store, [[Store.beacon(2, 1, .near)]], start: 6).map(\.1) == ["pizza"])
+        // The next snapshot shows the next in turn, before any beacon that came near after it.
+        let next = [Store.beacon(1, 1, .near), Store.beacon(1, 2, .near), Store.beacon(2, 1, .near)]
+        #expect(play(&presenter, store, [next], start: 3).map(\.1) == ["pizza"])
         presenter.dismiss()
-        #expect(play(&presenter, store, [[Store.beacon(1, 1, .near)]], start: 7).isEmpty, "each once")
+        #expect(play(&presenter, store, [next], start: 4).isEmpty, "each once")
         #expect(presenter.waiting.isEmpty)
+    }
+
+    /// A waiting offer whose beacon is no longer near leaves the queue (a fast replay, or a shopper who read
+    /// one offer while walking past the next): not shown and not seen, it shows when its beacon is near again.
+    @Test func aWaitingOfferWhoseBeaconWentFarIsDroppedUntilItComesNearAgain() {
+        let store = Store()
+        var presenter = OfferPresenter(holding: .untilDismissed)
+        let snapshots: [[BeaconProximity]] = [
+            [Store.beacon(1, 1, .near)],  // sushi shows
+            [Store.beacon(1, 1, .near), Store.beacon(1, 2, .near), Store.beacon(2, 1, .near)],  // pizza, clothing wait
+            [Store.beacon(1, 1, .near), Store.beacon(1, 2, .far), Store.beacon(2, 1, .near)],  // pizza goes far
+            [Store.beacon(1, 1, .near)],  // clothing is out of range
+        ]
+        #expect(play(&presenter, store, snapshots).map(\.1) == ["sushi"])
+        #expect(presenter.waiting.isEmpty, "\(presenter.waiting.map(\.offer.title))")
+        presenter.dismiss()
+        #expect(presenter.showWaiting(time: 3, serverTime: Store.epoch.addingTimeInterval(3)) == nil)
+        #expect(play(&presenter, store, [[Store.beacon(1, 2, .near)]], start: 4).map(\.1) == ["pizza"])
+        presenter.dismiss()
+        #expect(play(&presenter, store, [[Store.beacon(2, 1, .immediate)]], start: 5).map(\.1) == ["clothing"])
     }
 
     /// A waiting offer the account saw meanwhile (another device, another scan) is passed over.

@@ -200,6 +200,25 @@ private func mateys(_ server: TestServer) throws -> Credential {
         #expect(try device.cache.offers().contains { $0.offer.title == "40% off sushi" })
     }
 
+    /// An area's catalog comes in pages too (it once came whole, and a rival's imports made it too long for the
+    /// client to take): the sync follows them, and ends with the area's copy whole and not partial.
+    @Test func anAreaSyncsOverSeveralPages() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let key = try mateys(server)
+        _ = try server.api.putStore(
+            "carnaby", StoreDraft(name: "Carnaby", latitude: 51.5136, longitude: -0.1365, radiusMetres: 80), key)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        var engine = device.syncEngine(server)
+        engine.catalogPageLimit = 2
+
+        let area = CatalogArea(latitude: 51.5136, longitude: -0.1365, radiusKilometres: 1)
+        let report = try engine.sync(area: area)
+        #expect(report.fullCatalog && report.catalogPages == 3 && report.offersReceived == 3)
+        try expectCacheMatchesServer(device, server)
+        #expect(try device.cache.stores().map(\.store.storeID) == ["carnaby"])
+        #expect(!(try engine.sync(area: area)).catalogChanged)
+    }
+
     @Test func theNextPageLinkGivesItsCursor() {
         #expect(CatalogDownload.nextCursor("</v1/catalog?since=djE6YWJj&limit=7>; rel=\"next\"") == "djE6YWJj")
         #expect(CatalogDownload.nextCursor("</v1/catalog?since=abc>; rel=\"prev\"") == nil)

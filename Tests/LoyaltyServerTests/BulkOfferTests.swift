@@ -194,6 +194,57 @@ extension TestServer {
         #expect(after.offers.map(\.title) == ["A", "B", "C"])
     }
 
+    /// A 100,000-row import once held every other retailer's catalog writes for its whole statement (an offer
+    /// PUT waited 3.8 s): it is applied in batches now, and another retailer's PUT waits for one batch at most.
+    @Test func aLargeImportHoldsAnotherRetailersWritesForOneBatchAtMost() throws {
+        let server = try TestServer()
+        let big = try server.registerRetailer("Big")
+        let other = try server.registerRetailer("Other")
+        let csv = "major,minor,title\n" + (0..<100_000).map { "\($0 / 50_000 + 1),\($0 % 50_000),Offer \($0)" }
+            .joined(separator: "\n")
+        let answer = Mutex<TestResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            answer.withLock { $0 = try? server.importOffers(big, csv) }
+            done.signal()
+        }.start()
+        var slowest = Duration.zero
+        var puts = 0
+        while done.wait(timeout: .now()) == .timedOut {
+            let started = ContinuousClock.now
+            try server.putOffer(other, major: 1, minor: puts % 100, OfferDraft(title: "Put \(puts)"))
+            slowest = max(slowest, ContinuousClock.now - started)
+            puts += 1
+        }
+        let reply = try #require(answer.withLock { $0 })
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(try reply.decode(OfferImportResult.self).created == 100_000)
+        #expect(try server.offers(big).count == 100_000)
+        #expect(puts > 10 && slowest < .seconds(1), "\(puts) PUTs, the slowest \(slowest)")
+    }
+
+    /// A file staged whole and applied only in part (its request ended midway) is applied whole at the server's
+    /// start, and before its retailer's next import, whose rows then come after it.
+    @Test func aStagedImportLeftMidwayIsAppliedWhole() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let importID = UUID()
+        try server.pool.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO offer_import_rows (import_id, position, retailer_id, major, minor, title, per_shopper_limit)
+                SELECT \(importID), n, \(matey.id), 1, n, 'Staged ' || n, 1 FROM generate_series(1, 2500) AS n
+                """)
+        }
+        #expect(try server.importOffers(matey, "major,minor,title\n1,1,Newer\n").status == 200)
+        let offers = try server.offers(matey)
+        #expect(offers.count == 2_500 && offers.first { $0.minor == 1 }?.title == "Newer")
+        let left: Int = try server.pool.withConnection {
+            try $0.query("SELECT count(*) AS n FROM offer_import_rows")[0].decode("n")
+        }
+        #expect(left == 0)
+    }
+
     @Test func offersComeAPageAtATime() throws {
         let server = try TestServer()
         let matey = try server.registerRetailer()

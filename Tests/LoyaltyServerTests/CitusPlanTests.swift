@@ -10,6 +10,7 @@ import Testing
     /// Copied to every node: read everywhere (catalog pages, joins from shopper tables), written rarely.
     static let referenceTables: Set<String> = [
         "catalog_feed", "retailers", "offers", "stores", "till_keys", "console_sessions", "beacons",
+        "offer_import_rows",
     ]
     /// The migrator's record, on the coordinator only.
     static let localTables: Set<String> = ["schema_migrations"]

@@ -34,12 +34,13 @@ import Testing
         let fleet: BeaconFleet = try server.request(
             "GET", "/v1/retailer/fleet?days=3&quiet_days=7", token: matey.apiKey
         ).decode()
-        #expect(fleet.days == 3 && fleet.quietDays == 7)
+        #expect(fleet.days == 3 && fleet.quietDays == 7 && fleet.next == nil)
+        #expect(fleet.firstDay == String(LoyaltyJSON.formatTimestamp(dayOne.addingTimeInterval(-86_400)).prefix(10)))
         #expect(fleet.beacons.map { "\($0.major):\($0.minor)" } == ["1:1", "2:1", "5:5", "9:9"])
         let yesterday = String(LoyaltyJSON.formatTimestamp(dayOne).prefix(10))
         let heard = fleet.beacons[0]
         #expect(heard.offerID == sushi.id && heard.category == "food" && heard.lastHeardAt == dayOne)
-        #expect(heard.sightings.map(\.sightings) == [0, 1, 0] && heard.sightings[1].date == yesterday)
+        #expect(heard.sightings == [BeaconDay(date: yesterday, sightings: 1)])
         #expect(!heard.quiet && heard.note == nil)
         let withoutOffer = fleet.beacons[2]
         #expect(withoutOffer.offerID == nil && withoutOffer.title == nil && withoutOffer.lastHeardAt == dayOne)
@@ -52,6 +53,41 @@ import Testing
         #expect(later.days == 14 && later.beacons.allSatisfy(\.quiet))
         #expect(later.beacons[0].note?.contains("check its battery") == true)
         #expect(later.beacons[1].note?.contains("never heard") == true)
+    }
+
+    /// A year of a fleet of thousands once came whole, every beacon with 366 days of zeros (at 100,000 beacons an
+    /// 18 GB server): now it comes in pages of at most `limit` beacons, each with only the days it was heard.
+    @Test func aYearOfAManyBeaconFleetComesInPagesOfTheDaysHeard() throws {
+        let server = try TestServer()
+        let matey = try server.registerRetailer()
+        let csv = "major,minor,title\n" + (0..<1_200).map { "\($0 / 100 + 1),\($0 % 100),Offer \($0)" }
+            .joined(separator: "\n")
+        #expect(try server.importOffers(matey, csv).status == 200)
+        let heard = try server.putOffer(matey, major: 3, minor: 50, OfferDraft(title: "Heard"))
+        let ann = try server.createAccount()
+        let push = SeenPush(items: [SeenItem(offerID: heard.id, seenAt: server.clock.read())])
+        #expect(try server.request("POST", "/v1/seen", token: ann.deviceToken, json: push).status == 200)
+
+        var beacons: [FleetBeacon] = []
+        var after: String?
+        var pages = 0
+        repeat {
+            let reply = try server.request(
+                "GET", "/v1/retailer/fleet?days=366" + (after.map { "&after=\($0)" } ?? ""), token: matey.apiKey)
+            #expect(reply.body.count < 200_000, "a page of \(reply.body.count) bytes")
+            let page: BeaconFleet = try reply.decode()
+            #expect(page.beacons.count <= Validation.fleetPageLimit.upperBound)
+            beacons += page.beacons
+            after = page.next
+            pages += 1
+        } while after != nil && pages < 10
+        #expect(pages == 3 && beacons.count == 1_200)
+        #expect(Set(beacons.map { "\($0.major):\($0.minor)" }).count == 1_200)
+        #expect(beacons.filter { !$0.sightings.isEmpty }.map { "\($0.major):\($0.minor)" } == ["3:50"])
+        let small: BeaconFleet = try server.request(
+            "GET", "/v1/retailer/fleet?limit=2&after=3.49", token: matey.apiKey).decode()
+        #expect(small.beacons.map(\.minor) == [50, 51] && small.next == "3.51")
+        #expect(small.beacons[0].sightings.map(\.sightings) == [1])
     }
 
     @Test func badLabelsAndPeriodsAreRefusedWithTheirField() throws {
@@ -70,7 +106,7 @@ import Testing
         #expect(
             try server.request("PUT", "/v1/retailer/fleet/65536/1", token: matey.apiKey, json: BeaconLabel(name: "x"))
                 .status == 422)
-        for bad in ["days=0", "quiet_days=367", "days=x"] {
+        for bad in ["days=0", "quiet_days=367", "days=x", "limit=0", "limit=501", "after=1", "after=65536.0"] {
             #expect(try server.request("GET", "/v1/retailer/fleet?\(bad)", token: matey.apiKey).status == 422)
         }
     }

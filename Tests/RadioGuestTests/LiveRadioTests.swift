@@ -218,6 +218,41 @@ import Testing
         #expect(try guest.peer.guestControllerState().scanning)
     }
 
+    /// Beside bluetoothd discovering for one other program (`bluetoothctl scan on`), whose peer's minor changes:
+    /// bluetoothd reports each change before our scan and still after it. BlueZ keeps a client's discovery
+    /// filter after its StopDiscovery, and when that client leaves the bus it stops the adapter's discovery if
+    /// exactly one other client discovers (src/adapter.c, discovery_disconnect): the scan clears its filter.
+    @Test func besideBluetoothdItsDiscoveryStillReportsChangesAfterOurScan() throws {
+        guard let guest = guest() else { return }
+        try startBluetoothd(guest)
+        defer { try? stopBluetoothd(guest) }
+        try guest.startInBackground("exec bluetoothctl --timeout 120 scan on", name: "discovery-changes")
+        defer { _ = try? guest.run("kill $(cat \(guest.resultsPath)/discovery-changes.pid)") }
+        try #require(try waitUntil(seconds: 20) { try guest.run("bluetoothctl show | grep -q 'Discovering: yes'").status == 0 })
+        defer { try? guest.peer.stop() }
+        // bluetoothd's copy of the peer's manufacturer data: major 6, then the minor, then -59 dBm (0xc5).
+        func reported(minor: UInt8) throws -> Bool {
+            try guest.peer.advertise(Self.iBeacon(major: 6, minor: UInt16(minor)))
+            return try waitUntil(seconds: 20) {
+                try guest.run("bluetoothctl info C1:C1:C1:C1:C1:C1 | grep -q '00 06 00 \(String(format: "%02x", minor)) c5'")
+                    .status == 0
+            }
+        }
+        #expect(try reported(minor: 11), "bluetoothd did not report the change before our scan")
+        let scan = try liveScan(guest, "scan-changes", "", until: "\"range\"", thenSeconds: 5)
+        #expect(rangedBeacons(scan).contains { $0["major"] as? Int == 6 }, "\(scan.stdout.suffix(600))\(scan.stderr)")
+        // Not even for a moment: before the fix, "no" for about a second after the scan (then on again here; it
+        // stays off when bluetoothd gets its Stop Discovery's answer before the kernel's Discovering event).
+        var states: [String] = []
+        for _ in 0..<8 {
+            states.append(try guest.run("bluetoothctl show | grep -o 'Discovering: [a-z]*' | head -1").stdout)
+            usleep(200_000)
+        }
+        #expect(states.allSatisfy { $0.contains("Discovering: yes") }, "\(states)")
+        #expect(try reported(minor: 12), "bluetoothd's discovery stopped with our scan")
+        #expect(try reported(minor: 13))
+    }
+
     /// Beside an idle bluetoothd the scan takes raw HCI (through bluetoothd it would get one reading per
     /// discovery) and keeps ranging a beacon that keeps advertising: it never turns unknown; bluetoothd is
     /// not left discovering.

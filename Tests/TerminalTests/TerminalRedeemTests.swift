@@ -75,6 +75,28 @@ import Testing
         #expect(scan.waitForExit() == 0, "\(scan.transcript)")
     }
 
+    /// On an 80-column terminal the line with the code fits one row, the code whole beside what to do with it:
+    /// a long title is cut (the banner above showed it whole).
+    @Test func theRedeemedLineFitsAnEightyColumnWindow() throws {
+        let server = try StoryServer.shared.get()
+        let uuid = UUID().uuidString
+        let store = try server.retailer("Narrow arcade", uuid: uuid)
+        try store.setOffer(1, 1, "Buy one large pizza and get a second one free, any topping, all day long", [])
+        let shopper = try server.newAccount()
+        try shopper.ok(["sync"])
+        let walk = try server.walk(["\(uuid):1:1@0=1,20=1"])
+        let scan = try TerminalRun(["scan", "--replay", walk.path], shopper, columns: 80)
+        defer { scan.kill() }
+        #expect(scan.waitFor("capture ended: d dismiss, r redeem, q quit"), "\(scan.transcript)")
+        scan.send("r")
+        #expect(scan.waitForExit() == 0, "\(scan.transcript)")
+        let code = try #require(try shopper.ok(["history", "--json"]).jsonLines.compactMap { $0["code"] as? String }.first)
+        let screen = TerminalScreen(scan.transcript, columns: 80)
+        let row = screen.lines.first { $0.contains("redeemed \"Buy one") }
+        #expect(row?.contains(": show code \(code) at the till") == true, "\(screen.lines)")
+        #expect(screen.wraps == 0, "\(screen.lines)")
+    }
+
     /// The redemption goes through the scan's API client, which asks the scan's Interruption: a Ctrl-C
     /// ends the scan long before the request's 60 s timeout, the offer still unredeemed.
     @Test func aCtrlCAbandonsARedemptionThatHangs() throws {

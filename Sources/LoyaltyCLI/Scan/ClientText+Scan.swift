@@ -17,6 +17,11 @@ extension ClientText {
         return "warning: \(error.description); \(consequence)"
     }
 
+    /// A redemption during a scan (`title` and `code` escaped): the code to show at the till.
+    static func redeemed(title: String, code: String) -> String {
+        "redeemed \"\(title)\": show code \(code) at the till"
+    }
+
     /// The closing line of a replay or a live scan (`live`: its records are the radio's events).
     public static func summary(_ statistics: CaptureStatistics, live: Bool) -> String {
         "\(live ? "heard" : "replayed") \(statistics.records) \(live ? "events" : "records"): "

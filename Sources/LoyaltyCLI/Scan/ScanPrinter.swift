@@ -67,6 +67,8 @@ final class ScanPrinter: ScanOutput {
         try carryOutNotificationAnswers()
         // At replay speed range lines are most of the output: written in place into its buffer.
         if output.isJSON { return output.append { rangeLines.write(snapshot, to: &$0) } }
+        // An offer this snapshot shows is drawn with it (`show`).
+        lastSnapshot = snapshot
         sayHint()
         if let keys { try handle(keys.poll()) }
     }
@@ -79,14 +81,14 @@ final class ScanPrinter: ScanOutput {
         redrawTable(after: layout.eventLine(ClientText.eventLine(at: event.time, name)))
     }
 
-    /// The offer's line, written at once (never left in stdio's buffer, which a kill discards); the table
-    /// shows the offer when redrawn.
+    /// The offer's line, written at once (never left in the output buffer, which a kill discards), or the
+    /// screen redrawn with it: once this returns, the claim is settled as shown.
     func show(_ offer: OfferPresentation) -> () -> Void {
         let shown = style.banner(ClientText.offerShown(offer.offer), BannerColor(category: offer.offer.offer.category))
         let line = showsScreen ? nil : output.isJSON ? lines.line(offer) : ClientText.eventLine(at: offer.time, shown)
         let bytes = line.map { Array(($0 + "\n").utf8) }
-        return { [output, notifier] in
-            if let bytes { output.write(bytes: bytes) }
+        return { [self] in
+            if let bytes { output.write(bytes: bytes) } else { redrawTable() }
             notifier?.offerShown(offer)
         }
     }
@@ -141,7 +143,7 @@ final class ScanPrinter: ScanOutput {
     /// the table, if there is one); a failure on standard error.
     private func notificationRedeemed(_ outcome: ScanRedemption.Outcome, of offer: ResolvedOffer) {
         if outcome.redemption != nil { redeemed += 1 }
-        if showsScreen { return redrawTable(after: outcome.line) }
+        if showsScreen { return redrawTable(after: layout.redemptionLine(outcome)) }
         guard let redemption = outcome.redemption else { return output.error(outcome.line) }
         output.line(output.isJSON ? ClientJSONLines.redeemed(redemption, of: offer.offer) : outcome.line)
     }
@@ -225,8 +227,8 @@ final class ScanPrinter: ScanOutput {
         case UInt8(ascii: "r"):
             // Above the table, so the code to show at the till (or how to redeem later) stays on screen.
             guard let outcome = try redemption?.redeemCurrent(of: offers, show: show) else { return }
-            if outcome.redeemed { redeemed += 1 }
-            redrawTable(after: outcome.line)
+            if outcome.redemption != nil { redeemed += 1 }
+            redrawTable(after: layout.redemptionLine(outcome))
         default:
             return
         }

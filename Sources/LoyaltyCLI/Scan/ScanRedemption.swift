@@ -16,16 +16,17 @@ public struct ScanRedemption {
         public var redemption: Redemption?
         /// Whether asking again can still redeem it (not after a definite refusal).
         public var canRetry: Bool
+        /// The offer's title as the line quotes it (escaped).
+        var title: String
     }
 
-    /// Redeems the offer on screen and returns the line that says what came of it (nil: no offer on screen).
-    /// `show` shows the offer that takes its place.
+    /// Redeems the offer on screen and says what came of it (nil: no offer on screen). `show` shows the offer
+    /// that takes its place.
     public func redeemCurrent(
         of offers: OfferSession, show: (OfferPresentation) -> () -> Void = { _ in {} }
-    ) throws(ClientError) -> (line: String, redeemed: Bool)? {
+    ) throws(ClientError) -> Outcome? {
         guard let offer = offers.current?.offer else { return nil }
-        let outcome = try redeem(offer, of: offers, retry: "press r to try again", show: show)
-        return (outcome.line, outcome.redemption != nil)
+        return try redeem(offer, of: offers, retry: "press r to try again", show: show)
     }
 
     /// Redeems `offer` (the one on screen, or one a notification showed). Redeemed, or refused for good, an
@@ -41,19 +42,19 @@ public struct ScanRedemption {
             let redemption = try redeemer.get().redeem(offer)
             if onScreen { try offers.dismiss(show: show) }
             return Outcome(
-                line: "redeemed \"\(title)\": show code \(TerminalText.escaped(redemption.code)) at the till",
-                redemption: redemption, canRetry: false)
+                line: ClientText.redeemed(title: title, code: TerminalText.escaped(redemption.code)),
+                redemption: redemption, canRetry: false, title: title)
         } catch {
             let retry = "\(retry), or later run `loyalty redeem \(offer.offer.id.uuidString.lowercased())`"
             let explained = error.explainingRedemption(of: offer, retry: retry)
             let failure = "could not redeem \"\(title)\": \(TerminalText.escaped(explained.description))"
             if error.isDefiniteRefusal {
                 if onScreen { try offers.dismiss(show: show) }
-                return Outcome(line: failure, redemption: nil, canRetry: false)
+                return Outcome(line: failure, redemption: nil, canRetry: false, title: title)
             }
             // A network failure's explanation already says how to retry.
-            if case .network = error { return Outcome(line: failure, redemption: nil, canRetry: true) }
-            return Outcome(line: failure + "; " + retry, redemption: nil, canRetry: true)
+            if case .network = error { return Outcome(line: failure, redemption: nil, canRetry: true, title: title) }
+            return Outcome(line: failure + "; " + retry, redemption: nil, canRetry: true, title: title)
         }
     }
 }

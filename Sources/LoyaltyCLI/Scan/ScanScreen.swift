@@ -62,6 +62,17 @@ struct ScanScreen {
     /// A line of the event log, cut to the width.
     func eventLine(_ line: String) -> String { TerminalCells.fit(line, width) }
 
+    /// What came of a redemption, above the table: a code on one row, the title cut when it must be so that the
+    /// code stays whole beside what to do with it (the banner showed the title whole); a failure broken at
+    /// spaces.
+    func redemptionLine(_ outcome: ScanRedemption.Outcome) -> String {
+        guard let redemption = outcome.redemption else { return wrapped(outcome.line) }
+        let code = TerminalText.escaped(redemption.code)
+        let room = width - TerminalCells.count(ClientText.redeemed(title: "", code: code))
+        guard room > 1 else { return wrapped(outcome.line) }
+        return ClientText.redeemed(title: TerminalCells.fit(outcome.title, room), code: code)
+    }
+
     /// A message broken at spaces to the width, its continued lines indented.
     func wrapped(_ text: String) -> String {
         let lines = TerminalCells.wrapped(text, width)

@@ -17,73 +17,102 @@ extension OfferCache {
     public func apply(
         _ page: CatalogPage, etag: String?, serverTimeOffset: Double, area: CatalogArea? = nil
     ) throws(ClientError) {
+        try apply(page, etag: etag, serverTimeOffset: serverTimeOffset, area: area) { store in
+            for row in page.stores { try store(.store(row)) }
+            for row in page.removedStores { try store(.removedStore(row)) }
+            for row in page.retailers { try store(.retailer(row)) }
+            for row in page.offers { try store(.offer(row)) }
+            for row in page.removed { try store(.removed(row)) }
+        }
+    }
+
+    /// Applies a page whose rows `rows` hands to the function it is given one at a time (read from the answer
+    /// as they are stored, so a page is never held whole), `head` being the page's own fields. What each kind
+    /// of row stored counts.
+    @discardableResult
+    public func apply(
+        _ head: CatalogPage, etag: String?, serverTimeOffset: Double, area: CatalogArea? = nil,
+        rows: (_ store: (CatalogPage.Row) throws -> Void) throws -> Void
+    ) throws(ClientError) -> (offers: Int, removed: Int) {
         try write { db in
-            if page.full {
+            if head.full {
                 try db.execute("DELETE FROM offers; DELETE FROM retailers; DELETE FROM stores;")
             }
-            if page.full || !page.more {
-                try Self.setState(db, .catalogPartial, page.more ? "full sync stopped midway" : nil)
-            }
-            for store in page.stores {
-                try db.run(
-                    """
-                    INSERT OR REPLACE INTO stores (id, retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(store.id.uuidString), .text(store.retailerID.uuidString), .text(store.storeID),
-                        .text(store.name), .real(store.latitude), .real(store.longitude),
-                        .integer(Int64(store.radiusMetres)), .real(store.updatedAt.timeIntervalSince1970),
-                    ])
-            }
-            for tombstone in page.removedStores {
-                try db.run("DELETE FROM stores WHERE id = ?", [.text(tombstone.id.uuidString)])
+            if head.full || !head.more {
+                try Self.setState(db, .catalogPartial, head.more ? "full sync stopped midway" : nil)
             }
             try Self.setState(
                 db, .catalogArea,
                 area.map { "\($0.latitude),\($0.longitude),\($0.radiusKilometres)" })
-            for retailer in page.retailers {
-                try db.run(
-                    """
-                    INSERT INTO retailers (id, name, uuid, listing)
-                    VALUES (?1, ?2, ?3, ',"retailer":' || json_quote(?2) || ',"uuid":"' || ?3 || '"')
-                    ON CONFLICT (id) DO UPDATE
-                    SET name = excluded.name, uuid = excluded.uuid, listing = excluded.listing
-                    """,
-                    [.text(retailer.id.uuidString), .text(retailer.name), .text(retailer.uuid.uuidString)])
+            var counts = (offers: 0, removed: 0)
+            try rows { row in
+                switch row {
+                case .store(let store): try Self.insert(store, db)
+                case .removedStore(let tombstone):
+                    try db.run("DELETE FROM stores WHERE id = ?", [.text(tombstone.id.uuidString)])
+                case .retailer(let retailer): try Self.insert(retailer, db)
+                case .offer(let offer):
+                    try Self.insert(offer, db)
+                    counts.offers += 1
+                case .removed(let tombstone):
+                    try db.run("DELETE FROM offers WHERE id = ?", [.text(tombstone.id.uuidString)])
+                    counts.removed += 1
+                }
             }
-            let insert = """
-                INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,
-                    image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, listing)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
-                    '{"id":"' || lower(?1) || '","major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
-                    || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
-                    || ',"starts_at":' || json_quote(?15) || ',"ends_at":' || json_quote(?16))
-                """
-            for offer in page.offers {
-                try db.run(
-                    insert,
-                    [
-                        .text(offer.id.uuidString), .text(offer.retailerID.uuidString),
-                        .integer(Int64(offer.major)),
-                        .integer(Int64(offer.minor)), .text(offer.title), .optionalText(offer.description),
-                        .optionalText(offer.category), .optionalText(offer.imageURL),
-                        .optionalDate(offer.startsAt),
-                        .optionalDate(offer.endsAt), .integer(Int64(offer.perShopperLimit)),
-                        .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
-                        .real(offer.updatedAt.timeIntervalSince1970),
-                        // The listing's dates, as the API writes them.
-                        .optionalText(offer.startsAt.map(LoyaltyJSON.formatTimestamp)),
-                        .optionalText(offer.endsAt.map(LoyaltyJSON.formatTimestamp)),
-                    ])
-            }
-            for tombstone in page.removed {
-                try db.run("DELETE FROM offers WHERE id = ?", [.text(tombstone.id.uuidString)])
-            }
-            try Self.setState(db, .catalogCursor, page.cursor)
+            try Self.setState(db, .catalogCursor, head.cursor)
             try Self.setState(db, .catalogETag, etag)
             try Self.setState(db, .serverOffset, String(serverTimeOffset))
+            return counts
         }
+    }
+
+    private static func insert(_ store: RetailStore, _ db: SQLiteDatabase) throws {
+        try db.run(
+            """
+            INSERT OR REPLACE INTO stores (id, retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(store.id.uuidString), .text(store.retailerID.uuidString), .text(store.storeID),
+                .text(store.name), .real(store.latitude), .real(store.longitude),
+                .integer(Int64(store.radiusMetres)), .real(store.updatedAt.timeIntervalSince1970),
+            ])
+    }
+
+    private static func insert(_ retailer: CatalogRetailer, _ db: SQLiteDatabase) throws {
+        try db.run(
+            """
+            INSERT INTO retailers (id, name, uuid, listing)
+            VALUES (?1, ?2, ?3, ',"retailer":' || json_quote(?2) || ',"uuid":"' || ?3 || '"')
+            ON CONFLICT (id) DO UPDATE
+            SET name = excluded.name, uuid = excluded.uuid, listing = excluded.listing
+            """,
+            [.text(retailer.id.uuidString), .text(retailer.name), .text(retailer.uuid.uuidString)])
+    }
+
+    private static func insert(_ offer: Offer, _ db: SQLiteDatabase) throws {
+        try db.run(
+            """
+            INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,
+                image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at, listing)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                '{"id":"' || lower(?1) || '","major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
+                || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
+                || ',"starts_at":' || json_quote(?15) || ',"ends_at":' || json_quote(?16))
+            """,
+            [
+                .text(offer.id.uuidString), .text(offer.retailerID.uuidString),
+                .integer(Int64(offer.major)),
+                .integer(Int64(offer.minor)), .text(offer.title), .optionalText(offer.description),
+                .optionalText(offer.category), .optionalText(offer.imageURL),
+                .optionalDate(offer.startsAt),
+                .optionalDate(offer.endsAt), .integer(Int64(offer.perShopperLimit)),
+                .optionalInteger(offer.totalLimit), .optionalInteger(offer.reshowAfterSeconds),
+                .real(offer.updatedAt.timeIntervalSince1970),
+                // The listing's dates, as the API writes them.
+                .optionalText(offer.startsAt.map(LoyaltyJSON.formatTimestamp)),
+                .optionalText(offer.endsAt.map(LoyaltyJSON.formatTimestamp)),
+            ])
     }
 
     public func retailers() throws(ClientError) -> [CatalogRetailer] {

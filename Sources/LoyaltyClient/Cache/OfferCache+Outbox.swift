@@ -23,19 +23,48 @@ extension OfferCache {
     /// passed since; otherwise records `shownAt` in the seen set and `reportedAt` in the outbox, and returns
     /// true. So scans running at once on one device show each offer once. The two times differ for a replay,
     /// whose timeline runs ahead of the clock: the server is told the real moment.
+    ///
+    /// The claim stands, in `showing`, until `shown` says the offer went in front of the shopper. An offer
+    /// claimed by a process that is gone and never shown (killed between its claim and its line) is claimed
+    /// anew by the next, without a second seen item: a kill loses no offer.
     public func claimShown(
-        _ offerID: UUID, shownAt: Date, reportedAt: Date, reshowAfter: Int?
+        _ offerID: UUID, shownAt: Date, reportedAt: Date, reshowAfter: Int?,
+        claimant: ProcessIdentity = .current
     ) throws(ClientError) -> Bool {
         try write { db in
-            if let row = try db.query("SELECT seen_at FROM seen WHERE offer_id = ?", [.text(offerID.uuidString)]).first {
+            let id = SQLiteValue.text(offerID.uuidString)
+            if let row = try db.query("SELECT claimant FROM showing WHERE offer_id = ?", [id]).first {
+                let holder = ProcessIdentity(text: row[0].text ?? "")
+                guard holder != claimant, !holder.isRunning else { return false }
+                try db.run("UPDATE showing SET claimant = ? WHERE offer_id = ?", [.text(claimant.text), id])
+                return true
+            }
+            if let row = try db.query("SELECT seen_at FROM seen WHERE offer_id = ?", [id]).first {
                 let seenAt = Date(timeIntervalSince1970: try row.real(0))
                 guard let reshowAfter, shownAt.timeIntervalSince(seenAt) >= Double(reshowAfter) else { return false }
             }
             try Self.mergeSeen(db, SeenItem(offerID: offerID, seenAt: shownAt))
             try db.run(
-                "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)",
-                [.text(offerID.uuidString), .real(reportedAt.timeIntervalSince1970)])
+                "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)", [id, .real(reportedAt.timeIntervalSince1970)])
+            try db.run("INSERT INTO showing (offer_id, claimant) VALUES (?, ?)", [id, .text(claimant.text)])
             return true
+        }
+    }
+
+    /// The offer claimed by `claimShown` is in front of the shopper: its claim is settled.
+    public func shown(_ offerID: UUID) throws(ClientError) {
+        try write { db in try db.run("DELETE FROM showing WHERE offer_id = ?", [.text(offerID.uuidString)]) }
+    }
+
+    /// The offers claimed by processes that are gone and never shown: recorded as seen, they are still to show.
+    public func unshown() throws(ClientError) -> Set<UUID> {
+        try read { db in
+            var offers: Set<UUID> = []
+            for row in try db.query("SELECT offer_id, claimant FROM showing")
+            where !ProcessIdentity(text: row[1].text ?? "").isRunning {
+                offers.insert(try row.uuid(0))
+            }
+            return offers
         }
     }
 

@@ -44,6 +44,11 @@ extension OfferCache {
         """,
         // When a till accepted the code (server time), learned at sync.
         "ALTER TABLE redemptions ADD COLUMN accepted_at REAL;",
+        """
+        -- An offer claimed for showing whose line may not have gone out yet, and the process that claimed it
+        -- (ProcessIdentity): a row left by a process that is gone is an offer seen and never shown.
+        CREATE TABLE showing (offer_id TEXT PRIMARY KEY, claimant TEXT NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     func migrate() throws(ClientError) {

@@ -118,19 +118,20 @@ public final class LoyaltyAPIClient {
     /// `catalog`'s exchange, the body left undecoded: `CatalogDownload` fetches on one thread and
     /// decodes on another.
     func catalogResponse(
-        since cursor: String?, etag: String?, area: CatalogArea?, limit: Int?, _ credential: Credential
+        since cursor: String?, etag: String?, area: CatalogArea?, limit: Int?, _ credential: Credential,
+        into bodyFile: Int32? = nil
     ) throws(ClientError) -> HTTPClientResponse {
         var headers: [String: String] = [:]
         if let etag, cursor != nil { headers["If-None-Match"] = etag }
         var query = area?.queryItems ?? [:]
         if let cursor { query["since"] = cursor }
         if let limit { query["limit"] = String(limit) }
-        // An area's page comes whole, whatever `limit`: it is held to the same size (some 300,000 offers of the
-        // usual few hundred bytes), which a page of the longest rows can be.
+        // A page, an area's too, holds at most `limit` rows: no longer than that many of the longest rows.
         return try exchange(
             "GET", "/v1/catalog", query: query, credential: credential, headers: headers,
             accepting: [304, 410],
-            maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: limit ?? CatalogPage.maximumRows))
+            maximumResponseBytes: CatalogPage.maximumJSONBytes(rows: limit ?? CatalogPage.maximumRows),
+            bodyFile: bodyFile)
     }
 
     func catalogAnswer(_ response: HTTPClientResponse) throws(ClientError) -> CatalogAnswer {
@@ -143,8 +144,24 @@ public final class LoyaltyAPIClient {
 
     /// Catalog pages have a coder of their own: a full catalog is too large for `JSONDecoder`'s pace.
     private func decodePage(_ response: HTTPClientResponse) throws(ClientError) -> CatalogPage {
+        try understood { () throws(JSONCodingError) in try CatalogPage(json: response.body) }
+    }
+
+    /// A page read from its file's `bytes`: its own fields, each row handed to `rows` as it is read (see
+    /// `CatalogPage.read(json:rows:progress:)`).
+    func readPage(
+        _ bytes: UnsafeBufferPointer<UInt8>, rows: (CatalogPage.Row) -> Bool, progress: @escaping (Int) -> Void
+    ) throws(ClientError) -> CatalogPage {
+        try understood { () throws(JSONCodingError) in
+            try CatalogPage.read(json: bytes, rows: rows, progress: progress)
+        }
+    }
+
+    private func understood(_ read: () throws(JSONCodingError) -> CatalogPage) throws(ClientError)
+        -> CatalogPage
+    {
         do throws(JSONCodingError) {
-            return try CatalogPage(json: response.body)
+            return try read()
         } catch {
             throw .protocolViolation(
                 "the server at \(server.absoluteString) answered a catalog page this client does not understand (\(error)): is it a loyalty server of the same version?"
@@ -262,7 +279,7 @@ public final class LoyaltyAPIClient {
     func exchange(
         _ method: String, _ path: String, query: [String: String] = [:], credential: Credential = .none,
         headers: [String: String] = [:], body: Data? = nil, accepting: Set<Int> = [],
-        maximumResponseBytes: Int = AnswerSize.single
+        maximumResponseBytes: Int = AnswerSize.single, bodyFile: Int32? = nil
     ) throws(ClientError) -> HTTPClientResponse {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
         components.path = components.path.trimmingSuffix("/") + path
@@ -278,11 +295,12 @@ public final class LoyaltyAPIClient {
         allHeaders["Accept"] = "application/json"
         if let token = credential.token { allHeaders["Authorization"] = "Bearer \(token)" }
         if body != nil, headers["Content-Type"] == nil { allHeaders["Content-Type"] = "application/json" }
-        let request = HTTPClientRequest(
+        var request = HTTPClientRequest(
             method: method, url: components.url!.absoluteString, headers: allHeaders,
             body: body.map { [UInt8]($0) },
             connectTimeout: timeouts.connect, totalTimeout: timeouts.total, isCancelled: isCancelled,
             maximumResponseBytes: maximumResponseBytes, caFile: caFile)
+        request.bodyFile = bodyFile
         let response: HTTPClientResponse
         do {
             response = try http.send(request)

@@ -64,9 +64,10 @@ public struct OfferPresentation: Sendable, Equatable {
 /// until that many seconds of snapshot time have passed.
 ///
 /// Held until dismissed, the offers that came near while another was on screen wait their turn, in the
-/// order they came, and show after it is dismissed even if their beacons are out of reach by then: the
-/// shopper reads at their own pace, which a walk (or a replay, much faster) outruns. A dwell runs on the
-/// walk's own clock, so there an offer whose beacon left before its turn is not shown.
+/// order they came, as long as their beacons stay near: one whose beacon went far or out of range (the
+/// shopper walked on while reading, or a replay outran them) leaves the queue, neither shown nor seen, and
+/// shows when its beacon is near again. A dwell runs on the walk's own clock, so there too an offer whose
+/// beacon left before its turn is not shown.
 public struct OfferPresenter: Sendable {
     public enum Holding: Sendable, Equatable {
         /// Shown until the shopper dismisses it (the terminal's `d` or `r`).
@@ -81,7 +82,8 @@ public struct OfferPresenter: Sendable {
     public private(set) var seen: [UUID: Date]
     /// The offer on screen.
     public private(set) var current: OfferPresentation?
-    /// Offers that came near while another was on screen, in the order they came (held until dismissed).
+    /// Offers that came near while another was on screen and are near still, in the order they came (held
+    /// until dismissed).
     public private(set) var waiting: [ResolvedOffer] = []
 
     /// Beacons at the minimum proximity or nearer, with the order in which they came near.
@@ -121,6 +123,8 @@ public struct OfferPresenter: Sendable {
             }
         }
         near = stillNear
+        // Near when it came, maybe not when its turn comes: only an offer whose beacon is near shows.
+        waiting.removeAll { near[$0.identity] == nil }
 
         if let shown = current, case .dwell(let seconds) = holding, time - shown.time >= seconds {
             current = nil

@@ -34,6 +34,9 @@ public final class OfferSession {
     /// looked up, and a beacon not heard for its tracking age is forgotten (looked up again if it comes
     /// back), so made-up identities heard over a long scan do not pile up here.
     private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
+    /// Offers a scan claimed and was killed before showing (`OfferCache.unshown`): recorded as seen, they
+    /// show here as if they were not, until shown.
+    private var unshown: Set<UUID>
 
     /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
     public init(
@@ -44,8 +47,11 @@ public final class OfferSession {
         self.sync = sync
         self.syncInterval = syncInterval
         self.deviceClock = deviceClock
+        let unshown = try cache.unshown()
+        self.unshown = unshown
         presenter = OfferPresenter(
-            minimumProximity: minimumProximity, holding: holding, seen: try cache.seen())
+            minimumProximity: minimumProximity, holding: holding,
+            seen: try cache.seen().filter { !unshown.contains($0.key) })
         (regions, retailerNames) = try Self.regions(cache)
         stores = try cache.stores()
         syncArea = try cache.catalogArea
@@ -87,7 +93,8 @@ public final class OfferSession {
 
     /// Feeds one ranging snapshot; returns the offer it shows, already claimed and recorded as seen (cache
     /// and outbox in one transaction; nil when another scan on this device claimed it first). `show` makes,
-    /// before the claim, what shows the offer, run as soon as the claim commits (`ScanOutput.show`).
+    /// before the claim, what shows the offer, run as soon as the claim commits (`ScanOutput.show`); the
+    /// claim is settled once it returns, so an offer claimed and never shown shows in the next scan.
     public func update(
         time: Double, beacons: [BeaconProximity], show: (OfferPresentation) -> () -> Void = { _ in {} }
     ) throws(ClientError) -> OfferPresentation? {
@@ -141,10 +148,14 @@ public final class OfferSession {
                 reshowAfter: offer.reshowAfterSeconds)
             {
                 showing()
+                // In front of the shopper: a kill from here on may show it again, never lose it.
+                try cache.shown(offer.id)
+                unshown.remove(offer.id)
                 shownCount += 1
                 return shown
             }
             // Another scan on this device showed it first.
+            unshown.remove(offer.id)
             presenter.dismiss()
             for (offerID, seenAt) in try cache.seen() where offerID == offer.id { presenter.noteSeen(offerID, at: seenAt) }
             candidate = presenter.showWaiting(time: shown.time, serverTime: shown.serverTime)
@@ -190,7 +201,9 @@ public final class OfferSession {
     private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
         lastSync = now
         let report = try sync.sync(area: syncArea)
-        for (offerID, seenAt) in try cache.seen() { presenter.noteSeen(offerID, at: seenAt) }
+        for (offerID, seenAt) in try cache.seen() where !unshown.contains(offerID) {
+            presenter.noteSeen(offerID, at: seenAt)
+        }
         if report.catalogChanged {
             resolved = [:]
             (regions, retailerNames) = try Self.regions(cache)

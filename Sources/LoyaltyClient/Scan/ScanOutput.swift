@@ -9,7 +9,9 @@ public protocol ScanOutput: AnyObject {
     func snapshotDue(_ snapshot: RangingSnapshot) throws
     func report(_ event: RegionEvent)
     /// What shows `offer`, made before the offer is claimed and run the moment the claim commits
-    /// (`OfferSession.update`): a kill between the two loses the offer, recorded as seen and never shown.
+    /// (`OfferSession.update`). When it returns, the offer must be in front of the shopper (written out, not
+    /// buffered): the claim is then settled. A kill before that shows the offer in the next scan; one after its
+    /// line and before the settling, twice.
     func show(_ offer: OfferPresentation) -> () -> Void
     /// A ranging snapshot, and the offer it showed (already recorded as seen, and shown by `show`).
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) throws

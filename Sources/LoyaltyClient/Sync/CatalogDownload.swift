@@ -13,6 +13,8 @@ final class CatalogDownload: Sendable {
     struct Answer: Sendable {
         var since: String?
         var response: HTTPClientResponse
+        /// A 2xx answer's body (the response's own is empty then).
+        var body: PageFile
     }
 
     private enum Item: Sendable {
@@ -48,11 +50,14 @@ final class CatalogDownload: Sendable {
                 if cancelled.load(ordering: .acquiring) { break }
                 let item: Item
                 do throws(ClientError) {
+                    let body = try PageFile()
                     item = .answer(
                         Answer(
                             since: since,
                             response: try api.catalogResponse(
-                                since: since, etag: etag, area: area, limit: limit, credential)))
+                                since: since, etag: etag, area: area, limit: limit, credential,
+                                into: body.descriptor),
+                            body: body))
                 } catch {
                     item = .failure(error)
                 }
@@ -99,5 +104,41 @@ final class CatalogDownload: Sendable {
             let target = URLComponents(string: String(value[value.index(after: open)..<close]))
         else { return nil }
         return target.queryItems?.first(where: { $0.name == "since" })?.value
+    }
+}
+
+/// A catalog page's body in an unlinked temporary file: the download writes it there, and it is read through a
+/// mapping whose pages are let go behind the reader, so that a page costs this process a few MiB whatever its size
+/// (a hostile server's page is cut off at what a page can be, some 121 MB).
+final class PageFile: Sendable {
+    let descriptor: Int32
+
+    init() throws(ClientError) {
+        let directory = FileManager.default.temporaryDirectory.path
+        var path = Array("\(directory)/loyalty-page-XXXXXX".utf8CString)
+        descriptor = path.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw .io("cannot make a temporary file in \(directory) for a catalog page: \(String(cString: strerror(errno)))")
+        }
+        _ = path.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+    }
+
+    deinit { close(descriptor) }
+
+    /// The file's bytes, mapped, and the function that lets those before an offset go.
+    func withBytes<T>(
+        _ body: (UnsafeBufferPointer<UInt8>, _ release: @escaping (Int) -> Void) throws(ClientError) -> T
+    ) throws(ClientError) -> T {
+        let size = Int(lseek(descriptor, 0, SEEK_END))
+        guard size > 0 else { return try body(UnsafeBufferPointer(start: nil, count: 0)) { _ in } }
+        let base: UnsafeMutableRawPointer? = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
+        guard let base, base != UnsafeMutableRawPointer(bitPattern: -1) else {
+            throw .io("cannot map a catalog page's temporary file: \(String(cString: strerror(errno)))")
+        }
+        defer { munmap(base, size) }
+        let pageSize = Int(getpagesize())
+        return try body(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: size)) { offset in
+            _ = madvise(base, offset / pageSize * pageSize, MADV_DONTNEED)
+        }
     }
 }

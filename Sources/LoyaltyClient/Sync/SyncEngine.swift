@@ -132,12 +132,15 @@ public struct SyncEngine {
             guard answer.since == cursor else {
                 throw .protocolViolation("the server's next catalog page does not follow the page before")
             }
-            switch try api.catalogAnswer(answer.response) {
-            case .notModified:
-                return true
-            case .cursorExpired:
-                return false
-            case .page(var page, let etag):
+            switch answer.response.status {
+            case 304: return true
+            case 410: return false
+            default: break
+            }
+            // The page's own fields first, then its rows, stored as they are read from its file: a page is never
+            // held whole, so a sync costs a few MiB whatever a server sends.
+            let page = try answer.body.withBytes { bytes, release throws(ClientError) in
+                var page = try api.readPage(bytes, rows: { _ in true }, progress: release)
                 // Learned from the first page, the one this thread waited for.
                 let offset =
                     serverTimeOffset
@@ -145,21 +148,36 @@ public struct SyncEngine {
                 serverTimeOffset = offset
                 // Without a cursor the page is the whole catalog, whatever it says.
                 page.full = page.full || cursor == nil
-                try cache.apply(page, etag: etag, serverTimeOffset: offset, area: area)
-                report.fullCatalog = report.fullCatalog || page.full
-                report.catalogChanged = true
-                report.catalogPages += 1
-                report.offersReceived += page.offers.count
-                report.offersRemoved += page.removed.count
-                progress(.storingOffers(stored: report.offersReceived))
-                guard page.more else { return true }
-                guard askedCursors.insert(page.cursor).inserted else {
-                    throw .protocolViolation(
-                        "the server's catalog page names a page already read as the next (cursor \(page.cursor)): "
-                            + "the sync stopped rather than ask for ever; try again later")
+                let stored = try cache.apply(
+                    page, etag: answer.response.header("ETag"), serverTimeOffset: offset, area: area
+                ) { store in
+                    var failure: (any Error)?
+                    do {
+                        _ = try api.readPage(
+                            bytes,
+                            rows: { row in
+                                do { try store(row) } catch { failure = error }
+                                return failure == nil
+                            }, progress: release)
+                    } catch {
+                        throw failure ?? error
+                    }
                 }
-                cursor = page.cursor
+                report.offersReceived += stored.offers
+                report.offersRemoved += stored.removed
+                return page
             }
+            report.fullCatalog = report.fullCatalog || page.full
+            report.catalogChanged = true
+            report.catalogPages += 1
+            progress(.storingOffers(stored: report.offersReceived))
+            guard page.more else { return true }
+            guard askedCursors.insert(page.cursor).inserted else {
+                throw .protocolViolation(
+                    "the server's catalog page names a page already read as the next (cursor \(page.cursor)): "
+                        + "the sync stopped rather than ask for ever; try again later")
+            }
+            cursor = page.cursor
         }
         throw .protocolViolation("the server's catalog page says more follows, but names no next page")
     }

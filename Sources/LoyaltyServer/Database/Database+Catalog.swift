@@ -13,18 +13,33 @@ extension Database {
     /// boundary: the rows it holds are every change in (since, cursor], so the next page, asked with
     /// the page's cursor, starts where it stopped, and rows changed in between come in a later page at
     /// their new version (a page after the first of a full sync is a delta). With `area`, the whole
-    /// live catalog around a point instead, never cut (`since` is not used: see `nearPage`).
+    /// live catalog around a point instead, cut as any page (see `nearPage`: `since` only resumes an area's
+    /// pages).
     /// `through` is where the page brings the client: its ETag. Read on a standby unless it is older than `since`.
     func catalog(since: FeedCursor?, limit: Int = catalogPageLimit, area: CatalogArea? = nil) throws -> (
         page: CatalogPage, through: FeedCursor
     ) {
         let now = clock()
         if let area {
+            // A later page of an area goes on where the one before stopped; any other cursor starts it over.
+            let resumed = since?.nearPosition == nil ? nil : since
             return try read { connection in
                 try connection.transaction(readOnlySnapshot: true) { connection in
                     let head = try Self.feedHead(
                         connection.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0], near: true)
-                    return (try nearPage(connection, area: area, head: head, now: now), head)
+                    if let resumed, resumed.generation != head.generation || resumed.version > head.version {
+                        if connection.isKnownStandby { throw StandbyBehind() }
+                        throw Refusal.cursorExpired
+                    }
+                    var (page, position) = try nearPage(
+                        connection, area: area, head: head, from: resumed?.nearPosition, limit: limit, now: now)
+                    // Every page of an area names the version its first page was read at: a change made while
+                    // the client pages (which a later page may or may not hold) makes its next sync a full one.
+                    let through = FeedCursor(
+                        generation: head.generation, version: resumed?.version ?? head.version, near: true,
+                        nearPosition: position)
+                    page.cursor = through.encoded()
+                    return (page, through)
                 }
             }
         }
@@ -97,25 +112,36 @@ extension Database {
 
     /// The catalog around a point: the live stores within the radius (a bounding-box range scan of
     /// `stores_location`, then the exact great-circle distance), their retailers, and every live
-    /// offer of those retailers.
+    /// offer of those retailers; up to `limit` rows from `position` on, and where the next page starts.
     ///
-    /// The page is always full. A delta cannot be computed for an area: a retailer enters it when a
-    /// store is added or moved into it, and then the client needs that retailer's older, unchanged
-    /// offers too; it leaves it when its last store there moves away, which no tombstone records. The
-    /// area's part of the catalog is small, and the ETag (the feed version plus the area) still
-    /// answers 304 while nothing changed. The `n1` cursor keeps the client from asking for a delta
-    /// of the whole feed on top of an area's copy.
+    /// The first page is full (it replaces the client's copy) and holds the area's retailers; then come its
+    /// stores, then its offers, each in id order, so an area of any size comes in pages of a bounded size. A
+    /// delta cannot be computed for an area: a retailer enters it when a store is added or moved into it, and
+    /// then the client needs that retailer's older, unchanged offers too; it leaves it when its last store there
+    /// moves away, which no tombstone records. The ETag (the feed version plus the area) still answers 304 while
+    /// nothing changed. The `n1` cursor keeps the client from asking for a delta of the whole feed on top of an
+    /// area's copy.
     private func nearPage(
-        _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, now: Date
-    ) throws
-        -> CatalogPage
-    {
+        _ connection: PostgresConnection, area: CatalogArea, head: FeedCursor, from position: NearPosition?,
+        limit: Int, now: Date
+    ) throws -> (page: CatalogPage, next: NearPosition?) {
         let center = GeoCoordinate(latitude: area.latitude, longitude: area.longitude)
         let radius = area.radiusKilometres * 1000
         let box = BoundingBox(center: center, radius: radius)
-        let stores = try connection.query(
+        // The lowest and highest UUIDs: before and after every row.
+        let first = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let last = UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))
+        var (storesAfter, offersAfter) = (first, first)
+        switch position {
+        case .stores(let after): storesAfter = after
+        case .offers(let after): (storesAfter, offersAfter) = (last, after)
+        case nil: break
+        }
+        // Every store of the area by its keys alone (the page's rows are read next): its retailers, and the
+        // stores still to send.
+        let keys = try connection.query(
             """
-            SELECT * FROM stores
+            SELECT id, retailer_id, id > \(storesAfter) AS pending FROM stores
             WHERE deleted_at IS NULL AND version <= \(head.version)
                 AND latitude BETWEEN \(box.minLatitude)::float8 AND \(box.maxLatitude)::float8
                 AND (longitude BETWEEN \(box.minLongitude)::float8 AND \(box.maxLongitude)::float8
@@ -123,24 +149,46 @@ extension Database {
                         AND (longitude >= \(box.minLongitude)::float8 OR longitude <= \(box.maxLongitude)::float8)))
                 AND great_circle_m(\(area.latitude)::float8, \(area.longitude)::float8, latitude, longitude)
                     <= \(radius)::float8
-            ORDER BY version
-            """
+            ORDER BY id
+            """)
+        var retailerIDSet = Set<UUID>()
+        var pendingStores: [UUID] = []
+        for row in keys {
+            retailerIDSet.insert(try row.decode("retailer_id"))
+            if try row.decode("pending", as: Bool.self) { pendingStores.append(try row.decode("id")) }
+        }
+        let retailerIDs = uuidArray(retailerIDSet.sorted { $0.uuidString < $1.uuidString })
+        var page = CatalogPage(
+            cursor: "", full: position == nil, more: false, serverTime: now, retailers: [], offers: [],
+            removed: [], stores: [], removedStores: [])
+        if position == nil {
+            page.retailers = try connection.query(
+                "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
+            ).map(CatalogRetailer.init(row:))
+        }
+        var room = max(1, limit - page.retailers.count)
+        let pageStores = uuidArray(Array(pendingStores.prefix(room)))
+        page.stores = try connection.query(
+            "SELECT * FROM stores WHERE id = ANY(\(pageStores)::uuid[]) ORDER BY id"
         ).map { row throws(PostgresError) in try RetailStore(row: row) }
-        let retailerIDs = uuidArray(Set(stores.map(\.retailerID)).sorted { $0.uuidString < $1.uuidString })
-        let retailers = try connection.query(
-            "SELECT id, name, uuid FROM retailers WHERE id = ANY(\(retailerIDs)::uuid[]) ORDER BY version"
-        ).map(CatalogRetailer.init(row:))
+        if pendingStores.count > room, let last = page.stores.last {
+            page.more = true
+            return (page, .stores(after: last.id))
+        }
+        room -= page.stores.count
+        // One more than fits, to know whether another page follows.
         let offers = try connection.query(
             """
             SELECT * FROM offers
             WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
-            ORDER BY version
+                AND id > \(offersAfter)
+            ORDER BY id LIMIT \(room + 1)
             """
         ).map { row throws(PostgresError) in try Offer(row: row) }
-        return CatalogPage(
-            cursor: head.encoded(), full: true, more: false, serverTime: now, retailers: retailers, offers: offers,
-            removed: [],
-            stores: stores, removedStores: [])
+        page.offers = Array(offers.prefix(room))
+        guard offers.count > room else { return (page, nil) }
+        page.more = true
+        return (page, .offers(after: page.offers.last?.id ?? offersAfter))
     }
 }
 

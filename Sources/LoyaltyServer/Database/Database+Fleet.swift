@@ -5,27 +5,36 @@ import Postgres
 /// The beacon fleet: every (major, minor) of a retailer that has a live offer, a name, or was heard by shoppers
 /// while an offer since removed was on it; with the names the retailer gave them and what shoppers heard.
 extension Database {
-    func fleet(retailerID: UUID, days: Int, quietDays: Int) throws -> BeaconFleet {
+    /// Up to `limit` beacons after `after`, by major then minor, each with only the days it was heard: one page
+    /// holds at most `limit` x `days` day entries, whatever the fleet's size.
+    func fleet(
+        retailerID: UUID, days: Int, quietDays: Int, after: (major: UInt16, minor: UInt16)?, limit: Int
+    ) throws -> BeaconFleet {
         let now = clock()
         let today = Int64((now.timeIntervalSince1970 / 86_400).rounded(.down))
         let firstDay = today - Int64(days) + 1
         let from = Date(timeIntervalSince1970: Double(firstDay) * 86_400)
         let quietSince = now.addingTimeInterval(-Double(quietDays) * 86_400)
-        let (beaconRows, dayRows) = try pool.withConnection { connection in
+        let start = after.map { Int($0.major) << 16 | Int($0.minor) } ?? -1
+        let (afterMajor, afterMinor) = (start >> 16, start & 0xFFFF)
+        let (beaconRows, dayRows) = try pool.withConnection { connection -> (PostgresResult, PostgresResult?) in
             // Offers are a reference table and seen is distributed: seen is read for the retailer's offers
-            // (removed ones too: a beacon heard then is still a beacon) and grouped by beacon.
+            // (removed ones too: a beacon heard then is still a beacon) and grouped by beacon. Every part starts
+            // after the page's `after`, so a page reads what follows it, not the whole fleet.
             let beacons = try connection.query(
                 """
                 WITH mine AS (
                     SELECT id, major, minor, title, category, updated_at, deleted_at FROM offers
-                    WHERE retailer_id = \(retailerID)),
+                    WHERE retailer_id = \(retailerID) AND (major, minor) > (\(afterMajor)::int, \(afterMinor)::int)),
                 heard AS (
                     SELECT mine.major, mine.minor, max(seen.seen_at) AS last_heard_at
                     FROM seen JOIN mine ON mine.id = seen.offer_id GROUP BY mine.major, mine.minor),
                 fleet AS (
                     SELECT major, minor FROM mine WHERE deleted_at IS NULL
                     UNION SELECT major, minor FROM heard
-                    UNION SELECT major, minor FROM beacons WHERE retailer_id = \(retailerID))
+                    UNION SELECT major, minor FROM beacons WHERE retailer_id = \(retailerID)
+                        AND (major, minor) > (\(afterMajor)::int, \(afterMinor)::int)
+                    ORDER BY major, minor LIMIT \(limit + 1))
                 SELECT fleet.major, fleet.minor, b.name, b.placement, b.updated_at AS named_at,
                     live.id AS offer_id, live.title, live.category, live.updated_at AS offer_updated_at,
                     heard.last_heard_at
@@ -38,23 +47,32 @@ extension Database {
                 ORDER BY fleet.major, fleet.minor
                 """
             )
+            let lastRow = beacons.count > limit ? limit - 1 : beacons.count - 1
+            guard lastRow >= 0 else { return (beacons, nil) }
+            let last = Int(try beacons[lastRow].decode("major", as: Int.self)) << 16
+                | (try beacons[lastRow].decode("minor", as: Int.self))
+            // Only the page's beacons, and only the days they were heard.
             let days = try connection.query(
                 """
                 SELECT o.major, o.minor, floor(extract(epoch FROM s.seen_at) / 86400)::bigint AS day,
                     count(*) AS sightings
                 FROM seen s JOIN offers o ON o.id = s.offer_id
                 WHERE o.retailer_id = \(retailerID) AND s.seen_at >= \(from) AND s.seen_at <= \(now)
+                    AND (o.major, o.minor) > (\(afterMajor)::int, \(afterMinor)::int)
+                    AND (o.major, o.minor) <= (\(last >> 16)::int, \(last & 0xFFFF)::int)
                 GROUP BY o.major, o.minor, day
+                ORDER BY o.major, o.minor, day
                 """
             )
             return (beacons, days)
         }
-        var counts: [Int: [Int64: Int]] = [:]
-        for row in dayRows {
+        var counts: [Int: [BeaconDay]] = [:]
+        for row in dayRows.map(Array.init) ?? [] {
             let key = Int(try row.decode("major", as: Int.self)) << 16 | (try row.decode("minor", as: Int.self))
-            counts[key, default: [:]][try row.decode("day", as: Int64.self)] = try row.decode("sightings")
+            counts[key, default: []].append(
+                BeaconDay(date: Self.dayText(try row.decode("day")), sightings: try row.decode("sightings")))
         }
-        let beacons = try beaconRows.map { row throws(PostgresError) in
+        let beacons = try beaconRows.prefix(limit).map { row throws(PostgresError) in
             let major: Int = try row.decode("major")
             let minor: Int = try row.decode("minor")
             let offerID = try row.decode("offer_id", as: UUID?.self)
@@ -67,14 +85,14 @@ extension Database {
                 placement: (try row.decode("placement", as: String?.self)).flatMap { $0.isEmpty ? nil : $0 },
                 offerID: offerID, title: try row.decode("title", as: String?.self),
                 category: try row.decode("category", as: String?.self), lastHeardAt: lastHeard,
-                sightings: (firstDay...today).map {
-                    BeaconDay(date: Self.dayText($0), sightings: counts[major << 16 | minor]?[$0] ?? 0)
-                },
+                sightings: counts[major << 16 | minor] ?? [],
                 quiet: quiet,
                 note: Self.fleetNote(
                     hasOffer: offerID != nil, lastHeard: lastHeard, quiet: quiet, quietDays: quietDays))
         }
-        return BeaconFleet(days: days, quietDays: quietDays, beacons: beacons)
+        let next = beaconRows.count > limit ? beacons.last.map { "\($0.major).\($0.minor)" } : nil
+        return BeaconFleet(
+            days: days, firstDay: Self.dayText(firstDay), quietDays: quietDays, beacons: beacons, next: next)
     }
 
     /// What a flag means and what to check, in the retailer's words.

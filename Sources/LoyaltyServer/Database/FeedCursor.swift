@@ -4,16 +4,20 @@ import Postgres
 /// Where a client is in a change feed. Opaque to clients: `base64url("<kind>:<generation>:<version>")`.
 /// The generation ties a catalog cursor to one database, so a cursor minted elsewhere answers 410.
 /// Kind `v1` is the whole feed's; `n1` marks the cursor of a `near` page, whose client holds only an
-/// area's part of the catalog and so must never be sent a delta of the whole feed.
+/// area's part of the catalog and so must never be sent a delta of the whole feed. A near page with more to
+/// come adds where the next one starts (`n1:<generation>:<version>:<s|o>:<id>`, see `NearPosition`).
 struct FeedCursor: Equatable {
     var generation: UUID
     var version: Int64
     var near = false
+    /// Set only in the cursor of a near page that has more after it.
+    var nearPosition: NearPosition?
 
-    init(generation: UUID, version: Int64, near: Bool = false) {
+    init(generation: UUID, version: Int64, near: Bool = false, nearPosition: NearPosition? = nil) {
         self.generation = generation
         self.version = version
         self.near = near
+        self.nearPosition = nearPosition
     }
 
     /// nil when `text` was not made by `encoded()`.
@@ -22,18 +26,39 @@ struct FeedCursor: Equatable {
             let plain = String(bytes: bytes, encoding: .utf8)
         else { return nil }
         let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "v1" || parts[0] == "n1",
+        guard parts.count == 3 || (parts.count == 5 && parts[0] == "n1"), parts[0] == "v1" || parts[0] == "n1",
             let generation = try? UUID(postgresText: String(parts[1])),
             let version = Int64(parts[2]), version >= 0
         else { return nil }
-        self.init(generation: generation, version: version, near: parts[0] == "n1")
+        var position: NearPosition?
+        if parts.count == 5 {
+            guard let after = try? UUID(postgresText: String(parts[4])) else { return nil }
+            switch parts[3] {
+            case "s": position = .stores(after: after)
+            case "o": position = .offers(after: after)
+            default: return nil
+            }
+        }
+        self.init(generation: generation, version: version, near: parts[0] == "n1", nearPosition: position)
     }
 
     func encoded() -> String {
-        Secrets.base64URL(
-            Array("\(near ? "n1" : "v1"):\(generation.postgresText!):\(version)".utf8))
+        var text = "\(near ? "n1" : "v1"):\(generation.postgresText!):\(version)"
+        switch nearPosition {
+        case .stores(let after): text += ":s:\(after.postgresText!)"
+        case .offers(let after): text += ":o:\(after.postgresText!)"
+        case nil: break
+        }
+        return Secrets.base64URL(Array(text.utf8))
     }
 
     /// The opaque tag (quoted) naming the feed state a page brings the client to; the catalog sends it weak.
     var entityTag: String { "\"\(generation.postgresText!)-\(version)\"" }
+}
+
+/// Where the next page of an area starts: its stores in id order, then its offers in id order (the nil UUID:
+/// the first offer).
+enum NearPosition: Equatable {
+    case stores(after: UUID)
+    case offers(after: UUID)
 }

@@ -17,7 +17,7 @@ enum RetailerName {
     /// What two names that read alike share: the folded name without invisible characters, each run of spaces as
     /// one, reduced to its confusable skeleton (UTS #39: "Matey’s" and a Cyrillic "Mаtey's" read as "Matey's") in
     /// lower case. Skeleton and lower case are taken until neither changes the key: a prototype's lower case may
-    /// have a prototype of its own ("0" is "O", whose lower case is "o"). migrations/0009 made the keys of the
+    /// have a prototype of its own ("0" is "O", whose lower case is "o"). migrations/0010 made the keys of the
     /// names before it so.
     static func readingKey(_ name: String) -> String {
         var spaced = String.UnicodeScalarView()

@@ -118,7 +118,7 @@ extension Database {
         }
     }
 
-    /// migrations/0009's step that SQL cannot take: each retailer's name_key made again by `RetailerName.readingKey`
+    /// migrations/0010's step that SQL cannot take: each retailer's name_key made again by `RetailerName.readingKey`
     /// (the confusable skeleton), oldest first; a name reading as an older one's keeps no key.
     private static func keyRetailerNames(_ connection: PostgresConnection) throws {
         var taken = Set<String>()

@@ -83,6 +83,8 @@ public final class Server: Sendable {
         if configuration.purgesTombstones {
             try TombstonePurge.purge(database: database, retention: TombstonePurge.retention, log: log)
         }
+        // What imports left staged when their request ended midway is applied: a staged file is applied whole.
+        try database.finishImports()
         service = LoyaltyService(
             database: database, operatorToken: configuration.operatorToken,
             openAPIDocument: configuration.openAPIDocument, rateLimits: configuration.rateLimits, log: log)

@@ -335,26 +335,37 @@ async function removeOffer(offer) {
 
 // MARK: Beacons (the fleet)
 
-/// Bars of a beacon's sightings per day, its total in the title.
-function sparkline(days, label) {
-  const top = Math.max(1, ...days.map((day) => day.sightings));
+/// Bars of a beacon's sightings per day of the period (the answer lists only days with any), its total in the
+/// title.
+function sparkline(heard, firstDay, period, label) {
+  const counts = new Map(heard.map((day) => [day.date, day.sightings]));
+  const start = Date.parse(firstDay + "T00:00:00Z");
+  const days = Array.from({ length: period },
+    (_, index) => counts.get(new Date(start + index * 86400000).toISOString().slice(0, 10)) || 0);
+  const top = Math.max(1, ...days);
   const width = 112 / days.length;
   const svg = el("svg", { class: "spark", viewBox: "0 0 112 26", role: "img", "aria-label": label },
     el("title", {}, label));
-  days.forEach((day, index) => {
-    const height = Math.max(day.sightings ? 2 : 0.5, 24 * day.sightings / top);
+  days.forEach((sightings, index) => {
+    const height = Math.max(sightings ? 2 : 0.5, 24 * sightings / top);
     svg.append(el("rect", { x: (index * width).toFixed(1), y: (25 - height).toFixed(1),
-      width: Math.max(width - 1, 1).toFixed(1), height: height.toFixed(1), fill: day.sightings ? "#0b4f8a" : "#b0b0b0" }));
+      width: Math.max(width - 1, 1).toFixed(1), height: height.toFixed(1), fill: sightings ? "#0b4f8a" : "#b0b0b0" }));
   });
   return svg;
 }
 
+/// Every page of the fleet, following next.
 loaders.beacons = async function () {
   const days = $("beacons-days").value;
   const quiet = $("beacons-quiet").value || "7";
   const current = latestCall("beacons");
-  const fleet = await api("GET", "/v1/retailer/fleet?days=" + encodeURIComponent(days)
-    + "&quiet_days=" + encodeURIComponent(quiet));
+  const query = "/v1/retailer/fleet?days=" + encodeURIComponent(days) + "&quiet_days=" + encodeURIComponent(quiet);
+  const fleet = await api("GET", query);
+  for (let page = fleet; page.next; ) {
+    page = await api("GET", query + "&after=" + encodeURIComponent(page.next));
+    if (!current()) return;
+    fleet.beacons.push(...page.beacons);
+  }
   if (!current()) return;
   state.fleet = fleet;
   renderFleet();
@@ -384,7 +395,8 @@ function renderFleet() {
         beacon.placement ? el("span", { class: "sub" }, beacon.placement) : null),
       cell("Offer", {}, beacon.offer_id ? chip(beacon.category) : null, beacon.offer_id ? beacon.title : "No offer"),
       cell("Last heard", {}, beacon.last_heard_at ? dateText(beacon.last_heard_at) : "never"),
-      cell("Sightings", { class: "spark-cell" }, sparkline(beacon.sightings, total + " sightings in " + fleet.days + " days at " + at),
+      cell("Sightings", { class: "spark-cell" }, sparkline(beacon.sightings, fleet.first_day, fleet.days,
+        total + " sightings in " + fleet.days + " days at " + at),
         " ", el("span", { class: "sightings-total" }, String(total))),
       cell("Check", {}, ...check),
       cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" }, ...actions)));

@@ -90,25 +90,29 @@ extension Endpoints {
     /// With `limit` (1 to 1,000) or `after` (`MAJOR.MINOR`, a page's `next`): one page of the offers; nil
     /// without either (the whole list, as before paging).
     private func offerPage(_ request: HTTPRequest, retailerID: UUID) throws -> OfferList? {
-        let limitText = request.query["limit"]
-        let afterText = request.query["after"]
-        guard limitText != nil || afterText != nil else { return nil }
-        var limit = 100
-        if let limitText {
-            guard let value = Int(limitText), (1...1000).contains(value) else {
-                throw ValidationError(field: "limit", message: "must be an integer from 1 to 1000")
+        guard request.query["limit"] != nil || request.query["after"] != nil else { return nil }
+        let (after, limit) = try pageBounds(request, limits: 1...1000, default: 100)
+        return try database.offerPage(retailerID: retailerID, after: after, limit: limit)
+    }
+
+    /// A page's `after` (`MAJOR.MINOR`, the previous page's `next`) and `limit`.
+    private func pageBounds(_ request: HTTPRequest, limits: ClosedRange<Int>, default value: Int)
+        throws(ValidationError) -> (after: (major: UInt16, minor: UInt16)?, limit: Int)
+    {
+        var limit = value
+        if let limitText = request.query["limit"] {
+            guard let value = Int(limitText), limits.contains(value) else {
+                throw ValidationError(
+                    field: "limit", message: "must be an integer from \(limits.lowerBound) to \(limits.upperBound)")
             }
             limit = value
         }
-        var after: (major: UInt16, minor: UInt16)?
-        if let afterText {
-            let parts = afterText.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 2, let major = UInt16(parts[0]), let minor = UInt16(parts[1]) else {
-                throw ValidationError(field: "after", message: "must be MAJOR.MINOR, a page's next")
-            }
-            after = (major, minor)
+        guard let afterText = request.query["after"] else { return (nil, limit) }
+        let parts = afterText.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = UInt16(parts[0]), let minor = UInt16(parts[1]) else {
+            throw ValidationError(field: "after", message: "must be MAJOR.MINOR, a page's next")
         }
-        return try database.offerPage(retailerID: retailerID, after: after, limit: limit)
+        return ((major, minor), limit)
     }
 
     func statistics(_ request: HTTPRequest, _ access: RetailerAccess) throws -> HTTPResponse {
@@ -151,12 +155,15 @@ extension Endpoints {
                 retailerID: access.retailer.id, quietDays: try days(request, "quiet_days", default: 7)))
     }
 
+    /// Always a page (`limit`, 1 to 500, default 500): any key may ask, so no answer grows with the fleet.
     func fleet(_ request: HTTPRequest, _ access: RetailerAccess) throws -> HTTPResponse {
-        .json(
+        let (after, limit) = try pageBounds(
+            request, limits: Validation.fleetPageLimit, default: Validation.fleetPageLimit.upperBound)
+        return .json(
             200,
             try database.fleet(
                 retailerID: access.retailer.id, days: try days(request, "days", default: 14),
-                quietDays: try days(request, "quiet_days", default: 7)))
+                quietDays: try days(request, "quiet_days", default: 7), after: after, limit: limit))
     }
 
     func labelBeacon(_ request: HTTPRequest, _ access: RetailerAccess) throws -> HTTPResponse {

@@ -69,8 +69,8 @@ extension Endpoints {
         if area == nil, request.query["radius_km"] != nil {
             throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
         }
-        // A near page is whole and ignores `since` (see Database.nearPage); a whole-feed delta on top of
-        // an area's copy would be wrong.
+        // A near page is never a delta (see Database.nearPage): `since` only resumes an area's pages, and a
+        // whole-feed delta on top of an area's copy would be wrong.
         if area == nil, since?.near == true {
             throw APIFailure(
                 400, .badRequest, "since is the cursor of a near page: send the same near, or no since",
@@ -101,13 +101,19 @@ extension Endpoints {
     private func catalogPage(_ request: HTTPRequest, since: FeedCursor?, limit: Int, area: CatalogArea?) throws
         -> HTTPResponse
     {
-        let (page, through) = try database.catalog(since: area == nil ? since : nil, limit: limit, area: area)
+        catalogPageBuilds.wait()
+        defer { catalogPageBuilds.signal() }
+        let (page, through) = try database.catalog(since: since, limit: limit, area: area)
         // Weak: two answers with the same tag differ in `server_time`, so they are not the same bytes.
         var headers = ["ETag": "W/" + Self.entityTag(through, area), "Cache-Control": "no-cache"]
         if page.more {
             // RFC 8288: the client can ask for the next page while it still reads this one.
             let limitParameter = request.query["limit"] == nil ? "" : "&limit=\(limit)"
-            headers["Link"] = "</v1/catalog?since=\(page.cursor)\(limitParameter)>; rel=\"next\""
+            // The comma escaped: a Link header's values are separated by commas.
+            let areaParameters = area.map {
+                "&near=\($0.latitude)%2C\($0.longitude)&radius_km=\($0.radiusKilometres)"
+            } ?? ""
+            headers["Link"] = "</v1/catalog?since=\(page.cursor)\(limitParameter)\(areaParameters)>; rel=\"next\""
         }
         // The page's own coder writes what JSONEncoder would, several times faster.
         guard let body = try? page.json() else { return .json(200, page, headers: headers) }
@@ -147,11 +153,13 @@ extension Endpoints {
         return limit
     }
 
-    /// The feed's state, and for a near page the area it covers (no commas: If-None-Match lists tags
-    /// separated by commas).
+    /// The feed's state, and for a near page the area it covers and where the next page starts (a page with
+    /// more after it never matches the head's tag, so a client that stopped there is not told 304). No commas:
+    /// If-None-Match lists tags separated by commas.
     private static func entityTag(_ head: FeedCursor, _ area: CatalogArea?) -> String {
         guard let area else { return head.entityTag }
+        let next = head.nearPosition == nil ? "" : "-\(head.encoded())"
         return
-            "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\""
+            "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\(next)\""
     }
 }

@@ -11,6 +11,10 @@ struct Endpoints: Sendable {
     let openAPIDocument: [UInt8]
     let metrics: Metrics
     let rateLimiter: RateLimiter
+    /// Catalog pages built at once, one per core (building is all CPU): a page costs its handler a few times its
+    /// size while built, so this bounds what pages being built hold, as `maxAnswerBytesInFlight` bounds those
+    /// waiting to be sent (OPERATIONS.md, "Connection and memory limits").
+    let catalogPageBuilds = DispatchSemaphore(value: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     /// Every route of the API.
     var routes: [Route] { operationsRoutes + retailerRoutes + tillRoutes + shopperRoutes + consoleRoutes }

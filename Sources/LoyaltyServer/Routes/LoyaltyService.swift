@@ -98,10 +98,11 @@ public final class LoyaltyService: Sendable {
         case .malformedFraming(let problem):
             metrics.record(route: "rejected", method: "-", status: 400, seconds: 0)
             return .failure(APIFailure(400, .badRequest, "the request's head is malformed (RFC 9112): \(problem)"))
-        case .busy:
+        case .busy, .answersBusy:
             metrics.record(route: "rejected", method: "-", status: 503, seconds: 0)
+            let held = rejection == .busy ? "request bodies" : "unsent answers"
             var failure = APIFailure(
-                503, .serverBusy, "the server holds as many request bodies as it may; retry in a few seconds")
+                503, .serverBusy, "the server holds as many \(held) as it may; retry in a few seconds")
             failure.headers["Retry-After"] = "5"
             return .failure(failure)
         case .tooManyQueryParameters(let limit):
