@@ -19,7 +19,7 @@ import Testing
         let bus = try PrivateBus()
         let advertisement = try BeaconAdvertisement(frame: Self.frame, intervalMilliseconds: 152.5)
         let object = try ExportedOnThread(address: bus.address) { call in
-            BlueZAdvertiser.reply(to: call, properties: BlueZAdvertiser.properties(of: advertisement))
+            BlueZAdvertiser.reply(to: call, properties: BlueZAdvertiser.properties(of: Self.frame, advertisement))
         }
         defer { object.stop() }
         let caller = try MessageBus(address: bus.address)
