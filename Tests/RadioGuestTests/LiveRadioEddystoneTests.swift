@@ -39,10 +39,12 @@ extension LiveRadioTests {
     }
 
     /// `beacon advertise` with an EID key (K = 1) over raw HCI: the peer hears the spec's EID for counter 0 first
-    /// (a fresh key), then a new EID each 2 s, each heard in one run, never back to an earlier one.
-    @Test func beaconAdvertiseRotatesTheEIDThePeerHears() throws {
+    /// (a fresh key), then a new EID each 2 s, each heard in one run, never back to an earlier one; with the
+    /// legacy commands and with the extended ones (LE Set Extended Advertising Data while the set is enabled).
+    @Test(arguments: [false, true])
+    func beaconAdvertiseRotatesTheEIDThePeerHears(extended: Bool) throws {
         guard let guest = guest() else { return }
-        try ready(guest, extended: false)
+        try ready(guest, extended: extended)
         let key = "/tmp/eid-\(UUID().uuidString).key"
         #expect(try guest.run("printf 000102030405060708090a0b0c0d0e0f > \(key) && chmod 600 \(key)").status == 0)
         let since = try guest.peer.heard().next
