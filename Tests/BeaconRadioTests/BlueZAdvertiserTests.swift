@@ -116,6 +116,18 @@ import Testing
         }
     }
 
+    /// Eddystone's data changes while it advertises, which a registered advertisement cannot: refused before the
+    /// bus is touched (no bus at this address), with the ways round it; exit 69.
+    @Test func eddystoneIsRefusedWithWhatToDo() throws {
+        let uid = try #require(EddystoneUID(parsing: "00112233445566778899:AABBCCDDEEFF"))
+        let advertisement = try BeaconAdvertisement(.eddystone(EddystoneBroadcast(beacon: .uid(uid), measuredPower: -59)))
+        #expect(throws: RadioError.eddystoneThroughBluetoothd("hci0")) {
+            try BlueZAdvertiser(adapter: "hci0", advertisement: advertisement, busAddress: "unix:path=/nonexistent/bus")
+        }
+        let message = RadioError.eddystoneThroughBluetoothd("hci0").description
+        #expect(message.contains("raw HCI") && message.contains("systemctl stop bluetooth") && message.contains("--hci"))
+    }
+
     /// A bus whose policy keeps this user from bluetoothd (outside the bluetooth group): 77 and what to do,
     /// never a raw-HCI fallback that would undo bluetoothd's advertising.
     @Test func aBusThatRefusesThisUserIs77() throws {
