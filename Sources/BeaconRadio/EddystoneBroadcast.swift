@@ -6,8 +6,9 @@ public struct EddystoneBroadcast: Sendable {
     public enum Beacon: Sendable {
         case uid(EddystoneUID)
         case url(EddystoneURL)
-        /// K, the time counter at the start, and the EID of a counter (the caller computes it: AES is Digest's).
-        case eid(exponent: UInt8, startCounter: UInt32, ephemeralID: @Sendable (UInt32) -> EphemeralID)
+        /// K, the time counter at the start (with the fraction of its second, so that the windows turn on the
+        /// counter's seconds, not the start's), and the EID of a counter (the caller computes it: AES is Digest's).
+        case eid(exponent: UInt8, startCounter: Double, ephemeralID: @Sendable (UInt32) -> EphemeralID)
     }
 
     public var beacon: Beacon
@@ -22,9 +23,10 @@ public struct EddystoneBroadcast: Sendable {
         self.telemetry = telemetry
     }
 
-    /// The time counter `elapsed` seconds after the start: it counts whole seconds.
-    func counter(startCounter: UInt32, elapsed: Double) -> UInt32 {
-        startCounter &+ UInt32(truncatingIfNeeded: Int64(max(0, elapsed)))
+    /// The time counter `elapsed` seconds after the start: it counts whole seconds. A time computed as a window's
+    /// turn is in the new window, not at the end of the one before: the sum may land just under the whole number.
+    func counter(startCounter: Double, elapsed: Double) -> UInt32 {
+        UInt32(truncatingIfNeeded: Int64((startCounter + max(0, elapsed) + 1e-6).rounded(.down)))
     }
 
     /// The frame of the advertising interval under way `elapsed` seconds after the start, intervals being
@@ -57,8 +59,8 @@ public struct EddystoneBroadcast: Sendable {
             return Double(Self.interval(at: elapsed, intervalSeconds: intervalSeconds) + 1) * intervalSeconds
         }
         guard case .eid(let exponent, let startCounter, _) = beacon else { return nil }
-        let window = UInt64(1) << exponent
-        let now = UInt64(startCounter) + UInt64(max(0, elapsed))
-        return Double((now / window + 1) * window - UInt64(startCounter))
+        let window = Double(UInt64(1) << exponent)
+        let now = Double(counter(startCounter: startCounter, elapsed: elapsed))
+        return ((now / window).rounded(.down) + 1) * window - startCounter
     }
 }

@@ -6,7 +6,7 @@ import Testing
     static let uid = EddystoneUID(parsing: "00112233445566778899:AABBCCDDEEFF")!
 
     /// A stand-in for the EID computation that shows which window a counter fell in (K = 2).
-    static func eidBeacon(startCounter: UInt32) -> EddystoneBroadcast {
+    static func eidBeacon(startCounter: Double) -> EddystoneBroadcast {
         EddystoneBroadcast(
             beacon: .eid(exponent: 2, startCounter: startCounter) { EphemeralID(UInt64($0 >> 2)) }, measuredPower: -59)
     }
@@ -22,6 +22,11 @@ import Testing
         #expect(broadcast.nextChange(after: 0, intervalSeconds: 0.1) == 2)
         #expect(broadcast.nextChange(after: 2, intervalSeconds: 0.1) == 6)
         #expect(Self.eidBeacon(startCounter: 8).nextChange(after: 0, intervalSeconds: 0.1) == 4)
+        // Started half a second into counter 6: the window turns when the counter reaches 8, 1.5 s in.
+        let halfway = Self.eidBeacon(startCounter: 6.5)
+        #expect(halfway.nextChange(after: 0, intervalSeconds: 0.1) == 1.5)
+        #expect(halfway.frame(elapsed: 1.49, intervalSeconds: 0.1) == .eid(EphemeralID(1), rangingPower: -18))
+        #expect(halfway.frame(elapsed: 1.5, intervalSeconds: 0.1) == .eid(EphemeralID(2), rangingPower: -18))
     }
 
     @Test func everyNthIntervalIsTLMWithTheCountAndUptimeOfThen() throws {

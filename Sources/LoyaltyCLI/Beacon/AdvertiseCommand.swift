@@ -131,9 +131,7 @@ private func runAdvertise(_ arguments: ParsedArguments) throws {
             throw arguments.usageError(
                 "--extended applies to --dry-run and --write; live advertising chooses from the controller's LE features")
         }
-        if let keyFile, case .eid(_, let counter, _) = content.eddystone?.beacon {
-            try keyFile.saveFirstCounter(counter, at: SystemBeaconClock().now())
-        }
+        if let keyFile { try keyFile.saveFirstCounter(at: SystemBeaconClock().now()) }
         return try advertiseLive(advertisement, content, transport: transport, duration: duration, output)
     }
     let (commands, changes) = try arguments.checked {
@@ -247,11 +245,11 @@ private func advertisedContent(
         let exponent = arguments.value(Advertise.exponent) ?? 10
         let counter = try keyFile.counter(now: SystemBeaconClock().now())
         // Checked here, so that the advertiser's later computations with the same key and K cannot fail.
-        _ = try EddystoneEID.ephemeralID(identityKey: key, exponent: exponent, counter: counter)
+        _ = try EddystoneEID.ephemeralID(identityKey: key, exponent: exponent, counter: UInt32(truncatingIfNeeded: Int64(counter)))
         beacon = .eid(exponent: exponent, startCounter: counter) { counter in
             EphemeralID(bytes: try! EddystoneEID.ephemeralID(identityKey: key, exponent: exponent, counter: counter))!
         }
-        text = "Eddystone-EID (a new EID every 2^\(exponent) s, time counter \(counter))"
+        text = "Eddystone-EID (a new EID every 2^\(exponent) s, time counter \(Int(counter)))"
         fields = [
             ("kind", .string("eddystone-eid")), ("eid_exponent", .int(Int(exponent))), ("counter", .int(Int(counter))),
         ]

@@ -39,9 +39,9 @@ struct EddystoneKeyFile {
         return [UInt8](contents)
     }
 
-    /// The time counter at `now` (Unix seconds): the one saved plus the whole seconds since it was saved (never
-    /// less, should the clock step back); 0 the first time.
-    func counter(now: Double) throws -> UInt32 {
+    /// The time counter at `now` (Unix seconds), with the fraction of its second: the one saved plus the time since
+    /// it was saved (never less, should the clock step back); 0 the first time.
+    func counter(now: Double) throws -> Double {
         guard let contents = FileManager.default.contents(atPath: counterPath) else { return 0 }
         let words = String(decoding: contents, as: UTF8.self).split(whereSeparator: \.isWhitespace)
         guard words.count == 2, let saved = UInt32(words[0]), let savedAt = Double(words[1]), savedAt.isFinite else {
@@ -49,13 +49,13 @@ struct EddystoneKeyFile {
                 "\(counterPath) is not a time counter (COUNTER UNIX-SECONDS): remove it only if the beacon was "
                     + "registered anew, since the resolver counts on", exitCode: ExitCode.dataError)
         }
-        return saved &+ UInt32(clamping: Int64(max(0, now - savedAt)))
+        return Double(saved) + max(0, now - savedAt)
     }
 
-    /// Keeps `counter` as the counter at `now`, in a file of mode 0600 beside the key, unless one is kept already.
-    func saveFirstCounter(_ counter: UInt32, at now: Double) throws {
+    /// Starts the counter at 0 at `now`, in a file of mode 0600 beside the key, unless it was started before.
+    func saveFirstCounter(at now: Double) throws {
         guard !FileManager.default.fileExists(atPath: counterPath) else { return }
-        let text = "\(counter) \(now)\n"
+        let text = "0 \(now)\n"
         guard
             FileManager.default.createFile(
                 atPath: counterPath + ".new", contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]),
