@@ -84,7 +84,7 @@ extension Endpoints {
         // 4.3.4), and a no-store there would make the copy one it may not keep. It announces the length of the 200
         // it stands for (RFC 9110 section 8.6), as libmicrohttpd 0.9.75 announces some length in every 304 (that of
         // the body, which it does not send): a client at the head would get the empty delta, made without the
-        // database; any other request's 200 is read, and sent instead should the feed have moved since its head.
+        // database; any other request's 200 is read for its length.
         let headers = ["ETag": "W/" + headTag, "Cache-Control": "no-cache"]
         if area == nil, let since, since.generation == head.generation, since.version == head.version {
             let empty = CatalogPage(
@@ -92,8 +92,9 @@ extension Endpoints {
                 offers: [], removed: [])
             return HTTPResponse(status: 304, headers: headers, body: try empty.json())
         }
+        // The tag named the head as it was read: the page only lends its length (an area's first page, with more
+        // after it, carries a tag of its own that no client holds).
         let page = try catalogPage(request, since: since, limit: limit, area: area)
-        guard page.headers["ETag"] == headers["ETag"] else { return page }
         return HTTPResponse(status: 304, headers: headers, body: page.body)
     }
 
