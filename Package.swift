@@ -70,6 +70,8 @@ let package = Package(
                 // The retailer's web console (ConsoleFiles.swift).
                 .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
                 .embedInCode("Resources/console.css"), .embedInCode("Resources/favicon.svg"),
+                // Unicode's confusable prototypes (UTS #39) for retailer names, made by scripts/confusables.py.
+                .embedInCode("Resources/confusables.txt"),
             ],
             plugins: ["EmbedMigrations"]),
         // Every file of migrations/, compiled into LoyaltyServer at build time.

@@ -37,10 +37,12 @@ except FileNotFoundError:
     open(token_file, "w").write(token)
 headers = {"Authorization": "Bearer " + token}
 connection.request("GET", "/v1/catalog", headers=headers)
-response = connection.getresponse(); response.read()
+response = connection.getresponse()
+cursor = json.loads(response.read())["cursor"]
 headers["If-None-Match"] = response.getheader("ETag")
 for _ in range(count):
-    connection.request("GET", "/v1/catalog", headers=headers)
+    # As `loyalty sync` asks: the cursor and the ETag of the copy it holds.
+    connection.request("GET", "/v1/catalog?since=" + cursor, headers=headers)
     response = connection.getresponse(); response.read()
     assert response.status == 304, response.status
 PY

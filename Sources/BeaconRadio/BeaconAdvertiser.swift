@@ -1,6 +1,6 @@
 import Beacons
 
-/// Live iBeacon advertising on one controller (a kernel adapter, or a bare controller over an H4 stream): Core Location's peripheral data
+/// Live beacon advertising (iBeacon or Eddystone) on one controller (a kernel adapter, or a bare controller over an H4 stream): Core Location's peripheral data
 /// advertised by CBPeripheralManager, for a Linux machine at the till.
 ///
 /// `init` opens the adapter and reads its LE features; `run` programs the advertisement (extended commands
@@ -33,11 +33,26 @@ public final class BeaconAdvertiser: @unchecked Sendable {
         // Advertising left on (by a crashed run or another program) makes the parameters command fail.
         _ = try? socket.send(commands.disable)
         for command in commands.start { try socket.send(command) }
+        let started = monotonicMilliseconds()
+        func elapsed() -> Double { Double(monotonicMilliseconds() - started) / 1000 }
+        var data = advertisement.advertisingData
         var failure: RadioError?
         do {
             try wakeup.waitOut(duration) { timeout throws(RadioError) in
+                var wait = timeout
+                // An Eddystone beacon's data changes on time (its EID's window turns, TLM takes its turn).
+                let now = elapsed()
+                if let next = advertisement.nextChange(after: now) {
+                    let untilNext = Int32(clamping: Int64(((next - now) * 1000).rounded(.up)))
+                    wait = timeout < 0 ? untilNext : min(timeout, untilNext)
+                }
                 // Events are drained, not used: a socket left unread would fill up and drop them.
-                _ = try socket.readEvent(timeoutMilliseconds: timeout, wakeup: wakeup.readEnd)
+                _ = try socket.readEvent(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
+                let due = advertisement.advertisingData(elapsed: elapsed())
+                if due != data {
+                    try socket.send(commands.replacingData(due))
+                    data = due
+                }
             }
         } catch {
             failure = error

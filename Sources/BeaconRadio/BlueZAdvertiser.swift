@@ -12,6 +12,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
     public var commandSet: String? { nil }
     public var intervalMilliseconds: Double { Double(Self.wholeMilliseconds(advertisement)) }
     public let advertisement: BeaconAdvertisement
+    private let frame: BeaconFrame
     private let bus: MessageBus
     private let adapterPath: String
     private let wakeup: WakeupPipe
@@ -49,6 +50,9 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
         throws(RadioError)
     {
         let name = HCITransport.adapterName(adapter)
+        // A registered advertisement's data is fixed, and Eddystone's changes (EID, TLM).
+        guard case .iBeacon(let frame) = advertisement.content else { throw .eddystoneThroughBluetoothd(name) }
+        self.frame = frame
         do { bus = try MessageBus(address: busAddress) } catch {
             throw .bluezAdvertising(name, error.name, error.message)
         }
@@ -63,14 +67,16 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
         UInt32(advertisement.intervalMilliseconds.rounded())
     }
 
-    /// LEAdvertisement1's properties for `advertisement`, as GetAll answers them.
-    static func properties(of advertisement: BeaconAdvertisement) -> [(String, DBusPropertyValue)] {
+    /// LEAdvertisement1's properties for `frame` advertised as `advertisement`, as GetAll answers them.
+    static func properties(of frame: BeaconFrame, _ advertisement: BeaconAdvertisement)
+        -> [(String, DBusPropertyValue)]
+    {
         let milliseconds = DBusPropertyValue.uint32(wholeMilliseconds(advertisement))
         return [
             ("Type", .string("broadcast")),
             (
                 "ManufacturerData",
-                .bytesByCompany([(BeaconFrame.appleCompanyID, iBeaconPayload(advertisement.frame))])
+                .bytesByCompany([(BeaconFrame.appleCompanyID, iBeaconPayload(frame))])
             ),
             ("MinInterval", milliseconds), ("MaxInterval", milliseconds),
         ]
@@ -92,7 +98,7 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
                 arguments: [.string("org.bluez.Adapter1"), .string("Powered")])
         }
         guard powered.first?.unwrapped == .bool(true) else { throw .adapterDown(adapter) }
-        let properties = Self.properties(of: advertisement)
+        let properties = Self.properties(of: frame, advertisement)
         try bluez { () throws(DBusFailure) in
             // bluetoothd gone without a Release (killed): its name loses its owner.
             try bus.addMatch(

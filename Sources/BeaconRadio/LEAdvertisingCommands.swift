@@ -1,8 +1,14 @@
 import Beacons
 
-/// A beacon to advertise: its frame and how often, checked against what the HCI commands can carry.
-public struct BeaconAdvertisement: Hashable, Sendable {
-    public var frame: BeaconFrame
+/// A beacon to advertise: an iBeacon frame, or an Eddystone beacon whose data changes over time, and how often,
+/// checked against what the HCI commands can carry.
+public struct BeaconAdvertisement: Sendable {
+    public enum Content: Sendable {
+        case iBeacon(BeaconFrame)
+        case eddystone(EddystoneBroadcast)
+    }
+
+    public var content: Content
     /// Advertising_Interval in 0.625 ms units, 0x0020 (20 ms) ... 0x4000 (10.24 s): the legacy
     /// command's range, which the extended command's wider one contains.
     public let interval: UInt16
@@ -12,6 +18,10 @@ public struct BeaconAdvertisement: Hashable, Sendable {
 
     /// `intervalMilliseconds` is rounded to the nearest 0.625 ms; outside 20 ms ... 10.24 s it throws.
     public init(frame: BeaconFrame, intervalMilliseconds: Double = 100) throws(RadioError) {
+        try self.init(.iBeacon(frame), intervalMilliseconds: intervalMilliseconds)
+    }
+
+    public init(_ content: Content, intervalMilliseconds: Double = 100) throws(RadioError) {
         let units = (intervalMilliseconds / Self.intervalUnitMilliseconds).rounded()
         guard units.isFinite, units >= Double(Self.intervalRange.lowerBound),
             units <= Double(Self.intervalRange.upperBound)
@@ -19,24 +29,49 @@ public struct BeaconAdvertisement: Hashable, Sendable {
             throw .invalidAdvertisingParameters(
                 "the advertising interval must be 20 ms ... 10240 ms, got \(intervalMilliseconds) ms")
         }
-        self.frame = frame
+        self.content = content
         interval = UInt16(units)
     }
 
     /// The interval actually programmed, after rounding to 0.625 ms units.
     public var intervalMilliseconds: Double { Double(interval) * Self.intervalUnitMilliseconds }
 
-    /// Flags (LE General Discoverable, BR/EDR not supported) and the iBeacon manufacturer data: 30 bytes.
-    public var advertisingData: [UInt8] { AdvertisingData.beacon(frame) }
+    /// The RSSI at 1 m the beacon advertises.
+    public var measuredPower: Int8 {
+        switch content {
+        case .iBeacon(let frame): frame.measuredPower
+        case .eddystone(let broadcast): broadcast.measuredPower
+        }
+    }
 
-    /// The LE Advertising Report a scanner receives for one of these advertisements, sent from `address`
-    /// (public, as the commands program it) and heard at `rssi`: the frame's measured power, as if 1 m away,
-    /// unless given.
-    public func report(from address: BluetoothAddress, rssi: Int8? = nil) -> AdvertisingReport {
+    /// The advertising data at the start: for an iBeacon, flags (LE General Discoverable, BR/EDR not supported)
+    /// and its manufacturer data, 30 bytes.
+    public var advertisingData: [UInt8] { advertisingData(elapsed: 0) }
+
+    /// The advertising data `elapsed` seconds after advertising started: an Eddystone beacon's frame of then.
+    public func advertisingData(elapsed: Double) -> [UInt8] {
+        switch content {
+        case .iBeacon(let frame):
+            AdvertisingData.beacon(frame)
+        case .eddystone(let broadcast):
+            AdvertisingData.eddystone(broadcast.frame(elapsed: elapsed, intervalSeconds: intervalMilliseconds / 1000))
+        }
+    }
+
+    /// When, after `elapsed` seconds, the advertising data may next change; nil when it never does.
+    public func nextChange(after elapsed: Double) -> Double? {
+        guard case .eddystone(let broadcast) = content else { return nil }
+        return broadcast.nextChange(after: elapsed, intervalSeconds: intervalMilliseconds / 1000)
+    }
+
+    /// The LE Advertising Report a scanner receives for one of these advertisements `elapsed` seconds after the
+    /// start, sent from `address` (public, as the commands program it) and heard at `rssi`: the measured power, as
+    /// if 1 m away, unless given.
+    public func report(from address: BluetoothAddress, rssi: Int8? = nil, elapsed: Double = 0) -> AdvertisingReport {
         AdvertisingReport(
             format: .legacy, eventType: UInt16(HCICommand.advNonconnInd),
             addressType: HCICommand.ownPublicAddress,
-            address: address, rssi: rssi ?? frame.measuredPower, data: advertisingData)
+            address: address, rssi: rssi ?? measuredPower, data: advertisingData(elapsed: elapsed))
     }
 }
 
@@ -163,6 +198,12 @@ public struct LEAdvertisingCommands: Hashable, Sendable {
 
     /// In the order they are sent: parameters, data, enable.
     public var start: [HCICommand] { [parameters, data, enable] }
+
+    /// The command that replaces the advertising data while advertising (both sets allow it for legacy PDUs).
+    public func replacingData(_ advertisingData: [UInt8]) throws(RadioError) -> HCICommand {
+        usesExtendedAdvertising
+            ? try .leSetExtendedAdvertisingData(advertisingData) : try .leSetAdvertisingData(advertisingData)
+    }
 }
 
 extension HCICommand {

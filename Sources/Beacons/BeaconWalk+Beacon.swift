@@ -30,10 +30,7 @@ extension BeaconWalk.Beacon {
                 exponent <= 15, let ids = ephemeralIDs(key, exponent, end)
             else { return nil }
             (kind, identity, schedule) = (.eddystoneEID, BeaconIdentity(ephemeralID: ids.ids[0]), ids)
-        } else if let region = try? BeaconIdentityConstraint(parsing: String(halves[0])), region.isEddystone,
-            let instance = region.instance, let namespace = region.namespace
-        {
-            let uid = EddystoneUID(namespaceHigh: namespace.high, namespaceLow: namespace.low, instanceBits: instance)
+        } else if let uid = EddystoneUID(parsing: String(halves[0])) {
             (kind, identity) = (.eddystoneUID, BeaconIdentity(eddystoneUID: uid))
         } else if let beacon = try? BeaconIdentity(parsing: String(halves[0])) {
             (kind, identity) = (.iBeacon, beacon)

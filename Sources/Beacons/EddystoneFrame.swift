@@ -35,6 +35,14 @@ public struct EddystoneUID: Hashable, Comparable, Sendable, CustomStringConverti
     /// `NAMESPACE:INSTANCE`, upper-case hex (20 and 12 digits).
     public var description: String { "\(namespace):\(instance.hexText())" }
 
+    /// `NAMESPACE:INSTANCE` (20 and 12 hex digits), as a region or a walk names one UID beacon; nil otherwise.
+    public init?(parsing text: String) {
+        guard let region = try? BeaconIdentityConstraint(parsing: text), region.isEddystone,
+            let namespace = region.namespace, let instance = region.instance
+        else { return nil }
+        self.init(namespaceHigh: namespace.high, namespaceLow: namespace.low, instanceBits: instance)
+    }
+
     public static func < (lhs: EddystoneUID, rhs: EddystoneUID) -> Bool {
         (lhs.namespaceHigh, lhs.namespaceLow, lhs.instanceBits)
             < (rhs.namespaceHigh, rhs.namespaceLow, rhs.instanceBits)
@@ -85,6 +93,31 @@ public struct EddystoneURL: Hashable, Sendable, CustomStringConvertible {
         }
         self.scheme = scheme
         self.encoded = encoded
+    }
+
+    /// `url` in the spec's encoding: its scheme prefix as the scheme byte, then each expansion as its code (the
+    /// longest that matches, so `.com/` before `.com`). Nil when it starts with none of the four prefixes, holds a
+    /// character outside printable ASCII, or encodes to more than 17 bytes.
+    public init?(encoding url: String) {
+        // "http://www." before "http://": the longer prefix saves four bytes.
+        guard let scheme = Self.schemes.indices.sorted(by: { Self.schemes[$0].count > Self.schemes[$1].count })
+            .first(where: { url.hasPrefix(Self.schemes[$0]) })
+        else { return nil }
+        var rest = Substring(url.dropFirst(Self.schemes[scheme].count))
+        var encoded: [UInt8] = []
+        while let first = rest.unicodeScalars.first {
+            if let code = Self.expansions.indices.filter({ rest.hasPrefix(Self.expansions[$0]) })
+                .max(by: { Self.expansions[$0].count < Self.expansions[$1].count })
+            {
+                encoded.append(UInt8(code))
+                rest = rest.dropFirst(Self.expansions[code].count)
+            } else {
+                guard first.isASCII else { return nil }
+                encoded.append(UInt8(first.value))
+                rest = Substring(rest.unicodeScalars.dropFirst())
+            }
+        }
+        self.init(scheme: UInt8(scheme), encoded: encoded)
     }
 
     static let schemes = ["http://www.", "https://www.", "http://", "https://"]

@@ -54,9 +54,14 @@ extension BeaconFrame {
         Int8(clamping: Int(rangingPower) - Int(EddystoneFrame.pathLossAtOneMetre))
     }
 
+    /// The ranging power (RSSI at 0 m) of a beacon whose RSSI at 1 m is `measuredPower`.
+    public static func rangingPower(_ measuredPower: Int8) -> Int8 {
+        Int8(clamping: Int(measuredPower) + Int(EddystoneFrame.pathLossAtOneMetre))
+    }
+
     /// The Eddystone frame of a UID or EID beacon frame, its ranging power back at 0 m; nil for other kinds.
     public var eddystoneFrame: EddystoneFrame? {
-        let rangingPower = Int8(clamping: Int(measuredPower) + Int(EddystoneFrame.pathLossAtOneMetre))
+        let rangingPower = Self.rangingPower(measuredPower)
         switch kind {
         case .eddystoneUID: return .uid(identity.eddystoneUID, rangingPower: rangingPower)
         case .eddystoneEID: return .eid(identity.ephemeralID, rangingPower: rangingPower)

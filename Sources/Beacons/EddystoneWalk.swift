@@ -49,7 +49,7 @@ public struct TelemetrySchedule: Hashable, Sendable {
     }
 
     /// The TLM frame of the `advert`-th advert (counting from 1), `elapsed` seconds into the walk.
-    func frame(advert: Int, elapsed: Double) -> TelemetryFrame {
+    public func frame(advert: Int, elapsed: Double) -> TelemetryFrame {
         let battery = max(0, Double(batteryMillivolts) - drainMillivoltsPerHour * elapsed / 3600)
         return TelemetryFrame(
             batteryMillivolts: UInt16(battery.rounded()), temperatureBits: temperatureBits,

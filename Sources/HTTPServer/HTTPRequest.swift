@@ -68,6 +68,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     /// Content-Length is computed from `body`; a Content-Length set here is ignored.
     public var headers: [String: String]
+    /// Not sent in an answer to HEAD, nor in a 304: there it gives the Content-Length only (libmicrohttpd 0.9.75
+    /// announces one in every 304, and RFC 9110 section 8.6 wants the 200's).
     public var body: [UInt8]
 
     public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
@@ -82,8 +84,10 @@ public enum HTTPRejection: Sendable, Equatable {
     /// The body is longer than `HTTPServerLimits.maxBodyBytes`; it was not buffered. The connection is closed.
     case bodyTooLarge(limit: Int)
     /// Where the request ends is ambiguous (RFC 9112 section 6.3): both Content-Length and
-    /// Transfer-Encoding, two Content-Lengths, a Transfer-Encoding other than chunked; or a header value
-    /// holds a NUL, which would cut it short. The connection is closed: what follows cannot be trusted.
+    /// Transfer-Encoding, two Content-Lengths, one that is no number, a Transfer-Encoding other than chunked; a
+    /// header value holds a NUL, which would cut it short, or a name has whitespace before its colon (section 5.1);
+    /// or an HTTP/1.1 request has no Host, or more than one (section 3.2). The connection is closed: what follows
+    /// cannot be trusted.
     case malformedFraming(String)
     /// The bodies of the requests in flight hold `HTTPServerLimits.maxBodyBytesInFlight`, and this one's would
     /// pass it; it was not read. The connection is closed: the client may retry in a moment.

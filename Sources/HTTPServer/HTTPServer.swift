@@ -89,7 +89,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     deinit {
         proxyListener?.stop()
-        if let daemon { MHD_stop_daemon(daemon) }
+        if let daemon {
+            context.isDraining.store(true, ordering: .sequentiallyConsistent)
+            context.waitForDirectAnswersToSettle()
+            MHD_stop_daemon(daemon)
+        }
         context.deadlines.stopWatching()
     }
 
@@ -101,10 +105,11 @@ public final class HTTPServer: @unchecked Sendable {
             return self.daemon
         }
         guard let daemon else { return }
-        context.isDraining.store(true, ordering: .relaxed)
+        context.isDraining.store(true, ordering: .sequentiallyConsistent)
         proxyListener?.stop()
         let listenSocket = MHD_quiesce_daemon(daemon)
         context.waitForRequestsInFlight(gracePeriod: gracePeriod)
+        context.waitForDirectAnswersToSettle()
         MHD_stop_daemon(daemon)
         // MHD hands the listening socket back on quiesce and closes it no more.
         if listenSocket >= 0 { close(listenSocket) }
@@ -263,6 +268,30 @@ private final class ServerContext: @unchecked Sendable {
         }
     }
 
+    /// When `mayAnswerDirectly` last said yes (DispatchTime's nanoseconds), 0 for never.
+    private let lastDirectAnswer = Atomic<UInt64>(0)
+    /// MHD 0.9.75 crashes (a NULL response in its connection thread) when the daemon stops within about a
+    /// millisecond of a connection whose answer failed to send, as one answered directly does: stopping waits
+    /// this long after the last.
+    private static let directAnswerSettling: UInt64 = 200_000_000
+
+    /// Whether a connection's answer may be written outside MHD now: not while the server drains. The time is
+    /// noted before draining is read, and `waitForDirectAnswersToSettle` reads it after draining is set, so either
+    /// the stop waits for this answer or this answer is not written.
+    func mayAnswerDirectly() -> Bool {
+        lastDirectAnswer.store(DispatchTime.now().uptimeNanoseconds, ordering: .sequentiallyConsistent)
+        return !isDraining.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Before the daemon stops (with `isDraining` set).
+    func waitForDirectAnswersToSettle() {
+        let last = lastDirectAnswer.load(ordering: .sequentiallyConsistent)
+        guard last > 0 else { return }
+        let settled = last + Self.directAnswerSettling
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now < settled { usleep(useconds_t((settled - now) / 1000)) }
+    }
+
     func requestStarted() {
         condition.withLock { requestsInFlight += 1 }
     }
@@ -326,7 +355,7 @@ private final class RequestState {
 /// Called once when the headers are in, once per body chunk, and once more at the end of the body;
 /// a response may be queued only on the first or the last call.
 private let accessHandler: MHD_AccessHandlerCallback = {
-    contextPointer, connection, url, method, _, uploadData, uploadDataSize, requestPointer in
+    contextPointer, connection, url, method, version, uploadData, uploadDataSize, requestPointer in
     guard let contextPointer, let connection, let uploadDataSize, let requestPointer else {
         return MHD_Result.NO
     }
@@ -342,6 +371,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
     guard state.headSeen else {
         state.headSeen = true
+        pthread_setspecific(connectionReadingItsHead, nil)
         context.requestStarted()
         context.deadlines.headArrived(connection)
         if state.queryParameters > context.maxQueryParameters {
@@ -355,7 +385,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         state.head = requestHead
         // MHD has framed the request by now; refusing it here, before the body, is the only place left.
         // Each refusal is queued before the body is read: MHD drops the body and closes the connection.
-        let framing = FramingHeaders(of: connection, method: method)
+        let framing = FramingHeaders(of: connection, method: method, version: version)
         if let problem = framing.problem {
             return queue(context.reject(.malformedFraming(problem)), on: connection, context, closing: true)
         }
@@ -477,7 +507,10 @@ private let requestCompleted: MHD_RequestCompletedCallback = {
 private let targetArrived: loyalty_MHD_URILogCallback = { contextPointer, target, connection in
     guard let contextPointer, let target else { return nil }
     let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
-    if let connection { context.deadlines.requestLineArrived(connection) }
+    if let connection {
+        context.deadlines.requestLineArrived(connection)
+        pthread_setspecific(connectionReadingItsHead, UnsafeRawPointer(connection))
+    }
     let parameters = loyalty_MHD_count_query_parameters(target, context.maxQueryParameters)
     guard parameters > context.maxQueryParameters else { return nil }
     let state = RequestState()
@@ -512,14 +545,43 @@ private func peerAddress(of connection: OpaquePointer) -> String {
     loyalty_MHD_client_address(connection).flatMap(IPAddress.init)?.description ?? ""
 }
 
+/// The connection whose request head this thread is reading, from its request line until the access handler sees the
+/// head: each connection has a thread of its own (MHD_USE_THREAD_PER_CONNECTION), and MHD's log callback, which is
+/// not told the connection, runs on it.
+private let connectionReadingItsHead: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
 private let logMessage: MHD_LogCallback = { contextPointer, format, arguments in
     guard let contextPointer, let format, let arguments else { return }
     var buffer = [CChar](repeating: 0, count: 512)
     _ = vsnprintf(&buffer, buffer.count, format, arguments)
     let message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         .trimmingCharacters(in: .whitespacesAndNewlines)
-    Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().record(
-        diagnostic: message)
+    let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    if let rejection = contentLengthRejection(message, context),
+        let connection = pthread_getspecific(connectionReadingItsHead), context.mayAnswerDirectly()
+    {
+        // MHD 0.9.75 answers a Content-Length it cannot read (-1, 2x, "2, 2", past 2^64) before the access handler
+        // runs, and then writes the same head a second time: two answers to one request. Ours goes first, and the
+        // sending side is shut, so MHD's own fails to send and MHD closes the connection.
+        writeDirectly(context.reject(rejection), toSocket: loyalty_MHD_connection_socket(OpaquePointer(connection)))
+    }
+    context.record(diagnostic: message)
+}
+
+/// The answer to one of the messages MHD 0.9.75 logs just before it answers a Content-Length it cannot read.
+private func contentLengthRejection(_ message: String, _ context: ServerContext) -> HTTPRejection? {
+    if message.hasPrefix("Failed to parse `Content-Length' header") {
+        return .malformedFraming("Content-Length is not a number of bytes")
+    }
+    if message.hasPrefix("Too large value of 'Content-Length' header") {
+        // Past any route's limit, whichever the request is for.
+        return .bodyTooLarge(limit: context.maxBodyBytesByPath.values.reduce(context.maxBodyBytes, max))
+    }
+    return nil
 }
 
 /// `closing`: the request's framing or body was refused, so the connection ends after this answer.

@@ -21,6 +21,14 @@ public struct RetailerRegistration: RequestBody, Equatable {
         guard name.unicodeScalars.contains(where: { !Self.isInvisible($0) }) else {
             throw ValidationError(field: "name", message: "must have a visible character, not only spaces or invisible ones")
         }
+        // Shown as a space, yet no space: "Matey's\u{2800}Emporium" would read as "Matey's Emporium" and compare
+        // otherwise.
+        if let blank = name.unicodeScalars.first(where: Self.isBlankLookAlike) {
+            throw ValidationError(
+                field: "name",
+                message: "must not hold U+\(String(blank.value, radix: 16, uppercase: true)), which shows as a blank "
+                    + "but is no space; use a space")
+        }
         // The all-zero UUID is what unset or broken beacons broadcast: no retailer's region.
         if uuid == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
             throw ValidationError(field: "uuid", message: "must not be the all-zero UUID; omit uuid to be assigned one")
@@ -30,6 +38,12 @@ public struct RetailerRegistration: RequestBody, Equatable {
 
 extension RetailerRegistration {
     /// White space, or a format character or one a renderer ignores (U+200B, U+200D, U+FEFF, U+00AD...).
+    /// The braille blank and the Hangul fillers: drawn as an empty cell, neither white space nor (the braille
+    /// blank) ignorable.
+    static func isBlankLookAlike(_ scalar: Unicode.Scalar) -> Bool {
+        [0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0].contains(scalar.value)
+    }
+
     public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.isWhitespace || scalar.properties.generalCategory == .format
             || scalar.properties.isDefaultIgnorableCodePoint

@@ -17,11 +17,14 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
         public let streamedBytes: Int?
         /// With `streamedBytes`: whether the head says the length (else the body ends when the connection does).
         public let saysLength: Bool
+        /// More header lines (a `Link` to the next page).
+        public let headers: [String: String]
 
-        public init(_ request: String, status: Int, body: String) {
+        public init(_ request: String, status: Int, body: String, headers: [String: String] = [:]) {
             self.request = request
             self.status = status
             self.body = body
+            self.headers = headers
             streamedBytes = nil
             saysLength = false
         }
@@ -33,6 +36,7 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
             body = ""
             self.streamedBytes = streamedBytes
             self.saysLength = saysLength
+            headers = [:]
         }
     }
 
@@ -79,6 +83,7 @@ public final class CannedHTTPServer: @unchecked Sendable {  // the answers are s
         let length = answer.streamedBytes.map { answer.saysLength ? "Content-Length: \($0)\r\n" : "" }
         let head =
             "HTTP/1.1 \(answer.status) Canned\r\nContent-Type: application/json\r\n"
+            + answer.headers.map { "\($0): \($1)\r\n" }.joined()
             + (length ?? "Content-Length: \(body.count)\r\n") + "Connection: close\r\n\r\n"
         guard Self.send(Array(head.utf8) + body, to: connection), var left = answer.streamedBytes else { return }
         let filler = [UInt8](repeating: UInt8(ascii: " "), count: 64 << 10)

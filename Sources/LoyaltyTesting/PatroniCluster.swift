@@ -362,12 +362,14 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         }
         haproxyPID = try spawn(
             ["/usr/sbin/haproxy", "-db", "-f", Self.balancer.path], environment: environment,
-            log: directory.appendingPathComponent("haproxy.log"))
+            log: directory.appendingPathComponent("haproxy.log"), naming: Self.balancer)
     }
 
-    /// Starts `command` (not waiting for it) with its output appended to `log`.
+    /// Starts `command` (not waiting for it) with its output appended to `log`. Killed when this process is gone,
+    /// if its command line still names `naming` (a file of the cluster's directory, its data or configuration).
     private func spawn(
-        _ command: [String], environment: [String: String] = [:], log: URL, in directory: URL? = nil
+        _ command: [String], environment: [String: String] = [:], log: URL, in directory: URL? = nil,
+        naming: URL? = nil
     )
         throws -> pid_t
     {
@@ -376,7 +378,10 @@ public final class PatroniCluster: @unchecked Sendable {  // members' pids are o
         defer { close(output) }
         // env(1) changes directory and execs, as setpriv does: the pid stays the program's own.
         let command = directory.map { ["/usr/bin/env", "-C", $0.path] + command } ?? command
-        return try EmbeddedPostgres.launch(command, environment: environment, output: output)
+        let pid = try EmbeddedPostgres.launch(command, environment: environment, output: output)
+        OrphanWatch.whenThisProcessEnds(
+            run: OrphanWatch.signal("KILL", "\(pid)", ifItsCommandNames: naming ?? self.directory))
+        return pid
     }
 
     private func end(_ pid: inout pid_t) {

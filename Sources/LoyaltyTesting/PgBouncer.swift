@@ -89,6 +89,10 @@ public final class PgBouncer: @unchecked Sendable {  // immutable after init
                 in: directory, output: nil)
             if status == 0, Self.acceptsLogins(Self.conninfo(port: port, password: password, database: "postgres")) {
                 self.port = port
+                let pidFile = OrphanWatch.quoted(directory.appendingPathComponent("pgbouncer.pid").path)
+                OrphanWatch.whenThisProcessEnds(
+                    run: "kill -TERM \"$(cat \(pidFile) 2>/dev/null)\" 2>/dev/null; sleep 1; "
+                        + "rm -rf \(OrphanWatch.quoted(directory.path))")
                 return
             }
             lastFailure = EmbeddedPostgres.tail(of: logFile)

@@ -1,7 +1,8 @@
 import Foundation
 import Postgres
 
-/// The cluster a test process shares: started on first use, stopped and deleted at exit.
+/// The cluster a test process shares: started on first use, stopped and deleted at exit (or, killed, by its
+/// watchdog).
 private struct SharedCluster: Sendable {
     let cluster: EmbeddedPostgres
     /// Read before exit: asking a stopped cluster for its socket would start it again.
@@ -13,6 +14,7 @@ private struct SharedCluster: Sendable {
                 directory: try ThrowawayDirectory.make("embedded-postgres"), durable: false, log: { _ in })
             let shared = SharedCluster(cluster: cluster, socketDirectory: try cluster.socket().directory)
             atexit { SharedCluster.remove() }
+            try cluster.stopsWithThisProcess()
             return .success(shared)
         } catch {
             return .failure(error)

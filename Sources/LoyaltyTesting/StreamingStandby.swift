@@ -43,6 +43,8 @@ public final class StreamingStandby: @unchecked Sendable {  // immutable after i
         }
         standby = EmbeddedPostgres(directory: standbyDirectory, durable: false, log: { _ in })
         _ = try standby.start()
+        try primary.stopsWithThisProcess()
+        try standby.stopsWithThisProcess()
     }
 
     /// A new database on the primary, once the standby has it too: the conninfo of each.

@@ -19,7 +19,7 @@ import Testing
         let bus = try PrivateBus()
         let advertisement = try BeaconAdvertisement(frame: Self.frame, intervalMilliseconds: 152.5)
         let object = try ExportedOnThread(address: bus.address) { call in
-            BlueZAdvertiser.reply(to: call, properties: BlueZAdvertiser.properties(of: advertisement))
+            BlueZAdvertiser.reply(to: call, properties: BlueZAdvertiser.properties(of: Self.frame, advertisement))
         }
         defer { object.stop() }
         let caller = try MessageBus(address: bus.address)
@@ -114,6 +114,18 @@ import Testing
         #expect(throws: RadioError.bluezAdvertising("hci 0", "org.freedesktop.DBus.Error.InvalidArgs", "Object path was not valid: '/org/bluez/hci 0'")) {
             try advertiser.run(duration: 0.1)
         }
+    }
+
+    /// Eddystone's data changes while it advertises, which a registered advertisement cannot: refused before the
+    /// bus is touched (no bus at this address), with the ways round it; exit 69.
+    @Test func eddystoneIsRefusedWithWhatToDo() throws {
+        let uid = try #require(EddystoneUID(parsing: "00112233445566778899:AABBCCDDEEFF"))
+        let advertisement = try BeaconAdvertisement(.eddystone(EddystoneBroadcast(beacon: .uid(uid), measuredPower: -59)))
+        #expect(throws: RadioError.eddystoneThroughBluetoothd("hci0")) {
+            try BlueZAdvertiser(adapter: "hci0", advertisement: advertisement, busAddress: "unix:path=/nonexistent/bus")
+        }
+        let message = RadioError.eddystoneThroughBluetoothd("hci0").description
+        #expect(message.contains("raw HCI") && message.contains("systemctl stop bluetooth") && message.contains("--hci"))
     }
 
     /// A bus whose policy keeps this user from bluetoothd (outside the bluetooth group): 77 and what to do,

@@ -149,14 +149,14 @@ private let tshark: URL? = (ProcessInfo.processInfo.environment["PATH"] ?? "").s
             (["--uuid", "not-a-uuid", "--major", "1", "--minor", "2"], "--uuid: not a UUID; expected 8-4-4-4-12 hex digits"),
             (["--uuid", Self.matey, "--major", "65536", "--minor", "2"], "--major: expected a whole number 0...65535"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "-1"], "--minor: expected a whole number 0...65535"),
-            (["--uuid", Self.matey, "--major", "1"], "--minor is required"),
+            (["--uuid", Self.matey, "--major", "1"], "--uuid needs --major and --minor"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "2", "--measured-power", "-101"], "-100...0"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "2", "--measured-power", "3"], "-100...0"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "2", "--interval-ms", "19"], "20 ms ... 10240 ms"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "2", "--interval-ms", "10241"], "20 ms ... 10240 ms"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "2", "--duration", "-1"], "--duration"),
             (["--uuid", Self.matey, "--major", "1", "--minor", "2", "--adapter", "eth0"], "--adapter"),
-            (["--major", "1", "--minor", "2"], "--uuid is required"),
+            (["--major", "1", "--minor", "2"], "--major and --minor go with --uuid"),
         ]
         for (arguments, message) in cases {
             let result = try loyalty.run(["beacon", "advertise"] + arguments)

@@ -84,6 +84,45 @@ import Testing
         try expectRefused("GET /x HTTP/1.1\r\nHost: t\r\nX-A: a\r\n b\r\n\r\n", problem: "folded")
     }
 
+    /// RFC 9112 section 5.1: no whitespace between a field name and its colon. Read as a header named
+    /// "Content-Length " (which frames nothing), the body would be served as a second request.
+    @Test func whitespaceBeforeAColonIsRefused() throws {
+        try expectRefused(
+            "POST /up HTTP/1.1\r\nHost: t\r\nContent-Length : 38\r\n\r\n",
+            then: Array("GET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n".utf8), problem: "whitespace before its colon")
+        try expectRefused("GET /x HTTP/1.1\r\nHost: t\r\nX-A\t: a\r\n\r\n", problem: "whitespace before its colon")
+    }
+
+    /// RFC 9112 section 3.2: an HTTP/1.1 request names its host once (HTTP/1.0 may leave it out).
+    @Test func aRequestWithoutAHostOrWithTwoIsRefused() throws {
+        try expectRefused("GET /x HTTP/1.1\r\n\r\n", problem: "no Host header")
+        try expectRefused("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", problem: "Host is given 2 times")
+        try expectRefused("GET /x HTTP/1.1\r\nHost: a, b\r\n\r\n", problem: "Host")
+        let paths = Paths()
+        let server = try server(paths)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send("GET /old HTTP/1.0\r\n\r\n")
+        #expect(try connection.receive().status == 200)
+        #expect(paths.all == ["/old"])
+    }
+
+    /// A Content-Length that is no number (RFC 9112 section 6.3, item 5) gets one answer, and the connection
+    /// ends: not two answers back to back.
+    @Test(arguments: [("-1", 400), ("2x", 400), ("2, 2", 400), ("", 400), ("+2", 400), ("99999999999999999999999", 413)])
+    func anInvalidContentLengthGetsOneAnswerThenTheConnectionCloses(_ length: String, _ status: Int) throws {
+        let paths = Paths()
+        let server = try server(paths)
+        defer { server.shutdown() }
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send("POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: \(length)\r\n\r\n{}")
+        let everything = String(decoding: connection.readUntilClosed(), as: UTF8.self)
+        #expect(everything.hasPrefix("HTTP/1.1 \(status) "), "\(everything)")
+        #expect(everything.components(separatedBy: "HTTP/1.1 ").count == 2, "\(everything)")
+        #expect(everything.contains("Content-Length"), "\(everything)")
+        #expect(paths.all.isEmpty)
+    }
+
     @Test func wellFramedRequestsStillPass() throws {
         let paths = Paths()
         let server = try server(paths)

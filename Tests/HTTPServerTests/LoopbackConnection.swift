@@ -130,6 +130,17 @@ struct LoopbackConnection: ~Copyable {
         }
     }
 
+    /// Every byte the server sends until it closes the connection (or 10 s pass without one).
+    func readUntilClosed() -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { return received }
+            received += buffer[..<count]
+        }
+    }
+
     /// Whether the server closes the connection within `waiting`, without reading what it sent.
     func isClosed(waiting: Duration) -> Bool {
         guard hasDataWaiting(waiting: waiting) else { return false }

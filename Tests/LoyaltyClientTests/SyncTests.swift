@@ -256,6 +256,31 @@ private func mateys(_ server: TestServer) throws -> Credential {
         }
     }
 
+    /// A hostile or broken server whose catalog page says `more` and names itself as the next: the sync stops
+    /// with a clear error after asking twice, not 567 times in 25 s and on for ever (issue 41, item 11).
+    @Test func aCatalogPageThatNamesItselfAsTheNextStopsTheSync() throws {
+        let page = CatalogPage(
+            cursor: "c1", full: false, more: true, serverTime: Date(timeIntervalSince1970: 1_800_000_000),
+            retailers: [], offers: [], removed: [])
+        let server = try CannedHTTPServer([
+            CannedHTTPServer.Answer(
+                "GET /v1/catalog", status: 200, body: String(decoding: try page.json(), as: UTF8.self),
+                headers: ["Link": #"</v1/catalog?since=c1>; rel="next""#])
+        ])
+        let directory = try temporaryDirectory()
+        let cache = try OfferCache(file: directory.appendingPathComponent("cache.sqlite"))
+        let api = LoyaltyAPIClient(server: URL(string: server.url)!, timeouts: Timeouts(connect: 1, total: 5))
+        let engine = SyncEngine(cache: cache, api: api, credential: .device("x"), now: Date.init)
+        let started = Date()
+        #expect {
+            _ = try engine.sync()
+        } throws: { error in
+            guard case .protocolViolation(let message) = error as? ClientError else { return false }
+            return message.contains("names a page already read as the next (cursor c1)")
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
     @Test func anUnreachableServerIsANetworkError() throws {
         let directory = try temporaryDirectory()
         let cache = try OfferCache(file: directory.appendingPathComponent("cache.sqlite"))

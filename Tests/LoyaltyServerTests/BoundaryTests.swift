@@ -94,8 +94,10 @@ import Testing
 
         let noToken = try server.request("GET", "/v1/retailer")
         #expect(noToken.status == 401 && noToken.errorCode == .unauthorized)
-        #expect(noToken.headers["www-authenticate"] == "Bearer")
-        #expect(try server.request("GET", "/v1/retailer", token: key + "x").status == 401)
+        #expect(noToken.headers["www-authenticate"] == #"Bearer realm="loyalty""#)
+        let badToken = try server.request("GET", "/v1/retailer", token: key + "x")
+        #expect(badToken.status == 401)
+        #expect(badToken.headers["www-authenticate"] == #"Bearer realm="loyalty", error="invalid_token""#)
         #expect(try server.request("GET", "/v1/catalog", token: "ld_forged").status == 401)
         #expect(try server.request("GET", "/v1/retailer", token: shopper.deviceToken).status == 403)
         #expect(try server.request("GET", "/v1/catalog", token: key).status == 403)

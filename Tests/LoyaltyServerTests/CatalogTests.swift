@@ -271,7 +271,10 @@ import Testing
     @Test func ifNoneMatchTakesListsWeakTagsAndAStar() throws {
         let server = try TestServer()
         let device = try server.createAccount()
-        let etag = try #require(try server.catalog(device).headers["etag"])
+        // Weak: two pages with the same tag differ in server_time. The tags below are its opaque part.
+        let weakTag = try #require(try server.catalog(device).headers["etag"])
+        #expect(weakTag.hasPrefix("W/\""))
+        let etag = String(weakTag.dropFirst(2))
         let status = { (value: String) in
             try server.request("GET", "/v1/catalog", token: device.deviceToken, headers: ["If-None-Match": value])
                 .status

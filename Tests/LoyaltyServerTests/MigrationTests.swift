@@ -249,6 +249,11 @@ import Testing
         let seenOnTablet: SeenPage = try server.request("GET", "/v1/seen", token: credentials.deviceToken).decode()
         #expect(seenOnTablet.items == seen.items)
         #expect(try server.request("GET", "/v1/catalog", token: tokens[1]).status == 200)
+
+        // The name from before has its skeleton key (0010): a look-alike of it is refused.
+        let lookAlike = try server.request(
+            "POST", "/v1/retailers", token: server.operatorToken, json: RetailerRegistration(name: "M\u{0430}tey\u{2019}s"))
+        #expect(lookAlike.status == 409 && lookAlike.errorCode == .nameTaken, "\(lookAlike.text)")
     }
 
     /// Each first-release table's rows in the first release's columns (the counter, which moved, apart).

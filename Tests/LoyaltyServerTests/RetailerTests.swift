@@ -71,11 +71,15 @@ import Testing
         func register(_ name: String) throws -> TestResponse {
             try server.request("POST", "/v1/retailers", token: server.operatorToken, json: RetailerRegistration(name: name))
         }
-        for lookAlike in ["Matey's", "matey's", " Matey's ", "\u{FF2D}\u{FF41}\u{FF54}\u{FF45}\u{FF59}'s", "Mat\u{200B}ey's", "MATEY'S\u{FEFF}"] {
+        // Issue 41, item 13: a right single quotation mark, a Cyrillic а, "rn" for "m" (UTS #39's skeleton).
+        for lookAlike in [
+            "Matey's", "matey's", " Matey's ", "\u{FF2D}\u{FF41}\u{FF54}\u{FF45}\u{FF59}'s", "Mat\u{200B}ey's", "MATEY'S\u{FEFF}",
+            "Matey\u{2019}s", "M\u{0430}tey's", "rnatey's", "MATEY\u{2019}S",
+        ] {
             let reply = try register(lookAlike)
             #expect(reply.status == 409 && reply.errorCode == .nameTaken, "\(lookAlike.debugDescription): \(reply.text)")
         }
-        for invisible in ["\u{200B}", " \u{200D} ", "\u{FEFF}\u{00AD}", "   "] {
+        for invisible in ["\u{200B}", " \u{200D} ", "\u{FEFF}\u{00AD}", "   ", "\u{2800}", "Matey's\u{2800}West", "\u{3164}"] {
             let reply = try register(invisible)
             #expect(reply.status == 422 && reply.errorField == "name", "\(invisible.debugDescription): \(reply.text)")
         }
@@ -83,6 +87,9 @@ import Testing
         #expect(folded.name == "Tucci's  Pizza")
         #expect(try register("Tucci's Pizza").errorCode == .nameTaken)
         #expect(try register("Matey's West End").status == 201)
+        #expect(try register("Mateys Emporium").status == 201)
+        #expect(try register("M\u{0430}teys Emporium").errorCode == .nameTaken)
+        #expect(try register("Mateys  Emp0rium").errorCode == .nameTaken)
     }
 
     /// A key is rotated because it may have leaked: in its grace period it reads and syncs, and nothing more. It

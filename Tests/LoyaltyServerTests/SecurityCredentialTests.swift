@@ -44,9 +44,12 @@ import Testing
                 let context = "\(operation) with \(attempt.name): \(reply.status) \(reply.text)"
                 #expect(reply.status == attempt.status, "\(context)")
                 if attempt.status == 401 {
+                    // RFC 6750 section 3: a realm always; invalid_token when a token came and is no good.
+                    let sentToken = attempt.authorization.map { $0.hasPrefix("Bearer ") && $0.count > 7 } ?? false
+                    let challenge = #"Bearer realm="loyalty""# + (sentToken ? #", error="invalid_token""# : "")
                     #expect(
-                        reply.errorCode == .unauthorized && reply.headers["www-authenticate"] == "Bearer",
-                        "\(context)")
+                        reply.errorCode == .unauthorized && reply.headers["www-authenticate"] == challenge,
+                        "\(context): \(reply.headers["www-authenticate"] ?? "no WWW-Authenticate")")
                 } else {
                     #expect(reply.errorCode == .forbidden, "\(context)")
                 }

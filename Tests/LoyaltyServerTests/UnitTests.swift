@@ -179,6 +179,33 @@ import Testing
     }
 }
 
+extension ContractTests {
+    /// `image_url` is validated by openapi.yaml's pattern itself (issue 41, item 14: a port passed the server and
+    /// not the document): the document's pattern is the server's, and each URL below fares the same under both.
+    @Test func anImageURLIsCheckedByTheDocumentsPattern() throws {
+        let document = String(decoding: Documents.openAPI, as: UTF8.self)
+        let line = try #require(
+            document.split(separator: "\n").first { $0.contains(#"pattern: "^https?://"#) }, "no image_url pattern")
+        let quoted = line.drop { $0 != "\"" }.dropFirst().dropLast()
+        #expect(quoted.replacingOccurrences(of: #"\\"#, with: #"\"#) == Validation.imageURLPattern)
+        let documented = try NSRegularExpression(pattern: Validation.imageURLPattern)
+        let accepted = [
+            "https://example.com/a.png", "http://cdn.example.com:8080/x.png?w=200&h=1", "https://1.2.3.4/p%20q.png",
+            "https://example.com", "https://example.com:65535/", "https://example.com/a?b=c/d?e",
+        ]
+        let refused = [
+            "https://example.com:0/", "https://example.com:65536/", "https://user@example.com/",
+            "https://example.com/#top", "https://[::1]/", "ftp://example.com/", "https://example.com/a b",
+            "https://example.com/%zz", "HTTPS://example.com/", "https://example.com/a\\b", "https:///a",
+        ]
+        for url in accepted + refused {
+            let matches = documented.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)) != nil
+            let valid = (try? Validation.imageURL(url, field: "image_url")) != nil
+            #expect(matches == valid && valid == accepted.contains(url), "\(url)")
+        }
+    }
+}
+
 extension Endpoints {
     /// The routes' handlers on a database that is never reached: for what the table says of itself.
     static var unconnected: Endpoints {

@@ -62,6 +62,37 @@ import Testing
         #expect(scan.jsonLines.last?["event"] as? String == "summary")
     }
 
+    /// An Eddystone-EID beacon (K = 1) with TLM, advertised live on one controller and scanned on the other: the
+    /// advertiser replaces its data as the 2-second window turns, so the scan ranges several EIDs, with telemetry.
+    @Test func aScanHearsTheLiveEIDTurnEveryTwoToTheKSeconds() throws {
+        guard let canal = rootCanal() else { return }
+        let key = FileManager.default.temporaryDirectory.appendingPathComponent("eid-key-\(UUID())").path
+        #expect(
+            FileManager.default.createFile(
+                atPath: key, contents: Data("000102030405060708090a0b0c0d0e0f".utf8),
+                attributes: [.posixPermissions: 0o600]))
+        defer {
+            try? FileManager.default.removeItem(atPath: key)
+            try? FileManager.default.removeItem(atPath: key + ".counter")
+        }
+        let advertiser = try Started(
+            loyalty,
+            [
+                "beacon", "advertise", "--hci", "tcp:127.0.0.1:\(canal.legacyPort)", "--eddystone-eid", key,
+                "--eid-exponent", "1", "--tlm-every", "4", "--battery-mv", "3000", "--duration", "7", "--json",
+            ])
+        #expect(advertiser.waitFor { $0.jsonLines.contains { $0["event"] as? String == "advertising" } })
+        let scanner = try Started(loyalty, ["scan", "--hci", "tcp:127.0.0.1:\(canal.extendedPort)", "--json"])
+        _ = scanner.waitFor(timeout: 12) { Set(Self.ranged($0).compactMap { $0["eid"] as? String }).count >= 3 }
+        let scan = scanner.terminate()
+        let advertised = advertiser.wait()
+        #expect(advertised.status == 0, "\(advertised.stderr)")
+        #expect(FileManager.default.fileExists(atPath: key + ".counter"), "the counter is kept from the first run")
+        let ranged = Self.ranged(scan)
+        #expect(Set(ranged.compactMap { $0["eid"] as? String }).count >= 3, "\(scan.stdout)")
+        #expect(ranged.contains { ($0["telemetry"] as? [String: Any])?["battery_mv"] as? Int == 3000 }, "\(scan.stdout)")
+    }
+
     @Test func aControllerThatDisappearsMidScanIsAClearErrorExit69() throws {
         guard let canal = rootCanal() else { return }
         let scanner = try Started(loyalty, ["scan", "--hci", "tcp:127.0.0.1:\(canal.extendedPort)", "--json"])

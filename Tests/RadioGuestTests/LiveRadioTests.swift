@@ -409,7 +409,7 @@ import Testing
     }
 
     /// The `range` lines' beacons.
-    private func rangedBeacons(_ scan: GuestCommandResult) -> [[String: Any]] {
+    func rangedBeacons(_ scan: GuestCommandResult) -> [[String: Any]] {
         scan.jsonLines.filter { $0["event"] as? String == "range" }.flatMap { $0["beacons"] as? [[String: Any]] ?? [] }
     }
 

@@ -15,13 +15,24 @@ extension ClientJSONLines {
         _ frame: BeaconFrame, intervalMilliseconds: Double, adapter: String, mode: String?, via: String
     ) -> String {
         let identity = frame.identity
-        return object([
-            ("event", .string("advertising")), ("adapter", .string(adapter)),
-            ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
-            ("minor", .int(Int(identity.minor))), ("measured_power", .int(Int(frame.measuredPower))),
-            ("interval_ms", .double(intervalMilliseconds)), ("commands", mode.map(JSONValue.string) ?? .null),
-            ("via", .string(via)),
-        ])
+        return advertising(
+            [
+                ("uuid", .string(identity.uuid.uuidString)), ("major", .int(Int(identity.major))),
+                ("minor", .int(Int(identity.minor))),
+            ], measuredPower: frame.measuredPower, intervalMilliseconds: intervalMilliseconds, adapter: adapter,
+            mode: mode, via: via)
+    }
+
+    /// `beacon advertise --json`'s first line with the beacon's own `fields` (an Eddystone frame's).
+    public static func advertising(
+        _ fields: [(String, JSONValue)], measuredPower: Int8, intervalMilliseconds: Double, adapter: String,
+        mode: String?, via: String
+    ) -> String {
+        object(
+            [("event", .string("advertising")), ("adapter", .string(adapter))] + fields + [
+                ("measured_power", .int(Int(measuredPower))), ("interval_ms", .double(intervalMilliseconds)),
+                ("commands", mode.map(JSONValue.string) ?? .null), ("via", .string(via)),
+            ])
     }
 
     /// `beacon advertise --json`'s last line.

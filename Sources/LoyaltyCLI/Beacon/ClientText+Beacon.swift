@@ -9,9 +9,19 @@ extension ClientText {
     public static func advertising(
         _ frame: BeaconFrame, intervalMilliseconds: Double, adapter: String, mode: String?, duration: Double?
     ) -> String {
+        advertising(
+            "\(frame.identity)", measuredPower: frame.measuredPower, intervalMilliseconds: intervalMilliseconds,
+            adapter: adapter, mode: mode, duration: duration)
+    }
+
+    /// `beacon advertise`'s first line for `beacon`, as words say it (an iBeacon's identity, an Eddystone frame).
+    public static func advertising(
+        _ beacon: String, measuredPower: Int8, intervalMilliseconds: Double, adapter: String, mode: String?,
+        duration: Double?
+    ) -> String {
         let until = duration.map { "for \(String(format1: $0)) s" } ?? "until Ctrl-C"
         let path = mode.map { "\($0) commands" } ?? "through bluetoothd"
-        return "advertising \(frame.identity) at \(frame.measuredPower) dBm every "
+        return "advertising \(beacon) at \(measuredPower) dBm every "
             + "\(String(format1: intervalMilliseconds)) ms on \(adapter) (\(path)) \(until)"
     }
 

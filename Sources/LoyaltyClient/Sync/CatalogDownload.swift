@@ -26,7 +26,9 @@ final class CatalogDownload: Sendable {
     /// Signalled for each item queued, and once more when the thread has nothing left to queue.
     private let queued = DispatchSemaphore(value: 0)
     /// Room for one answer ahead of the caller.
-    private let room = DispatchSemaphore(value: 1)
+    /// Made at 0 and signalled once in `init`: libdispatch traps when a semaphore is freed below the value it was
+    /// made with, as a pull stopped midway (a page refused) leaves this one.
+    private let room = DispatchSemaphore(value: 0)
     private let cancelled = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -37,6 +39,7 @@ final class CatalogDownload: Sendable {
         _ credential: Credential
     ) {
         let (server, timeouts, caFile, isCancelled) = (caller.server, caller.timeouts, caller.caFile, caller.isCancelled)
+        room.signal()
         Thread { [self] in
             let api = LoyaltyAPIClient(server: server, timeouts: timeouts, caFile: caFile)
             api.isCancelled = isCancelled

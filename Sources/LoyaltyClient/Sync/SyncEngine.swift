@@ -124,6 +124,9 @@ public struct SyncEngine {
             limit: catalogPageLimit, credential)
         defer { download.close() }
         var cursor = since
+        // Each page must bring the client further: a cursor named twice (a page naming itself as the next, or an
+        // earlier one) would have the sync ask for ever.
+        var askedCursors: Set<String> = since.map { [$0] } ?? []
         var serverTimeOffset: Double?
         while let answer = try download.next() {
             guard answer.since == cursor else {
@@ -169,6 +172,11 @@ public struct SyncEngine {
             report.catalogPages += 1
             progress(.storingOffers(stored: report.offersReceived))
             guard page.more else { return true }
+            guard askedCursors.insert(page.cursor).inserted else {
+                throw .protocolViolation(
+                    "the server's catalog page names a page already read as the next (cursor \(page.cursor)): "
+                        + "the sync stopped rather than ask for ever; try again later")
+            }
             cursor = page.cursor
         }
         throw .protocolViolation("the server's catalog page says more follows, but names no next page")

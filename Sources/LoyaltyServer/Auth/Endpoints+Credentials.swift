@@ -130,14 +130,15 @@ extension Endpoints {
     }
 
     /// Runs a lookup of a `kind` credential unless the address has failed too often with that kind; one that
-    /// finds nothing takes from the address's bucket for the kind and answers 401.
+    /// finds nothing takes from the address's bucket for the kind and answers 401 (the bearer token, if the
+    /// credential was one, is invalid).
     func authenticating<Found>(
         _ kind: CredentialKind, from request: HTTPRequest, lookUp: () throws -> Found?
     ) throws -> Found {
         try limit(.failedAuthenticationByAddress, request.remoteAddress, kind: kind, taking: false)
         guard let found = try lookUp() else {
             rateLimiter.take(.failedAuthenticationByAddress, request.remoteAddress, kind: kind)
-            throw APIFailure.unauthorized
+            throw request.bearerToken == nil ? APIFailure.unauthorized : APIFailure.invalidToken
         }
         return found
     }

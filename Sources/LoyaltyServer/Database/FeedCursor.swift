@@ -52,7 +52,7 @@ struct FeedCursor: Equatable {
         return Secrets.base64URL(Array(text.utf8))
     }
 
-    /// A strong ETag naming the feed state a page brings the client to.
+    /// The opaque tag (quoted) naming the feed state a page brings the client to; the catalog sends it weak.
     var entityTag: String { "\"\(generation.postgresText!)-\(version)\"" }
 }
 

@@ -110,10 +110,22 @@ extension Database {
                 let pending = schema.migrations.filter { !applied.contains($0.version) }
                 for migration in pending {
                     try connection.execute(script: migration.sql)
+                    if migration.name == "name-skeleton" { try Self.keyRetailerNames(connection) }
                 }
                 try Self.record(pending, at: now, in: connection)
                 return pending.isEmpty ? .current(version: newest) : .migrated(from: newest, applied: pending)
             }
+        }
+    }
+
+    /// migrations/0010's step that SQL cannot take: each retailer's name_key made again by `RetailerName.readingKey`
+    /// (the confusable skeleton), oldest first; a name reading as an older one's keeps no key.
+    private static func keyRetailerNames(_ connection: PostgresConnection) throws {
+        var taken = Set<String>()
+        for row in try connection.query("SELECT id, name FROM retailers ORDER BY created_at, id") {
+            let key = RetailerName.readingKey(try row.decode("name", as: String.self))
+            guard taken.insert(key).inserted else { continue }
+            try connection.query("UPDATE retailers SET name_key = \(key) WHERE id = \(try row.decode("id", as: UUID.self))")
         }
     }
 

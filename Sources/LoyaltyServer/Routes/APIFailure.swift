@@ -19,10 +19,19 @@ struct APIFailure: Error {
         APIFailure(422, .validationFailed, "\(error.field) \(error.message)", field: error.field)
     }
 
+    /// No credential came (RFC 6750 section 3: the challenge then names no error).
     static let unauthorized: APIFailure = {
         var failure = APIFailure(
             401, .unauthorized, "send a valid token as 'Authorization: Bearer <token>'")
-        failure.headers["WWW-Authenticate"] = "Bearer"
+        failure.headers["WWW-Authenticate"] = #"Bearer realm="loyalty""#
+        return failure
+    }()
+
+    /// A bearer token came, and it is unknown, revoked or expired.
+    static let invalidToken: APIFailure = {
+        var failure = APIFailure(
+            401, .unauthorized, "this token is unknown, revoked or expired; send a valid one as 'Authorization: Bearer <token>'")
+        failure.headers["WWW-Authenticate"] = #"Bearer realm="loyalty", error="invalid_token""#
         return failure
     }()
 

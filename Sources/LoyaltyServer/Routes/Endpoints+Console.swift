@@ -8,7 +8,7 @@ import LoyaltyAPI
 extension Endpoints {
     var consoleRoutes: [Route] {
         [
-            Route("GET", "/console/") { _ in ConsoleFiles.page },
+            Route("GET", "/console/") { request in ConsoleFiles.answer("index.html", to: request)! },
             Route("GET", "/console/{file}", consoleFile),
             Route("POST", "/v1/console/session", signIn),
             Route("GET", "/v1/console/session", showConsoleSession),
@@ -17,7 +17,7 @@ extension Endpoints {
     }
 
     func consoleFile(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let response = ConsoleFiles.file(named: request.pathParameters["file"] ?? "") else {
+        guard let response = ConsoleFiles.answer(request.pathParameters["file"] ?? "", to: request) else {
             throw APIFailure(404, .notFound, "the console has no such file")
         }
         return response
@@ -36,8 +36,10 @@ extension Endpoints {
             access = try authenticating(.retailer, from: request) {
                 signIn.apiKey.hasPrefix(retailerKeyPrefix) ? try database.retailer(apiKey: signIn.apiKey) : nil
             }
-        } catch let failure as APIFailure where failure.status == 401 {
-            throw APIFailure(401, .unauthorized, "this API key is not a retailer's current key", field: "api_key")
+        } catch var failure as APIFailure where failure.status == 401 {
+            failure.body = APIErrorBody(
+                code: .unauthorized, message: "this API key is not a retailer's current key", field: "api_key")
+            throw failure
         }
         // A session lasts hours: one from a rotated-out key would outlive the key.
         guard !access.isRotatedOut else { throw rotatedOut }

@@ -79,15 +79,36 @@ extension Endpoints {
                 field: "since")
         }
         let headTag = Self.entityTag(head, area)
-        // The 304 says what the 200 said: a cache updates its stored copy's headers from it (RFC 9111 section
-        // 4.3.4), and a no-store there would make the copy one it may not keep.
-        if let tags = request.header("if-none-match"), Self.matches(tags, headTag) {
-            return HTTPResponse(status: 304, headers: ["ETag": headTag, "Cache-Control": "no-cache"])
+        guard request.ifNoneMatchNames(headTag) else {
+            return try catalogPage(request, since: since, limit: limit, area: area)
         }
+        // The 304 says what the 200 said: a cache updates its stored copy's headers from it (RFC 9111 section
+        // 4.3.4), and a no-store there would make the copy one it may not keep. It announces the length of the 200
+        // it stands for (RFC 9110 section 8.6), as libmicrohttpd 0.9.75 announces some length in every 304 (that of
+        // the body, which it does not send): a client at the head would get the empty delta, made without the
+        // database; any other request's 200 is read for its length.
+        let headers = ["ETag": "W/" + headTag, "Cache-Control": "no-cache"]
+        if area == nil, let since, since.generation == head.generation, since.version == head.version {
+            let empty = CatalogPage(
+                cursor: head.encoded(), full: false, more: false, serverTime: database.clock(), retailers: [],
+                offers: [], removed: [])
+            return HTTPResponse(status: 304, headers: headers, body: try empty.json())
+        }
+        // The tag named the head as it was read: the page only lends its length (an area's first page, with more
+        // after it, carries a tag of its own that no client holds).
+        let page = try catalogPage(request, since: since, limit: limit, area: area)
+        return HTTPResponse(status: 304, headers: headers, body: page.body)
+    }
+
+    /// The catalog's page from `since` (the area's whole page with `area`), as a 200.
+    private func catalogPage(_ request: HTTPRequest, since: FeedCursor?, limit: Int, area: CatalogArea?) throws
+        -> HTTPResponse
+    {
         catalogPageBuilds.wait()
         defer { catalogPageBuilds.signal() }
         let (page, through) = try database.catalog(since: since, limit: limit, area: area)
-        var headers = ["ETag": Self.entityTag(through, area), "Cache-Control": "no-cache"]
+        // Weak: two answers with the same tag differ in `server_time`, so they are not the same bytes.
+        var headers = ["ETag": "W/" + Self.entityTag(through, area), "Cache-Control": "no-cache"]
         if page.more {
             // RFC 8288: the client can ask for the next page while it still reads this one.
             let limitParameter = request.query["limit"] == nil ? "" : "&limit=\(limit)"
@@ -164,30 +185,5 @@ extension Endpoints {
         let next = head.nearPosition == nil ? "" : "-\(head.encoded())"
         return
             "\"\(head.generation.uuidString.lowercased())-\(head.version)-near-\(area.latitude)_\(area.longitude)_\(area.radiusKilometres)\(next)\""
-    }
-
-    /// RFC 9110 If-None-Match: a list of entity tags, or `*`. Compared as bytes, as the RFC compares opaque tags,
-    /// in place: every 304 asks, and splitting the list cost more than the rest of the comparison.
-    private static func matches(_ header: String, _ tag: String) -> Bool {
-        let isOptionalWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var (header, tag) = (header, tag)
-        return header.withUTF8 { header in
-            tag.withUTF8 { tag in
-                var start = 0
-                while start < header.count {
-                    let end = header[start...].firstIndex(of: UInt8(ascii: ",")) ?? header.count
-                    var (lower, upper) = (start, end)
-                    while lower < upper, isOptionalWhitespace(header[lower]) { lower += 1 }
-                    while upper > lower, isOptionalWhitespace(header[upper - 1]) { upper -= 1 }
-                    if upper - lower == 1 && header[lower] == UInt8(ascii: "*") { return true }
-                    if upper - lower >= 2 && header[lower] == UInt8(ascii: "W") && header[lower + 1] == UInt8(ascii: "/") {
-                        lower += 2
-                    }
-                    if upper - lower == tag.count && header[lower..<upper].elementsEqual(tag) { return true }
-                    start = end + 1
-                }
-                return false
-            }
-        }
     }
 }

@@ -188,6 +188,33 @@ extension HTTPRequest {
         }
     }
 
+    /// Whether If-None-Match names `tag` (a quoted opaque tag) or is `*` (RFC 9110 section 13.1.2). Compared weakly
+    /// (a W/ prefix aside), as bytes, as the RFC compares opaque tags, in place: every 304 asks, and splitting the
+    /// list cost more than the rest of the comparison.
+    func ifNoneMatchNames(_ tag: String) -> Bool {
+        guard var header = header("if-none-match") else { return false }
+        let isOptionalWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var tag = tag
+        return header.withUTF8 { header in
+            tag.withUTF8 { tag in
+                var start = 0
+                while start < header.count {
+                    let end = header[start...].firstIndex(of: UInt8(ascii: ",")) ?? header.count
+                    var (lower, upper) = (start, end)
+                    while lower < upper, isOptionalWhitespace(header[lower]) { lower += 1 }
+                    while upper > lower, isOptionalWhitespace(header[upper - 1]) { upper -= 1 }
+                    if upper - lower == 1 && header[lower] == UInt8(ascii: "*") { return true }
+                    if upper - lower >= 2 && header[lower] == UInt8(ascii: "W") && header[lower + 1] == UInt8(ascii: "/") {
+                        lower += 2
+                    }
+                    if upper - lower == tag.count && header[lower..<upper].elementsEqual(tag) { return true }
+                    start = end + 1
+                }
+                return false
+            }
+        }
+    }
+
     /// The bearer token of the Authorization header, if it has one.
     var bearerToken: String? {
         // The scheme is case-insensitive (RFC 9110 section 11.1), compared on its bytes: every request asks this

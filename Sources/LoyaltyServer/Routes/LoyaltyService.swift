@@ -43,14 +43,14 @@ public final class LoyaltyService: Sendable {
             to: request,
             notFound: { request in
                 Self.answer(request, route: "unmatched", metrics: metrics, log: log) { request throws(APIFailure) in
-                    throw APIFailure(404, .notFound, "no route \(request.method) \(request.path); see /openapi.yaml")
+                    throw APIFailure(404, .notFound, "no route \(request.answeredMethod) \(request.path); see /openapi.yaml")
                 }
             },
             methodNotAllowed: { request, allowed in
                 Self.answer(request, route: "unmatched", metrics: metrics, log: log) { request throws(APIFailure) in
                     throw APIFailure(
                         405, .methodNotAllowed,
-                        "\(request.path) answers \(allowed.joined(separator: ", ")), not \(request.method)")
+                        "\(request.path) answers \(allowed.joined(separator: ", ")), not \(request.answeredMethod)")
                 }
             })
     }
@@ -88,7 +88,7 @@ public final class LoyaltyService: Sendable {
         return Self.answer(head, route: pattern, metrics: metrics, log: log) { _ in throw refusal }
     }
 
-    /// The answer to a request the HTTP server refused before reading it (a body over the limit, framing that
+    /// The answer to a request the HTTP server refused before reading it (a body over the limit, a head that
     /// proxies could read differently, no room for its body).
     public func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         switch rejection {
@@ -98,7 +98,7 @@ public final class LoyaltyService: Sendable {
                 APIFailure(413, .payloadTooLarge, "the body is over the limit of \(limit) bytes; send less"))
         case .malformedFraming(let problem):
             metrics.record(route: "rejected", method: "-", status: 400, seconds: 0)
-            return .failure(APIFailure(400, .badRequest, "\(problem); send one Content-Length or chunked framing"))
+            return .failure(APIFailure(400, .badRequest, "the request's head is malformed (RFC 9112): \(problem)"))
         case .busy, .answersBusy:
             metrics.record(route: "rejected", method: "-", status: 503, seconds: 0)
             let held = rejection == .busy ? "request bodies" : "unsent answers"
@@ -174,4 +174,10 @@ public final class LoyaltyService: Sendable {
         text.count <= 64 && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
             && !text.isEmpty ? text : nil
     }
+}
+
+extension HTTPRequest {
+    /// The method whose answer this request gets: HEAD gets GET's, without the body, so it announces the same
+    /// length (RFC 9110 section 9.3.2).
+    fileprivate var answeredMethod: String { method == "HEAD" ? "GET" : method }
 }
