@@ -1,4 +1,4 @@
--- 0010: secure beacons (issue 43). A beacon whose broadcast identity rotates (Eddystone-EID) under an identity key
+-- 0011: secure beacons (issue 43). A beacon whose broadcast identity rotates (Eddystone-EID) under an identity key
 -- only the service holds: the key sealed (AES-256-GCM) under the server key `key_id` names, never in plaintext; the
 -- beacon's time counter was `counter_origin` at `counter_at`, and counts seconds from there. A catalog table (a
 -- reference table in the Citus plan), scoped by retailer like beacons.

@@ -1,4 +1,4 @@
--- 0011: verified sightings (issue 43). A sighting of a secure beacon the service resolved for an account: the beacon,
+-- 0012: verified sightings (issue 43). A sighting of a secure beacon the service resolved for an account: the beacon,
 -- the EID window it was heard in (the beacon's counter at the window's start) and when. Offers on a secure beacon are
 -- seen and redeemed only after one. Distributed with the account's other rows in the Citus plan.
 CREATE TABLE verified_sightings (
