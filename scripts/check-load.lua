@@ -3,8 +3,8 @@
 -- "device <token>" or "offer <id>" per line. The id of every redemption answered 201 is appended to
 -- $CHECK_LOAD_REDEEMED-<thread>, for the database check afterwards.
 -- Mix: 50% GET /v1/catalog, 30% POST /v1/seen (5 items), 20% POST /v1/redemptions. Like a client that syncs
--- periodically, three catalog requests in four carry the ETag of the last full answer (If-None-Match: 304
--- while the catalog is unchanged); the fourth fetches it all.
+-- periodically, three catalog requests in four carry the cursor and the ETag of the last full answer (since and
+-- If-None-Match, as `loyalty sync` sends them: 304 while the catalog is unchanged); the fourth fetches it all.
 -- Each thread counts answers by status class and the 201s; done() prints "statuses 2xx=.. 3xx=.. 4xx=..
 -- 5xx=.. redeemed=.. errors=.." (errors: socket errors and timeouts), then "latency p50=.. p99=.." in ms.
 
@@ -36,7 +36,10 @@ function request()
   local headers = { ["Authorization"] = "Bearer " .. token }
   local roll = math.random(100)
   if roll <= 50 then
-    if etag and roll % 4 ~= 0 then headers["If-None-Match"] = etag end
+    if etag and cursor and roll % 4 ~= 0 then
+      headers["If-None-Match"] = etag
+      return wrk.format("GET", "/v1/catalog?since=" .. cursor, headers)
+    end
     return wrk.format("GET", "/v1/catalog", headers)
   end
   headers["Content-Type"] = "application/json"
@@ -53,7 +56,9 @@ end
 -- Only a redemption answers 201 in this mix (catalog and seen answer 200), and no request carries an
 -- Idempotency-Key, so every 201 is a redemption the server says it stored.
 function response(status, headers, body)
-  if status == 200 and headers["ETag"] then etag = headers["ETag"] end
+  if status == 200 and headers["ETag"] and body:find('"full":true', 1, true) then
+    etag, cursor = headers["ETag"], body:match('"cursor":"([^"]+)"')
+  end
   local class = math.floor(status / 100)
   counts["s" .. class] = (counts["s" .. class] or 0) + 1
   if status == 201 then
