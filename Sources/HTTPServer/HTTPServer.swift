@@ -177,7 +177,7 @@ public final class HTTPServer: @unchecked Sendable {
 
 /// What the C callbacks reach through their context pointer. It outlives the daemon: HTTPServer
 /// holds it and stops the daemon before letting go.
-private final class ServerContext: @unchecked Sendable {
+final class ServerContext: @unchecked Sendable {
     let maxBodyBytes: Int
     let maxBodyBytesByPath: [String: Int]
     /// An oversized chunked body is read and dropped so the client gets its 413; past this many
@@ -309,25 +309,6 @@ private final class ServerContext: @unchecked Sendable {
         condition.withLock {
             while requestsInFlight > 0 && condition.wait(until: deadline) {}
         }
-    }
-}
-
-/// Bytes that requests in flight hold together, up to a limit.
-final class ByteBudget: Sendable {
-    let limit: Int
-    private let held = Atomic<Int>(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Takes `bytes`; false, taking nothing, when they would pass the limit.
-    func take(_ bytes: Int) -> Bool {
-        guard held.add(bytes, ordering: .relaxed).newValue > limit else { return true }
-        held.subtract(bytes, ordering: .relaxed)
-        return false
-    }
-
-    func give(_ bytes: Int) {
-        held.subtract(bytes, ordering: .relaxed)
     }
 }
 
@@ -572,18 +553,6 @@ private let logMessage: MHD_LogCallback = { contextPointer, format, arguments in
     context.record(diagnostic: message)
 }
 
-/// The answer to one of the messages MHD 0.9.75 logs just before it answers a Content-Length it cannot read.
-private func contentLengthRejection(_ message: String, _ context: ServerContext) -> HTTPRejection? {
-    if message.hasPrefix("Failed to parse `Content-Length' header") {
-        return .malformedFraming("Content-Length is not a number of bytes")
-    }
-    if message.hasPrefix("Too large value of 'Content-Length' header") {
-        // Past any route's limit, whichever the request is for.
-        return .bodyTooLarge(limit: context.maxBodyBytesByPath.values.reduce(context.maxBodyBytes, max))
-    }
-    return nil
-}
-
 /// `closing`: the request's framing or body was refused, so the connection ends after this answer.
 private func queue(
     _ response: HTTPResponse, on connection: OpaquePointer, _ context: ServerContext, closing: Bool = false
@@ -604,24 +573,6 @@ private func queue(
     }
     let status = (100...999).contains(response.status) ? UInt32(response.status) : 500
     return MHD_queue_response(connection, status, created)
-}
-
-/// Sends `response` on a connection's socket, outside MHD, and ends the sending side: only for a request whose
-/// body MHD is still reading, when MHD has nothing of its own to send on it.
-private func writeDirectly(_ response: HTTPResponse, toSocket socket: Int32) {
-    guard socket >= 0 else { return }
-    let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
-    var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
-    for (name, value) in response.headers
-    where !name.isHeaderName("content-length") && !name.isHeaderName("connection") {
-        guard !(name + value).contains(where: { $0 == "\r" || $0 == "\n" }) else { continue }
-        head += "\(name): \(value)\r\n"
-    }
-    head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
-    let bytes = Array(head.utf8) + response.body
-    // A few hundred bytes into an idle socket's empty buffer: one send takes them all.
-    _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-    shutdown(socket, Int32(SHUT_WR))
 }
 
 /// The request's client: the connection's peer (the client a PROXY header named, if the listener requires one),
