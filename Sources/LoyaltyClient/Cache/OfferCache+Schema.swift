@@ -49,6 +49,13 @@ extension OfferCache {
         -- (ProcessIdentity): a row left by a process that is gone is an offer seen and never shown.
         CREATE TABLE showing (offer_id TEXT PRIMARY KEY, claimant TEXT NOT NULL) WITHOUT ROWID;
         """,
+        """
+        -- What a scan heard of secure beacons and could not send (offline, or the service unreachable), for the
+        -- next sync: an Eddystone EID (16 hex digits), or a rotating iBeacon (uuid, major, minor). Server time.
+        CREATE TABLE sightings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, eid TEXT, uuid TEXT, major INTEGER, minor INTEGER,
+            heard_at REAL NOT NULL, rssi INTEGER);
+        """,
     ]
 
     func migrate() throws(ClientError) {
