@@ -55,6 +55,10 @@ extension OfferCache {
         CREATE TABLE sightings (
             id INTEGER PRIMARY KEY AUTOINCREMENT, eid TEXT, uuid TEXT, major INTEGER, minor INTEGER,
             heard_at REAL NOT NULL, rssi INTEGER);
+        -- 1: the offer's beacon is secure, and its offer shows only for a beacon the service resolved. The offers
+        -- cached before it was known come again at a full sync: the cursor is forgotten.
+        ALTER TABLE offers ADD COLUMN presence_required INTEGER NOT NULL DEFAULT 0;
+        DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
         """,
     ]
 

@@ -38,6 +38,9 @@ public final class OfferSession {
     /// looked up, and a beacon not heard for its tracking age is forgotten (looked up again if it comes
     /// back), so made-up identities heard over a long scan do not pile up here.
     private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
+    /// Whether the service resolved a secure identity heard by this scan to the beacon, valid at the server time:
+    /// an offer that requires presence shows only then, not for a static clone of its beacon (nil: never).
+    public var presenceVerified: ((BeaconIdentity, Date) -> Bool)?
     /// Offers a scan claimed and was killed before showing (`OfferCache.unshown`): recorded as seen, they
     /// show here as if they were not, until shown.
     private var unshown: Set<UUID>
@@ -118,9 +121,16 @@ public final class OfferSession {
         }
         forgetResolutions(keeping: beacons)
         let table = resolved
+        let verified = presenceVerified
         lastSnapshot = (time, serverTime)
         return try claimed(
-            presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }),
+            presenter.update(
+                time: time, serverTime: serverTime, beacons: beacons,
+                resolve: { identity in
+                    guard let offer = table[identity] ?? nil else { return nil }
+                    if offer.offer.presenceRequired == true, verified?(identity, serverTime) != true { return nil }
+                    return offer
+                }),
             show: show)
     }
 

@@ -51,6 +51,8 @@ public final class SecureBeaconResolver {
     /// Whether a cached retailer's (uuid, major, minor) is a cached offer's beacon (static, not a candidate).
     private var isStatic: [BeaconIdentity: Bool] = [:]
     private var resolved: [SecureIdentity: (beacon: BeaconIdentity, until: Date)] = [:]
+    /// The beacons the service resolved, until when (the latest of their identities' windows).
+    private var verified: [BeaconIdentity: Date] = [:]
     private var notResolved: [SecureIdentity: Date] = [:]
     private var pending: [SecureIdentity: Sighting] = [:]
     private var inFlight: Set<SecureIdentity> = []
@@ -76,6 +78,13 @@ public final class SecureBeaconResolver {
         self.retryUnresolvedAfter = retryUnresolvedAfter
         self.retryQueueAfter = retryQueueAfter
         serverNow = offers.serverNow
+        offers.presenceVerified = { [weak self] beacon, at in self?.isVerified(beacon, at: at) ?? false }
+    }
+
+    /// Whether the service resolved an identity heard by this scan to `beacon`, in a window that holds at `date`.
+    public func isVerified(_ beacon: BeaconIdentity, at date: Date) -> Bool {
+        guard let until = verified[beacon] else { return false }
+        return date < until
     }
 
     /// The sighting as the scan should see it: a resolved secure identity as its beacon, anything else unchanged.
@@ -239,10 +248,14 @@ public final class SecureBeaconResolver {
             counts.resolved += 1
             // A beacon of a retailer this device has not synced shows nothing: it is verified all the same.
             guard let uuid = offers.retailers.first(where: { $0.id == beacon.retailerID })?.uuid else { continue }
-            if resolved.count >= Self.tableBound { resolved = resolved.filter { $0.value.until > serverNow() } }
-            resolved[batch.identities[beacon.index]] = (
-                BeaconIdentity(uuid: uuid, major: beacon.major, minor: beacon.minor), beacon.validUntil
-            )
+            if resolved.count >= Self.tableBound {
+                let now = serverNow()
+                resolved = resolved.filter { $0.value.until > now }
+                verified = verified.filter { $0.value > now }
+            }
+            let identity = BeaconIdentity(uuid: uuid, major: beacon.major, minor: beacon.minor)
+            resolved[batch.identities[beacon.index]] = (identity, beacon.validUntil)
+            verified[identity] = max(verified[identity] ?? beacon.validUntil, beacon.validUntil)
         }
         for index in batch.identities.indices where !answered.contains(index) {
             counts.unresolved += 1
