@@ -135,11 +135,13 @@ import Testing
         let (titles, summary) = try shop.scan(walk, ["--offline"])
         #expect(titles == ["Pizza for anyone"], "\(titles)")
         #expect(summary["secure_queued"] as? Int ?? 0 >= 1 && summary["secure_resolved"] as? Int == 0, "\(summary)")
-        #expect(try shop.shopper.run(["redeem", "\(shop.uuid):1:1"]).status != 0)
 
         let synced = try shop.shopper.syncReport()
         #expect(synced["sightings_resolved"] as? Int ?? 0 >= 1, "\(synced)")
         #expect(synced["sightings_dropped"] as? Int == 0, "\(synced)")
+        let verified = (synced["verified_offers"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+        #expect(verified == ["Sushi for those who came"], "\(synced)")
+        #expect(synced["pushed"] as? Int == 2, "\(synced)")
         // The visit is verified: the presence offer is the shopper's.
         let redeemed = try shop.shopper.ok(["redeem", "\(shop.uuid):1:1", "--json"]).jsonLines.first
         #expect(redeemed?["event"] as? String == "redeemed", "\(String(describing: redeemed))")
