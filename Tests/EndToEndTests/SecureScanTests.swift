@@ -129,6 +129,24 @@ import Testing
         #expect(!lines.contains { $0["event"] as? String == "offer" })
     }
 
+    @Test func doctorSaysSecureBeaconsNeedTheServiceAndWhetherItAnswers() throws {
+        let server = try StoryServer.shared.get()
+        let device = server.device()
+        func check(_ environment: [String: String]) throws -> [String: Any] {
+            // No radio here is exit 69; the advice is printed all the same.
+            let line = try #require(try device.run(["doctor", "--json"], environment).jsonLines.first)
+            let checks = try #require(line["desktop_checks"] as? [[String: Any]])
+            return try #require(checks.first { $0["name"] as? String == "secure-beacons" })
+        }
+        let answering = try check([:])
+        #expect(answering["status"] as? String == "ok", "\(answering)")
+        #expect((answering["detail"] as? String)?.contains(server.url) == true, "\(answering)")
+        let silent = try check(["LOYALTY_SERVER": "http://127.0.0.1:9"])
+        #expect(silent["status"] as? String == "warning", "\(silent)")
+        #expect((silent["detail"] as? String)?.contains("secure beacons need the service reachable") == true)
+        #expect((silent["remedy"] as? String)?.contains("next loyalty sync") == true, "\(silent)")
+    }
+
     @Test func anOfflineScanQueuesAndTheNextSyncVerifies() throws {
         let shop = try Shop()
         let walk = try shop.eddystoneWalk(counter: shop.counterNow)

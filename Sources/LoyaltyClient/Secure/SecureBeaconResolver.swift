@@ -143,7 +143,6 @@ public final class SecureBeaconResolver {
             reloadIfSynced()
             let identity = frame.identity
             guard retailerUUIDs[identity.uuid] != nil else { return nil }
-            if resolved[.rotating(identity)] != nil { return .rotating(identity) }
             if let known = isStatic[identity] { return known ? nil : .rotating(identity) }
             if isStatic.count >= Self.tableBound { isStatic = [:] }
             let found = try offers.cache.offer(uuid: identity.uuid, major: identity.major, minor: identity.minor) != nil
