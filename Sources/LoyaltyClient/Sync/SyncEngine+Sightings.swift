@@ -20,8 +20,9 @@ extension SyncEngine {
 
     /// Sends the queue oldest first in batches, each answered batch leaving it; first drops what is too old to
     /// verify (`SecureBeaconResolver.maximumAge`, by server time). A batch the service refuses for what it is (a
-    /// 4xx but 429) is dropped too; an unreachable or overloaded service stops the sync, the queue kept.
-    public func sendSightings() throws(ClientError) -> SightingsSent {
+    /// 4xx but 429) is dropped too; an unreachable or overloaded service stops the sync, the queue kept. With
+    /// `recordingOffers`, the presence offers of the beacons they verify are recorded as seen (`offers`).
+    public func sendSightings(recordingOffers: Bool = true) throws(ClientError) -> SightingsSent {
         var sent = SightingsSent()
         let serverNow = now().addingTimeInterval(try cache.serverTimeOffset)
         let retailers = Dictionary(try cache.retailers().map { ($0.id, $0.uuid) }) { first, _ in first }
@@ -34,7 +35,7 @@ extension SyncEngine {
                 let resolved = Set(resolution.beacons.map(\.index)).filter(queued.indices.contains)
                 sent.resolved += resolved.count
                 sent.unresolved += queued.count - resolved.count
-                for beacon in resolution.beacons where resolved.contains(beacon.index) {
+                for beacon in resolution.beacons where recordingOffers && resolved.contains(beacon.index) {
                     guard let uuid = retailers[beacon.retailerID],
                         let offer = try cache.offer(uuid: uuid, major: beacon.major, minor: beacon.minor),
                         offer.offer.presenceRequired == true, offer.offer.isValid(at: serverNow),

@@ -57,15 +57,18 @@ public struct SyncEngine {
 
     /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). With
     /// `area`, the cache keeps only the part of the catalog around a point; a sync for another area (or
-    /// for the whole catalog after an area) fetches a full page.
+    /// for the whole catalog after an area) fetches a full page. `showingVerifiedOffers`: the caller shows the
+    /// presence offers of the visits the queued sightings verify (`loyalty sync`), so they are recorded as seen; a
+    /// scan's own sync leaves them to the scan, which shows them when their beacon is near.
     public func sync(
-        full: Bool = false, area: CatalogArea? = nil, progress: (SyncProgress) -> Void = { _ in }
+        full: Bool = false, area: CatalogArea? = nil, showingVerifiedOffers: Bool = false,
+        progress: (SyncProgress) -> Void = { _ in }
     )
         throws(ClientError) -> SyncReport
     {
         var report = SyncReport()
         if full { try cache.forgetCursors() }
-        report.sightings = try sendSightings()
+        report.sightings = try sendSightings(recordingOffers: showingVerifiedOffers)
         report.pushed = try pushOutbox(progress: progress)
         try pullCatalog(into: &report, area: area, progress: progress)
         progress(.pullingSeen)
