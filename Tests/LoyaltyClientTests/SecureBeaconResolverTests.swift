@@ -130,6 +130,23 @@ private struct SecureShop {
         #expect(try shop.device.syncEngine(shop.server).pushOutbox() == 1)
     }
 
+    @Test func makingABeaconSecureReachesADeviceInItsNextDelta() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let uuid = UUID()
+        let (_, key) = try server.retailer("Delta \(UUID().uuidString.prefix(4))", uuid: uuid)
+        _ = try server.api.putOffer(major: 1, minor: 1, OfferDraft(title: "Sushi"), key)
+        _ = try server.api.putOffer(major: 1, minor: 2, OfferDraft(title: "Pizza"), key)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        _ = try device.syncEngine(server).sync()
+        #expect(try device.cache.offer(uuid: uuid, major: 1, minor: 1)?.offer.presenceRequired == nil)
+
+        _ = try server.api.secureBeacon(major: 1, minor: 1, SecureBeaconRequest(), key)
+        let report = try device.syncEngine(server).sync()
+        #expect(!report.fullCatalog && report.offersReceived == 1)
+        #expect(try device.cache.offer(uuid: uuid, major: 1, minor: 1)?.offer.presenceRequired == true)
+        #expect(try device.cache.offer(uuid: uuid, major: 1, minor: 2)?.offer.presenceRequired == nil)
+    }
+
     @Test func theQueueKeepsTheNewest() throws {
         let shop = try SecureShop()
         let now = Date()

@@ -30,11 +30,11 @@ extension Database {
                         counter_at = excluded.counter_at
                     """
                 )
-                // The beacon's offers take new versions (the feed's trigger), so the catalog brings devices their
-                // presence_required at the next sync.
+                // The beacon's offers take new versions (the feed's trigger fires on an UPDATE naming title), so
+                // the catalog brings devices their presence_required at the next sync.
                 try connection.query(
                     """
-                    UPDATE offers SET updated_at = updated_at
+                    UPDATE offers SET title = title
                     WHERE retailer_id = \(retailer.id) AND major = \(Int(major)) AND minor = \(Int(minor))
                         AND deleted_at IS NULL
                     """)
