@@ -69,8 +69,8 @@ private let simulateCommand = Command(
         --secure FILE reads a secure beacon's provisioning document (`loyalty retailer beacon secure --output
         FILE`, mode 0600), and --walk secure@... walks that beacon: in the document's form (Eddystone-EID, or an
         iBeacon under its UUID with the EID's first 4 bytes as major and minor), with the identities it
-        broadcasts over the walk from --at (default now), as the service resolves them. --at also dates the
-        capture: a walk --at an hour ago is what a shopper recorded then.
+        broadcasts over the walk from --at (default now; from the last whole second of its counter), as the
+        service resolves them. --at also dates the capture: a walk --at an hour ago is what a shopper recorded then.
 
         EXAMPLE:
           loyalty beacon simulate --walk 8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1@0=12,10=1,20=12 --write walk.btsnoop
@@ -94,9 +94,14 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     default: break
     }
     let secure = try arguments.value(Simulate.secure).map(SecureBeaconFile.init(path:))
-    let start = arguments.value(Simulate.at)?.timeIntervalSince1970
+    var start = arguments.value(Simulate.at)?.timeIntervalSince1970
         ?? (secure == nil ? BeaconWalk.defaultStart.unixSeconds : SystemBeaconClock().now())
-    let secureCounter = try secure.map { UInt32(try $0.counter(at: start)) }
+    let secureCounter = try secure.map { file in
+        // The walk starts on the counter's last whole second, so that its windows turn when the beacon's do.
+        let counter = try file.counter(at: start)
+        start -= counter - counter.rounded(.down)
+        return UInt32(counter)
+    }
     if let secure {
         // An Eddystone-EID walk of the document's key and K; its iBeacon form is made from it below.
         let eid = "eid:\(secure.provisioning.identityKey):\(secure.provisioning.exponent)@"

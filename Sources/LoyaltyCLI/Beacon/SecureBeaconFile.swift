@@ -41,7 +41,7 @@ struct SecureBeaconFile {
     /// the counter's 0 or past its 32 bits.
     func counter(at time: Double) throws -> Double {
         let counter = Double(provisioning.counter) + time - provisioning.counterAt.timeIntervalSince1970
-        guard counter >= 0, counter < Double(UInt32.max) else {
+        guard counter >= 0, counter < Double(UInt64(UInt32.max) + 1) else {
             throw CommandFailure(
                 "the beacon of \(path) has no time counter at \(LoyaltyJSON.formatTimestamp(Date(timeIntervalSince1970: time))) "
                     + "(its counter was \(provisioning.counter) at \(LoyaltyJSON.formatTimestamp(provisioning.counterAt)))",
