@@ -120,13 +120,14 @@ import Testing
             #expect(written.status == 0, "\(written.stderr)")
             let replay = try loyalty.run(["scan", "--replay", capture, "--json"])
             #expect(replay.status == 0, "\(replay.stderr)")
+            // Each identity when it was first ranged (the old one stays in the range lines until its tracking ends).
             var heard: [(time: Double, name: String)] = []
             for line in replay.jsonLines where line["event"] as? String == "range" {
                 for beacon in line["beacons"] as? [[String: Any]] ?? [] {
                     let name =
                         (beacon["eid"] as? String)
                         ?? String(format: "%04X%04X", beacon["major"] as? Int ?? -1, beacon["minor"] as? Int ?? -1)
-                    if heard.last?.name != name { heard.append((line["t"] as? Double ?? 0, name)) }
+                    if !heard.contains(where: { $0.name == name }) { heard.append((line["t"] as? Double ?? 0, name)) }
                 }
             }
             let expected = [Self.eidOfCounter65280, Self.eidOfCounter65536].map { form == "ibeacon" ? String($0.prefix(8)) : $0 }
@@ -212,12 +213,18 @@ import Testing
         #expect(missing.status == 74, "\(missing.stderr)")
         let cases: [(String, String)] = [
             (try document(text: "{\"major\": 1,"), "not JSON"),
-            (try document(text: "[]"), "not JSON"),
-            (try document(text: "{\"major\":1,\"minor\":1}"), "no identity_key"),
+            (try document(text: "[]"), "not a JSON object"),
+            (
+                try document(
+                    text: "{\"major\":1,\"minor\":1,\"exponent\":10,\"form\":\"eddystone\",\"uuid\":\"\(Self.uuid)\","
+                        + "\"counter\":1,\"counter_at\":\"2026-12-06T06:00:00Z\"}"), "no identity_key"
+            ),
             (try document(key: "000102030405060708090a0b0c0d0e"), "identity_key must be 32 hex digits"),
             (try document(key: "000102030405060708090a0b0c0d0e0g"), "identity_key must be 32 hex digits"),
             (try document(exponent: "16"), "exponent must be 0 to 15"),
-            (try document(exponent: "-1"), "exponent"),
+            (try document(exponent: "-1"), "exponent must be 0 to 15"),
+            (try document(exponent: "300"), "exponent must be 0 to 15"),
+            (try document(exponent: "1.5"), "exponent must be 0 to 15"),
             (try document(form: "altbeacon"), "form"),
         ]
         for (file, message) in cases {

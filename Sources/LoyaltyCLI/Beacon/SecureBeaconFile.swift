@@ -22,15 +22,21 @@ struct SecureBeaconFile {
                 "\(path) is not a secure beacon's provisioning document (\(problem)): write it with "
                     + "`loyalty retailer beacon secure MAJOR MINOR --output FILE`", exitCode: ExitCode.dataError)
         }
+        guard let json = try? JSONSerialization.jsonObject(with: contents) else { throw refuse("not JSON") }
+        guard let fields = json as? [String: Any] else { throw refuse("not a JSON object") }
+        // Checked before decoding, which on Linux calls a number out of UInt8's range "not valid JSON".
+        if let exponent = fields["exponent"] as? NSNumber,
+            exponent.doubleValue != exponent.doubleValue.rounded()
+                || !(0...Double(EddystoneEID.maximumExponent)).contains(exponent.doubleValue)
+        {
+            throw refuse("exponent must be 0 to \(EddystoneEID.maximumExponent)")
+        }
         let provisioning: BeaconProvisioning
         do { provisioning = try LoyaltyJSON.decoder().decode(BeaconProvisioning.self, from: contents) } catch {
             throw refuse(Self.reason(error))
         }
         guard provisioning.identityKey.count == 32, let key = [UInt8](pastedHex: provisioning.identityKey) else {
             throw refuse("identity_key must be 32 hex digits")
-        }
-        guard provisioning.exponent <= EddystoneEID.maximumExponent else {
-            throw refuse("exponent must be 0 to \(EddystoneEID.maximumExponent)")
         }
         self.path = path
         self.provisioning = provisioning
@@ -56,14 +62,15 @@ struct SecureBeaconFile {
         return EphemeralID(bytes: bytes)!
     }
 
-    /// What made the document unreadable, in a line: the field that is missing or wrong, or where the JSON broke.
+    /// What made the document unreadable, in a line: the field that is missing or of the wrong kind.
     private static func reason(_ error: any Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, _): "no \(key.stringValue)"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
             DecodingError.dataCorrupted(let context):
             context.codingPath.isEmpty
-                ? "not JSON" : "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
+                ? context.debugDescription
+                : "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
         default: "\(error)"
         }
     }
