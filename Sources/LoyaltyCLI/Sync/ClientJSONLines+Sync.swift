@@ -10,7 +10,9 @@ extension ClientJSONLines {
             ("event", .string("synced")), ("pushed", .int(report.pushed)), ("full", .bool(report.fullCatalog)),
             ("catalog_changed", .bool(report.catalogChanged)), ("offers_received", .int(report.offersReceived)),
             ("offers_removed", .int(report.offersRemoved)), ("seen_pulled", .int(report.seenPulled)),
-            ("cached_offers", .int(report.cachedOffers)),
+            ("cached_offers", .int(report.cachedOffers)), ("sightings_resolved", .int(report.sightings.resolved)),
+            ("sightings_unresolved", .int(report.sightings.unresolved)),
+            ("sightings_dropped", .int(report.sightings.dropped)),
         ])
     }
 }

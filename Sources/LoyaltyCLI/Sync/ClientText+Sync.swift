@@ -13,8 +13,15 @@ extension ClientText {
             } else {
                 "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
             }
+        let sightings = report.sightings
+        let secure =
+            sightings == SyncEngine.SightingsSent()
+            ? ""
+            : "; secure beacons: \(sightings.resolved) queued sightings verified, \(sightings.unresolved) not resolved, "
+                + "\(sightings.dropped) dropped (too old)"
         return
             "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
+            + secure
     }
 
     /// The progress line `sync` keeps on a terminal.

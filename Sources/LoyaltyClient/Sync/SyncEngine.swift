@@ -27,6 +27,8 @@ public struct SyncReport: Sendable, Equatable {
     /// This device's redemptions a till accepted since the last sync.
     public var codesAccepted = 0
     public var cachedOffers = 0
+    /// The queued sightings of secure beacons this sync sent, and what became of them.
+    public var sightings = SyncEngine.SightingsSent()
 
     public init() {}
 }
@@ -63,6 +65,7 @@ public struct SyncEngine {
     {
         var report = SyncReport()
         if full { try cache.forgetCursors() }
+        report.sightings = try sendSightings()
         report.pushed = try pushOutbox(progress: progress)
         try pullCatalog(into: &report, area: area, progress: progress)
         progress(.pullingSeen)
@@ -105,6 +108,7 @@ public struct SyncEngine {
             }
             var fresh = SyncReport()
             fresh.pushed = report.pushed
+            fresh.sightings = report.sightings
             report = fresh
             guard try pullPages(since: nil, etag: nil, area: area, into: &report, progress: progress) else {
                 throw .protocolViolation("the server refused a catalog request without a cursor as expired")

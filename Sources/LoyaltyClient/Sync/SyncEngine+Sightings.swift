@@ -1,0 +1,40 @@
+import Foundation
+import LoyaltyAPI
+
+// The queue of secure-beacon sightings a scan could not send, sent at sync before the seen items (a seen item of
+// an offer on a secure beacon is taken only after its sighting).
+
+extension SyncEngine {
+    /// What became of the queued sightings a sync sent.
+    public struct SightingsSent: Sendable, Equatable {
+        public var resolved = 0
+        public var unresolved = 0
+        /// Older than the service accepts, or refused for what they are (never retried).
+        public var dropped = 0
+
+        public init() {}
+    }
+
+    /// Sends the queue oldest first in batches, each answered batch leaving it; first drops what is too old to
+    /// verify (`SecureBeaconResolver.maximumAge`, by server time). A batch the service refuses for what it is (a
+    /// 4xx but 429) is dropped too; an unreachable or overloaded service stops the sync, the queue kept.
+    public func sendSightings() throws(ClientError) -> SightingsSent {
+        var sent = SightingsSent()
+        let serverNow = now().addingTimeInterval(try cache.serverTimeOffset)
+        sent.dropped += try cache.dropSightings(heardBefore: serverNow.addingTimeInterval(-SecureBeaconResolver.maximumAge))
+        while true {
+            let queued = try cache.queuedSightings(limit: Validation.sightingsPerBatch.upperBound)
+            guard !queued.isEmpty else { return sent }
+            do {
+                let resolution = try api.resolveSightings(queued.map(\.sighting), credential)
+                let resolved = Set(resolution.beacons.map(\.index)).filter(queued.indices.contains)
+                sent.resolved += resolved.count
+                sent.unresolved += queued.count - resolved.count
+            } catch .server(let status, let code, let message) {
+                guard status < 500, status != 429 else { throw .server(status: status, code: code, message: message) }
+                sent.dropped += queued.count
+            }
+            try cache.removeQueuedSightings(queued.map(\.id))
+        }
+    }
+}
