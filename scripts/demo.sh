@@ -41,7 +41,7 @@ retailer retailer offer set 1 2 --title "Buy one get one free at Tucci's Pizza" 
 retailer retailer offer set 2 1 --title "50% off all ladies' clothing" --category clothing
 retailer retailer offers
 
-say "Matey's makes the sushi bar's beacon secure: its identity now changes every 17 minutes, and only the service can say whose it is"
+say "Matey's makes the sushi bar's beacon secure: a new identity every 17 minutes, which only the service resolves"
 retailer retailer beacon secure 1 1 --form ibeacon --output "$work/sushi-beacon.json"
 echo "(the beacon itself: \`loyalty beacon advertise --secure sushi-beacon.json\` on a Linux machine at the sushi bar)"
 
@@ -76,9 +76,27 @@ for line in sys.stdin:
 print("        %d offer(s) shown" % shown)
 PY
 
+cat > "$work/seen.py" <<'PY'
+# POST /v1/seen with the device's own token, as a script of the shopper's would: the offer on beacon 1:1 "seen" now.
+import datetime, json, os, sys, urllib.error, urllib.request
+home, server, offers = sys.argv[1], sys.argv[2], sys.argv[3]
+device = next(os.path.join(d, f) for d, _, fs in os.walk(home) for f in fs if f == "device.json")
+token = json.load(open(device))["device_token"]
+offer = next(o for o in map(json.loads, open(offers)) if o.get("major") == 1 and o.get("minor") == 1)
+now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+request = urllib.request.Request(
+    server + "/v1/seen", method="POST", data=json.dumps({"items": [{"offer_id": offer["id"], "seen_at": now}]}).encode(),
+    headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+try:
+    answer = urllib.request.urlopen(request)
+    print("HTTP %d %s" % (answer.status, answer.read().decode()))
+except urllib.error.HTTPError as error:
+    print("HTTP %d %s" % (error.code, error.read().decode()))
+PY
+
 say "At home, the shopper tries to get the sushi offer without going there"
 phone sync
-echo "a walk past the sushi beacon's UUID, major and minor from the catalog (loyalty beacon simulate --walk $uuid:1:1@...):"
+echo "a walk past the sushi beacon's UUID, major and minor, as the catalog gives them:"
 "$bin/loyalty" beacon simulate --write "$work/home.btsnoop" --walk "$uuid:1:1@0=1,10=1" >/dev/null
 phone scan --replay "$work/home.btsnoop" --json | python3 "$work/narrate.py"
 echo "a capture made at the sushi bar an hour ago (its identities of then), replayed now:"
@@ -86,13 +104,8 @@ echo "a capture made at the sushi bar an hour ago (its identities of then), repl
   --walk "secure@0=1,10=1" --at "$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
 phone scan --replay "$work/earlier.btsnoop" --json | python3 "$work/narrate.py"
 echo "telling the service it saw the sushi offer (POST /v1/seen):"
-sushi_id=$(phone offers --json | python3 -c 'import json,sys
-for line in sys.stdin:
-    o = json.loads(line)
-    if o.get("major") == 1 and o.get("minor") == 1: print(o["id"])')
-token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$(find "$work/phone" -name device.json)")
-curl -s -X POST "$LOYALTY_SERVER/v1/seen" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-  -d "{\"items\":[{\"offer_id\":\"$sushi_id\",\"seen_at\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}]}" -w ' (HTTP %{http_code})\n'
+phone offers --json > "$work/offers.jsonl"
+python3 "$work/seen.py" "$work/phone" "$LOYALTY_SERVER" "$work/offers.jsonl"
 
 say "The phone walks through the store, past the sushi bar's beacon of now"
 phone scan --replay "$work/walk.btsnoop" --json | tee "$work/phone.jsonl" | python3 "$work/narrate.py"
