@@ -124,14 +124,17 @@ private func runSimulate(_ arguments: ParsedArguments) throws {
     if let provisioning = secure?.provisioning, provisioning.form == .ibeacon {
         for index in securePaths {
             beacons[index].frame.kind = .iBeacon
-            beacons[index].frame.identity = BeaconIdentity(uuid: provisioning.uuid, major: 0, minor: 0)
+            if let first = beacons[index].ephemeralIDs?.ids.first {
+                beacons[index].frame.identity = BeaconIdentity(uuid: provisioning.uuid, rotatingWith: first)
+            }
         }
     }
     let telemetry = arguments.value(Simulate.telemetryEvery).map {
         TelemetrySchedule(every: $0, batteryMillivolts: arguments.value(Simulate.battery) ?? 3000)
     }
     let walk = BeaconWalk(
-        beacons: beacons, start: BTSnoopTimestamp(unixSeconds: start), advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed, telemetry: telemetry)
+        beacons: beacons, start: BTSnoopTimestamp(unixSeconds: start), advertisingInterval: interval / 1000,
+        rssiNoise: noise, seed: seed, telemetry: telemetry)
     let format: AdvertisingReportFormat = arguments.flag(Simulate.extended) ? .extended : .legacy
     // Before the file is made: a time of 1e300 would fill the disk.
     try arguments.checked { try walk.checkSize(format: format) }
