@@ -19,9 +19,14 @@ extension ClientText {
             ? ""
             : "; secure beacons: \(sightings.resolved) queued sightings verified, \(sightings.unresolved) not resolved, "
                 + "\(sightings.dropped) dropped (too old)"
+        // A presence offer of a visit the queued sightings verified: the sync is where the shopper learns it.
+        let verified = sightings.offers.map { offer in
+            "\nyour visit near \(TerminalText.escaped(offer.retailer.name)) \(offer.offer.major):\(offer.offer.minor) is "
+                + "verified: \"\(TerminalText.escaped(offer.offer.title))\" (loyalty redeem \(offer.identity))"
+        }.joined()
         return
             "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
-            + secure
+            + secure + verified
     }
 
     /// The progress line `sync` keeps on a terminal.

@@ -175,6 +175,11 @@ public final class LoyaltyAPIClient {
         try call("POST", "/v1/seen", credential: credential, body: SeenPush(items: items))
     }
 
+    /// `GET /healthz`: whether the service answers at all.
+    public func checkHealth() throws(ClientError) {
+        _ = try exchange("GET", "/healthz")
+    }
+
     /// `POST /v1/sightings`: what the device heard of secure beacons; the answer lists those that resolved.
     public func resolveSightings(_ sightings: [Sighting], _ credential: Credential) throws(ClientError)
         -> SightingResolution

@@ -16,15 +16,20 @@ public final class SecureBeaconResolver {
     /// What the scan did with the secure identities it heard.
     public struct Counts: Sendable, Equatable {
         /// Sightings the service resolved to a beacon (verified presence).
-        public var resolved = 0
-        /// Sightings queued in the cache for later (offline, or the service unreachable).
-        public var queued = 0
-        /// Queued sightings dropped: older than the service accepts, or beyond the queue's bound.
-        public var dropped = 0
+        public var resolved: Int
         /// Sightings the service answered and did not resolve.
-        public var unresolved = 0
+        public var unresolved: Int
+        /// Sightings queued in the cache for later (offline, or the service unreachable).
+        public var queued: Int
+        /// Sightings dropped: older than the service accepts, beyond the queue's bound, or refused for what they are.
+        public var dropped: Int
 
-        public init() {}
+        public init(resolved: Int = 0, unresolved: Int = 0, queued: Int = 0, dropped: Int = 0) {
+            self.resolved = resolved
+            self.unresolved = unresolved
+            self.queued = queued
+            self.dropped = dropped
+        }
     }
 
     /// The longest a sighting can wait and still verify: the service accepts one heard within a window of now,

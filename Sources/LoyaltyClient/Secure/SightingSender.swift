@@ -43,7 +43,7 @@ public final class SightingSender: @unchecked Sendable {
     }
 
     /// `send` answers one batch; it runs on the sender's thread.
-    public init(send: @escaping @Sendable (Batch) -> Answer) {
+    private init(send: @escaping @Sendable (Batch) -> Answer) {
         self.send = send
     }
 

@@ -11,6 +11,9 @@ extension SyncEngine {
         public var unresolved = 0
         /// Older than the service accepts, or refused for what they are (never retried).
         public var dropped = 0
+        /// The presence offers of the beacons they verified, recorded as seen (the sync shows them): the visit an
+        /// offline scan could not confirm, confirmed.
+        public var offers: [ResolvedOffer] = []
 
         public init() {}
     }
@@ -21,6 +24,7 @@ extension SyncEngine {
     public func sendSightings() throws(ClientError) -> SightingsSent {
         var sent = SightingsSent()
         let serverNow = now().addingTimeInterval(try cache.serverTimeOffset)
+        let retailers = Dictionary(try cache.retailers().map { ($0.id, $0.uuid) }) { first, _ in first }
         sent.dropped += try cache.dropSightings(heardBefore: serverNow.addingTimeInterval(-SecureBeaconResolver.maximumAge))
         while true {
             let queued = try cache.queuedSightings(limit: Validation.sightingsPerBatch.upperBound)
@@ -30,6 +34,18 @@ extension SyncEngine {
                 let resolved = Set(resolution.beacons.map(\.index)).filter(queued.indices.contains)
                 sent.resolved += resolved.count
                 sent.unresolved += queued.count - resolved.count
+                for beacon in resolution.beacons where resolved.contains(beacon.index) {
+                    guard let uuid = retailers[beacon.retailerID],
+                        let offer = try cache.offer(uuid: uuid, major: beacon.major, minor: beacon.minor),
+                        offer.offer.presenceRequired == true, offer.offer.isValid(at: serverNow),
+                        !sent.offers.contains(offer),
+                        try cache.claimShown(
+                            offer.offer.id, shownAt: serverNow, reportedAt: serverNow,
+                            reshowAfter: offer.offer.reshowAfterSeconds)
+                    else { continue }
+                    try cache.shown(offer.offer.id)
+                    sent.offers.append(offer)
+                }
             } catch .server(let status, let code, let message) {
                 guard status < 500, status != 429 else { throw .server(status: status, code: code, message: message) }
                 sent.dropped += queued.count
