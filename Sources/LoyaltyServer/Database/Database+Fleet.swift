@@ -27,8 +27,11 @@ extension Database {
                     SELECT id, major, minor, title, category, updated_at, deleted_at FROM offers
                     WHERE retailer_id = \(retailerID) AND (major, minor) > (\(afterMajor)::int, \(afterMinor)::int)),
                 heard AS (
-                    SELECT mine.major, mine.minor, max(seen.seen_at) AS last_heard_at
-                    FROM seen JOIN mine ON mine.id = seen.offer_id GROUP BY mine.major, mine.minor),
+                    SELECT major, minor, max(at) AS last_heard_at FROM (
+                        SELECT mine.major, mine.minor, seen.seen_at AS at FROM seen JOIN mine ON mine.id = seen.offer_id
+                        UNION ALL SELECT mine.major, mine.minor, f.last_seen_at
+                        FROM seen_folds f JOIN mine ON mine.id = f.offer_id) AS heard_at
+                    GROUP BY major, minor),
                 fleet AS (
                     SELECT major, minor FROM mine WHERE deleted_at IS NULL
                     UNION SELECT major, minor FROM heard
