@@ -34,7 +34,8 @@ import Testing
             get throws {
                 let shown = try run(["account", "show", "--json"])
                 let line = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any]
-                return try #require((line?["account_id"] as? String).flatMap(UUID.init(uuidString:)))
+                let id = (line?["account_id"] as? String).flatMap { UUID(uuidString: $0) }
+                return try #require(id, "\(shown.stdout)")
             }
         }
     }
