@@ -175,6 +175,7 @@ extension TestServer {
         try server.see(other, shopper.sushi.id)
         let figuresBefore = try server.request("GET", "/v1/retailer/figures?days=7", token: shopper.retailer.apiKey).text
         let statisticsBefore = try server.request("GET", "/v1/retailer/stats", token: shopper.retailer.apiKey).text
+        let fleetBefore = try server.request("GET", "/v1/retailer/fleet", token: shopper.retailer.apiKey).text
         #expect(try !server.rowsHolding(shopper.traces).isEmpty)
 
         let response = try server.request("DELETE", "/v1/account", token: shopper.phone.deviceToken)
@@ -185,6 +186,7 @@ extension TestServer {
         #expect(try server.rowsHolding(shopper.traces) == [:])
         #expect(try server.request("GET", "/v1/retailer/figures?days=7", token: shopper.retailer.apiKey).text == figuresBefore)
         #expect(try server.request("GET", "/v1/retailer/stats", token: shopper.retailer.apiKey).text == statisticsBefore)
+        #expect(try server.request("GET", "/v1/retailer/fleet", token: shopper.retailer.apiKey).text == fleetBefore)
 
         // The total limit of 2 holds: the deleted account's redemption still counts.
         let late = try server.createAccount()

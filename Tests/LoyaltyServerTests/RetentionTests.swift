@@ -70,9 +70,12 @@ import Testing
         }
     }
 
-    /// What the retailer reads: figures of the last year, statistics, beacon health.
+    /// What the retailer reads: figures of the last year, statistics, beacon health, the fleet.
     private func readings(_ server: TestServer, _ retailer: RetailerCredentials) throws -> [String] {
-        try ["/v1/retailer/figures?days=366", "/v1/retailer/stats", "/v1/retailer/beacons?quiet_days=7"].map { target in
+        try [
+            "/v1/retailer/figures?days=366", "/v1/retailer/stats", "/v1/retailer/beacons?quiet_days=7",
+            "/v1/retailer/fleet",
+        ].map { target in
             let response = try server.request("GET", target, token: retailer.apiKey)
             try #require(response.status == 200, "\(target): \(response.text)")
             return response.text
