@@ -12,40 +12,45 @@ extension ClientHome {
         _ api: LoyaltyAPIClient, _ credential: Credential, write: ([UInt8]) throws(ClientError) -> Void
     ) throws(ClientError) -> AccountExport {
         let head = try api.accountExport(credential)
+        let encoder = LoyaltyJSON.encoder()
         // The head's object, left open for the two lists.
-        var opening = try Self.encoded(head)
+        var opening = try Self.encoded(head, encoder)
         guard opening.last == UInt8(ascii: "}") else { throw .protocolViolation("cannot encode the export") }
         opening.removeLast()
         try write(opening)
-        try writeList("seen", from: "/v1/account/export/seen", as: ExportedSeen.self, api, credential, write)
+        try writeList("seen", from: "/v1/account/export/seen", as: ExportedSeen.self, api, credential, encoder, write)
         try writeList(
             "verified_sightings", from: "/v1/account/export/sightings", as: ExportedSighting.self, api, credential,
-            write)
+            encoder, write)
         try write(Array("}\n".utf8))
         return head
     }
 
     private func writeList<Item: Codable & Sendable & Equatable>(
         _ key: String, from path: String, as item: Item.Type, _ api: LoyaltyAPIClient, _ credential: Credential,
-        _ write: ([UInt8]) throws(ClientError) -> Void
+        _ encoder: JSONEncoder, _ write: ([UInt8]) throws(ClientError) -> Void
     ) throws(ClientError) {
         try write(Array(",\"\(key)\":[".utf8))
         var after: String?
         var first = true
         repeat {
             let page: AccountExportPage<Item> = try api.accountExportPage(path, after: after, credential)
+            // A page's items in one write.
+            var bytes: [UInt8] = []
             for item in page.items {
-                try write((first ? [] : [UInt8(ascii: ",")]) + (try Self.encoded(item)))
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                bytes += try Self.encoded(item, encoder)
                 first = false
             }
+            try write(bytes)
             after = page.next
         } while after != nil
         try write([UInt8(ascii: "]")])
     }
 
-    private static func encoded(_ value: some Encodable) throws(ClientError) -> [UInt8] {
+    private static func encoded(_ value: some Encodable, _ encoder: JSONEncoder) throws(ClientError) -> [UInt8] {
         do {
-            return Array(try LoyaltyJSON.encoder().encode(value))
+            return Array(try encoder.encode(value))
         } catch {
             throw .protocolViolation("cannot encode the export: \(error)")
         }

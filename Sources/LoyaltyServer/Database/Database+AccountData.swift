@@ -73,15 +73,20 @@ extension Database {
         }
     }
 
-    /// The account's seen set from after the offer `after`, by offer id (the primary key's order).
+    /// The account's seen set from after the offer `after`, by offer id (the primary key's order: each page is an
+    /// index range, so the last page costs what the first does).
     func exportedSeen(accountID: UUID, after: UUID?, limit: Int) throws -> AccountExportPage<ExportedSeen> {
+        let after = after ?? Self.smallestUUID
         let rows = try pool.withConnection { connection in
             try connection.query(
                 """
-                SELECT s.offer_id, s.seen_at, o.major, o.minor, o.title, retailers.name AS retailer
-                FROM seen s JOIN offers o ON o.id = s.offer_id JOIN retailers ON retailers.id = o.retailer_id
-                WHERE s.account_id = \(accountID) AND (\(after)::uuid IS NULL OR s.offer_id > \(after)::uuid)
-                ORDER BY s.offer_id LIMIT \(limit + 1)
+                WITH page AS (
+                    SELECT offer_id, seen_at FROM seen
+                    WHERE account_id = \(accountID) AND offer_id > \(after)
+                    ORDER BY offer_id LIMIT \(limit + 1))
+                SELECT page.offer_id, page.seen_at, o.major, o.minor, o.title, retailers.name AS retailer
+                FROM page JOIN offers o ON o.id = page.offer_id JOIN retailers ON retailers.id = o.retailer_id
+                ORDER BY page.offer_id
                 """
             )
         }
@@ -96,17 +101,19 @@ extension Database {
     func exportedSightings(accountID: UUID, after: SightingKey?, limit: Int) throws
         -> AccountExportPage<ExportedSighting>
     {
-        let after = after ?? SightingKey(retailerID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
-            major: -1, minor: -1, windowCounter: -1)
+        let after = after ?? SightingKey(retailerID: Self.smallestUUID, major: -1, minor: -1, windowCounter: -1)
         let rows = try pool.withConnection { connection in
             try connection.query(
                 """
-                SELECT v.retailer_id, v.major, v.minor, v.window_counter, v.heard_at, retailers.name AS retailer
-                FROM verified_sightings v JOIN retailers ON retailers.id = v.retailer_id
-                WHERE v.account_id = \(accountID)
-                    AND (v.retailer_id, v.major, v.minor, v.window_counter)
-                        > (\(after.retailerID)::uuid, \(after.major)::int, \(after.minor)::int, \(after.windowCounter)::bigint)
-                ORDER BY v.retailer_id, v.major, v.minor, v.window_counter LIMIT \(limit + 1)
+                WITH page AS (
+                    SELECT retailer_id, major, minor, window_counter, heard_at FROM verified_sightings
+                    WHERE account_id = \(accountID)
+                        AND (retailer_id, major, minor, window_counter)
+                            > (\(after.retailerID)::uuid, \(after.major)::int, \(after.minor)::int,
+                                \(after.windowCounter)::bigint)
+                    ORDER BY retailer_id, major, minor, window_counter LIMIT \(limit + 1))
+                SELECT page.*, retailers.name AS retailer FROM page JOIN retailers ON retailers.id = page.retailer_id
+                ORDER BY page.retailer_id, page.major, page.minor, page.window_counter
                 """
             )
         }
@@ -184,6 +191,11 @@ extension Database {
             }
         }
     }
+}
+
+extension Database {
+    /// Below every other uuid in PostgreSQL's order: where the first page starts.
+    static let smallestUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }
 
 /// Where a page of verified sightings ends: `RETAILER_ID.MAJOR.MINOR.WINDOW`, the `after` of the next page.
