@@ -140,10 +140,14 @@ $$;
 
 -- seen_version: the account's own seen feed, advanced the same way as catalog_feed (row lock held
 -- until commit), so `GET /v1/seen?since=` cannot skip a push committed late by another device.
+-- erased_at: an account erased by `DELETE /v1/account` leaves only its redemptions, moved to a new account of
+-- their own (erased_at set, no devices, no seen set): figures and limits count them, nothing names the shopper,
+-- and the till refuses their codes.
 CREATE TABLE accounts (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     created_at timestamptz NOT NULL,
-    seen_version bigint NOT NULL DEFAULT 0
+    seen_version bigint NOT NULL DEFAULT 0,
+    erased_at timestamptz
 );
 
 -- Keys of the shopper tables hold the column they are to be distributed by (docs/SCALING.md): the account's,
@@ -182,6 +186,20 @@ CREATE TABLE seen (
 CREATE INDEX seen_account_version ON seen (account_id, version);
 CREATE INDEX seen_offer ON seen (offer_id);
 CREATE INDEX seen_offer_seen_at ON seen (offer_id, seen_at);
+CREATE INDEX seen_seen_at ON seen (seen_at);  -- the retention purge takes the oldest rows first
+
+-- Seen records deleted (by the retention purge, or with their account) are folded into counts first, so the
+-- retailer's figures keep them: per offer and UTC day (days since 1970-01-01), what the seen rows gave (shown,
+-- shoppers not also counted by a redemption that day, the last sighting); per retailer and day, the shoppers
+-- of the day's total that no remaining row counts.
+CREATE TABLE seen_folds (
+    offer_id uuid NOT NULL REFERENCES offers (id) ON DELETE CASCADE,
+    day bigint NOT NULL,
+    shown bigint NOT NULL,
+    shoppers bigint NOT NULL,
+    last_seen_at timestamptz NOT NULL,
+    PRIMARY KEY (offer_id, day)
+);
 
 -- A till key (`lt_...`) checks and accepts its retailer's redemption codes and does nothing else. Shown once,
 -- stored as its SHA-256; a revoked key stays, so an acceptance still names it.
@@ -245,6 +263,7 @@ CREATE TABLE verified_sightings (
     heard_at timestamptz NOT NULL,
     PRIMARY KEY (account_id, retailer_id, major, minor, window_counter)
 );
+CREATE INDEX verified_sightings_heard_at ON verified_sightings (heard_at);
 
 -- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key
 -- when a till key did it, not the console). Accepting is one conditional UPDATE, so it succeeds once.
@@ -273,4 +292,12 @@ CREATE INDEX redemptions_offer_accepted ON redemptions (offer_id, accepted_at) W
 CREATE TABLE redemption_totals (
     offer_id uuid PRIMARY KEY REFERENCES offers (id),
     redeemed_count integer NOT NULL
+);
+
+-- The shoppers of a retailer's daily total whose seen records were folded (see seen_folds).
+CREATE TABLE seen_day_folds (
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    day bigint NOT NULL,
+    shoppers bigint NOT NULL,
+    PRIMARY KEY (retailer_id, day)
 );

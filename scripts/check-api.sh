@@ -21,13 +21,15 @@ start_server "$bin" "$work/server" "$port"
 
 # Credentials made beforehand: one retailer key for the retailer operations and another for rotateKey (which
 # invalidates the key it is called with); a device of a second account for revokeDevice, so that the stateful
-# phase, which revokes the ids GET /v1/devices lists, cannot revoke the token the rest of the run uses.
-python3 "$check_root/scripts/provision.py" "$base" "$LOYALTY_ADMIN_TOKEN" --retailers 2 --offers 3 --devices 2 \
+# phase, which revokes the ids GET /v1/devices lists, cannot revoke the token the rest of the run uses; a third
+# account for deleteAccount, which ends its token.
+python3 "$check_root/scripts/provision.py" "$base" "$LOYALTY_ADMIN_TOKEN" --retailers 2 --offers 3 --devices 3 \
   >"$work/credentials.json"
 retailer_key=$(json_field retailers.0.key <"$work/credentials.json")
 rotated_key=$(json_field retailers.1.key <"$work/credentials.json")
 device_token=$(json_field devices.0 <"$work/credentials.json")
 revoking_token=$(json_field devices.1 <"$work/credentials.json")
+deleting_token=$(json_field devices.2 <"$work/credentials.json")
 
 cat >"$work/schemathesis.toml" <<TOML
 [auth.openapi.operatorToken]
@@ -47,6 +49,18 @@ headers = { Authorization = "Bearer $rotated_key" }
 include-operation-id = "revokeDevice"
 headers = { Authorization = "Bearer $revoking_token" }
 checks.ensure_resource_availability.enabled = false
+
+# The first delete ends the account and its token: every later call is the documented 401.
+[[operations]]
+include-operation-id = "deleteAccount"
+headers = { Authorization = "Bearer $deleting_token" }
+checks.ensure_resource_availability.enabled = false
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401"]
+
+# The pattern cannot bound a sighting cursor's major and minor to 0..65535: out of range is 422, as documented.
+[[operations]]
+include-operation-id = "exportSightings"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "422"]
 
 # A cursor is opaque: the schema can say what it looks like, not that this server issued it, so a
 # well-formed one it never issued answers 400 (bad_request) and one from a past generation 410.

@@ -40,6 +40,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case codeExpired = "code_expired"
     /// 410: the code's offer was removed.
     case codeOfferRemoved = "code_offer_removed"
+    /// 410: the shopper deleted their account, and the code, unspent, died with it.
+    case codeAccountDeleted = "code_account_deleted"
     /// 413: the body is over the size limit.
     case payloadTooLarge = "payload_too_large"
     /// 422: a field is missing, unknown or out of range; `field` names it.

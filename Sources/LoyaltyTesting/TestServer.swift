@@ -87,7 +87,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         // libmicrohttpd's messages on standard error unless the test takes them: the log is the test's to read.
         configuration.diagnostics = diagnostics ?? { FileHandle.standardError.write(Data("libmicrohttpd: \($0)\n".utf8)) }
         // Tests purge tombstones when they mean to, on the test's clock.
-        configuration.purgesTombstones = false
+        configuration.purges = false
         server = try Server(configuration)
         // The start's lines (the schema migrated): the tests read the lines of their own requests.
         log.removeAll()

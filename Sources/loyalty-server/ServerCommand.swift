@@ -28,6 +28,8 @@ struct ServerOptions: Equatable, Sendable {
     var rateLimited = true
     /// `--trusted-proxy` (repeated) and `--proxy-protocol`: the balancers that may name the client.
     var clientAddresses = ClientAddressPolicy()
+    /// `--retention-days` or LOYALTY_RETENTION_DAYS: how long seen records and verified sightings are kept.
+    var retentionDays = ServerConfiguration.defaultRetentionDays
 
     /// The settings `arguments` ask for: nil when they ask for help, the version or a completion script.
     static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> ServerOptions?
@@ -95,6 +97,13 @@ struct ServerOptions: Equatable, Sendable {
         if let directory = arguments.value(ServerCommand.dataDirectory) {
             dataDirectory = URL(fileURLWithPath: directory)
         }
+        if let text = environment["LOYALTY_RETENTION_DAYS"], !text.isEmpty {
+            guard let days = ServerCommand.retentionDays(text) else {
+                throw arguments.usageError("LOYALTY_RETENTION_DAYS: expected \(ServerCommand.retentionDaysExpected)")
+            }
+            retentionDays = days
+        }
+        if !migrateOnly, let days = arguments.value(ServerCommand.retention) { retentionDays = days }
         if !migrateOnly {
             let keyFile = arguments.value(ServerCommand.beaconKeyFile)
                 ?? environment["LOYALTY_BEACON_KEY_FILE"].flatMap { $0.isEmpty ? nil : $0 }
@@ -142,6 +151,18 @@ enum ServerCommand {
         help: "Every connection comes from a --trusted-proxy and begins with a PROXY protocol v2 header "
             + "(HAProxy's send-proxy-v2) naming the client; any other connection is closed and logged.")
 
+    static let retentionDaysExpected =
+        "a whole number of days, \(ServerConfiguration.retentionDaysRange.lowerBound) to \(ServerConfiguration.retentionDaysRange.upperBound)"
+    static func retentionDays(_ text: String) -> Int? {
+        Int(text).flatMap { ServerConfiguration.retentionDaysRange.contains($0) ? $0 : nil }
+    }
+    static let retention = Option<Int>(
+        "retention-days", value: "N",
+        help: "Delete seen records and verified sightings older than N days (default "
+            + "\(ServerConfiguration.defaultRetentionDays); the retailers' figures keep their counts), at start and "
+            + "every 6 hours, in small batches (docs/PRIVACY.md).",
+        expected: retentionDaysExpected, parse: retentionDays)
+
     /// `loyalty-server`, which serves, and `loyalty-server migrate`, with `environment`'s settings.
     static func command(environment: [String: String]) -> Command {
         let migrate = Command(
@@ -169,8 +190,10 @@ enum ServerCommand {
                   LOYALTY_BEACON_KEY_FILE  the beacon key file when --beacon-key-file is not given
                   LOYALTY_TRUSTED_PROXIES  CIDR blocks, separated by commas or spaces, when --trusted-proxy is not given
                   LOYALTY_PROXY_PROTOCOL   1 for --proxy-protocol
+                  LOYALTY_RETENTION_DAYS   days seen records and sightings are kept, when --retention-days is not given (180)
                 """,
-            options: [listen, dataDirectory, beaconKeyFile, noRateLimits, trustedProxy, proxyProtocol], globalOptions: [dataDirectory], subcommands: [migrate],
+            options: [listen, dataDirectory, beaconKeyFile, noRateLimits, trustedProxy, proxyProtocol, retention],
+            globalOptions: [dataDirectory], subcommands: [migrate],
             version: Release.version,
             run: { arguments in
                 let options = try ServerOptions(arguments, migrateOnly: false, environment: environment)
@@ -205,6 +228,7 @@ enum ServerCommand {
         configuration.rateLimits = options.rateLimited ? .standard : .unlimited
         configuration.listen = ListenAddress(host: options.host, port: options.port)
         configuration.clientAddresses = options.clientAddresses
+        configuration.shopperDataRetentionDays = options.retentionDays
 
         // Signals are delivered to a dispatch source, not a handler, so shutting down may take locks.
         for signalNumber in [SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }

@@ -20,7 +20,7 @@ import Testing
             (.alreadyInAccount(account, linking: true),
              "this device already belongs to account 5c0ffee0-0000-4000-8000-000000000001; to move it, run `loyalty account link --replace CODE`"),
             (.unauthorized(.device),
-             "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here"),
+             "this device was revoked, its token is unknown, or its account was deleted: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here (after a deletion, `loyalty account create` starts afresh)"),
             (.unauthorized(.retailer),
              "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"),
             (.unauthorized(.till),

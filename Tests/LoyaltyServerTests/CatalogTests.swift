@@ -84,14 +84,14 @@ import Testing
         let recent = try server.putOffer(retailer, major: 1, minor: 2, OfferDraft(title: "Gone just now"))
         let before: CatalogPage = try server.catalog(device).decode()
         #expect(try server.request("DELETE", "/v1/retailer/offers/1/1", token: retailer.apiKey).status == 204)
-        server.clock.advance(by: TombstonePurge.retention + 1)
+        server.clock.advance(by: ScheduledPurge.tombstoneRetention + 1)
         #expect(try server.request("DELETE", "/v1/retailer/offers/1/2", token: retailer.apiKey).status == 204)
 
         // The first purge that deletes something logs; the wait is a bound on a failing test, not a timing.
         let log = LogRecorder()
         let purged = DispatchSemaphore(value: 0)
-        let purge = TombstonePurge(
-            database: server.database, retention: TombstonePurge.retention, interval: 0.01,
+        let purge = ScheduledPurge(
+            database: server.database, shopperDataRetention: 180 * 86_400, interval: 0.01,
             log: { line in
                 log.record(line)
                 purged.signal()

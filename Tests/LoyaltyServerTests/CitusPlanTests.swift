@@ -23,6 +23,8 @@ import Testing
         "verified_sightings": ("account_id", "account"),
         "link_codes": ("code_hash", "link code"),
         "redemption_totals": ("offer_id", "offer"),
+        "seen_folds": ("offer_id", "offer"),
+        "seen_day_folds": ("retailer_id", "retailer"),
     ]
 
     @Test func theSchemaFitsThePlan() throws {

@@ -55,12 +55,12 @@ import Testing
                 }
             }
         }
-        #expect(protected.count == 32 && attempts == 32 * 12)
+        #expect(protected.count == 36 && attempts == 36 * 12)
         #expect(try server.rows() == before, "a refused request wrote to the database")
 
         // The same requests with the right credential succeed, so the refusals above were about the
         // credential and nothing else. Rotating the key goes last: it retires the key the others use.
-        for operation in Operation.documented.sorted(by: { !$0.rotatesKey && $1.rotatesKey }) {
+        for operation in Operation.documented.sorted(by: { !$0.retiresCredential && $1.retiresCredential }) {
             let call = try #require(tenants.call(operation))
             let reply = try call.send(
                 to: server, authorization: operation.credential.map { "Bearer \(tenants.token($0))" })
@@ -105,7 +105,8 @@ import Testing
         let server = tenants.server
         let before = try server.rows(mentioning: [tenants.ann.accountID])
         let operations = Operation.documented.filter { $0.credential == .deviceToken }
-        #expect(operations.count == 9)
+            .sorted { !$0.deletesAccount && $1.deletesAccount }
+        #expect(operations.count == 13)
         let annsSecrets = [
             tenants.ann.accountID.uuidString, tenants.ann.deviceID.uuidString,
             tenants.annTablet.deviceID.uuidString,
@@ -115,7 +116,9 @@ import Testing
             let reply = try #require(tenants.call(operation))
                 .send(to: server, authorization: "Bearer \(tenants.ben.deviceToken)")
             let context = "\(operation): \(reply.status) \(reply.text)"
-            if operation.method == "DELETE" {
+            if operation.deletesAccount {
+                #expect(reply.status == 200, "Ben deletes his own account: \(context)")
+            } else if operation.method == "DELETE" {
                 #expect(reply.status == 404, "\(context)")
             } else {
                 #expect((200..<300).contains(reply.status), "\(context)")

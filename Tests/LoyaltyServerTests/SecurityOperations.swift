@@ -24,6 +24,10 @@ struct Operation: CustomStringConvertible {
 
     var description: String { "\(method) \(pattern)" }
     var rotatesKey: Bool { method == "POST" && pattern == "/v1/retailer/key" }
+    /// Deleting the caller's account: every later request with its token is refused.
+    var deletesAccount: Bool { method == "DELETE" && pattern == "/v1/account" }
+    /// Retiring the credential the other operations use: these go last.
+    var retiresCredential: Bool { rotatesKey || deletesAccount }
 
     /// Every operation the document lists (ContractTests proves they are exactly the routes served).
     static let documented: [Operation] = {
@@ -171,7 +175,9 @@ struct Tenants {
             "GET /v1/retailer/stores",
             "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
             "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
-            "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/":
+            "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/",
+            "GET /v1/account/export", "GET /v1/account/export/seen", "GET /v1/account/export/sightings",
+            "DELETE /v1/account":
             return Call(method: operation.method, path: operation.pattern)
         case "GET /console/{file}":
             return Call(method: "GET", path: "/console/console.js")

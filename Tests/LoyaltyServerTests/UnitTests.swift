@@ -128,6 +128,26 @@ import Testing
         }
     }
 
+    /// The retention period: 180 days unless LOYALTY_RETENTION_DAYS or --retention-days (which wins) says
+    /// otherwise; anything but 1 to 3650 whole days is a usage error naming the setting.
+    @Test func theRetentionComesFromTheArgumentsOrTheEnvironment() throws {
+        #expect(try ServerOptions.parse([], environment: ["HOME": "/"])?.retentionDays == 180)
+        let environment = ["HOME": "/", "LOYALTY_RETENTION_DAYS": "30"]
+        #expect(try ServerOptions.parse([], environment: environment)?.retentionDays == 30)
+        #expect(try ServerOptions.parse(["--retention-days", "7"], environment: environment)?.retentionDays == 7)
+        for bad in ["0", "3651", "-1", "1.5", "x", "ninety"] {
+            #expect(throws: UsageError.self, "\(bad)") {
+                try ServerOptions.parse(["--retention-days", bad], environment: ["HOME": "/"])
+            }
+            do {
+                _ = try ServerOptions.parse([], environment: ["HOME": "/", "LOYALTY_RETENTION_DAYS": bad])
+                Issue.record("LOYALTY_RETENTION_DAYS=\(bad) was taken")
+            } catch {
+                #expect("\(error)".contains("LOYALTY_RETENTION_DAYS") && "\(error)".contains("1 to 3650"), "\(error)")
+            }
+        }
+    }
+
     @Test func theBeaconKeyFileComesFromTheArgumentsOrTheEnvironment() throws {
         let environment = ["HOME": "/", "LOYALTY_BEACON_KEY_FILE": "/etc/loyalty/beacon-key"]
         #expect(try ServerOptions.parse([], environment: ["HOME": "/"])?.beaconKeyFile == nil)

@@ -16,8 +16,8 @@ private enum Account {
 
 let accountCommand = Command(
     name: "account",
-    summary: "Create this device's shopper account, show it, or link another device to it.",
-    subcommands: [accountCreate, accountShow, accountLink])
+    summary: "Create this device's shopper account, show it, link another device, export or delete it.",
+    subcommands: [accountCreate, accountShow, accountLink, accountExport, accountDelete])
 
 private let accountCreate = Command(
     name: "create", summary: "Create an anonymous shopper account with this device in it.",

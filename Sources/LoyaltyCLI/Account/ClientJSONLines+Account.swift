@@ -39,6 +39,25 @@ extension ClientJSONLines {
         object(LinkCode.CodingKeys.self, [.code: .string(link.code), .expiresAt: timestamp(link.expiresAt)])
     }
 
+    /// `account export --output FILE --json`.
+    public static func accountExported(_ head: AccountExport, path: String) -> String {
+        object([
+            ("event", .string("account_exported")), ("account_id", id(head.accountID)), ("file", .string(path)),
+            ("devices", .int(head.devices.count)), ("redemptions", .int(head.redemptions.count)),
+            ("seen", .int(head.seenCount)), ("verified_sightings", .int(head.verifiedSightingCount)),
+        ])
+    }
+
+    /// `account delete --json`.
+    public static func accountDeleted(_ accountID: UUID, _ deletion: AccountDeletion) -> String {
+        object([
+            ("event", .string("account_deleted")), ("account_id", id(accountID)), ("devices", .int(deletion.devices)),
+            ("seen", .int(deletion.seen)), ("verified_sightings", .int(deletion.verifiedSightings)),
+            ("link_codes", .int(deletion.linkCodes)),
+            ("redemptions_kept_anonymously", .int(deletion.redemptionsKeptAnonymously)),
+        ])
+    }
+
     /// `devices revoke ID --json`.
     public static func deviceRevoked(_ id: UUID) -> String {
         object([("event", .string("device_revoked")), ("device_id", .string(id.uuidString.lowercased()))])

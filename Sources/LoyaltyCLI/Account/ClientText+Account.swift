@@ -18,6 +18,23 @@ extension ClientText {
         """
     }
 
+    /// `account export --output FILE`.
+    public static func accountExported(_ head: AccountExport, path: String) -> String {
+        "exported account \(head.accountID.uuidString.lowercased()) to \(path): \(head.devices.count) devices, "
+            + "\(head.redemptions.count) redemptions, \(head.seenCount) seen offers, "
+            + "\(head.verifiedSightingCount) verified sightings"
+    }
+
+    /// `account delete`.
+    public static func accountDeleted(_ accountID: UUID, _ deletion: AccountDeletion) -> String {
+        """
+        account \(accountID.uuidString.lowercased()) deleted: \(deletion.devices) devices signed out, \(deletion.seen) seen \
+        offers, \(deletion.verifiedSightings) verified sightings and \(deletion.linkCodes) link codes erased; \
+        \(deletion.redemptionsKeptAnonymously) redemptions kept as anonymous counts (unused codes no longer work)
+        this device's token and cache were removed
+        """
+    }
+
     /// `devices revoke ID`.
     public static func deviceRevoked(_ id: UUID) -> String {
         "device \(id.uuidString.lowercased()) revoked: its token no longer works"

@@ -47,7 +47,7 @@ extension ClientError.Refusal {
         case .none:
             "the server asked for credentials"
         case .device:
-            "this device was revoked or its token is unknown: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here"
+            "this device was revoked, its token is unknown, or its account was deleted: run `loyalty account link` on a device that is still signed in, then `loyalty account link --replace CODE` here (after a deletion, `loyalty account create` starts afresh)"
         case .retailer:
             "the retailer API key was refused (rotated or revoked?): put the current key in the config, or register again with `loyalty retailer register`"
         case .till:

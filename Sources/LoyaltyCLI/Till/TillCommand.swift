@@ -33,7 +33,9 @@ private let tillAccept = Command(
     run: clientCommand { context in try runTill(context, accept: true) })
 
 /// The server's refusals of a code itself (no such code, used, its offer ended or removed), not of the till.
-private let codeRefusals: Set<APIErrorCode> = [.codeUnknown, .codeAlreadyAccepted, .codeExpired, .codeOfferRemoved]
+private let codeRefusals: Set<APIErrorCode> = [
+    .codeUnknown, .codeAlreadyAccepted, .codeExpired, .codeOfferRemoved, .codeAccountDeleted,
+]
 
 private func runTill(_ context: ClientContext, accept: Bool) throws {
     let arguments = context.arguments

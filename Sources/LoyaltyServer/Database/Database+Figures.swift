@@ -4,7 +4,8 @@ import LoyaltyAPI
 import Postgres
 
 /// Figures over time and beacon health, read from the seen set and the redemptions of the retailer's live
-/// offers (shopper tables, each read for those offers on its own, as `statistics` does).
+/// offers (shopper tables, each read for those offers on its own, as `statistics` does), and from the folds of the
+/// seen records purged or deleted with their account (`foldAndDeleteSeen`).
 extension Database {
     func figures(retailerID: UUID, days: Int) throws -> RetailerFigures {
         let now = clock()
@@ -30,10 +31,23 @@ extension Database {
                         count(DISTINCT account_id) FILTER (WHERE kind < 2) AS shoppers,
                         count(*) FILTER (WHERE kind = 1) AS redeemed, count(*) FILTER (WHERE kind = 2) AS accepted
                     FROM (SELECT *, floor(extract(epoch FROM at) / 86400)::bigint AS day FROM events) AS dated
-                    GROUP BY GROUPING SETS ((offer_id, day), (day)))
-                SELECT counted.*, o.major, o.minor, o.title
-                FROM counted LEFT JOIN offers o ON o.id = counted.offer_id
-                ORDER BY o.major NULLS FIRST, o.minor, counted.day
+                    GROUP BY GROUPING SETS ((offer_id, day), (day))),
+                folded AS (
+                    SELECT offer_id, day, shown, shoppers FROM seen_folds
+                    WHERE offer_id IN (SELECT id FROM live) AND day BETWEEN \(firstDay) AND \(today)),
+                summed AS (
+                    SELECT offer_id, day, sum(shown)::bigint AS shown, sum(shoppers)::bigint AS shoppers,
+                        sum(redeemed)::bigint AS redeemed, sum(accepted)::bigint AS accepted
+                    FROM (
+                        SELECT offer_id, day, shown, shoppers, redeemed, accepted FROM counted
+                        UNION ALL SELECT offer_id, day, shown, shoppers, 0, 0 FROM folded
+                        UNION ALL SELECT NULL, day, shown, 0, 0, 0 FROM folded
+                        UNION ALL SELECT NULL, day, 0, shoppers, 0, 0 FROM seen_day_folds
+                        WHERE retailer_id = \(retailerID) AND day BETWEEN \(firstDay) AND \(today)) AS parts
+                    GROUP BY offer_id, day)
+                SELECT summed.*, o.major, o.minor, o.title
+                FROM summed LEFT JOIN offers o ON o.id = summed.offer_id
+                ORDER BY o.major NULLS FIRST, o.minor, summed.day
                 """
             )
         }
@@ -74,7 +88,11 @@ extension Database {
                 SELECT o.id, o.major, o.minor, o.title, heard.last_heard_at,
                     coalesce(heard.last_heard_at, o.updated_at) < \(quietSince) AS check_battery
                 FROM offers o
-                    LEFT JOIN LATERAL (SELECT max(seen_at) AS last_heard_at FROM seen WHERE offer_id = o.id) heard ON true
+                    LEFT JOIN LATERAL (
+                        SELECT greatest(
+                            (SELECT max(seen_at) FROM seen WHERE offer_id = o.id),
+                            (SELECT max(last_seen_at) FROM seen_folds WHERE offer_id = o.id)) AS last_heard_at
+                    ) heard ON true
                 WHERE o.retailer_id = \(retailerID) AND o.deleted_at IS NULL
                 ORDER BY heard.last_heard_at NULLS FIRST, o.major, o.minor
                 """

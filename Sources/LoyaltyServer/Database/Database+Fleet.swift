@@ -27,8 +27,11 @@ extension Database {
                     SELECT id, major, minor, title, category, updated_at, deleted_at FROM offers
                     WHERE retailer_id = \(retailerID) AND (major, minor) > (\(afterMajor)::int, \(afterMinor)::int)),
                 heard AS (
-                    SELECT mine.major, mine.minor, max(seen.seen_at) AS last_heard_at
-                    FROM seen JOIN mine ON mine.id = seen.offer_id GROUP BY mine.major, mine.minor),
+                    SELECT major, minor, max(at) AS last_heard_at FROM (
+                        SELECT mine.major, mine.minor, seen.seen_at AS at FROM seen JOIN mine ON mine.id = seen.offer_id
+                        UNION ALL SELECT mine.major, mine.minor, f.last_seen_at
+                        FROM seen_folds f JOIN mine ON mine.id = f.offer_id) AS heard_at
+                    GROUP BY major, minor),
                 fleet AS (
                     SELECT major, minor FROM mine WHERE deleted_at IS NULL
                     UNION SELECT major, minor FROM heard
@@ -51,17 +54,26 @@ extension Database {
             guard lastRow >= 0 else { return (beacons, nil) }
             let last = Int(try beacons[lastRow].decode("major", as: Int.self)) << 16
                 | (try beacons[lastRow].decode("minor", as: Int.self))
-            // Only the page's beacons, and only the days they were heard.
+            // Only the page's beacons, and only the days they were heard (the seen records folded by the retention
+            // purge or an account's deletion included, by their day).
             let days = try connection.query(
                 """
-                SELECT o.major, o.minor, floor(extract(epoch FROM s.seen_at) / 86400)::bigint AS day,
-                    count(*) AS sightings
-                FROM seen s JOIN offers o ON o.id = s.offer_id
-                WHERE o.retailer_id = \(retailerID) AND s.seen_at >= \(from) AND s.seen_at <= \(now)
-                    AND (o.major, o.minor) > (\(afterMajor)::int, \(afterMinor)::int)
-                    AND (o.major, o.minor) <= (\(last >> 16)::int, \(last & 0xFFFF)::int)
-                GROUP BY o.major, o.minor, day
-                ORDER BY o.major, o.minor, day
+                WITH page AS (
+                    SELECT id, major, minor FROM offers
+                    WHERE retailer_id = \(retailerID) AND (major, minor) > (\(afterMajor)::int, \(afterMinor)::int)
+                        AND (major, minor) <= (\(last >> 16)::int, \(last & 0xFFFF)::int))
+                SELECT major, minor, day, sum(sightings)::bigint AS sightings FROM (
+                    SELECT page.major, page.minor, floor(extract(epoch FROM s.seen_at) / 86400)::bigint AS day,
+                        count(*) AS sightings
+                    FROM seen s JOIN page ON page.id = s.offer_id
+                    WHERE s.seen_at >= \(from) AND s.seen_at <= \(now)
+                    GROUP BY page.major, page.minor, day
+                    UNION ALL
+                    SELECT page.major, page.minor, f.day, f.shown FROM seen_folds f JOIN page ON page.id = f.offer_id
+                    WHERE f.day BETWEEN floor(extract(epoch FROM \(from)::timestamptz) / 86400)::bigint
+                        AND floor(extract(epoch FROM \(now)::timestamptz) / 86400)::bigint) AS parts
+                GROUP BY major, minor, day
+                ORDER BY major, minor, day
                 """
             )
             return (beacons, days)

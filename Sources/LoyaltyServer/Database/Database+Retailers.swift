@@ -150,7 +150,11 @@ extension Database {
                 redeemed AS (
                     SELECT offer_id, redeemed_count FROM redemption_totals WHERE offer_id IN (SELECT id FROM live)),
                 seen_by AS (
-                    SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
+                    SELECT offer_id, sum(seen_by)::bigint AS seen_by FROM (
+                        SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
+                        GROUP BY offer_id
+                        UNION ALL SELECT offer_id, sum(shown) FROM seen_folds WHERE offer_id IN (SELECT id FROM live)
+                        GROUP BY offer_id) AS parts
                     GROUP BY offer_id),
                 accepted AS (
                     SELECT offer_id, count(*) AS accepted FROM redemptions

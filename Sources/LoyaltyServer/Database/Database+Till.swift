@@ -78,7 +78,8 @@ extension Database {
     }
 
     /// What the till may know of `code` (already normalised): its offer and whether it was accepted. Throws
-    /// why it cannot be accepted when it is unknown to this retailer, its offer was removed or has ended.
+    /// why it cannot be accepted when it is unknown to this retailer, its offer was removed or has ended, or its
+    /// shopper deleted their account.
     func checkCode(_ code: String, retailerID: UUID) throws -> TillCode {
         let now = clock()
         return try pool.withConnection { connection in
@@ -104,6 +105,7 @@ extension Database {
                 FROM offers o
                 WHERE r.code = \(code) AND o.id = r.offer_id AND o.retailer_id = \(retailerID)
                     AND r.accepted_at IS NULL AND o.deleted_at IS NULL AND (o.ends_at IS NULL OR o.ends_at > \(now))
+                    AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = r.account_id AND a.erased_at IS NOT NULL)
                 RETURNING r.code, r.offer_id, r.created_at, r.accepted_at, r.accepted_till, o.major, o.minor, o.title
                 """
             ).first {
@@ -134,8 +136,8 @@ extension Database {
             let row = try connection.query(
                 """
                 SELECT r.code, r.offer_id, r.created_at, r.accepted_at, r.accepted_till, o.major, o.minor, o.title,
-                    o.deleted_at, o.ends_at
-                FROM redemptions r JOIN offers o ON o.id = r.offer_id
+                    o.deleted_at, o.ends_at, a.erased_at
+                FROM redemptions r JOIN offers o ON o.id = r.offer_id JOIN accounts a ON a.id = r.account_id
                 WHERE r.code = \(code) AND o.retailer_id = \(retailerID)
                 ORDER BY r.created_at LIMIT 1
                 """
@@ -143,6 +145,7 @@ extension Database {
         else { throw Refusal.codeUnknown }
         let state = try TillCode(row: row)
         if state.status == .accepted { return state }
+        if try row.decode("erased_at", as: Date?.self) != nil { throw Refusal.codeAccountDeleted }
         if try row.decode("deleted_at", as: Date?.self) != nil { throw Refusal.codeOfferRemoved }
         if let endsAt = try row.decode("ends_at", as: Date?.self), endsAt <= now {
             throw Refusal.codeExpired(endedAt: endsAt)

@@ -19,4 +19,8 @@ enum Refusal: Error, Equatable {
     case codeAlreadyAccepted(at: Date, till: String)
     case codeExpired(endedAt: Date)
     case codeOfferRemoved
+    /// The code's account was deleted before a till accepted it.
+    case codeAccountDeleted
+    /// The caller's account was deleted while its request waited (another device deleted it).
+    case accountDeleted
 }

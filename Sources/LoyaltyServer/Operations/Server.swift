@@ -40,8 +40,14 @@ public struct ServerConfiguration: Sendable {
     public var diagnostics: (@Sendable (String) -> Void)?
     public var openAPIDocument = Documents.openAPI
     public var schema = Documents.schema
-    /// Whether tombstones are purged at start and every `TombstonePurge.interval`.
-    public var purgesTombstones = true
+    /// Whether tombstones and shopper data past its retention are purged at start and every
+    /// `ScheduledPurge.interval`.
+    public var purges = true
+    /// How long seen records and verified sightings are kept (docs/PRIVACY.md): `--retention-days`.
+    public var shopperDataRetentionDays = ServerConfiguration.defaultRetentionDays
+    public static let defaultRetentionDays = 180
+    /// What `--retention-days` accepts: a day at least, ten years at most.
+    public static let retentionDaysRange = 1...3650
 
     public init(database: DatabaseLocation, operatorToken: String) {
         (self.database, self.operatorToken) = (database, operatorToken)
@@ -61,7 +67,7 @@ public final class Server: Sendable {
     public let limits: HTTPServerLimits
     private let http: HTTPServer?
     private let embedded: EmbeddedPostgres?
-    private let purge: TombstonePurge?
+    private let purge: ScheduledPurge?
 
     /// Starts everything `configuration` names; what was started before a failure is stopped again.
     public init(_ configuration: ServerConfiguration) throws {
@@ -87,8 +93,9 @@ public final class Server: Sendable {
         if resealed > 0 {
             log(ServerLog.line(.info, "beacon_keys_resealed", ["beacons": .int(resealed)]))
         }
-        if configuration.purgesTombstones {
-            try TombstonePurge.purge(database: database, retention: TombstonePurge.retention, log: log)
+        let shopperDataRetention = TimeInterval(configuration.shopperDataRetentionDays) * 86_400
+        if configuration.purges {
+            try ScheduledPurge.purge(database: database, shopperDataRetention: shopperDataRetention, log: log)
         }
         // What imports left staged when their request ended midway is applied: a staged file is applied whole.
         try database.finishImports()
@@ -107,9 +114,10 @@ public final class Server: Sendable {
                 })
         }
         purge =
-            configuration.purgesTombstones
-            ? TombstonePurge(
-                database: database, retention: TombstonePurge.retention, interval: TombstonePurge.interval, log: log)
+            configuration.purges
+            ? ScheduledPurge(
+                database: database, shopperDataRetention: shopperDataRetention, interval: ScheduledPurge.interval,
+                log: log)
             : nil
         self.embedded = embedded
         started = true

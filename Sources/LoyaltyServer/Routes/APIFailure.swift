@@ -27,10 +27,11 @@ struct APIFailure: Error {
         return failure
     }()
 
-    /// A bearer token came, and it is unknown, revoked or expired.
+    /// A bearer token came, and it is unknown, revoked or expired, or its account was deleted.
     static let invalidToken: APIFailure = {
         var failure = APIFailure(
-            401, .unauthorized, "this token is unknown, revoked or expired; send a valid one as 'Authorization: Bearer <token>'")
+            401, .unauthorized, "this token is unknown, revoked or expired, or its account was deleted; send a valid one as "
+                + "'Authorization: Bearer <token>'")
         failure.headers["WWW-Authenticate"] = #"Bearer realm="loyalty", error="invalid_token""#
         return failure
     }()
@@ -120,6 +121,13 @@ struct APIFailure: Error {
                 field: "code")
         case .codeOfferRemoved:
             self.init(410, .codeOfferRemoved, "the offer of this code was removed", field: "code")
+        case .codeAccountDeleted:
+            self.init(
+                410, .codeAccountDeleted,
+                "the shopper deleted their account, and this unspent code was deleted with it: it cannot be accepted",
+                field: "code")
+        case .accountDeleted:
+            self = .invalidToken
         }
     }
 }

@@ -12,6 +12,10 @@ extension Endpoints {
             Route("POST", "/v1/devices", linkDevice),
             Route("GET", "/v1/devices", deviceToken, listDevices),
             Route("DELETE", "/v1/devices/{id}", deviceToken, revokeDevice),
+            Route("GET", "/v1/account/export", deviceToken, exportAccount),
+            Route("GET", "/v1/account/export/seen", deviceToken, exportSeen),
+            Route("GET", "/v1/account/export/sightings", deviceToken, exportSightings),
+            Route("DELETE", "/v1/account", deviceToken, deleteAccount),
             Route("GET", "/v1/catalog", deviceTokenWithCatalogHead, catalog),
             Route("POST", "/v1/seen", deviceToken, addSeen),
             Route("GET", "/v1/seen", deviceTokenOnStandby, listSeen),
@@ -58,6 +62,50 @@ extension Endpoints {
             try database.revokeDevice(deviceID, of: session.accountID)
         else { throw APIFailure(404, .notFound, "this account has no such device") }
         return HTTPResponse(status: 204)
+    }
+
+    // MARK: The shopper's own data (docs/PRIVACY.md)
+
+    func exportAccount(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        .json(200, try database.accountExport(of: session), headers: ["Cache-Control": "no-store"])
+    }
+
+    func exportSeen(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        let after = try request.query["after"].map { text throws(ValidationError) in
+            guard let id = UUID(uuidString: text) else {
+                throw ValidationError(field: "after", message: "must be the next of the previous page (an offer id)")
+            }
+            return id
+        }
+        let page = try database.exportedSeen(accountID: session.accountID, after: after, limit: try exportLimit(request))
+        return .json(200, page, headers: ["Cache-Control": "no-store"])
+    }
+
+    func exportSightings(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        let after = try request.query["after"].map { text throws(ValidationError) in
+            guard let key = SightingKey(text: text) else {
+                throw ValidationError(field: "after", message: "must be the next of the previous page")
+            }
+            return key
+        }
+        let page = try database.exportedSightings(
+            accountID: session.accountID, after: after, limit: try exportLimit(request))
+        return .json(200, page, headers: ["Cache-Control": "no-store"])
+    }
+
+    /// Deleted at once, in one transaction; the token that asked stops working with the rest.
+    func deleteAccount(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        guard let deletion = try database.deleteAccount(session.accountID) else { throw Refusal.accountDeleted }
+        return .json(200, deletion)
+    }
+
+    private func exportLimit(_ request: HTTPRequest) throws(ValidationError) -> Int {
+        let maximum = AccountExportPage<ExportedSeen>.maximumLimit
+        guard let text = request.query["limit"] else { return maximum }
+        guard let limit = Int(text), (1...maximum).contains(limit) else {
+            throw ValidationError(field: "limit", message: "must be an integer from 1 to \(maximum)")
+        }
+        return limit
     }
 
     // MARK: Catalog, seen, redemptions
