@@ -143,8 +143,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Beacons", "BeaconsTesting", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI", "LoyaltyTesting",
-                "Postgres",
+                "Beacons", "BeaconsTesting", "Digest", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI",
+                "LoyaltyTesting", "Postgres",
             ]),
     ]
 )

@@ -23,6 +23,7 @@ import Testing
         "verified_sightings": ("account_id", "account"),
         "link_codes": ("code_hash", "link code"),
         "redemption_totals": ("offer_id", "offer"),
+        "beacon_telemetry": ("retailer_id", "retailer"),
     ]
 
     @Test func theSchemaFitsThePlan() throws {
