@@ -411,7 +411,9 @@ function renderFleet() {
       : !beacon.offer_id && beacon.last_heard_at
         ? [el("span", { class: "flag" }, "No offer"), el("span", { class: "note" }, beacon.note)]
         : beacon.last_heard_at ? [el("span", { class: "ok" }, "Heard")] : ["Not heard yet"];
-    const actions = [button(beacon.name ? "Rename" : "Name it", "Name beacon " + at, () => openBeaconDrawer(beacon), "plain")];
+    const actions = [button(beacon.name ? "Rename" : "Name it", "Name beacon " + at, () => openBeaconDrawer(beacon), "plain"),
+      button(beacon.secure ? "New key" : "Make secure", (beacon.secure ? "New identity key for beacon " : "Make secure beacon ")
+        + at, () => secureBeacon(beacon), beacon.secure ? "danger" : "plain")];
     if (!beacon.offer_id) {
       actions.push(button("Add an offer", "Add an offer at beacon " + at,
         () => openOfferDrawer(null, { major: beacon.major, minor: beacon.minor }), "plain"));
@@ -441,6 +443,31 @@ function renderFleet() {
   $("beacons-summary").textContent = fleet.beacons.length + " beacons: " + quietCount + " quiet for "
     + fleet.quiet_days + " days, " + withoutOffer + " without an offer, " + lowCount + " with a low battery; "
     + sightings + " sightings in the last " + fleet.days + " days (a secure beacon's: verified ones only).";
+}
+
+/// Makes the beacon secure (or gives it a new identity key) and shows its provisioning document this once.
+async function secureBeacon(beacon) {
+  const at = beaconText(beacon.major, beacon.minor);
+  const yes = await confirmAction(beacon.secure ? "Give beacon " + at + " a new identity key?" : "Make beacon " + at + " secure?",
+    (beacon.secure ? "The key it has stops resolving at once: the beacon must be provisioned anew with the new one. "
+      : "Its identifier will rotate every 17 minutes and only the service can resolve it; its offers are then seen "
+        + "and redeemed only by shoppers whose visit the service verified. ")
+      + "The identity key is shown only once, on this page.", beacon.secure ? "Make a new key" : "Make it secure");
+  if (!yes) { say("Beacon " + at + " was not changed."); return; }
+  try {
+    const provisioning = await api("POST", "/v1/retailer/fleet/" + beacon.major + "/" + beacon.minor + "/secure", {});
+    const text = JSON.stringify(provisioning, null, 2);
+    $("beacon-secured-title").textContent = "Beacon " + at + " is secure (" + provisioning.form + ", a new identifier every 2^"
+      + provisioning.exponent + " s).";
+    $("beacon-secured-document").textContent = text;
+    const link = $("beacon-secured-download");
+    if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([text + "\n"], { type: "application/json" }));
+    link.download = "beacon-" + beacon.major + "-" + beacon.minor + ".json";
+    $("beacon-secured").hidden = false;
+    await loaders.beacons();
+    say("Beacon " + at + " is secure: its provisioning document is shown once, above the table.");
+  } catch (error) { say("Not made secure: " + error.message, true); }
 }
 
 function openBeaconDrawer(beacon) {
