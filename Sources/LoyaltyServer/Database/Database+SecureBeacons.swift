@@ -155,6 +155,7 @@ extension Database {
             if let kept = latest[key], kept.heardAt >= reading.heardAt { continue }
             latest[key] = reading
         }
+        guard !latest.isEmpty else { return }
         let now = clock()
         try pool.withConnection { connection in
             for reading in latest.values {
