@@ -233,6 +233,8 @@ CREATE TABLE beacons (
     name text NOT NULL,
     placement text NOT NULL DEFAULT '',
     updated_at timestamptz NOT NULL,
+    -- The store (its `store_id`) the beacon is placed in: where a verified sighting of it puts the shopper.
+    store_id text,
     PRIMARY KEY (retailer_id, major, minor)
 );
 
@@ -264,6 +266,23 @@ CREATE TABLE verified_sightings (
     PRIMARY KEY (account_id, retailer_id, major, minor, window_counter)
 );
 CREATE INDEX verified_sightings_heard_at ON verified_sightings (heard_at);
+
+-- The account's latest verified sighting: where an impossible journey starts from.
+CREATE INDEX verified_sightings_account_heard_at ON verified_sightings (account_id, heard_at);
+
+-- The latest Eddystone-TLM a verified sighting of a secure beacon carried: the fleet page's battery, temperature and
+-- uptime. Absent fields were not in the frame (temperature 0x8000: the beacon has no sensor).
+CREATE TABLE beacon_telemetry (
+    retailer_id uuid NOT NULL REFERENCES retailers (id),
+    major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+    minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+    battery_mv integer CHECK (battery_mv BETWEEN 0 AND 65535),
+    temperature double precision CHECK (temperature BETWEEN -128 AND 128),
+    advertising_count bigint CHECK (advertising_count BETWEEN 0 AND 4294967295),
+    uptime_seconds double precision CHECK (uptime_seconds BETWEEN 0 AND 429496729.5),
+    heard_at timestamptz NOT NULL,
+    PRIMARY KEY (retailer_id, major, minor)
+);
 
 -- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key
 -- when a till key did it, not the console). Accepting is one conditional UPDATE, so it succeeds once.

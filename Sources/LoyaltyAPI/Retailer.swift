@@ -115,6 +115,11 @@ public struct OfferStatistics: Codable, Sendable, Equatable {
     public var title: String
     /// Distinct shopper accounts that reported the offer as seen.
     public var seenBy: Int
+    /// Of `seenBy`, the accounts whose seen push a verified sighting of the beacon backs (within
+    /// `presenceWindow` of it): presence the service checked. Only a secure beacon's offers have any.
+    public var verifiedBy: Int
+    /// Of `seenBy`, the accounts whose seen push no verified sighting backs: presence the device claimed.
+    public var claimedBy: Int
     public var redemptions: Int
     /// Redemptions whose code a till accepted.
     public var accepted: Int
@@ -122,14 +127,16 @@ public struct OfferStatistics: Codable, Sendable, Equatable {
     public var remaining: Int?
 
     public init(
-        offerID: UUID, major: UInt16, minor: UInt16, title: String, seenBy: Int, redemptions: Int,
-        accepted: Int = 0, remaining: Int?
+        offerID: UUID, major: UInt16, minor: UInt16, title: String, seenBy: Int, verifiedBy: Int = 0,
+        redemptions: Int, accepted: Int = 0, remaining: Int?
     ) {
         self.offerID = offerID
         self.major = major
         self.minor = minor
         self.title = title
         self.seenBy = seenBy
+        self.verifiedBy = verifiedBy
+        claimedBy = seenBy - verifiedBy
         self.redemptions = redemptions
         self.accepted = accepted
         self.remaining = remaining
@@ -139,6 +146,8 @@ public struct OfferStatistics: Codable, Sendable, Equatable {
         case offerID = "offer_id"
         case major, minor, title
         case seenBy = "seen_by"
+        case verifiedBy = "verified_by"
+        case claimedBy = "claimed_by"
         case redemptions, accepted, remaining
     }
 }

@@ -11,24 +11,76 @@ public struct Sighting: Codable, Sendable, Equatable {
     public var heardAt: Date
     /// dBm.
     public var rssi: Int?
+    /// The beacon's Eddystone-TLM, heard from the same advertiser; absent when it sends none (or an encrypted one).
+    public var tlm: SightingTelemetry?
 
-    public init(eid: String, heardAt: Date, rssi: Int? = nil) {
+    public init(eid: String, heardAt: Date, rssi: Int? = nil, tlm: SightingTelemetry? = nil) {
         self.eid = eid
         self.heardAt = heardAt
         self.rssi = rssi
+        self.tlm = tlm
     }
 
-    public init(uuid: UUID, major: UInt16, minor: UInt16, heardAt: Date, rssi: Int? = nil) {
+    public init(
+        uuid: UUID, major: UInt16, minor: UInt16, heardAt: Date, rssi: Int? = nil, tlm: SightingTelemetry? = nil
+    ) {
         self.uuid = uuid
         self.major = major
         self.minor = minor
         self.heardAt = heardAt
         self.rssi = rssi
+        self.tlm = tlm
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case eid, uuid, major, minor, rssi
+        case eid, uuid, major, minor, rssi, tlm
         case heardAt = "heard_at"
+    }
+}
+
+/// An Eddystone-TLM (version 0) frame's readings, as a sighting carries them: each may be absent; battery 0 is the
+/// frame's "not measured" (temperature 0x8000 is: leave it out).
+public struct SightingTelemetry: Codable, Sendable, Equatable {
+    /// Battery voltage, mV; 0: not measured (mains powered).
+    public var batteryMillivolts: Int?
+    /// °C.
+    public var temperature: Double?
+    /// Advertising PDUs sent since power-up or reboot.
+    public var advertisingCount: Int64?
+    /// Time since power-up or reboot (the frame counts 0.1 s).
+    public var uptimeSeconds: Double?
+
+    public init(
+        batteryMillivolts: Int? = nil, temperature: Double? = nil, advertisingCount: Int64? = nil,
+        uptimeSeconds: Double? = nil
+    ) {
+        self.batteryMillivolts = batteryMillivolts
+        self.temperature = temperature
+        self.advertisingCount = advertisingCount
+        self.uptimeSeconds = uptimeSeconds
+    }
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case temperature
+        case batteryMillivolts = "battery_mv"
+        case advertisingCount = "advertising_count"
+        case uptimeSeconds = "uptime_seconds"
+    }
+
+    /// The ranges a TLM v0 frame can carry.
+    func validate(field: String) throws(ValidationError) {
+        if let battery = batteryMillivolts, !(0...65535).contains(battery) {
+            throw ValidationError(field: "\(field).battery_mv", message: "must be 0 (not measured) to 65535 (mV)")
+        }
+        if let temperature, !(temperature.isFinite && (-128...128).contains(temperature)) {
+            throw ValidationError(field: "\(field).temperature", message: "must be -128 to 128 (°C)")
+        }
+        if let count = advertisingCount, !(0...Int64(UInt32.max)).contains(count) {
+            throw ValidationError(field: "\(field).advertising_count", message: "must be 0 to 4294967295")
+        }
+        if let uptime = uptimeSeconds, !(uptime.isFinite && (0...Double(UInt32.max) / 10).contains(uptime)) {
+            throw ValidationError(field: "\(field).uptime_seconds", message: "must be 0 to 429496729.5 (s)")
+        }
     }
 }
 
@@ -70,6 +122,7 @@ public struct SightingBatch: RequestBody, Equatable {
             if let rssi = sighting.rssi, !(-127...20).contains(rssi) {
                 throw ValidationError(field: "\(field).rssi", message: "must be -127 to 20 (dBm)")
             }
+            try sighting.tlm?.validate(field: "\(field).tlm")
         }
     }
 }

@@ -4,7 +4,7 @@
 Run by Tests/EndToEndTests/ConsoleBrowserTests.swift against a real loyalty-server:
     console_test.py --server URL --operator-token TOKEN --screenshots DIR
 First at a laptop's 1280x900: signs in, finds, pages, creates, edits and removes offers (asked first), names a
-beacon and checks the fleet's figures against the API's, reads the figures, edits stores, accepts codes at the
+beacon, makes one secure and checks the fleet's figures against the API's, reads the figures, edits stores, accepts codes at the
 till with the keyboard alone, revokes a till key and rotates the API key (asked first; the CLI's old key keeps
 its grace), imports a CSV and signs out. Then at a phone's 390x844 (mobile emulation): every page again.
 On every page: no element past the screen's edge, no browser log error, axe-core with no serious or critical
@@ -380,7 +380,19 @@ def beacons_page(console, server, key):
     status, fleet = call(server, "GET", "/v1/retailer/fleet", key)
     named = next(b for b in fleet["beacons"] if (b["major"], b["minor"]) == (1, 1))
     check(named.get("name") == "Sushi counter" and named.get("placement") == "On the shelf above the till", f"{named}")
-    return f"fleet: {len(expected)} beacons as the API counts them; 1:1 named"
+    # 9:9 (no offer: the till's codes stay free of the presence gate) made secure: asked first, the document once.
+    console.css('button[aria-label="Make secure beacon 9:9"]').click()
+    console.answer(True)
+    console.status_contains("Beacon 9:9 is secure")
+    document = json.loads(console.by_id("beacon-secured-document").text)
+    check(len(document["identity_key"]) == 32 and (document["major"], document["minor"]) == (9, 9), f"{document}")
+    check(console.by_id("beacon-secured-download").get_attribute("download") == "beacon-9-9.json", "no download link")
+    console.until(lambda: console.css('#beacons-table tr[data-beacon="9:9"]').get_attribute("data-secure") == "true",
+                  "marked 9:9 secure")
+    status, fleet = call(server, "GET", "/v1/retailer/fleet", key)
+    check(next(b for b in fleet["beacons"] if (b["major"], b["minor"]) == (9, 9))["secure"], "the API has 9:9 plain")
+    console.audit("beacon-secured")
+    return f"fleet: {len(expected)} beacons as the API counts them; 1:1 named; 9:9 made secure, its key shown once"
 
 
 def overtaken_answer(console):

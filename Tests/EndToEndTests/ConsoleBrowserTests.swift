@@ -26,7 +26,8 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("ok: signed out; the session is gone"), "\(result.stdout)")
         #expect(result.stdout.contains("ok: phone: every page"), "\(result.stdout)")
+        #expect(result.stdout.contains("9:9 made secure, its key shown once"), "\(result.stdout)")
         let shots = try FileManager.default.contentsOfDirectory(atPath: screenshots.path).filter { $0.hasSuffix(".png") }
-        #expect(shots.count == 20, "\(shots)")
+        #expect(shots.count == 21, "\(shots)")
     }
 }

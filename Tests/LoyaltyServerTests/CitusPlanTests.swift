@@ -25,6 +25,7 @@ import Testing
         "redemption_totals": ("offer_id", "offer"),
         "seen_folds": ("offer_id", "offer"),
         "seen_day_folds": ("retailer_id", "retailer"),
+        "beacon_telemetry": ("retailer_id", "retailer"),
     ]
 
     @Test func theSchemaFitsThePlan() throws {

@@ -1,3 +1,4 @@
+import Digest
 import Foundation
 import JSONCoding
 import LoyaltyAPI
@@ -163,6 +164,21 @@ struct Tenants {
         }
     }
 
+    /// What a beacon that made its identity key from Alice's service public key registers with: its first EID at the
+    /// spec's starting counter.
+    func alicesEIDRegistration() -> EIDRegistrationRequest {
+        let beaconPrivateKey = [UInt8](repeating: 0x42, count: 32)
+        let beaconPublicKey = try! X25519.publicKey(privateKey: beaconPrivateKey)
+        let servicePublicKey = try! server.beaconKeyring.exchangePublicKey(retailerID: alice.id)
+        let identityKey = try! EddystoneEID.identityKey(
+            privateKey: beaconPrivateKey, peerPublicKey: servicePublicKey, resolverPublicKey: servicePublicKey,
+            beaconPublicKey: beaconPublicKey)
+        let eid = try! EddystoneEID.ephemeralID(identityKey: identityKey, exponent: 10, counter: 65_280)
+        return EIDRegistrationRequest(
+            beaconPublicKey: Hex.text(beaconPublicKey), servicePublicKey: Hex.text(servicePublicKey),
+            firstEID: Hex.text(eid), counter: 65_280)
+    }
+
     /// A request each operation answers with 2xx for the first tenant (the operator, Alice, Ann), aimed at
     /// that tenant's own resources; nil for an operation this table does not know yet.
     func call(_ operation: Operation) -> Call? {
@@ -192,6 +208,12 @@ struct Tenants {
         case "POST /v1/retailer/fleet/{major}/{minor}/secure":
             // A beacon with no offer: the sushi offer's seen pushes and redemptions stay free of the presence gate.
             return Call(method: "POST", path: "/v1/retailer/fleet/3/3/secure", body: json(SecureBeaconRequest()))
+        case "GET /v1/retailer/eid-params":
+            return Call(method: "GET", path: operation.pattern)
+        case "POST /v1/retailer/fleet/{major}/{minor}/eid-registration":
+            // A beacon that made its key by exchange with Alice's service key; no offer on it, as for /secure.
+            return Call(
+                method: "POST", path: "/v1/retailer/fleet/4/4/eid-registration", body: json(alicesEIDRegistration()))
         case "DELETE /v1/retailer/till-keys/{id}":
             return Call(method: "DELETE", path: "/v1/retailer/till-keys/\(spareTill.id)")
         case "POST /v1/till/check", "POST /v1/till/accept":

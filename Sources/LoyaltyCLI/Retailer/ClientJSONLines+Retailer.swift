@@ -45,6 +45,43 @@ extension ClientJSONLines {
             ])
     }
 
+    /// `retailer beacon list`, one line per beacon: the fleet page's entry as the API answers it.
+    public static func fleetBeacon(_ beacon: FleetBeacon) -> String {
+        typealias TLM = BeaconTelemetry.CodingKeys
+        let telemetry = beacon.telemetry.map { tlm in
+            JSONValue.object(
+                [
+                    (TLM.batteryMillivolts, optional(tlm.batteryMillivolts)),
+                    (TLM.temperature, tlm.temperature.map { .double($0) } ?? .null),
+                    (TLM.advertisingCount, tlm.advertisingCount.map { .int(Int($0)) } ?? .null),
+                    (TLM.uptimeSeconds, tlm.uptimeSeconds.map { .double($0) } ?? .null),
+                    (TLM.heardAt, timestamp(tlm.heardAt)), (TLM.lowBattery, .bool(tlm.lowBattery)),
+                ].map { ($0.0.stringValue, $0.1) })
+        }
+        return object(
+            FleetBeacon.CodingKeys.self, event: "beacon",
+            [
+                .major: .int(Int(beacon.major)), .minor: .int(Int(beacon.minor)), .name: optional(beacon.name),
+                .placement: optional(beacon.placement), .storeID: optional(beacon.storeID), .secure: .bool(beacon.secure),
+                .telemetry: telemetry ?? .null, .offerID: beacon.offerID.map(id) ?? .null, .title: optional(beacon.title),
+                .category: optional(beacon.category), .lastHeardAt: timestamp(beacon.lastHeardAt),
+                .sightings: .int(beacon.sightings.reduce(0) { $0 + $1.sightings }), .quiet: .bool(beacon.quiet),
+                .note: optional(beacon.note),
+            ])
+    }
+
+    /// `retailer beacon secure --beacon-public-key`.
+    public static func beaconRegistered(_ registration: EIDRegistration) -> String {
+        object(
+            EIDRegistration.CodingKeys.self, event: "beacon_registered",
+            [
+                .major: .int(Int(registration.major)), .minor: .int(Int(registration.minor)),
+                .exponent: .int(Int(registration.exponent)), .form: .string(registration.form.rawValue),
+                .uuid: .string(registration.uuid.uuidString), .counter: .int(Int(registration.counter)),
+                .counterAt: timestamp(registration.counterAt), .servicePublicKey: .string(registration.servicePublicKey),
+            ])
+    }
+
     /// `retailer beacon secure`: the document, with the identity key only when no file holds it.
     public static func beaconSecured(_ provisioning: BeaconProvisioning, savedIn path: String?) -> String {
         var fields: [(String, JSONValue)] = [
@@ -113,7 +150,8 @@ extension ClientJSONLines {
             OfferStatistics.CodingKeys.self,
             [
                 .offerID: id(entry.offerID), .major: .int(Int(entry.major)), .minor: .int(Int(entry.minor)),
-                .title: .string(entry.title), .seenBy: .int(entry.seenBy), .redemptions: .int(entry.redemptions),
+                .title: .string(entry.title), .seenBy: .int(entry.seenBy), .verifiedBy: .int(entry.verifiedBy),
+                .claimedBy: .int(entry.claimedBy), .redemptions: .int(entry.redemptions),
                 .accepted: .int(entry.accepted), .remaining: optional(entry.remaining),
             ])
     }

@@ -40,6 +40,13 @@ extension ClientText {
             """
     }
 
+    /// `retailer beacon secure --beacon-public-key`: accepted, no key shown.
+    public static func beaconRegistered(_ registration: EIDRegistration) -> String {
+        "beacon \(registration.major):\(registration.minor) is secure by key exchange (\(registration.form.rawValue), "
+            + "a new identifier every 2^\(registration.exponent) s): its first EID matched; its counter was "
+            + "\(registration.counter) at \(LoyaltyJSON.formatTimestamp(registration.counterAt))"
+    }
+
     /// `retailer rotate-key`: a key from LOYALTY_RETAILER_KEY is not saved (`savedIn` nil), so the only
     /// place to put the new one is the screen.
     public static func keyRotated(_ key: String, savedIn path: String?) -> String {
@@ -72,10 +79,11 @@ extension ClientText {
     /// `retailer stats`: one row per offer.
     public static func statistics(_ statistics: [OfferStatistics]) -> String {
         table(
-            ["BEACON", "TITLE", "SEEN BY", "REDEEMED", "ACCEPTED", "REMAINING"],
+            ["BEACON", "TITLE", "SEEN BY", "VERIFIED", "CLAIMED", "REDEEMED", "ACCEPTED", "REMAINING"],
             statistics.map { entry in
                 [
-                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy),
+                    "\(entry.major):\(entry.minor)", entry.title, String(entry.seenBy), String(entry.verifiedBy),
+                    String(entry.claimedBy),
                     String(entry.redemptions), String(entry.accepted),
                     entry.remaining.map(String.init) ?? "unlimited",
                 ]
@@ -104,6 +112,35 @@ extension ClientText {
             + table(
                 ["BEACON", "TITLE", "LAST HEARD", "CHECK"],
                 quiet.map { ["\($0.major):\($0.minor)", $0.title, timestamp($0.lastHeardAt), "check its battery"] })
+    }
+
+    /// `retailer beacon list`: one row per beacon, then what to check.
+    public static func fleet(_ fleet: BeaconFleet) -> String {
+        let rows = fleet.beacons.map { beacon in
+            let telemetry = beacon.telemetry
+            return [
+                "\(beacon.major):\(beacon.minor)", beacon.name ?? "", beacon.storeID ?? "", beacon.secure ? "yes" : "no",
+                beacon.title ?? "", timestamp(beacon.lastHeardAt),
+                String(beacon.sightings.reduce(0) { $0 + $1.sightings }),
+                telemetry?.batteryMillivolts.map { "\($0) mV" + (telemetry?.lowBattery == true ? " LOW" : "") } ?? "",
+                telemetry?.temperature.map { String(format: "%.1f °C", $0) } ?? "",
+                telemetry?.uptimeSeconds.map(uptime) ?? "",
+            ]
+        }
+        let notes = fleet.beacons.compactMap { beacon in beacon.note.map { "\(beacon.major):\(beacon.minor)  \($0)" } }
+        return table(
+            ["BEACON", "NAME", "STORE", "SECURE", "OFFER", "LAST HEARD", "SIGHTINGS \(fleet.days)D", "BATTERY", "TEMP",
+             "UPTIME"], rows)
+            + (notes.isEmpty ? "" : "\n" + notes.map(TerminalText.escaped).joined(separator: "\n") + "\n")
+    }
+
+    /// `3d 4h`, `5h 12m`, `40s`: a beacon's time since power-up.
+    static func uptime(_ seconds: Double) -> String {
+        let whole = Int(seconds)
+        let (days, hours, minutes) = (whole / 86_400, whole % 86_400 / 3600, whole % 3600 / 60)
+        if days > 0 { return "\(days)d \(hours)h" }
+        if hours > 0 { return "\(hours)h \(minutes)m" }
+        return minutes > 0 ? "\(minutes)m" : "\(whole)s"
     }
 
     /// `retailer till-key list`.

@@ -14,6 +14,36 @@ extension LoyaltyAPIClient {
         try call("POST", "/v1/retailer/fleet/\(major)/\(minor)/secure", credential: credential, body: request)
     }
 
+    /// The service's X25519 public key for the Eddystone-EID key exchange.
+    public func eidParameters(_ credential: Credential) throws(ClientError) -> EIDParameters {
+        try call("GET", "/v1/retailer/eid-params", credential: credential)
+    }
+
+    /// Beacon (major, minor) made secure by the key exchange: the service checks its first EID.
+    public func registerBeacon(
+        major: UInt16, minor: UInt16, _ request: EIDRegistrationRequest, _ credential: Credential
+    ) throws(ClientError) -> EIDRegistration {
+        try call("POST", "/v1/retailer/fleet/\(major)/\(minor)/eid-registration", credential: credential, body: request)
+    }
+
+    /// Every beacon of the fleet, each page followed to the last.
+    public func fleet(days: Int, quietDays: Int, _ credential: Credential) throws(ClientError) -> BeaconFleet {
+        var query = ["days": String(days), "quiet_days": String(quietDays), "limit": "500"]
+        var fleet: BeaconFleet = try call(
+            "GET", "/v1/retailer/fleet", query: query, credential: credential, maximumResponseBytes: AnswerSize.list)
+        var next = fleet.next
+        while let after = next {
+            query["after"] = after
+            let page: BeaconFleet = try call(
+                "GET", "/v1/retailer/fleet", query: query, credential: credential,
+                maximumResponseBytes: AnswerSize.list)
+            fleet.beacons += page.beacons
+            next = page.next
+        }
+        fleet.next = nil
+        return fleet
+    }
+
     public func tillKeys(_ credential: Credential) throws(ClientError) -> TillKeyList {
         try call("GET", "/v1/retailer/till-keys", credential: credential, maximumResponseBytes: AnswerSize.list)
     }

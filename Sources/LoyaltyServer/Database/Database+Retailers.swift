@@ -139,6 +139,9 @@ extension Database {
 
 
     func statistics(retailerID: UUID) throws -> RetailerStatistics {
+        // A seen push is verified when a verified sighting of its beacon by the same account is within a visit's
+        // length of it, either side (a shopper may push before the sighting's batch is answered).
+        let presenceWindow = "\(Int(SecureBeacon.presenceWindow)) seconds"
         let rows = try pool.withConnection { connection in
             // The counters and the seen set are shopper-side (distributed) tables: each is read for the
             // retailer's offers on its own, then joined to the offers (a reference table).
@@ -150,17 +153,27 @@ extension Database {
                 redeemed AS (
                     SELECT offer_id, redeemed_count FROM redemption_totals WHERE offer_id IN (SELECT id FROM live)),
                 seen_by AS (
-                    SELECT offer_id, sum(seen_by)::bigint AS seen_by FROM (
-                        SELECT offer_id, count(*) AS seen_by FROM seen WHERE offer_id IN (SELECT id FROM live)
-                        GROUP BY offer_id
-                        UNION ALL SELECT offer_id, sum(shown) FROM seen_folds WHERE offer_id IN (SELECT id FROM live)
+                    SELECT offer_id, sum(seen_by)::bigint AS seen_by, sum(verified_by)::bigint AS verified_by FROM (
+                        SELECT s.offer_id, count(*) AS seen_by,
+                            count(*) FILTER (WHERE EXISTS (
+                                SELECT 1 FROM verified_sightings v
+                                WHERE v.account_id = s.account_id AND v.retailer_id = \(retailerID)
+                                    AND v.major = live.major AND v.minor = live.minor
+                                    AND v.heard_at BETWEEN s.seen_at - \(presenceWindow)::interval
+                                        AND s.seen_at + \(presenceWindow)::interval
+                            )) AS verified_by
+                        FROM seen s JOIN live ON live.id = s.offer_id
+                        GROUP BY s.offer_id
+                        -- Folded records (retention, deleted accounts) count as seen, no longer as verified.
+                        UNION ALL SELECT offer_id, sum(shown), 0 FROM seen_folds WHERE offer_id IN (SELECT id FROM live)
                         GROUP BY offer_id) AS parts
                     GROUP BY offer_id),
                 accepted AS (
                     SELECT offer_id, count(*) AS accepted FROM redemptions
                     WHERE offer_id IN (SELECT id FROM live) AND accepted_at IS NOT NULL GROUP BY offer_id)
                 SELECT live.*, coalesce(redeemed.redeemed_count, 0) AS redeemed_count,
-                    coalesce(seen_by.seen_by, 0) AS seen_by, coalesce(accepted.accepted, 0) AS accepted
+                    coalesce(seen_by.seen_by, 0) AS seen_by, coalesce(seen_by.verified_by, 0) AS verified_by,
+                    coalesce(accepted.accepted, 0) AS accepted
                 FROM live LEFT JOIN redeemed ON redeemed.offer_id = live.id
                     LEFT JOIN seen_by ON seen_by.offer_id = live.id LEFT JOIN accepted ON accepted.offer_id = live.id
                 ORDER BY live.major, live.minor
@@ -173,7 +186,8 @@ extension Database {
                 return OfferStatistics(
                     offerID: try row.decode("id"), major: try row.decode("major"),
                     minor: try row.decode("minor"),
-                    title: try row.decode("title"), seenBy: try row.decode("seen_by"), redemptions: redeemed,
+                    title: try row.decode("title"), seenBy: try row.decode("seen_by"),
+                    verifiedBy: try row.decode("verified_by"), redemptions: redeemed,
                     accepted: try row.decode("accepted"),
                     remaining: try row.decode("total_limit", as: Int?.self).map { max(0, $0 - redeemed) })
             })

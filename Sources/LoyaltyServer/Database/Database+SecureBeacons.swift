@@ -12,18 +12,32 @@ extension Database {
         keyring: BeaconKeyring
     ) throws -> BeaconProvisioning {
         let identityKey = Secrets.randomBytes(16)
-        let (keyID, sealed) = try keyring.seal(
-            identityKey, binding: SecureBeacon.binding(retailerID: retailer.id, major: major, minor: minor))
         // A whole second: the document states the moment at which the counter had its value.
         let counterAt = Date(timeIntervalSince1970: clock().timeIntervalSince1970.rounded(.down))
+        try saveSecureBeacon(
+            retailerID: retailer.id, major: major, minor: minor, exponent: exponent, form: form,
+            identityKey: identityKey, counter: SecureBeacon.initialCounter, at: counterAt, keyring: keyring)
+        return BeaconProvisioning(
+            major: major, minor: minor, identityKey: Hex.text(identityKey), exponent: exponent, form: form,
+            uuid: retailer.uuid, counter: UInt32(SecureBeacon.initialCounter), counterAt: counterAt)
+    }
+
+    /// Makes the retailer's (major, minor) secure with `identityKey` (sealed), its clock `counter` at `counterAt`,
+    /// replacing the key it had.
+    func saveSecureBeacon(
+        retailerID: UUID, major: UInt16, minor: UInt16, exponent: UInt8, form: SecureBeaconForm, identityKey: [UInt8],
+        counter: Int64, at counterAt: Date, keyring: BeaconKeyring
+    ) throws {
+        let (keyID, sealed) = try keyring.seal(
+            identityKey, binding: SecureBeacon.binding(retailerID: retailerID, major: major, minor: minor))
         try pool.withConnection { connection in
             try connection.transaction { connection in
                 try connection.query(
                     """
                     INSERT INTO secure_beacons (retailer_id, major, minor, exponent, form, key_id, sealed_key,
                         counter_origin, counter_at)
-                    VALUES (\(retailer.id), \(Int(major)), \(Int(minor)), \(Int(exponent)), \(form.rawValue), \(keyID),
-                        \(sealed), \(SecureBeacon.initialCounter), \(counterAt))
+                    VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(Int(exponent)), \(form.rawValue), \(keyID),
+                        \(sealed), \(counter), \(counterAt))
                     ON CONFLICT (retailer_id, major, minor) DO UPDATE SET
                         exponent = excluded.exponent, form = excluded.form, key_id = excluded.key_id,
                         sealed_key = excluded.sealed_key, counter_origin = excluded.counter_origin,
@@ -35,14 +49,13 @@ extension Database {
                 try connection.query(
                     """
                     UPDATE offers SET title = title
-                    WHERE retailer_id = \(retailer.id) AND major = \(Int(major)) AND minor = \(Int(minor))
+                    WHERE retailer_id = \(retailerID) AND major = \(Int(major)) AND minor = \(Int(minor))
                         AND deleted_at IS NULL
                     """)
             }
         }
-        return BeaconProvisioning(
-            major: major, minor: minor, identityKey: Hex.text(identityKey), exponent: exponent, form: form,
-            uuid: retailer.uuid, counter: UInt32(SecureBeacon.initialCounter), counterAt: counterAt)
+    }
+        }
     }
 
     /// Seals anew under the keyring's current key every identity key sealed under an older one: a start after the
@@ -124,7 +137,7 @@ extension Database {
         let windows = Array(latest.values)
         guard !windows.isEmpty else { return }
         let now = clock()
-        try pool.withConnection { connection in
+        _ = try pool.withConnection { connection in
             try connection.query(
                 """
                 INSERT INTO verified_sightings (account_id, retailer_id, major, minor, window_counter, heard_at)
@@ -143,3 +156,39 @@ extension Database {
     }
 }
 
+
+extension Database {
+    /// Keeps, per beacon, the latest Eddystone-TLM a resolved sighting carried (the fleet page's battery, temperature
+    /// and uptime); an older one than what is kept changes nothing.
+    func recordTelemetry(_ readings: [(beacon: SecureBeacon, heardAt: Date, telemetry: SightingTelemetry)]) throws {
+        var latest: [String: (beacon: SecureBeacon, heardAt: Date, telemetry: SightingTelemetry)] = [:]
+        for reading in readings {
+            let key = "\(reading.beacon.retailerID) \(reading.beacon.major) \(reading.beacon.minor)"
+            if let kept = latest[key], kept.heardAt >= reading.heardAt { continue }
+            latest[key] = reading
+        }
+        guard !latest.isEmpty else { return }
+        let now = clock()
+        try pool.withConnection { connection in
+            for reading in latest.values {
+                let tlm = reading.telemetry
+                // Battery 0 is the frame's "not measured".
+                let battery = tlm.batteryMillivolts.flatMap { $0 == 0 ? nil : $0 }
+                try connection.query(
+                    """
+                    INSERT INTO beacon_telemetry (retailer_id, major, minor, battery_mv, temperature,
+                        advertising_count, uptime_seconds, heard_at)
+                    VALUES (\(reading.beacon.retailerID), \(Int(reading.beacon.major)), \(Int(reading.beacon.minor)),
+                        \(battery), \(tlm.temperature), \(tlm.advertisingCount), \(tlm.uptimeSeconds),
+                        least(\(reading.heardAt)::timestamptz, \(now)::timestamptz))
+                    ON CONFLICT (retailer_id, major, minor) DO UPDATE SET
+                        battery_mv = excluded.battery_mv, temperature = excluded.temperature,
+                        advertising_count = excluded.advertising_count, uptime_seconds = excluded.uptime_seconds,
+                        heard_at = excluded.heard_at
+                    WHERE beacon_telemetry.heard_at <= excluded.heard_at
+                    """
+                )
+            }
+        }
+    }
+}

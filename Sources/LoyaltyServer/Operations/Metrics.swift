@@ -57,6 +57,12 @@ final class Metrics: Sendable {
     /// its slow (contended) path as the server's top symbol. Each thread records into the stripe its id
     /// hashes to, so threads rarely share a lock; a scrape adds the stripes up.
     private let stripes = (0..<16).map { _ in Stripe() }
+    /// Resolved sightings refused because the account could not have travelled there (`JourneyRule`).
+    private let impossibleJourneys = Atomic<Int>(0)
+
+    func recordImpossibleJourney() {
+        impossibleJourneys.add(1, ordering: .relaxed)
+    }
 
     /// Method labels: the client names its method, so any other is counted as `other`; the routes come
     /// from the route table and fixed words ("unmatched", "rejected"), so no label grows with what clients send.
@@ -143,6 +149,12 @@ final class Metrics: Sendable {
                 text += "loyalty_db_standby_lag_seconds{server=\"\(escaped(server))\"} \(lag.map { "\($0)" } ?? "NaN")\n"
             }
         }
+        text += """
+            # HELP loyalty_sightings_refused_total Resolved sightings of secure beacons refused, by reason.
+            # TYPE loyalty_sightings_refused_total counter
+            loyalty_sightings_refused_total{reason="impossible_journey"} \(impossibleJourneys.load(ordering: .relaxed))
+
+            """
         if let catalog {
             text += """
                 # HELP loyalty_catalog_offers Live offers (not removed), counted when scraped.

@@ -243,13 +243,19 @@ function offerRow(offer) {
     cell("Offer", { class: "lead" }, chip(offer.category), el("strong", {}, offer.title),
       el("span", { class: "sub" }, when + "; " + limits)),
     cell("State", {}, el("span", { class: "state " + kind }, stateNames[kind])),
-    cell("Seen by", { class: "number" }, stats.seen_by),
+    cell("Seen by", { class: "number" }, stats.seen_by, presenceText(stats)),
     cell("Redeemed", { class: "number" }, stats.redemptions),
     cell("Accepted", { class: "number" }, stats.accepted),
     cell("Remaining", { class: "number" }, stats.remaining === undefined ? "unlimited" : stats.remaining),
     cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" },
       button("Edit", "Edit offer " + beacon, () => openOfferDrawer(offer), "plain"),
       button("Remove", "Remove offer " + beacon, () => removeOffer(offer), "danger"))));
+}
+
+/// Of those who saw an offer, how many a sighting of its secure beacon verified and how many only claimed it.
+function presenceText(stats) {
+  return stats.verified_by ? el("span", { class: "sub" }, stats.verified_by + " verified, " + stats.claimed_by + " claimed")
+    : null;
 }
 
 /// The drawer for a new offer (optionally at a given beacon) or for editing one.
@@ -368,11 +374,31 @@ loaders.beacons = async function () {
   }
   if (!current()) return;
   state.fleet = fleet;
+  // The beacon drawer places a beacon in one of them.
+  state.stores = (await api("GET", "/v1/retailer/stores")).stores;
+  if (!current()) return;
   renderFleet();
 };
 
-/// A beacon to check: quiet, or heard by shoppers with no offer on it.
-function needsCheck(beacon) { return beacon.quiet || (!beacon.offer_id && Boolean(beacon.last_heard_at)); }
+/// A beacon to check: quiet, its battery low, or heard by shoppers with no offer on it.
+function needsCheck(beacon) {
+  return beacon.quiet || lowBattery(beacon) || (!beacon.offer_id && Boolean(beacon.last_heard_at));
+}
+
+function lowBattery(beacon) { return Boolean(beacon.telemetry && beacon.telemetry.low_battery); }
+
+/// A secure beacon's last Eddystone-TLM: battery, temperature, uptime.
+function telemetryCell(beacon) {
+  const tlm = beacon.telemetry;
+  if (!tlm) return cell("Battery", {}, beacon.secure ? "no telemetry yet" : "");
+  const uptime = tlm.uptime_seconds === undefined ? null : tlm.uptime_seconds >= 86400
+    ? Math.floor(tlm.uptime_seconds / 86400) + " d" : Math.floor(tlm.uptime_seconds / 3600) + " h";
+  return cell("Battery", {},
+    tlm.battery_mv === undefined ? "not measured" : el("span", { class: tlm.low_battery ? "flag" : "" },
+      (tlm.battery_mv / 1000).toFixed(2) + " V" + (tlm.low_battery ? " low" : "")),
+    el("span", { class: "sub" }, [tlm.temperature === undefined ? null : tlm.temperature.toFixed(1) + " °C",
+      uptime === null ? null : "up " + uptime, "as of " + dateText(tlm.heard_at)].filter(Boolean).join(", ")));
+}
 
 function renderFleet() {
   const fleet = state.fleet;
@@ -380,24 +406,31 @@ function renderFleet() {
   const rows = shown.map((beacon) => {
     const at = beaconText(beacon.major, beacon.minor);
     const total = beacon.sightings.reduce((sum, day) => sum + day.sightings, 0);
-    const check = beacon.quiet ? [el("span", { class: "flag" }, "Quiet"), el("span", { class: "note" }, beacon.note)]
+    const check = lowBattery(beacon) ? [el("span", { class: "flag" }, "Battery"), el("span", { class: "note" }, beacon.note)]
+      : beacon.quiet ? [el("span", { class: "flag" }, "Quiet"), el("span", { class: "note" }, beacon.note)]
       : !beacon.offer_id && beacon.last_heard_at
         ? [el("span", { class: "flag" }, "No offer"), el("span", { class: "note" }, beacon.note)]
         : beacon.last_heard_at ? [el("span", { class: "ok" }, "Heard")] : ["Not heard yet"];
-    const actions = [button(beacon.name ? "Rename" : "Name it", "Name beacon " + at, () => openBeaconDrawer(beacon), "plain")];
+    const actions = [button(beacon.name ? "Rename" : "Name it", "Name beacon " + at, () => openBeaconDrawer(beacon), "plain"),
+      button(beacon.secure ? "New key" : "Make secure", (beacon.secure ? "New identity key for beacon " : "Make secure beacon ")
+        + at, () => secureBeacon(beacon), beacon.secure ? "danger" : "plain")];
     if (!beacon.offer_id) {
       actions.push(button("Add an offer", "Add an offer at beacon " + at,
         () => openOfferDrawer(null, { major: beacon.major, minor: beacon.minor }), "plain"));
     }
-    return el("tr", { "data-beacon": at, "data-sightings": total, "data-quiet": String(beacon.quiet) },
+    return el("tr", { "data-beacon": at, "data-sightings": total, "data-quiet": String(beacon.quiet),
+      "data-secure": String(beacon.secure), "data-low-battery": String(lowBattery(beacon)) },
       beaconCell(beacon.major, beacon.minor),
       cell("Name", { class: "lead" }, el("strong", {}, beacon.name || "Unnamed"),
-        beacon.placement ? el("span", { class: "sub" }, beacon.placement) : null),
+        beacon.secure ? el("span", { class: "chip secure", title: "Heard only by sightings the service verified" }, "secure") : null,
+        beacon.placement ? el("span", { class: "sub" }, beacon.placement) : null,
+        beacon.store_id ? el("span", { class: "sub" }, "in store " + beacon.store_id) : null),
       cell("Offer", {}, beacon.offer_id ? chip(beacon.category) : null, beacon.offer_id ? beacon.title : "No offer"),
       cell("Last heard", {}, beacon.last_heard_at ? dateText(beacon.last_heard_at) : "never"),
       cell("Sightings", { class: "spark-cell" }, sparkline(beacon.sightings, fleet.first_day, fleet.days,
         total + " sightings in " + fleet.days + " days at " + at),
         " ", el("span", { class: "sightings-total" }, String(total))),
+      telemetryCell(beacon),
       cell("Check", {}, ...check),
       cell("Actions", { class: "actions-cell" }, el("span", { class: "row-actions" }, ...actions)));
   });
@@ -406,9 +439,35 @@ function renderFleet() {
   const withoutOffer = fleet.beacons.filter((beacon) => !beacon.offer_id).length;
   const sightings = fleet.beacons.reduce((sum, beacon) =>
     sum + beacon.sightings.reduce((days, day) => days + day.sightings, 0), 0);
+  const lowCount = fleet.beacons.filter(lowBattery).length;
   $("beacons-summary").textContent = fleet.beacons.length + " beacons: " + quietCount + " quiet for "
-    + fleet.quiet_days + " days, " + withoutOffer + " without an offer; " + sightings + " sightings in the last "
-    + fleet.days + " days.";
+    + fleet.quiet_days + " days, " + withoutOffer + " without an offer, " + lowCount + " with a low battery; "
+    + sightings + " sightings in the last " + fleet.days + " days (a secure beacon's: verified ones only).";
+}
+
+/// Makes the beacon secure (or gives it a new identity key) and shows its provisioning document this once.
+async function secureBeacon(beacon) {
+  const at = beaconText(beacon.major, beacon.minor);
+  const yes = await confirmAction(beacon.secure ? "Give beacon " + at + " a new identity key?" : "Make beacon " + at + " secure?",
+    (beacon.secure ? "The key it has stops resolving at once: the beacon must be provisioned anew with the new one. "
+      : "Its identifier will rotate every 17 minutes and only the service can resolve it; its offers are then seen "
+        + "and redeemed only by shoppers whose visit the service verified. ")
+      + "The identity key is shown only once, on this page.", beacon.secure ? "Make a new key" : "Make it secure");
+  if (!yes) { say("Beacon " + at + " was not changed."); return; }
+  try {
+    const provisioning = await api("POST", "/v1/retailer/fleet/" + beacon.major + "/" + beacon.minor + "/secure", {});
+    const text = JSON.stringify(provisioning, null, 2);
+    $("beacon-secured-title").textContent = "Beacon " + at + " is secure (" + provisioning.form + ", a new identifier every 2^"
+      + provisioning.exponent + " s).";
+    $("beacon-secured-document").textContent = text;
+    const link = $("beacon-secured-download");
+    if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([text + "\n"], { type: "application/json" }));
+    link.download = "beacon-" + beacon.major + "-" + beacon.minor + ".json";
+    $("beacon-secured").hidden = false;
+    await loaders.beacons();
+    say("Beacon " + at + " is secure: its provisioning document is shown once, above the table.");
+  } catch (error) { say("Not made secure: " + error.message, true); }
 }
 
 function openBeaconDrawer(beacon) {
@@ -416,6 +475,13 @@ function openBeaconDrawer(beacon) {
   $("beacon-form-title").textContent = "Name beacon " + beaconText(beacon.major, beacon.minor);
   $("beacon-name").value = beacon.name || "";
   $("beacon-placement").value = beacon.placement || "";
+  const stores = $("beacon-store");
+  stores.replaceChildren(el("option", { value: "" }, "No store"),
+    ...state.stores.map((store) => el("option", { value: store.store_id }, store.name + " (" + store.store_id + ")")));
+  if (beacon.store_id && !state.stores.some((store) => store.store_id === beacon.store_id)) {
+    stores.append(el("option", { value: beacon.store_id }, beacon.store_id));
+  }
+  stores.value = beacon.store_id || "";
   $("beacon-drawer").showModal();
   $("beacon-name").focus();
 }
@@ -425,7 +491,8 @@ async function saveBeacon(event) {
   const beacon = state.beacon;
   try {
     await api("PUT", "/v1/retailer/fleet/" + beacon.major + "/" + beacon.minor,
-      { name: $("beacon-name").value, placement: $("beacon-placement").value || undefined });
+      { name: $("beacon-name").value, placement: $("beacon-placement").value || undefined,
+        store_id: $("beacon-store").value || undefined });
     $("beacon-drawer").close();
     await loaders.beacons();
     say("Saved beacon " + beaconText(beacon.major, beacon.minor) + ".");
@@ -486,7 +553,7 @@ function drawFigures() {
       cell("Shown in range", { class: "number" }, sum(range, "shown")),
       cell("Redeemed in range", { class: "number" }, sum(range, "redeemed")),
       cell("Accepted in range", { class: "number" }, sum(range, "accepted")),
-      cell("Seen by, all time", { class: "number" }, offer.seen_by),
+      cell("Seen by, all time", { class: "number" }, offer.seen_by, presenceText(offer)),
       cell("Redeemed, all time", { class: "number" }, offer.redemptions),
       cell("Accepted, all time", { class: "number" }, offer.accepted),
       cell("Remaining", { class: "number" }, offer.remaining === undefined ? "unlimited" : offer.remaining));

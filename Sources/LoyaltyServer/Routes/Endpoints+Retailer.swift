@@ -1,3 +1,4 @@
+import Digest
 import Foundation
 import HTTPServer
 import LoyaltyAPI
@@ -23,6 +24,8 @@ extension Endpoints {
             Route("GET", "/v1/retailer/fleet", retailerKey, fleet),
             Route("PUT", "/v1/retailer/fleet/{major}/{minor}", retailerKey, labelBeacon),
             Route("POST", "/v1/retailer/fleet/{major}/{minor}/secure", currentRetailerKey, secureBeacon),
+            Route("GET", "/v1/retailer/eid-params", currentRetailerKey, eidParameters),
+            Route("POST", "/v1/retailer/fleet/{major}/{minor}/eid-registration", currentRetailerKey, registerBeacon),
             Route("POST", "/v1/retailer/till-keys", currentRetailerKey, createTillKey),
             Route("GET", "/v1/retailer/till-keys", retailerKey, listTillKeys),
             Route("DELETE", "/v1/retailer/till-keys/{id}", currentRetailerKey, revokeTillKey),
@@ -185,6 +188,65 @@ extension Endpoints {
             keyring: beaconKeyring)
         secureBeacons.invalidate()
         return .json(201, provisioning)
+    }
+
+    /// The service's X25519 public key for the retailer's beacons, as the Eddystone-EID spec's key exchange needs it.
+    func eidParameters(_ request: HTTPRequest, _ access: RetailerAccess) throws -> HTTPResponse {
+        .json(
+            200,
+            EIDParameters(
+                servicePublicKey: Hex.text(try beaconKeyring.exchangePublicKey(retailerID: access.retailer.id)),
+                maxExponent: EddystoneEID.maximumExponent))
+    }
+
+    /// The spec's key exchange: the identity key derived from the beacon's public key and the service's private key,
+    /// accepted only if the beacon's first EID is the one it gives at the beacon's counter.
+    func registerBeacon(_ request: HTTPRequest, _ access: RetailerAccess) throws -> HTTPResponse {
+        let (major, minor) = try beacon(request)
+        let body = try request.decodeBody(EIDRegistrationRequest.self)
+        let retailer = access.retailer
+        let exponent = body.exponent ?? SecureBeaconRequest.defaultExponent
+        let form = body.form ?? .eddystone
+        let beaconPublicKey = Hex.bytes(body.beaconPublicKey) ?? []
+        let servicePublicKey = Hex.bytes(body.servicePublicKey) ?? []
+        guard
+            let servicePrivateKey = try beaconKeyring.exchangePrivateKey(
+                publicKey: servicePublicKey, retailerID: retailer.id)
+        else {
+            throw APIFailure.invalid(
+                ValidationError(
+                    field: "service_public_key",
+                    message: "is not this service's key for you: write the one GET /v1/retailer/eid-params answers "
+                        + "(loyalty retailer beacon eid-params) to the beacon, and register again"))
+        }
+        let identityKey: [UInt8]
+        do {
+            identityKey = try EddystoneEID.identityKey(
+                privateKey: servicePrivateKey, peerPublicKey: beaconPublicKey, resolverPublicKey: servicePublicKey,
+                beaconPublicKey: beaconPublicKey)
+        } catch {
+            throw APIFailure.invalid(
+                ValidationError(
+                    field: "beacon_public_key", message: "is no usable X25519 public key (its shared secret is zero)"))
+        }
+        let eid = try EddystoneEID.ephemeralID(identityKey: identityKey, exponent: exponent, counter: body.counter)
+        guard Secrets.constantTimeEqual(eid, Hex.bytes(body.firstEID) ?? []) else {
+            throw APIFailure.invalid(
+                ValidationError(
+                    field: "first_eid",
+                    message: "is not the EID of that key exchange at counter \(body.counter) with exponent \(exponent): "
+                        + "check the beacon's public key, its counter when it broadcast this EID, and K"))
+        }
+        let counterAt = Date(timeIntervalSince1970: database.clock().timeIntervalSince1970.rounded(.down))
+        try database.saveSecureBeacon(
+            retailerID: retailer.id, major: major, minor: minor, exponent: exponent, form: form,
+            identityKey: identityKey, counter: Int64(body.counter), at: counterAt, keyring: beaconKeyring)
+        secureBeacons.invalidate()
+        return .json(
+            201,
+            EIDRegistration(
+                major: major, minor: minor, exponent: exponent, form: form, uuid: retailer.uuid, counter: body.counter,
+                counterAt: counterAt, servicePublicKey: body.servicePublicKey.lowercased()))
     }
 
     private func days(_ request: HTTPRequest, _ name: String, default value: Int) throws(ValidationError) -> Int {

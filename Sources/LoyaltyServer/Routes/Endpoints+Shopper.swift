@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSONCoding
 import LoyaltyAPI
 
 /// The shopper's routes: an account and its devices, the catalog, the seen set, sightings of secure beacons and
@@ -172,24 +173,90 @@ extension Endpoints {
     }
 
     /// Each sighting that resolves is answered and recorded as the account's verified presence; one that does not
-    /// is left out, the same whatever the reason (no oracle of other retailers' beacons).
+    /// is left out, the same whatever the reason (no oracle of other retailers' beacons), and so is one at a placed
+    /// beacon that the account could not have reached since its previous verified sighting (an impossible journey).
     func resolveSightings(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
-        try limit(.sightings, session.deviceID.uuidString, taking: true)
+        do {
+            try limit(.sightings, session.deviceID.uuidString, taking: true)
+        } catch {
+            // A device at the limit is a flood (random identifiers sent to map someone's fleet, or a broken client):
+            // one line an hour, not one a request.
+            logOnce(
+                "sightings_flood", session,
+                [
+                    "device_id": .string(session.deviceID.uuidString.lowercased()),
+                    "account_id": .string(session.accountID.uuidString.lowercased()),
+                    "reason": .string("rate_limited"),
+                ])
+            throw error
+        }
         let batch = try request.decodeBody(SightingBatch.self)
         let now = database.clock()
-        var resolved: [ResolvedBeacon] = []
-        var verified: [(window: SecureBeaconTable.Window, heardAt: Date)] = []
+        var found: [(index: Int, window: SecureBeaconTable.Window, sighting: Sighting)] = []
         for (index, sighting) in batch.sightings.enumerated() {
             guard let window = try secureBeacons.resolve(sighting, at: now) else { continue }
+            found.append((index, window, sighting))
+        }
+        let possible = try possibleJourneys(found.map { ($0.window.beacon, $0.sighting.heardAt) }, session: session)
+        var resolved: [ResolvedBeacon] = []
+        var verified: [(window: SecureBeaconTable.Window, heardAt: Date)] = []
+        var telemetry: [(beacon: SecureBeacon, heardAt: Date, telemetry: SightingTelemetry)] = []
+        for (position, (index, window, sighting)) in found.enumerated() where possible[position] {
             let beacon = window.beacon
             resolved.append(
                 ResolvedBeacon(
                     index: index, retailerID: beacon.retailerID, retailerName: beacon.retailerName, major: beacon.major,
                     minor: beacon.minor, validUntil: window.end))
             verified.append((window, sighting.heardAt))
+            if let tlm = sighting.tlm { telemetry.append((beacon, sighting.heardAt, tlm)) }
         }
         try database.recordSightings(verified, accountID: session.accountID)
+        try database.recordTelemetry(telemetry)
         return .json(200, SightingResolution(beacons: resolved))
+    }
+
+    /// For each resolved sighting, in order: whether the account could have been at its beacon's store, coming from
+    /// its previous verified sighting at a placed beacon (or the batch's previous one, by heard time). A beacon placed
+    /// in no store is always possible and moves no one. Each refusal is counted; the device is logged once an hour.
+    private func possibleJourneys(_ sightings: [(beacon: SecureBeacon, heardAt: Date)], session: DeviceSession) throws
+        -> [Bool]
+    {
+        var possible = [Bool](repeating: true, count: sightings.count)
+        let locations = try database.storeLocations(of: sightings.map(\.beacon))
+        guard !locations.isEmpty, var previous = try database.latestPlacedVisit(accountID: session.accountID) else {
+            return possible
+        }
+        for position in sightings.indices.sorted(by: { sightings[$0].heardAt < sightings[$1].heardAt }) {
+            let (beacon, heardAt) = sightings[position]
+            guard
+                let location = locations[Database.placementKey(beacon.retailerID, beacon.major, beacon.minor)]
+            else { continue }
+            let visit = JourneyRule.Visit(location: location, heardAt: heardAt)
+            let journey = JourneyRule.isImpossible(from: previous, to: visit)
+            guard journey.impossible else {
+                previous = visit
+                continue
+            }
+            possible[position] = false
+            metrics.recordImpossibleJourney()
+            logOnce(
+                "impossible_journey", session,
+                [
+                    "device_id": .string(session.deviceID.uuidString.lowercased()),
+                    "account_id": .string(session.accountID.uuidString.lowercased()),
+                    "retailer_id": .string(beacon.retailerID.uuidString.lowercased()),
+                    "beacon": .string("\(beacon.major):\(beacon.minor)"), "km": .double((journey.metres / 100).rounded() / 10),
+                    "seconds": .double(abs(heardAt.timeIntervalSince(previous.heardAt)).rounded()),
+                ])
+        }
+        return possible
+    }
+
+    /// `event` of the session's device, at most once an hour per device and event.
+    private func logOnce(_ event: String, _ session: DeviceSession, _ fields: KeyValuePairs<String, JSONValue?>) {
+        let now = database.clock()
+        guard deviceEventLog.shouldLog("\(event) \(session.deviceID)", at: now) else { return }
+        log(ServerLog.line(.warning, event, fields, time: now))
     }
 
     func redeem(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {

@@ -15,6 +15,10 @@ struct Endpoints: Sendable {
     let secureBeacons: SecureBeaconTable
     let metrics: Metrics
     let rateLimiter: RateLimiter
+    /// The service's log: for events that are not one request's (a flood of sightings, an impossible journey).
+    var log: @Sendable (String) -> Void = ServerLog.standardError
+    /// Such events logged once per device an hour.
+    let deviceEventLog = LogOnce(period: 3600)
     /// Catalog pages built at once, one per core (building is all CPU): a page costs its handler a few times its
     /// size while built, so this bounds what pages being built hold, as `maxAnswerBytesInFlight` bounds those
     /// waiting to be sent (OPERATIONS.md, "Connection and memory limits").

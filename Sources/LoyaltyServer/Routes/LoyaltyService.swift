@@ -21,7 +21,8 @@ public final class LoyaltyService: Sendable {
         let endpoints = Endpoints(
             database: database, operatorTokenDigest: Secrets.digest(of: operatorToken), openAPIDocument: openAPIDocument,
             beaconKeyring: beaconKeyring,
-            secureBeacons: SecureBeaconTable(database: database, keyring: beaconKeyring), metrics: metrics, rateLimiter: RateLimiter(rateLimits))
+            secureBeacons: SecureBeaconTable(database: database, keyring: beaconKeyring), metrics: metrics, rateLimiter: RateLimiter(rateLimits),
+            log: log)
         var router = Router()
         var routes: [String: Route] = [:]
         for route in endpoints.routes {
