@@ -55,8 +55,6 @@ extension Database {
             }
         }
     }
-        }
-    }
 
     /// Seals anew under the keyring's current key every identity key sealed under an older one: a start after the
     /// operator put a new key first in the key file. Throws when a row's key is not in the keyring at all.
