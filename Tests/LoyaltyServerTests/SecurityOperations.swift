@@ -171,7 +171,8 @@ struct Tenants {
             "GET /v1/retailer/stores",
             "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
             "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
-            "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/":
+            "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/",
+            "GET /v1/preferences":
             return Call(method: operation.method, path: operation.pattern)
         case "GET /console/{file}":
             return Call(method: "GET", path: "/console/console.js")
@@ -223,6 +224,12 @@ struct Tenants {
                 method: "POST", path: "/v1/devices", body: json(DeviceRegistration(code: annLinkCode)))
         case "DELETE /v1/devices/{id}":
             return Call(method: "DELETE", path: "/v1/devices/\(annTablet.deviceID)")
+        case "PUT /v1/preferences":
+            return Call(
+                method: "PUT", path: operation.pattern,
+                body: json(PreferenceSettings(quietHours: "21:00-08:00", offersPerHour: 4, offersPerDay: 10)))
+        case "PUT /v1/preferences/muted-retailers/{retailer_id}", "DELETE /v1/preferences/muted-retailers/{retailer_id}":
+            return Call(method: operation.method, path: "/v1/preferences/muted-retailers/\(bob.id)")
         case "POST /v1/seen":
             return Call(
                 method: "POST", path: "/v1/seen",

@@ -8,6 +8,7 @@ extension ClientJSONLines {
     /// `config show --json`: never the API key.
     static func config(_ shown: ConfigShown) -> String {
         let config = shown.config
+        let preferences = shown.preferences ?? AccountPreferences()
         return object([
             ("event", .string("config")), ("file", .string(shown.file)), ("server", .string(shown.server.text)),
             ("server_from", .string(shown.server.source.rawValue)), ("server_valid", .bool(shown.serverProblem == nil)),
@@ -15,6 +16,16 @@ extension ClientJSONLines {
             ("total_timeout_s", config.totalTimeoutSeconds.map { .double($0) } ?? .null),
             ("ca_file", config.caFile.map { .string($0) } ?? .null),
             ("retailer", config.retailer.map { .string($0.credentials.name) } ?? .null),
+            (
+                "muted_retailers",
+                .array(
+                    preferences.mutedRetailers.map {
+                        .object([("id", .string($0.id.uuidString.lowercased())), ("name", .string($0.name))])
+                    })
+            ),
+            ("quiet_hours", preferences.quietHours.map { .string($0) } ?? .null),
+            ("offers_per_hour", .int(preferences.offersPerHour)), ("offers_per_day", .int(preferences.offersPerDay)),
+            ("preferences_synced", .bool(shown.preferences != nil)),
         ])
     }
 

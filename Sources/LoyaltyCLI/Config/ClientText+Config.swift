@@ -23,6 +23,20 @@ extension ClientText {
             total_timeout_s    \(seconds(config.totalTimeoutSeconds, default: 30))
             ca_file            \(config.caFile.map(TerminalText.escaped) ?? "- (the system's CAs)")
             retailer           \(retailer)
+            \(attention(shown.preferences))
+            """
+    }
+
+    /// The account's attention settings in `config show`, as last fetched (the defaults before the first sync).
+    private static func attention(_ fetched: AccountPreferences?) -> String {
+        let preferences = fetched ?? AccountPreferences()
+        let unsynced = fetched == nil ? " (default; not synced yet)" : ""
+        let muted = preferences.mutedRetailers.map { TerminalText.escaped($0.name) }.joined(separator: ", ")
+        return """
+            muted              \(muted.isEmpty ? "-" : muted)
+            quiet_hours        \(preferences.quietHours.map { "\($0) (this device's local time)" } ?? "-")
+            offers_per_hour    \(preferences.offersPerHour)\(unsynced)
+            offers_per_day     \(preferences.offersPerDay)\(unsynced)
             """
     }
 

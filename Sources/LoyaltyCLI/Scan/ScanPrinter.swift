@@ -170,10 +170,13 @@ final class ScanPrinter: ScanOutput {
     /// The closing lines of a replay or a live scan (`live`: its records are the radio's events) and what
     /// came of the offers; on a screen, broken to its width.
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
-        if output.isJSON { return output.line(lines.line(statistics)) }
+        if output.isJSON {
+            return output.line(lines.line(statistics, held: offers.heldCount, byReason: offers.heldCounts))
+        }
         let offerSummary = ClientText.offerSummary(
             shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount)
-        for line in [ClientText.summary(statistics, live: live), offerSummary] {
+        let held = ClientText.heldSummary(offers.heldCount, byReason: offers.heldCounts)
+        for line in [ClientText.summary(statistics, live: live), offerSummary, held] {
             if showsScreen { notice(line) } else { output.error(line) }
         }
     }
