@@ -25,16 +25,18 @@ import Testing
             })
     }
 
-    /// The scan's offer titles and its summary line.
+    /// The scan's offer titles, when they showed (seconds into the capture) and its summary line.
     static func scan(_ device: StoryDevice, _ walk: URL, _ environment: [String: String] = [:]) throws
         -> (titles: [String], times: [Double], summary: [String: Any])
     {
         let lines = try device.ok(["scan", "--replay", walk.path, "--json"], environment).jsonLines
         let offers = lines.filter { $0["event"] as? String == "offer" }
         let summary = try #require(lines.last { $0["event"] as? String == "summary" && $0["records"] != nil })
+        // The capture's clock: seconds from its first event.
+        let start = lines.lazy.compactMap { $0["t"] as? Double }.first ?? 0
         return (
             offers.compactMap { ($0["offer"] as? [String: Any])?["title"] as? String },
-            offers.compactMap { $0["t"] as? Double }, summary
+            offers.compactMap { ($0["t"] as? Double).map { $0 - start } }, summary
         )
     }
 
@@ -150,7 +152,7 @@ import Testing
             (["config", "set", "quiet_hours", "21-08"], "'21-08' is not a range of two times: use HH:MM-HH:MM"),
             (["config", "set", "quiet_hours", "25:00-08:00"], "'25:00-08:00' is not a range of two times"),
             (["config", "set", "quiet_hours", "21:00-21:00"], "starts and ends at the same time: the range is empty"),
-            (["config", "set", "offers_per_hour", "-1"], "offers_per_hour takes a whole number from 0 to 10000, not '-1'"),
+            (["config", "set", "offers_per_hour", "1.5"], "offers_per_hour takes a whole number from 0 to 10000, not '1.5'"),
             (["config", "set", "offers_per_day", "lots"], "offers_per_day takes a whole number from 0 to 10000"),
             (["mute", "Nobody At All"], "no retailer named 'Nobody At All' in this device's catalog: run `loyalty sync`"),
         ]
