@@ -131,6 +131,14 @@ struct Tenants {
         annLinkCode = try server.request("POST", "/v1/link-codes", token: ann.deviceToken).decode(
             LinkCode.self
         ).code
+        // Ann's preferences: Ben's requests must leave them as they are.
+        try #require(
+            try server.request(
+                "PUT", "/v1/preferences", token: ann.deviceToken,
+                json: PreferenceSettings(quietHours: "22:00-07:00", offersPerHour: 3, offersPerDay: 9)
+            ).status == 200)
+        try #require(
+            try server.request("PUT", "/v1/preferences/muted-retailers/\(bob.id)", token: ann.deviceToken).status == 200)
         ben = try server.createAccount()
         aliceTill = try server.createTillKey(alice, name: "Alice's till")
         spareTill = try server.createTillKey(alice, name: "Spare till")
