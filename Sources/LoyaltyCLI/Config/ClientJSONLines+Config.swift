@@ -18,10 +18,7 @@ extension ClientJSONLines {
             ("retailer", config.retailer.map { .string($0.credentials.name) } ?? .null),
             (
                 "muted_retailers",
-                .array(
-                    preferences.mutedRetailers.map {
-                        .object([("id", .string($0.id.uuidString.lowercased())), ("name", .string($0.name))])
-                    })
+                .array(preferences.mutedRetailers.map(Self.retailer))
             ),
             ("quiet_hours", preferences.quietHours.map { .string($0) } ?? .null),
             ("offers_per_hour", .int(preferences.offersPerHour)), ("offers_per_day", .int(preferences.offersPerDay)),
@@ -32,5 +29,17 @@ extension ClientJSONLines {
     /// `config set --json`.
     static func configSet(_ key: String, _ value: JSONValue) -> String {
         object([("event", .string("config_set")), ("key", .string(key)), ("value", value)])
+    }
+
+    /// `mute --json` and `unmute --json`.
+    static func muted(_ muted: Bool, _ retailer: MutedRetailer) -> String {
+        object([
+            ("event", .string(muted ? "muted" : "unmuted")),
+            ("retailer", Self.retailer(retailer)),
+        ])
+    }
+
+    private static func retailer(_ retailer: MutedRetailer) -> JSONValue {
+        .object([("id", .string(retailer.id.uuidString.lowercased())), ("name", .string(retailer.name))])
     }
 }

@@ -68,3 +68,13 @@ extension ClientText {
         return TerminalText.escaped("\(server) (\(given)\(overridden)\(problem))")
     }
 }
+
+extension ClientText {
+    /// `loyalty mute` and `unmute`.
+    static func muted(_ muted: Bool, _ name: String) -> String {
+        let retailer = TerminalText.escaped(name)
+        return muted
+            ? "muted \(retailer): its offers show on no device of this account (`loyalty unmute` undoes it)"
+            : "unmuted \(retailer): its offers show again"
+    }
+}

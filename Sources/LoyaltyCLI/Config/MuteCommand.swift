@@ -1,6 +1,5 @@
 import Arguments
 import Foundation
-import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -50,19 +49,5 @@ private func setMuted(_ muted: Bool, _ context: ClientContext) throws {
     try cache.setPreferences(preferences)
     let name = preferences.mutedRetailers.first { $0.id == retailer.id }?.name ?? retailer.name
     context.output.emit(
-        text: ClientText.muted(muted, name),
-        json: JSONValue.object([
-            ("event", .string(muted ? "muted" : "unmuted")),
-            ("retailer", .object([("id", .string(retailer.id.uuidString.lowercased())), ("name", .string(name))])),
-        ]).text)
-}
-
-extension ClientText {
-    /// `loyalty mute` and `unmute`.
-    static func muted(_ muted: Bool, _ name: String) -> String {
-        let retailer = TerminalText.escaped(name)
-        return muted
-            ? "muted \(retailer): its offers show on no device of this account (`loyalty unmute` undoes it)"
-            : "unmuted \(retailer): its offers show again"
-    }
+        text: ClientText.muted(muted, name), json: ClientJSONLines.muted(muted, MutedRetailer(id: retailer.id, name: name)))
 }
