@@ -72,6 +72,9 @@ CREATE TABLE offers (
     deleted_at timestamptz,
     version bigint NOT NULL,
     created_at timestamptz,  -- no sighting of the offer is older (NULL: made before this was kept)
+    -- The weekly hours it is on in the store's time zone (OfferSchedule: "Europe/London: weekdays 17:00-19:00");
+    -- NULL: always. Checked by the server on redemption and by the client before showing.
+    schedule text,
     CHECK (ends_at > starts_at)
 );
 CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
@@ -79,7 +82,7 @@ CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
 CREATE INDEX offers_version ON offers (version);
 CREATE TRIGGER offers_feed_version
     BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
-        per_shopper_limit, total_limit, reshow_after_s, deleted_at ON offers
+        per_shopper_limit, total_limit, reshow_after_s, schedule, deleted_at ON offers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
 -- A bulk import's rows, staged (checked as offers checks them) before any is applied to offers in batches of
@@ -100,6 +103,7 @@ CREATE TABLE offer_import_rows (
     per_shopper_limit integer NOT NULL CHECK (per_shopper_limit >= 1),
     total_limit integer CHECK (total_limit >= 1),
     reshow_after_s integer CHECK (reshow_after_s >= 0),
+    schedule text,
     CHECK (ends_at > starts_at),
     PRIMARY KEY (import_id, position)
 );

@@ -1,5 +1,5 @@
--- 0015: the shopper's attention (issue 44). Per account, the same on every device: quiet hours (minutes after the
--- device's local midnight; an end before the start wraps midnight), caps on the offers shown per hour and per day
+-- 0015: the shopper's attention and offer schedules (issue 44). Per account, the same on every device: quiet hours
+-- (minutes after the device's local midnight; an end before the start wraps midnight), caps on the offers shown per hour and per day
 -- across retailers, and the retailers muted. Deleted with the account; distributed with its other rows in the Citus
 -- plan.
 CREATE TABLE account_preferences (
@@ -18,3 +18,13 @@ CREATE TABLE muted_retailers (
     muted_at timestamptz NOT NULL,
     PRIMARY KEY (account_id, retailer_id)
 );
+
+-- The retailer's side: an offer's weekly hours in the store's time zone (OfferSchedule's text; NULL: always), which
+-- the catalog carries (so a change moves the feed) and a bulk import stages.
+ALTER TABLE offers ADD COLUMN schedule text;
+ALTER TABLE offer_import_rows ADD COLUMN schedule text;
+DROP TRIGGER offers_feed_version ON offers;
+CREATE TRIGGER offers_feed_version
+    BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
+        per_shopper_limit, total_limit, reshow_after_s, schedule, deleted_at ON offers
+    FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();

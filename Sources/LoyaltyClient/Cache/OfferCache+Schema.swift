@@ -49,6 +49,12 @@ extension OfferCache {
         -- (ProcessIdentity): a row left by a process that is gone is an offer seen and never shown.
         CREATE TABLE showing (offer_id TEXT PRIMARY KEY, claimant TEXT NOT NULL) WITHOUT ROWID;
         """,
+        """
+        -- An offer's weekly hours (OfferSchedule). The cached offers came without theirs: the next sync fetches the
+        -- whole catalog again.
+        ALTER TABLE offers ADD COLUMN schedule TEXT;
+        DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
+        """,
     ]
 
     func migrate() throws(ClientError) {

@@ -210,6 +210,7 @@ extension Offer {
             perShopperLimit: try row.decode("per_shopper_limit"),
             totalLimit: try row.decode("total_limit", as: Int?.self),
             reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
+            schedule: try row.decode("schedule", as: String?.self),
             updatedAt: try row.decode("updated_at"))
     }
 }
