@@ -78,12 +78,15 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
     /// `OfferSchedule`'s text; nil: always on.
     public var schedule: String?
     public var updatedAt: Date
+    /// In the catalog, true when the offer's beacon is secure: it is seen and redeemed only after a verified
+    /// sighting (docs/SECURE-BEACONS.md), so a client shows it only for a beacon the service resolved. Absent: false.
+    public var presenceRequired: Bool?
 
     public init(
         id: UUID, retailerID: UUID, major: UInt16, minor: UInt16, title: String, description: String? = nil,
         category: String? = nil, imageURL: String? = nil, startsAt: Date? = nil, endsAt: Date? = nil,
         perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, schedule: String? = nil,
-        updatedAt: Date
+        updatedAt: Date, presenceRequired: Bool? = nil
     ) {
         self.id = id
         self.retailerID = retailerID
@@ -100,6 +103,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         self.reshowAfterSeconds = reshowAfterSeconds
         self.schedule = schedule
         self.updatedAt = updatedAt
+        self.presenceRequired = presenceRequired
     }
 
     public enum CodingKeys: String, CodingKey {
@@ -114,6 +118,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         case reshowAfterSeconds = "reshow_after_s"
         case schedule
         case updatedAt = "updated_at"
+        case presenceRequired = "presence_required"
     }
 
     /// Whether `date` lies in [starts_at, ends_at) and in the schedule's hours, if it has one (a schedule this
