@@ -72,6 +72,9 @@ CREATE TABLE offers (
     deleted_at timestamptz,
     version bigint NOT NULL,
     created_at timestamptz,  -- no sighting of the offer is older (NULL: made before this was kept)
+    -- The weekly hours it is on in the store's time zone (OfferSchedule: "Europe/London: weekdays 17:00-19:00");
+    -- NULL: always. Checked by the server on redemption and by the client before showing.
+    schedule text,
     CHECK (ends_at > starts_at)
 );
 CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
@@ -79,7 +82,7 @@ CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
 CREATE INDEX offers_version ON offers (version);
 CREATE TRIGGER offers_feed_version
     BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
-        per_shopper_limit, total_limit, reshow_after_s, deleted_at ON offers
+        per_shopper_limit, total_limit, reshow_after_s, schedule, deleted_at ON offers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
 -- A bulk import's rows, staged (checked as offers checks them) before any is applied to offers in batches of
@@ -100,6 +103,7 @@ CREATE TABLE offer_import_rows (
     per_shopper_limit integer NOT NULL CHECK (per_shopper_limit >= 1),
     total_limit integer CHECK (total_limit >= 1),
     reshow_after_s integer CHECK (reshow_after_s >= 0),
+    schedule text,
     CHECK (ends_at > starts_at),
     PRIMARY KEY (import_id, position)
 );
@@ -282,6 +286,26 @@ CREATE TABLE beacon_telemetry (
     uptime_seconds double precision CHECK (uptime_seconds BETWEEN 0 AND 429496729.5),
     heard_at timestamptz NOT NULL,
     PRIMARY KEY (retailer_id, major, minor)
+);
+
+-- The shopper's attention, the same on every device of the account: quiet hours (minutes after the device's local
+-- midnight; an end before the start wraps midnight), caps on the offers shown per hour and per day across retailers
+-- (no row: the defaults of AccountPreferences), and the retailers muted. Deleted with the account.
+CREATE TABLE account_preferences (
+    account_id uuid PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+    quiet_start_minute smallint CHECK (quiet_start_minute BETWEEN 0 AND 1439),
+    quiet_end_minute smallint CHECK (quiet_end_minute BETWEEN 0 AND 1439),
+    offers_per_hour integer NOT NULL CHECK (offers_per_hour >= 0),
+    offers_per_day integer NOT NULL CHECK (offers_per_day >= 0),
+    updated_at timestamptz NOT NULL,
+    CHECK ((quiet_start_minute IS NULL) = (quiet_end_minute IS NULL) AND quiet_start_minute <> quiet_end_minute)
+);
+
+CREATE TABLE muted_retailers (
+    account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    retailer_id uuid NOT NULL REFERENCES retailers (id) ON DELETE CASCADE,
+    muted_at timestamptz NOT NULL,
+    PRIMARY KEY (account_id, retailer_id)
 );
 
 -- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key

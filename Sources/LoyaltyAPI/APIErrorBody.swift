@@ -26,6 +26,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case offerNotSeen = "offer_not_seen"
     /// 409: the offer is on a secure beacon and the account has no recent verified sighting of it.
     case presenceNotVerified = "presence_not_verified"
+    /// 409: the offer has a weekly schedule and it is outside its hours now.
+    case offerOutOfHours = "offer_out_of_hours"
     /// 410: the offer was removed or is outside its validity window.
     case offerUnavailable = "offer_unavailable"
     /// 410: the catalog cursor can no longer be served; sync again without `since`.

@@ -15,11 +15,13 @@ public struct OfferDraft: RequestBody, Equatable {
     public var totalLimit: Int?
     /// After this many seconds a shopper may be shown the offer again; absent means once only.
     public var reshowAfterSeconds: Int?
+    /// The weekly hours it is on, in the store's time zone (`OfferSchedule`); absent means always.
+    public var schedule: String?
 
     public init(
         title: String, description: String? = nil, category: String? = nil, imageURL: String? = nil,
         startsAt: Date? = nil, endsAt: Date? = nil, perShopperLimit: Int? = nil, totalLimit: Int? = nil,
-        reshowAfterSeconds: Int? = nil
+        reshowAfterSeconds: Int? = nil, schedule: String? = nil
     ) {
         self.title = title
         self.description = description
@@ -30,6 +32,7 @@ public struct OfferDraft: RequestBody, Equatable {
         self.perShopperLimit = perShopperLimit
         self.totalLimit = totalLimit
         self.reshowAfterSeconds = reshowAfterSeconds
+        self.schedule = schedule
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
@@ -40,6 +43,7 @@ public struct OfferDraft: RequestBody, Equatable {
         case perShopperLimit = "per_shopper_limit"
         case totalLimit = "total_limit"
         case reshowAfterSeconds = "reshow_after_s"
+        case schedule
     }
 
     public func validate() throws(ValidationError) {
@@ -51,6 +55,8 @@ public struct OfferDraft: RequestBody, Equatable {
         try Validation.count(perShopperLimit, atLeast: 1, field: "per_shopper_limit")
         try Validation.count(totalLimit, atLeast: 1, field: "total_limit")
         try Validation.count(reshowAfterSeconds, atLeast: 0, field: "reshow_after_s")
+        try Validation.optionalText(schedule, field: "schedule", maxLength: Validation.scheduleMaxLength)
+        if let schedule { _ = try OfferSchedule(parsing: schedule) }
     }
 }
 
@@ -69,6 +75,8 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
     public var perShopperLimit: Int
     public var totalLimit: Int?
     public var reshowAfterSeconds: Int?
+    /// `OfferSchedule`'s text; nil: always on.
+    public var schedule: String?
     public var updatedAt: Date
     /// In the catalog, true when the offer's beacon is secure: it is seen and redeemed only after a verified
     /// sighting (docs/SECURE-BEACONS.md), so a client shows it only for a beacon the service resolved. Absent: false.
@@ -77,8 +85,8 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
     public init(
         id: UUID, retailerID: UUID, major: UInt16, minor: UInt16, title: String, description: String? = nil,
         category: String? = nil, imageURL: String? = nil, startsAt: Date? = nil, endsAt: Date? = nil,
-        perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, updatedAt: Date,
-        presenceRequired: Bool? = nil
+        perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, schedule: String? = nil,
+        updatedAt: Date, presenceRequired: Bool? = nil
     ) {
         self.id = id
         self.retailerID = retailerID
@@ -93,6 +101,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         self.perShopperLimit = perShopperLimit
         self.totalLimit = totalLimit
         self.reshowAfterSeconds = reshowAfterSeconds
+        self.schedule = schedule
         self.updatedAt = updatedAt
         self.presenceRequired = presenceRequired
     }
@@ -107,13 +116,16 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         case perShopperLimit = "per_shopper_limit"
         case totalLimit = "total_limit"
         case reshowAfterSeconds = "reshow_after_s"
+        case schedule
         case updatedAt = "updated_at"
         case presenceRequired = "presence_required"
     }
 
-    /// Whether `date` lies in [starts_at, ends_at).
+    /// Whether `date` lies in [starts_at, ends_at) and in the schedule's hours, if it has one (a schedule this
+    /// machine cannot read, its zone unknown here, is taken as always on: the server still refuses out of hours).
     public func isValid(at date: Date) -> Bool {
         (startsAt.map { $0 <= date } ?? true) && (endsAt.map { date < $0 } ?? true)
+            && (schedule.flatMap { try? OfferSchedule(parsing: $0) }?.contains(date) ?? true)
     }
 }
 

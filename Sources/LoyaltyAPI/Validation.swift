@@ -9,6 +9,7 @@ public enum Validation {
     public static let categoryMaxLength = 64
     public static let imageURLMaxLength = 2048
     public static let deviceNameMaxLength = 100
+    public static let scheduleMaxLength = 500
     /// As many as fit well within the 64 KiB body limit.
     public static let seenItemsPerPush = 1...500
     /// What a device sends to `POST /v1/sightings` at once.

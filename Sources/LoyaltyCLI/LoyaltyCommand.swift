@@ -13,7 +13,8 @@ public enum LoyaltyCommand {
         globalOptions: ClientOptions.all,
         subcommands: [
             scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
-            offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand, configCommand,
+            offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand, configCommand, muteCommand,
+            unmuteCommand,
         ],
         version: Release.version
     )

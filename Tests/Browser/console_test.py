@@ -307,6 +307,7 @@ def offers_page(console, server, key):
     console.type("offer-title", "Coats at half price")
     console.type("offer-category", "clothing")
     console.type("offer-total", "40")
+    console.type("offer-schedule", "Europe/London: weekdays 17:00-19:00")
     colour = console.by_id("offer-preview").value_of_css_property("background-color")
     check(colour == CATEGORY_COLOURS["clothing"], f"the clothing preview is {colour}")
     console.audit("offer-drawer")
@@ -322,6 +323,10 @@ def offers_page(console, server, key):
     console.by_id("offer-save").click()
     console.until(lambda: "Coats at 60% off" in console.by_id("offers-table").text, "showed the edited title")
     check("40 in all" in console.by_id("offers-table").text, "the total limit was not kept")
+    check("on Europe/London: weekdays 17:00-19:00" in console.by_id("offers-table").text, "the weekly hours are not listed")
+    status, listed = call(server, "GET", "/v1/retailer/offers", key)
+    check(any(o.get("schedule") == "Europe/London: weekdays 17:00-19:00" for o in listed["offers"]),
+          "the weekly hours were not saved")
 
     # Remove asks first: Cancel keeps the offer, yes removes it.
     console.css('button[aria-label="Remove offer 2:2"]').click()

@@ -100,6 +100,10 @@ import LoyaltyClient
         #expect(
             ClientText.offerSummary(shown: 3, redeemed: 1, dismissed: 1, waiting: 2)
                 == "offers: 3 shown, 1 redeemed, 1 dismissed, 2 left waiting")
+        #expect(ClientText.heldSummary(0, byReason: [:]) == "held back: none")
+        #expect(
+            ClientText.heldSummary(2, byReason: [.dailyCap: 1, .muted: 1, .quietHours: 1])
+                == "held back: 2 (muted 1, quiet hours 1, daily cap 1)")
         var statistics = CaptureStatistics()
         (statistics.records, statistics.advertisingReports, statistics.beaconFrames) = (9, 7, 5)
         (statistics.malformedEvents, statistics.malformedAdvertisingData) = (1, 2)

@@ -47,8 +47,9 @@ import LoyaltyClient
         statistics.beaconFrames = 5
         statistics.malformedEvents = 1
         #expect(
-            lines.line(statistics)
-                == #"{"event":"summary","records":9,"advertising_reports":7,"beacon_frames":5,"malformed_skipped":1}"#)
+            lines.line(statistics, held: 3, byReason: [.muted: 1, .quietHours: 2, .hourlyCap: 1])
+                == #"{"event":"summary","records":9,"advertising_reports":7,"beacon_frames":5,"malformed_skipped":1,"held_back":3,"held_by":{"muted":1,"quiet_hours":2,"hourly_cap":1,"daily_cap":0}}"#
+        )
     }
 
     @Test func rangeLinesStayTheSameWhileTheirBeaconsTakeEachOthersSlots() {

@@ -21,6 +21,8 @@ import Testing
         "seen": ("account_id", "account"),
         "redemptions": ("account_id", "account"),
         "verified_sightings": ("account_id", "account"),
+        "account_preferences": ("account_id", "account"),
+        "muted_retailers": ("account_id", "account"),
         "link_codes": ("code_hash", "link code"),
         "redemption_totals": ("offer_id", "offer"),
         "seen_folds": ("offer_id", "offer"),

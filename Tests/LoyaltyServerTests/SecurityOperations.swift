@@ -136,6 +136,14 @@ struct Tenants {
         annLinkCode = try server.request("POST", "/v1/link-codes", token: ann.deviceToken).decode(
             LinkCode.self
         ).code
+        // Ann's preferences: Ben's requests must leave them as they are.
+        try #require(
+            try server.request(
+                "PUT", "/v1/preferences", token: ann.deviceToken,
+                json: PreferenceSettings(quietHours: "22:00-07:00", offersPerHour: 3, offersPerDay: 9)
+            ).status == 200)
+        try #require(
+            try server.request("PUT", "/v1/preferences/muted-retailers/\(bob.id)", token: ann.deviceToken).status == 200)
         ben = try server.createAccount()
         aliceTill = try server.createTillKey(alice, name: "Alice's till")
         spareTill = try server.createTillKey(alice, name: "Spare till")
@@ -193,7 +201,7 @@ struct Tenants {
             "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
             "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/",
             "GET /v1/account/export", "GET /v1/account/export/seen", "GET /v1/account/export/sightings",
-            "DELETE /v1/account":
+            "DELETE /v1/account", "GET /v1/preferences":
             return Call(method: operation.method, path: operation.pattern)
         case "GET /console/{file}":
             return Call(method: "GET", path: "/console/console.js")
@@ -251,6 +259,12 @@ struct Tenants {
                 method: "POST", path: "/v1/devices", body: json(DeviceRegistration(code: annLinkCode)))
         case "DELETE /v1/devices/{id}":
             return Call(method: "DELETE", path: "/v1/devices/\(annTablet.deviceID)")
+        case "PUT /v1/preferences":
+            return Call(
+                method: "PUT", path: operation.pattern,
+                body: json(PreferenceSettings(quietHours: "21:00-08:00", offersPerHour: 4, offersPerDay: 10)))
+        case "PUT /v1/preferences/muted-retailers/{retailer_id}", "DELETE /v1/preferences/muted-retailers/{retailer_id}":
+            return Call(method: operation.method, path: "/v1/preferences/muted-retailers/\(bob.id)")
         case "POST /v1/seen":
             return Call(
                 method: "POST", path: "/v1/seen",

@@ -178,6 +178,9 @@ import Testing
                     "updated_at":"2026-12-01T09:00:00Z"}],"removed":[],"stores":[],"removed_stores":[]}
                     """),
             CannedHTTPServer.Answer("GET /v1/seen", status: 200, body: #"{"cursor":"s1","items":[]}"#),
+            CannedHTTPServer.Answer(
+                "GET /v1/preferences", status: 200,
+                body: #"{"muted_retailers":[],"quiet_hours":null,"offers_per_hour":20,"offers_per_day":50}"#),
         ])
         try shopper.ok(["config", "set", "server", catalog.url, "--move-credentials"])
         try shopper.ok(["sync"], ["LOYALTY_SERVER": catalog.url])

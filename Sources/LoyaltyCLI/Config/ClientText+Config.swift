@@ -23,6 +23,20 @@ extension ClientText {
             total_timeout_s    \(seconds(config.totalTimeoutSeconds, default: 30))
             ca_file            \(config.caFile.map(TerminalText.escaped) ?? "- (the system's CAs)")
             retailer           \(retailer)
+            \(attention(shown.preferences))
+            """
+    }
+
+    /// The account's attention settings in `config show`, as last fetched (the defaults before the first sync).
+    private static func attention(_ fetched: AccountPreferences?) -> String {
+        let preferences = fetched ?? AccountPreferences()
+        let unsynced = fetched == nil ? " (default; not synced yet)" : ""
+        let muted = preferences.mutedRetailers.map { TerminalText.escaped($0.name) }.joined(separator: ", ")
+        return """
+            muted              \(muted.isEmpty ? "-" : muted)
+            quiet_hours        \(preferences.quietHours.map { "\($0) (this device's local time)" } ?? "-")
+            offers_per_hour    \(preferences.offersPerHour)\(unsynced)
+            offers_per_day     \(preferences.offersPerDay)\(unsynced)
             """
     }
 
@@ -52,5 +66,15 @@ extension ClientText {
             }
         let overridden = saved.flatMap { source == .config || $0 == server ? nil : "; saved: \($0)" } ?? ""
         return TerminalText.escaped("\(server) (\(given)\(overridden)\(problem))")
+    }
+}
+
+extension ClientText {
+    /// `loyalty mute` and `unmute`.
+    static func muted(_ muted: Bool, _ name: String) -> String {
+        let retailer = TerminalText.escaped(name)
+        return muted
+            ? "muted \(retailer): its offers show on no device of this account (`loyalty unmute` undoes it)"
+            : "unmuted \(retailer): its offers show again"
     }
 }

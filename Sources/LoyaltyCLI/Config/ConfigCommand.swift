@@ -23,11 +23,20 @@ private let configKeysText = """
                          server whose certificate a private CA signed (--ca-file and LOYALTY_CA_FILE win)
       retailer           the retailer's id, name, proximity UUID and API key (`retailer register`,
                          `retailer key set`; `retailer key show` prints the key)
+
+    The account's attention settings are kept by the server, the same on every device of the account
+    (each fetches them at sync; `config show` shows them as last fetched). `config set` changes them
+    on the server:
+      quiet_hours        HH:MM-HH:MM in this device's local time (21:00-08:00 wraps midnight), or off:
+                         offers near then are held, and show when the hours end if still near and valid
+      offers_per_hour    at most this many offers show in any 60 minutes, across retailers (default 20)
+      offers_per_day     at most this many in any 24 hours (default 50); 0 shows none
+      muted              `loyalty mute RETAILER` and `loyalty unmute RETAILER` change it
     """
 
 let configCommand = Command(
     name: "config",
-    summary: "Show or change the client's settings: the server, the timeouts, the CA file.",
+    summary: "Show or change the client's settings: the server, the timeouts, the CA file, quiet hours and caps.",
     discussion: configKeysText,
     subcommands: [configShow, configSet])
 
@@ -49,13 +58,21 @@ private let configShow = Command(
             try ClientConfig.validatedServer(
                 server.text, plainHTTPAllowed: ClientOptions.plainHTTPAllowed(arguments, environment))
         }
-        let shown = ConfigShown(file: home.configFile.path, config: config, server: server, serverProblem: problem.failure)
+        // As the last sync fetched them; a device that never synced has no cache, and none is made here.
+        let preferences =
+            FileManager.default.fileExists(atPath: home.cacheFile.path)
+            ? try OfferCache(file: home.cacheFile).preferences : nil
+        let shown = ConfigShown(
+            file: home.configFile.path, config: config, server: server, serverProblem: problem.failure,
+            preferences: preferences)
         CommandScope.output(json: arguments.flag(ClientOptions.json)).emit(
             text: ClientText.config(shown), json: ClientJSONLines.config(shown))
     })
 
 private let configSet = Command(
-    name: "set", summary: "Set one key of the config file: server, connect_timeout_s, total_timeout_s or ca_file.",
+    name: "set",
+    summary:
+        "Set one key: server, connect_timeout_s, total_timeout_s, ca_file; or the account's quiet_hours, offers_per_hour, offers_per_day.",
     discussion: """
         `loyalty config set server https://loyalty.example.com` points every later command at that server
         (a URL that is not http or https with a host is refused, exit 64; so is plain http to another
@@ -70,7 +87,7 @@ private let configSet = Command(
 
         \(configKeysText)
         """,
-    options: [ConfigWords.moveCredentials, ClientOptions.insecureHTTP, ClientOptions.json],
+    options: [ConfigWords.moveCredentials] + ClientOptions.all,
     positionals: [ConfigWords.key, ConfigWords.value],
     run: { arguments in
         let environment = CommandScope.environment
@@ -96,6 +113,8 @@ private let configSet = Command(
             let path = try arguments.checked { try ClientConfig.validatedCAFile(value) }
             config.caFile = path
             saved = .string(path)
+        case "quiet_hours", "offers_per_hour", "offers_per_day":
+            return try setAttention(key, value, arguments)
         case "connect_timeout_s", "total_timeout_s":
             guard let seconds = Option<Double>.positiveSeconds(value) else {
                 throw arguments.usageError("\(key) takes seconds greater than 0, not '\(value)'")
@@ -104,11 +123,48 @@ private let configSet = Command(
             saved = .double(seconds)
         default:
             throw arguments.usageError(
-                "'\(key)' is not a key of the config: use \(ClientConfig.keys.joined(separator: ", "))")
+                "'\(key)' is not a key of the config: use \((ClientConfig.keys + attentionKeys).joined(separator: ", "))")
         }
         try home.saveConfig(config)
         output.emit(text: "\(key) set to \(value) in \(home.configFile.path)", json: ClientJSONLines.configSet(key, saved))
     })
+
+/// The keys `config set` sends to the server: the account's, not this device's.
+private let attentionKeys = ["quiet_hours", "offers_per_hour", "offers_per_day"]
+
+/// `config set quiet_hours|offers_per_hour|offers_per_day VALUE`: checked here, then changed on the server from
+/// what it holds now (another device may have changed the rest), and kept in the cache.
+private func setAttention(_ key: String, _ value: String, _ arguments: ParsedArguments) throws {
+    let change: (inout PreferenceSettings) -> Void
+    let saved: JSONValue
+    let shown: String
+    if key == "quiet_hours" {
+        let quiet =
+            ["off", "none"].contains(value.lowercased())
+            ? nil : try arguments.checked { () throws(ValidationError) in try QuietHours(parsing: value, field: key) }
+        change = { $0.quietHours = quiet?.description }
+        saved = quiet.map { .string($0.description) } ?? .null
+        shown = quiet?.description ?? "off"
+    } else {
+        guard let cap = Int(value), PreferenceSettings.capRange.contains(cap) else {
+            throw arguments.usageError(
+                "\(key) takes a whole number from \(PreferenceSettings.capRange.lowerBound) to \(PreferenceSettings.capRange.upperBound), not '\(value)'"
+            )
+        }
+        change = { settings in if key == "offers_per_hour" { settings.offersPerHour = cap } else { settings.offersPerDay = cap } }
+        saved = .int(cap)
+        shown = String(cap)
+    }
+    let context = try ClientContext(arguments)
+    let credential = try context.deviceCredential().1
+    var settings = try context.api.preferences(credential).settings
+    change(&settings)
+    let preferences = try context.api.putPreferences(settings, credential)
+    try context.openCache().setPreferences(preferences)
+    context.output.emit(
+        text: "\(key) set to \(shown) for this account: every device of it obeys from its next sync",
+        json: ClientJSONLines.configSet(key, saved))
+}
 
 /// What `config show` says.
 struct ConfigShown {
@@ -116,6 +172,8 @@ struct ConfigShown {
     let config: ClientConfig
     let server: (text: String, source: ClientConfig.ServerSource)
     let serverProblem: ClientError?
+    /// The account's attention settings as the last sync fetched them; nil before.
+    let preferences: AccountPreferences?
 }
 
 extension Result {

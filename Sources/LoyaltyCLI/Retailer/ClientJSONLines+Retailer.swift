@@ -129,7 +129,7 @@ extension ClientJSONLines {
                 .category: optional(offer.category), .imageURL: optional(offer.imageURL),
                 .startsAt: timestamp(offer.startsAt), .endsAt: timestamp(offer.endsAt),
                 .perShopperLimit: .int(offer.perShopperLimit), .totalLimit: optional(offer.totalLimit),
-                .reshowAfterSeconds: optional(offer.reshowAfterSeconds),
+                .reshowAfterSeconds: optional(offer.reshowAfterSeconds), .schedule: optional(offer.schedule),
             ])
     }
 

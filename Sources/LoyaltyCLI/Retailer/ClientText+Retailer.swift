@@ -57,12 +57,13 @@ extension ClientText {
     /// `retailer offers`.
     public static func retailerOffers(_ offers: [Offer]) -> String {
         table(
-            ["BEACON", "TITLE", "FROM", "UNTIL", "LIMITS"],
+            ["BEACON", "TITLE", "FROM", "UNTIL", "LIMITS", "HOURS"],
             offers.map { offer in
                 [
                     "\(offer.major):\(offer.minor)", offer.title, timestamp(offer.startsAt),
                     timestamp(offer.endsAt),
                     "\(offer.perShopperLimit)/shopper" + (offer.totalLimit.map { ", \($0) total" } ?? ""),
+                    offer.schedule ?? "always",
                 ]
             })
     }

@@ -100,10 +100,13 @@ private enum OfferFields {
     static let reshowAfter = Option<Int>(
         "reshow-after", value: "SECONDS", help: "Show again to a shopper this long after they saw it.",
         expected: "a whole number of seconds") { Int($0) }
+    static let schedule = Option<String>(
+        "schedule", value: "HOURS",
+        help: "Weekly hours in the store's time zone, e.g. 'Europe/London: weekdays 17:00-19:00, sat 10:00-12:00'.")
     private static let timestamp = "an ISO 8601 time such as 2026-12-01T09:00:00Z"
 
     static let all: [any DeclaredOption] = [
-        title, description, category, imageURL, starts, ends, perShopperLimit, totalLimit, reshowAfter,
+        title, description, category, imageURL, starts, ends, perShopperLimit, totalLimit, reshowAfter, schedule,
     ]
 }
 
@@ -112,6 +115,12 @@ private let retailerOfferSet = Command(
     discussion: """
         Fields not given are cleared: the command states the whole offer. Dates are ISO 8601, e.g.
         2026-12-01T09:00:00Z.
+
+        --schedule 'ZONE: DAYS HH:MM-HH:MM[, DAYS HH:MM-HH:MM]' puts the offer on only in those hours of
+        the week, in the store's time zone ZONE (an IANA name this machine knows, such as Europe/London):
+        DAYS is daily, weekdays, weekends, a day (mon ... sun) or a span (mon-fri); an end before the start
+        runs past midnight. Outside its hours a scan does not show the offer and the server refuses to
+        redeem it (409 offer_out_of_hours).
 
         \(clientDiscussion)
         """,
@@ -125,7 +134,7 @@ private let retailerOfferSet = Command(
             startsAt: arguments.value(OfferFields.starts), endsAt: arguments.value(OfferFields.ends),
             perShopperLimit: arguments.value(OfferFields.perShopperLimit),
             totalLimit: arguments.value(OfferFields.totalLimit),
-            reshowAfterSeconds: arguments.value(OfferFields.reshowAfter))
+            reshowAfterSeconds: arguments.value(OfferFields.reshowAfter), schedule: arguments.value(OfferFields.schedule))
         try arguments.checked { try draft.validate() }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())

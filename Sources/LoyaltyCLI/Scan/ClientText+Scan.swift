@@ -109,6 +109,14 @@ extension ClientText {
         "offers: \(shown) shown, \(redeemed) redeemed, \(dismissed) dismissed, \(waiting) left waiting"
     }
 
+    /// The third closing line: the offers the shopper's quiet hours, caps and mutes held back, and why (an offer
+    /// held for two reasons counts in both).
+    public static func heldSummary(_ held: Int, byReason: [HoldReason: Int]) -> String {
+        guard held > 0 else { return "held back: none" }
+        let reasons = HoldReason.allCases.compactMap { reason in byReason[reason].map { "\(reason.words) \($0)" } }
+        return "held back: \(held) (\(reasons.joined(separator: ", ")))"
+    }
+
     /// What a scan on a terminal says first when it can show no offer: what to run.
     public static func noOffersHint(hasAccount: Bool, cachedOffers: Int) -> String? {
         if !hasAccount {

@@ -56,12 +56,19 @@ public struct ScanJSONLines {
         ]).text
     }
 
-    /// The replay's closing line: what the capture held, and what became of the secure beacons' sightings.
-    public func line(_ statistics: CaptureStatistics, secure: SecureBeaconResolver.Counts? = nil) -> String {
+    /// The replay's closing line: what the capture held, how many offers the shopper's attention held back
+    /// (`held_back`, distinct offers) and why (`held_by`, each reason's offers), and what became of the secure
+    /// beacons' sightings.
+    public func line(
+        _ statistics: CaptureStatistics, held: Int = 0, byReason: [HoldReason: Int] = [:],
+        secure: SecureBeaconResolver.Counts? = nil
+    ) -> String {
         var fields: [(String, JSONValue)] = [
             ("event", .string("summary")), ("records", .int(statistics.records)),
             ("advertising_reports", .int(statistics.advertisingReports)),
             ("beacon_frames", .int(statistics.beaconFrames)), ("malformed_skipped", .int(statistics.malformed)),
+            ("held_back", .int(held)),
+            ("held_by", .object(HoldReason.allCases.map { ($0.rawValue, .int(byReason[$0] ?? 0)) })),
         ]
         if let secure {
             fields += [

@@ -172,11 +172,15 @@ final class ScanPrinter: ScanOutput {
     /// The closing lines of a replay or a live scan (`live`: its records are the radio's events) and what
     /// came of the offers; on a screen, broken to its width.
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
-        if output.isJSON { return output.line(lines.line(statistics, secure: secure?.counts)) }
+        if output.isJSON {
+            return output.line(
+                lines.line(statistics, held: offers.heldCount, byReason: offers.heldCounts, secure: secure?.counts))
+        }
         let offerSummary = ClientText.offerSummary(
             shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount)
+        let held = ClientText.heldSummary(offers.heldCount, byReason: offers.heldCounts)
         let secureSummary = secure.flatMap { ClientText.secureSummary($0.counts) }
-        for line in [ClientText.summary(statistics, live: live), offerSummary] + (secureSummary.map { [$0] } ?? []) {
+        for line in [ClientText.summary(statistics, live: live), offerSummary, held] + (secureSummary.map { [$0] } ?? []) {
             if showsScreen { notice(line) } else { output.error(line) }
         }
     }

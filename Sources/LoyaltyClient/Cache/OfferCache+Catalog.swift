@@ -95,8 +95,8 @@ extension OfferCache {
             """
             INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,
                 image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at,
-                presence_required, listing)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?17,
+                presence_required, schedule, listing)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?17, ?18,
                 '{"id":"' || lower(?1) || '","major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
                 || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
                 || ',"starts_at":' || json_quote(?15) || ',"ends_at":' || json_quote(?16))
@@ -114,6 +114,7 @@ extension OfferCache {
                 .optionalText(offer.startsAt.map(LoyaltyJSON.formatTimestamp)),
                 .optionalText(offer.endsAt.map(LoyaltyJSON.formatTimestamp)),
                 .integer(offer.presenceRequired == true ? 1 : 0),
+                .optionalText(offer.schedule),
             ])
     }
 
@@ -152,7 +153,7 @@ extension OfferCache {
     private static let offerColumns = """
         o.id, o.retailer_id, o.major, o.minor, o.title, o.description, o.category, o.image_url, o.starts_at,
         o.ends_at, o.per_shopper_limit, o.total_limit, o.reshow_after_s, o.updated_at, r.name, r.uuid,
-        o.presence_required
+        o.presence_required, o.schedule
         FROM offers o JOIN retailers r ON r.id = o.retailer_id
         """
 
@@ -163,7 +164,7 @@ extension OfferCache {
             category: row.optionalText(6), imageURL: row.optionalText(7), startsAt: row.optionalDate(8),
             endsAt: row.optionalDate(9), perShopperLimit: Int(try row.integer(10)),
             totalLimit: row.optionalInteger(11).map(Int.init),
-            reshowAfterSeconds: row.optionalInteger(12).map(Int.init),
+            reshowAfterSeconds: row.optionalInteger(12).map(Int.init), schedule: row.optionalText(17),
             updatedAt: Date(timeIntervalSince1970: try row.real(13)),
             presenceRequired: try row.integer(16) != 0 ? true : nil)
         let retailer = CatalogRetailer(

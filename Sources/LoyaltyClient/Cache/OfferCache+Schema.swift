@@ -60,6 +60,12 @@ extension OfferCache {
         ALTER TABLE offers ADD COLUMN presence_required INTEGER NOT NULL DEFAULT 0;
         DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
         """,
+        """
+        -- An offer's weekly hours (OfferSchedule). The cached offers came without theirs: the next sync fetches the
+        -- whole catalog again.
+        ALTER TABLE offers ADD COLUMN schedule TEXT;
+        DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
+        """,
     ]
 
     func migrate() throws(ClientError) {

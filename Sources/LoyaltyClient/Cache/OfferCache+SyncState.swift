@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import SQLite
 
@@ -17,6 +18,8 @@ extension OfferCache {
         case catalogArea = "catalog_area"
         /// Set while the cache holds only the first pages of a full catalog (see `apply`).
         case catalogPartial = "catalog_partial"
+        /// The account's `AccountPreferences` as JSON, as the last sync or change fetched them.
+        case preferences
     }
 
     private func state(_ key: StateKey) throws(ClientError) -> String? {
@@ -75,6 +78,24 @@ extension OfferCache {
                 try Self.setState(db, key, nil)
             }
         }
+    }
+
+    /// The account's preferences as last fetched; nil before the first sync that fetched them.
+    public var preferences: AccountPreferences? {
+        get throws(ClientError) {
+            guard let text = try state(.preferences) else { return nil }
+            return try? LoyaltyJSON.decoder().decode(AccountPreferences.self, from: Data(text.utf8))
+        }
+    }
+
+    public func setPreferences(_ preferences: AccountPreferences) throws(ClientError) {
+        let text: String
+        do {
+            text = String(decoding: try LoyaltyJSON.encoder().encode(preferences), as: UTF8.self)
+        } catch {
+            throw .io("cannot encode the preferences: \(error)")
+        }
+        try write { db in try Self.setState(db, .preferences, text) }
     }
 
     public func noteSyncFinished(at date: Date) throws(ClientError) {

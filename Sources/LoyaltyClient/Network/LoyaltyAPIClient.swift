@@ -207,6 +207,27 @@ public final class LoyaltyAPIClient {
         try call("GET", "/v1/redemptions", credential: credential, maximumResponseBytes: AnswerSize.list)
     }
 
+    // MARK: the shopper's attention
+
+    public func preferences(_ credential: Credential) throws(ClientError) -> AccountPreferences {
+        try call("GET", "/v1/preferences", credential: credential)
+    }
+
+    public func putPreferences(_ settings: PreferenceSettings, _ credential: Credential) throws(ClientError)
+        -> AccountPreferences
+    {
+        try call("PUT", "/v1/preferences", credential: credential, body: settings)
+    }
+
+    /// Mutes (or unmutes) a retailer for the account.
+    public func setMuted(_ muted: Bool, retailerID: UUID, _ credential: Credential) throws(ClientError)
+        -> AccountPreferences
+    {
+        try call(
+            muted ? "PUT" : "DELETE", "/v1/preferences/muted-retailers/\(retailerID.uuidString.lowercased())",
+            credential: credential)
+    }
+
     // MARK: retailers
 
     public func registerRetailer(_ registration: RetailerRegistration, _ credential: Credential)

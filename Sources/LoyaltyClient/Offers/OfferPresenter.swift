@@ -68,6 +68,9 @@ public struct OfferPresentation: Sendable, Equatable {
 /// shopper walked on while reading, or a replay outran them) leaves the queue, neither shown nor seen, and
 /// shows when its beacon is near again. A dwell runs on the walk's own clock, so there too an offer whose
 /// beacon left before its turn is not shown.
+///
+/// The shopper's `attention` holds back an offer that could show (muted retailer, quiet hours, a cap on offers per
+/// hour or day): held, it is neither shown nor seen, and shows once the bound lifts if its beacon is near still.
 public struct OfferPresenter: Sendable {
     public enum Holding: Sendable, Equatable {
         /// Shown until the shopper dismisses it (the terminal's `d` or `r`).
@@ -86,20 +89,33 @@ public struct OfferPresenter: Sendable {
     /// until dismissed).
     public private(set) var waiting: [ResolvedOffer] = []
 
+    /// The shopper's bounds on interruptions.
+    public var attention: ShopperAttention
+    /// The offers held back by each reason (an offer once per reason, even if it showed later).
+    public private(set) var held: [HoldReason: Set<UUID>] = [:]
+    /// Offers the account saw in the 24 hours before the latest snapshot, and when: what the caps count.
+    private var recent: [UUID: Date] = [:]
+
     /// Beacons at the minimum proximity or nearer, with the order in which they came near.
     private var near: [BeaconIdentity: (time: Double, order: Int)] = [:]
     private var arrivals = 0
 
-    public init(minimumProximity: Proximity = .near, holding: Holding, seen: [UUID: Date] = [:]) {
+    public init(
+        minimumProximity: Proximity = .near, holding: Holding, seen: [UUID: Date] = [:],
+        attention: ShopperAttention = ShopperAttention()
+    ) {
         self.minimumProximity = minimumProximity
         self.holding = holding
         self.seen = seen
+        self.attention = attention
+        if let latest = seen.values.max() { recent = seen.filter { latest.timeIntervalSince($0.value) < 86_400 } }
     }
 
     /// Merges seen items learned elsewhere (a sync during the session), keeping the latest time.
     public mutating func noteSeen(_ offerID: UUID, at date: Date) {
         if let known = seen[offerID], known >= date { return }
         seen[offerID] = date
+        recent[offerID] = date
     }
 
     /// The shopper closed the offer on screen.
@@ -123,6 +139,9 @@ public struct OfferPresenter: Sendable {
             }
         }
         near = stillNear
+        if recent.values.contains(where: { serverTime.timeIntervalSince($0) >= 86_400 }) {
+            recent = recent.filter { serverTime.timeIntervalSince($0.value) < 86_400 }
+        }
         // Near when it came, maybe not when its turn comes: only an offer whose beacon is near shows.
         waiting.removeAll { near[$0.identity] == nil }
 
@@ -148,20 +167,33 @@ public struct OfferPresenter: Sendable {
         guard current == nil else { return nil }
         while !waiting.isEmpty {
             let offer = waiting.removeFirst()
-            if isEligible(offer.offer, at: serverTime) { return show(offer, time: time, serverTime: serverTime) }
+            if isEligible(offer.offer, at: serverTime), mayShow(offer, at: serverTime) {
+                return show(offer, time: time, serverTime: serverTime)
+            }
         }
         return nil
     }
 
-    /// The offers of the beacons near now that may show, in the order the beacons came near.
-    private func eligibleNear(at serverTime: Date, resolve: (BeaconIdentity) -> ResolvedOffer?) -> [ResolvedOffer] {
+    /// The offers of the beacons near now that may show, in the order the beacons came near; those the shopper's
+    /// attention holds back are noted in `held`.
+    private mutating func eligibleNear(
+        at serverTime: Date, resolve: (BeaconIdentity) -> ResolvedOffer?
+    ) -> [ResolvedOffer] {
         near.sorted { ($0.value.time, $0.value.order) < ($1.value.time, $1.value.order) }
-            .compactMap { resolve($0.key) }.filter { isEligible($0.offer, at: serverTime) }
+            .compactMap { resolve($0.key) }.filter { isEligible($0.offer, at: serverTime) && mayShow($0, at: serverTime) }
+    }
+
+    /// Whether the shopper's attention lets `offer` show now; when not, it is noted in `held` with the reason.
+    private mutating func mayShow(_ offer: ResolvedOffer, at serverTime: Date) -> Bool {
+        guard let reason = attention.holdReason(for: offer, at: serverTime, recentShows: recent.values) else { return true }
+        held[reason, default: []].insert(offer.offer.id)
+        return false
     }
 
     private mutating func show(_ offer: ResolvedOffer, time: Double, serverTime: Date) -> OfferPresentation {
         let presentation = OfferPresentation(offer: offer, time: time, serverTime: serverTime)
         seen[offer.offer.id] = serverTime
+        recent[offer.offer.id] = serverTime
         current = presentation
         return presentation
     }

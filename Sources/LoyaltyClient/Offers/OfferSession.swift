@@ -45,10 +45,11 @@ public final class OfferSession {
     /// show here as if they were not, until shown.
     private var unshown: Set<UUID>
 
-    /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
+    /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds. Quiet hours
+    /// are read in `timeZone` (the device's).
     public init(
         cache: OfferCache, minimumProximity: Proximity = .near, holding: OfferPresenter.Holding,
-        sync: SyncEngine?, syncInterval: Double = 60, deviceClock: @escaping () -> Date
+        sync: SyncEngine?, syncInterval: Double = 60, timeZone: TimeZone = .current, deviceClock: @escaping () -> Date
     ) throws(ClientError) {
         self.cache = cache
         self.sync = sync
@@ -58,7 +59,9 @@ public final class OfferSession {
         self.unshown = unshown
         presenter = OfferPresenter(
             minimumProximity: minimumProximity, holding: holding,
-            seen: try cache.seen().filter { !unshown.contains($0.key) })
+            seen: try cache.seen().filter { !unshown.contains($0.key) },
+            attention: ShopperAttention(
+                try cache.preferences, timeZone: timeZone, serverTimeOffset: try cache.serverTimeOffset))
         retailers = try cache.retailers()
         (regions, retailerNames) = Self.regions(retailers)
         stores = try cache.stores()
@@ -78,6 +81,12 @@ public final class OfferSession {
 
     /// The offer on screen, if any.
     public var current: OfferPresentation? { presenter.current }
+
+    /// How many offers the shopper's attention held back, by reason (an offer once per reason).
+    public var heldCounts: [HoldReason: Int] { presenter.held.mapValues(\.count) }
+
+    /// How many distinct offers were held back, whatever the reason.
+    public var heldCount: Int { presenter.held.values.reduce(into: Set<UUID>()) { $0.formUnion($1) }.count }
 
     /// How many offers wait for the one on screen to be dismissed.
     public var waitingCount: Int { presenter.waiting.count }
@@ -221,6 +230,9 @@ public final class OfferSession {
         for (offerID, seenAt) in try cache.seen() where !unshown.contains(offerID) {
             presenter.noteSeen(offerID, at: seenAt)
         }
+        // Another device may have muted a retailer or changed the quiet hours or caps.
+        presenter.attention = ShopperAttention(
+            try cache.preferences, timeZone: presenter.attention.timeZone, serverTimeOffset: try cache.serverTimeOffset)
         if report.catalogChanged {
             resolved = [:]
             retailers = try cache.retailers()

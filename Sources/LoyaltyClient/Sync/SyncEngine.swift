@@ -74,6 +74,8 @@ public struct SyncEngine {
         progress(.pullingSeen)
         report.seenPulled = try pullSeen()
         report.codesAccepted = try pullAcceptances()
+        // The account's quiet hours, caps and muted retailers, as another device may have changed them.
+        try cache.setPreferences(try api.preferences(credential))
         try cache.noteSyncFinished(at: now())
         report.cachedOffers = try cache.offerCount
         return report

@@ -218,6 +218,7 @@ extension Offer {
             perShopperLimit: try row.decode("per_shopper_limit"),
             totalLimit: try row.decode("total_limit", as: Int?.self),
             reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
+            schedule: try row.decode("schedule", as: String?.self),
             updatedAt: try row.decode("updated_at"),
             // Only the catalog's reads have the column; true or absent.
             presenceRequired: row["presence_required"] == "t" ? true : nil)

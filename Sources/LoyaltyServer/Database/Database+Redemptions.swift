@@ -38,7 +38,7 @@ extension Database {
                     guard
                         let offer = try connection.query(
                             """
-                            SELECT o.deleted_at, o.starts_at, o.ends_at, o.per_shopper_limit, o.total_limit,
+                            SELECT o.deleted_at, o.starts_at, o.ends_at, o.schedule, o.per_shopper_limit, o.total_limit,
                                 (SELECT count(*) FROM redemptions
                                     WHERE account_id = \(accountID) AND offer_id = o.id) AS mine,
                                 EXISTS (SELECT 1 FROM seen WHERE account_id = \(accountID) AND offer_id = o.id) AS seen,
@@ -70,6 +70,11 @@ extension Database {
                     }
                     if let endsAt = try offer.decode("ends_at", as: Date?.self), now >= endsAt {
                         throw Refusal.offerUnavailable("the offer has ended")
+                    }
+                    if let text = try offer.decode("schedule", as: String?.self),
+                        let schedule = try? OfferSchedule(parsing: text), !schedule.contains(now)
+                    {
+                        throw Refusal.outOfHours(schedule.description)
                     }
                     if let totalLimit = try offer.decode("total_limit", as: Int?.self), redeemed > totalLimit {
                         throw Refusal.limitReached("the offer is sold out")

@@ -7,6 +7,8 @@ enum Refusal: Error, Equatable {
     case nameTaken
     case limitReached(String)
     case offerUnavailable(String)
+    /// Outside the offer's weekly hours (its schedule, given).
+    case outOfHours(String)
     /// Redeeming an offer the account has not seen.
     case offerNotSeen
     /// Seeing or redeeming an offer on a secure beacon (`MAJOR:MINOR`) without a recent verified sighting of it.

@@ -241,7 +241,7 @@ function offerRow(offer) {
   return el("tr", { "data-beacon": beacon },
     beaconCell(offer.major, offer.minor),
     cell("Offer", { class: "lead" }, chip(offer.category), el("strong", {}, offer.title),
-      el("span", { class: "sub" }, when + "; " + limits)),
+      el("span", { class: "sub" }, when + "; " + limits + (offer.schedule ? "; on " + offer.schedule : ""))),
     cell("State", {}, el("span", { class: "state " + kind }, stateNames[kind])),
     cell("Seen by", { class: "number" }, stats.seen_by, presenceText(stats)),
     cell("Redeemed", { class: "number" }, stats.redemptions),
@@ -278,6 +278,7 @@ function openOfferDrawer(offer, beacon) {
     $("offer-per-shopper").value = offer.per_shopper_limit;
     $("offer-total").value = offer.total_limit || "";
     $("offer-reshow").value = offer.reshow_after_s === undefined ? "" : offer.reshow_after_s;
+    $("offer-schedule").value = offer.schedule || "";
   }
   previewOffer();
   $("offer-drawer").showModal();
@@ -306,6 +307,7 @@ async function saveOffer(event) {
     per_shopper_limit: numberOrUndefined($("offer-per-shopper").value),
     total_limit: numberOrUndefined($("offer-total").value),
     reshow_after_s: numberOrUndefined($("offer-reshow").value),
+    schedule: $("offer-schedule").value.trim() || undefined,
   };
   try {
     await api("PUT", "/v1/retailer/offers/" + encodeURIComponent(major) + "/" + encodeURIComponent(minor), draft);

@@ -87,6 +87,10 @@ struct APIFailure: Error {
             self.init(409, .limitReached, detail)
         case .offerUnavailable(let detail):
             self.init(410, .offerUnavailable, detail)
+        case .outOfHours(let schedule):
+            self.init(
+                409, .offerOutOfHours,
+                "the offer is on only in its hours (\(schedule)), and it is not now: redeem it then")
         case .offerNotSeen:
             self.init(
                 409, .offerNotSeen,

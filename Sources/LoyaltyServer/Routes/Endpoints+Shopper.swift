@@ -23,6 +23,10 @@ extension Endpoints {
             Route("POST", "/v1/sightings", deviceToken, resolveSightings),
             Route("POST", "/v1/redemptions", deviceToken, redeem),
             Route("GET", "/v1/redemptions", deviceTokenOnStandby, listRedemptions),
+            Route("GET", "/v1/preferences", deviceToken, showPreferences),
+            Route("PUT", "/v1/preferences", deviceToken, putPreferences),
+            Route("PUT", "/v1/preferences/muted-retailers/{retailer_id}", deviceToken, muteRetailer),
+            Route("DELETE", "/v1/preferences/muted-retailers/{retailer_id}", deviceToken, unmuteRetailer),
         ]
     }
 
@@ -269,6 +273,32 @@ extension Endpoints {
 
     func listRedemptions(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
         .json(200, try database.redemptions(accountID: session.accountID))
+    }
+
+    // MARK: The shopper's attention
+
+    func showPreferences(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        .json(200, try database.preferences(accountID: session.accountID))
+    }
+
+    func putPreferences(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        let settings = try request.decodeBody(PreferenceSettings.self)
+        return .json(200, try database.setPreferences(settings, accountID: session.accountID))
+    }
+
+    func muteRetailer(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        try setMuted(true, request, session)
+    }
+
+    func unmuteRetailer(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        try setMuted(false, request, session)
+    }
+
+    private func setMuted(_ muted: Bool, _ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
+        guard let retailerID = request.pathParameters["retailer_id"].flatMap(UUID.init(uuidString:)),
+            let preferences = try database.setMuted(muted, retailerID: retailerID, accountID: session.accountID)
+        else { throw APIFailure(404, .notFound, "no retailer has this id: take it from `loyalty offers --json`") }
+        return .json(200, preferences)
     }
 
     // MARK: Parameters
