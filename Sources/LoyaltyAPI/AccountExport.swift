@@ -13,15 +13,17 @@ public struct AccountExport: Codable, Sendable, Equatable {
     public var linkCodes: [ExportedLinkCode]
     /// Every redemption with its till acceptance.
     public var redemptions: [ExportedRedemption]
+    /// Muted retailers, quiet hours and caps (the defaults when the account never set its own).
+    public var preferences: AccountPreferences
     public var seenCount: Int
     public var verifiedSightingCount: Int
 
     public init(
         exportedAt: Date, accountID: UUID, createdAt: Date, devices: [Device], linkCodes: [ExportedLinkCode],
-        redemptions: [ExportedRedemption], seenCount: Int, verifiedSightingCount: Int
+        redemptions: [ExportedRedemption], preferences: AccountPreferences, seenCount: Int, verifiedSightingCount: Int
     ) {
         (self.exportedAt, self.accountID, self.createdAt, self.devices) = (exportedAt, accountID, createdAt, devices)
-        (self.linkCodes, self.redemptions) = (linkCodes, redemptions)
+        (self.linkCodes, self.redemptions, self.preferences) = (linkCodes, redemptions, preferences)
         (self.seenCount, self.verifiedSightingCount) = (seenCount, verifiedSightingCount)
     }
 
@@ -32,6 +34,7 @@ public struct AccountExport: Codable, Sendable, Equatable {
         case devices
         case linkCodes = "link_codes"
         case redemptions
+        case preferences
         case seenCount = "seen_count"
         case verifiedSightingCount = "verified_sighting_count"
     }

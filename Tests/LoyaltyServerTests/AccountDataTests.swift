@@ -9,7 +9,8 @@ import Testing
 @testable import LoyaltyServer
 
 /// A shopper with something in every table that holds an account's data: two devices, a link code, two offers
-/// seen, a verified sighting, a redemption accepted at the till and one not yet used.
+/// seen, a verified sighting, a redemption accepted at the till and one not yet used, quiet hours, caps and a
+/// muted retailer.
 struct DemoShopper {
     let phone: DeviceCredentials
     let tablet: DeviceCredentials
@@ -29,6 +30,15 @@ struct DemoShopper {
         tablet = try server.linkDevice(to: phone, name: "tablet")
         #expect(try server.request("POST", "/v1/link-codes", token: phone.deviceToken).status == 201)
         try server.see(phone, sushi.id, pizza.id)
+        try #require(
+            try server.request(
+                "PUT", "/v1/preferences", token: phone.deviceToken,
+                json: PreferenceSettings(quietHours: "21:00-08:00", offersPerHour: 4, offersPerDay: 12)
+            ).status == 200)
+        let rival = try server.registerRetailer("Rival Mart")
+        try #require(
+            try server.request("PUT", "/v1/preferences/muted-retailers/\(rival.id)", token: tablet.deviceToken).status
+                == 200)
         let (accountID, retailerID, now) = (phone.accountID, retailer.id, server.clock.read())
         try server.pool.withConnection { connection in
             try connection.query(
@@ -130,6 +140,8 @@ extension TestServer {
         #expect(accepted.offer.title == shopper.sushi.title && accepted.offer.retailer == "Matey's")
         #expect(head.seenCount == 2 && Set(seen.map(\.offer.id)) == [shopper.sushi.id, shopper.pizza.id])
         #expect(head.verifiedSightingCount == 1 && sightings.map(\.major) == [2] && sightings.map(\.minor) == [1])
+        #expect(head.preferences.quietHours == "21:00-08:00" && head.preferences.offersPerDay == 12)
+        #expect(head.preferences.mutedRetailers.map(\.name) == ["Rival Mart"])
         // Every id the database holds for the account appears in the export.
         let document = String(decoding: try LoyaltyJSON.encoder().encode(head), as: UTF8.self).lowercased()
         for id in [shopper.phone.accountID, shopper.phone.deviceID, shopper.tablet.deviceID] {

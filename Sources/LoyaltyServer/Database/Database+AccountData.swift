@@ -14,6 +14,8 @@ extension Database {
         "seen": "seen (GET /v1/account/export/seen)",
         "verified_sightings": "verified_sightings (GET /v1/account/export/sightings)",
         "redemptions": "redemptions, with their till acceptances",
+        "account_preferences": "preferences (quiet hours, caps)",
+        "muted_retailers": "preferences (muted retailers)",
     ]
 
     /// The export's head: the account, its devices, link codes and redemptions, and how many rows the two long
@@ -68,7 +70,7 @@ extension Database {
                 return AccountExport(
                     exportedAt: clock(), accountID: accountID, createdAt: try account.decode("created_at"),
                     devices: devices, linkCodes: linkCodes, redemptions: redemptions,
-                    seenCount: try account.decode("seen"), verifiedSightingCount: try account.decode("sightings"))
+                    preferences: try Self.preferences(accountID, in: connection), seenCount: try account.decode("seen"), verifiedSightingCount: try account.decode("sightings"))
             }
         }
     }

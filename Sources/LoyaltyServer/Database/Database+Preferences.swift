@@ -11,7 +11,7 @@ extension Database {
         try pool.withConnection { connection in try Self.preferences(accountID, in: connection) }
     }
 
-    private static func preferences(_ accountID: UUID, in connection: PostgresConnection) throws -> AccountPreferences {
+    static func preferences(_ accountID: UUID, in connection: PostgresConnection) throws -> AccountPreferences {
         var preferences = AccountPreferences()
         if let row = try connection.query(
             """
