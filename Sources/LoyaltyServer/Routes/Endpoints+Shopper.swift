@@ -131,8 +131,9 @@ extension Endpoints {
         let now = database.clock()
         var resolved: [ResolvedBeacon] = []
         var verified: [(window: SecureBeaconTable.Window, heardAt: Date)] = []
-        for (index, sighting) in batch.sightings.enumerated() {
-            guard let window = try secureBeacons.resolve(sighting, at: now) else { continue }
+        let windows = try secureBeacons.resolve(batch.sightings, at: now)
+        for (index, (sighting, window)) in zip(batch.sightings, windows).enumerated() {
+            guard let window else { continue }
             let beacon = window.beacon
             resolved.append(
                 ResolvedBeacon(
