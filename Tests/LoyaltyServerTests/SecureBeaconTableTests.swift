@@ -58,7 +58,7 @@ import Testing
 
     /// Beacons on clocks of their own, of both forms, turned second by second and by jumps forward and back: the
     /// index finds each beacon's three windows and nothing two windows away (a removal from the hash index leaves
-    /// every other entry reachable), and holds nothing else.
+    /// every other entry reachable), and holds nothing else (some clocks start near 0: their window -1 has no EID).
     @Test func theIndexHoldsExactlyEachBeaconsThreeWindows() throws {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let uuids = (0..<3).map { _ in UUID() }
@@ -75,10 +75,12 @@ import Testing
         for step in Array(repeating: 3.0, count: 20) + [50, -30, 200, 13, 5000, -4000] {
             now = now.addingTimeInterval(step)
             try index.turn(at: now)
+            // A window before the counter's 0 has no identity.
+            var held = 0
             for (n, beacon) in beacons.enumerated() {
                 let current = (beacon.counterOrigin + Int64(now.timeIntervalSince(beacon.counterAt).rounded(.down)))
                     >> beacon.exponent
-                for window in (current - 2)...(current + 2) {
+                for window in (current - 2)...(current + 2) where window >= 0 {
                     let eid = try EddystoneEID.ephemeralID(
                         identityKey: beacon.identityKey, exponent: beacon.exponent,
                         counter: UInt32(window << beacon.exponent))
@@ -90,13 +92,14 @@ import Testing
                     }
                     let found = index.lookup(sighting)
                     if (window - current).magnitude <= 1 {
+                        held += 1
                         #expect(found?.beacon == n && found?.window == window, "beacon \(n) window \(window)")
                     } else {
                         #expect(found == nil, "beacon \(n) window \(window)")
                     }
                 }
             }
-            #expect(index.identityCount == 3 * beacons.count)
+            #expect(index.identityCount == held)
         }
     }
 }
