@@ -29,15 +29,19 @@ private let bodyCount = 500
     try benchSecureBeaconTable(site, fleet)
 
     let bodies = site.work.appendingPathComponent("sightings.jsonl")
-    try fleet.sightingBodies(count: bodyCount).joined(separator: "\n").write(to: bodies, atomically: true, encoding: .utf8)
+    try fleet.sightingBodies(count: bodyCount).joined(separator: "\n")
+        .write(to: bodies, atomically: true, encoding: .utf8)
     let tokens = try (0..<connections).map { _ in try site.createDevice() }
     // The server's own table loads at its first resolution: before the rounds, and checked to resolve.
     let first = try String(contentsOf: bodies, encoding: .utf8).prefix { $0 != "\n" }
     let answer = try site.server.request(
         "POST", "/v1/sightings", token: tokens[0], rawJSON: String(first))
-    guard answer.status == 200, let object = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+    guard answer.status == 200,
+        let object = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
         let resolved = (object["beacons"] as? [Any])?.count, resolved >= batchSize * 9 / 10
-    else { throw BenchFailure("POST /v1/sightings resolved too little of a bench batch: \(answer.status) \(answer.text)") }
+    else {
+        throw BenchFailure("POST /v1/sightings resolved too little of a bench batch: \(answer.status) \(answer.text)")
+    }
 
     // pgbench's table: an indexed bigint per beacon's identity and what the answer names, looked up 100 times a
     // transaction; 1 in 20 lookups finds nothing, as about 1 in 20 of wrk's sightings is unknown.
@@ -47,10 +51,10 @@ private let bodyCount = 500
             CREATE TABLE bench_eids (eid bigint PRIMARY KEY, retailer_id uuid NOT NULL, major int NOT NULL,
                 minor int NOT NULL, window_counter bigint NOT NULL);
             INSERT INTO bench_eids SELECT n * 1000003, b.retailer_id, b.major, b.minor, 65536
-            FROM (SELECT row_number() OVER () AS n, * FROM secure_beacons) b;
-            VACUUM ANALYZE bench_eids;
-            CHECKPOINT;
+            FROM (SELECT row_number() OVER () AS n, * FROM secure_beacons) b
             """)
+    try connection.execute(script: "VACUUM ANALYZE")
+    try connection.execute(script: "CHECKPOINT")
     let lookups = (0..<batchSize).map { _ in
         """
         \\set e random(1, \(secureBeaconCount * 20 / 19)) * 1000003
@@ -167,7 +171,8 @@ private struct SecureFleet {
                 beacon.identityKey, retailerID: retailer.id, major: beacon.major, minor: beacon.minor)
             beacons.append(beacon)
             rows.append(
-                "{\"r\":\"\(retailer.id)\",\"major\":\(beacon.major),\"minor\":\(beacon.minor),\"form\":\"\(beacon.form.rawValue)\","
+                "{\"r\":\"\(retailer.id)\",\"major\":\(beacon.major),\"minor\":\(beacon.minor),"
+                    + "\"form\":\"\(beacon.form.rawValue)\","
                     + "\"key_id\":\"\(keyID)\",\"sealed\":\"\(Hex.text(sealed))\"}")
         }
         self.beacons = beacons
@@ -181,7 +186,9 @@ private struct SecureFleet {
                     FROM jsonb_to_recordset($1::jsonb) AS b (r uuid, major int, minor int, form text, key_id text,
                         sealed text)
                     """,
-                parameters: ["[" + rows.joined(separator: ",") + "]", "\(counterOrigin)", "\(counterAt.timeIntervalSince1970)"]))
+                parameters: [
+                    "[" + rows.joined(separator: ",") + "]", "\(counterOrigin)", "\(counterAt.timeIntervalSince1970)",
+                ]))
         try site.connect().execute(script: "VACUUM ANALYZE secure_beacons")
     }
 

@@ -29,7 +29,8 @@ import Testing
         let ann = try server.createAccount()
         for step in 0..<12 {
             for windows in -2...2 {
-                #expect(try resolves(server, ann, provisioning, windows: windows) == (abs(windows) <= 1), "step \(step)")
+                let resolved = try resolves(server, ann, provisioning, windows: windows)
+                #expect(resolved == (abs(windows) <= 1), "step \(step), \(windows) windows off")
             }
             server.clock.advance(by: step % 3 == 2 ? 5 : 16)
         }
@@ -48,7 +49,8 @@ import Testing
         #expect(try resolves(server, ann, second, windows: 0))
         let access = try #require(try server.database.retailer(apiKey: matey.apiKey))
         let elsewhere = try server.database.secureBeacon(
-            retailer: access.retailer, major: 1, minor: 3, exponent: 10, form: .eddystone, keyring: server.beaconKeyring)
+            retailer: access.retailer, major: 1, minor: 3, exponent: 10, form: .eddystone,
+            keyring: server.beaconKeyring)
         #expect(try !resolves(server, ann, elsewhere, windows: 0))
         // The first beacon's window turns 256 s after its provisioning (counter 65,536).
         server.clock.advance(by: 256 - 30)

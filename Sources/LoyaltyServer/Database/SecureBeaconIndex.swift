@@ -112,7 +112,8 @@ struct SecureBeaconIndex {
     /// (its identity key's array, its retailer's name when longer than a String holds inline).
     var bytes: Int {
         let heap = beacons.reduce(0) { total, beacon in
-            total + 32 + beacon.identityKey.count + (beacon.retailerName.utf8.count > 15 ? beacon.retailerName.utf8.count : 0)
+            let name = beacon.retailerName.utf8.count
+            return total + 32 + beacon.identityKey.count + (name > 15 ? name : 0)
         }
         return beacons.capacity * MemoryLayout<SecureBeacon>.stride + heap + currentWindows.capacity * 8
             + identities.capacity * 8 + buckets.capacity * 4 + retailerNumbers.capacity * 48
