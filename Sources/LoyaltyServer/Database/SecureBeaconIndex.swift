@@ -1,6 +1,7 @@
 import Digest
 import Foundation
 import LoyaltyAPI
+import Synchronization
 
 /// What `SecureBeaconTable` holds: every secure beacon, and the identities of each one's current window and the windows
 /// either side in compact arrays, found through an open-addressing hash index. A turn recomputes only the identities of
@@ -42,9 +43,10 @@ struct SecureBeaconIndex {
     }
 
     /// Moves every beacon to its windows at `now` (later or earlier than the last turn): the identities of windows
-    /// that left the three are removed, those of windows that entered are computed.
+    /// that left the three are removed, those of windows that entered are computed, on every core.
     mutating func turn(at now: Date) throws {
         var turnsAt = Date.distantFuture.timeIntervalSinceReferenceDate
+        var entering: [(slot: Int, window: Int64)] = []
         for index in beacons.indices {
             let beacon = beacons[index]
             let current = Self.counter(of: beacon, at: now) >> beacon.exponent
@@ -58,15 +60,55 @@ struct SecureBeaconIndex {
                 }
                 currentWindows[index] = current
                 for window in kept where (old == Self.unset || abs(window - old) > 1) && Self.isValid(window, beacon) {
-                    let slot = Self.slot(index, window)
-                    identities[slot] = try identity(of: beacon, window: window)
-                    insert(slot: slot)
+                    entering.append((Self.slot(index, window), window))
                 }
             }
             turnsAt = min(turnsAt, Self.start(of: current + 1, beacon).timeIntervalSinceReferenceDate)
         }
+        let computed = try identities(of: entering)
+        for (entry, identity) in zip(entering, computed) {
+            identities[entry.slot] = identity
+            insert(slot: entry.slot)
+        }
         self.turnsAt = Date(timeIntervalSinceReferenceDate: turnsAt)
         turnedAt = now
+    }
+
+    /// The identities of the windows entering, computed in chunks on every core; a beacon's windows come together, so
+    /// they share its temporary key when their counters' top 16 bits are the same.
+    private func identities(of entering: [(slot: Int, window: Int64)]) throws -> [UInt64] {
+        let chunks = max(1, min(entering.count / 3_000, 4 * ProcessInfo.processInfo.activeProcessorCount))
+        let results = Mutex([Result<[UInt64], any Error>](repeating: .success([]), count: chunks))
+        let beacons = beacons
+        let retailerNumbers = retailerNumbers
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let range = (entering.count * chunk / chunks)..<(entering.count * (chunk + 1) / chunks)
+            let result = Result {
+                var temporary: (beacon: Int, top: UInt32, key: [UInt8])?
+                return try range.map { position in
+                    let (slot, window) = entering[position]
+                    let beacon = beacons[slot / 3]
+                    let counter = UInt32(window << beacon.exponent)
+                    if temporary?.beacon != slot / 3 || temporary?.top != counter >> 16 {
+                        temporary = (
+                            slot / 3, counter >> 16,
+                            try EddystoneEID.temporaryKey(identityKey: beacon.identityKey, counter: counter)
+                        )
+                    }
+                    let eid = try EddystoneEID.ephemeralID(
+                        temporaryKey: temporary!.key, exponent: beacon.exponent, counter: counter)
+                    switch beacon.form {
+                    case .eddystone:
+                        return eid.reduce(0) { $0 << 8 | UInt64($1) }
+                    case .ibeacon:
+                        return retailerNumbers[beacon.uuid, default: 0] << 32
+                            | eid.prefix(4).reduce(0) { $0 << 8 | UInt64($1) }
+                    }
+                }
+            }
+            results.withLock { $0[chunk] = result }
+        }
+        return try results.withLock { results in try results.flatMap { try $0.get() } }
     }
 
     /// The beacon and window whose identity `sighting` heard, among the three windows of each beacon.
@@ -142,17 +184,6 @@ struct SecureBeaconIndex {
 
     private static func slot(_ index: Int, _ window: Int64) -> Int {
         3 * index + Int((window % 3 + 3) % 3)
-    }
-
-    private func identity(of beacon: SecureBeacon, window: Int64) throws -> UInt64 {
-        let eid = try EddystoneEID.ephemeralID(
-            identityKey: beacon.identityKey, exponent: beacon.exponent, counter: UInt32(window << beacon.exponent))
-        switch beacon.form {
-        case .eddystone:
-            return eid.reduce(0) { $0 << 8 | UInt64($1) }
-        case .ibeacon:
-            return retailerNumbers[beacon.uuid, default: 0] << 32 | eid.prefix(4).reduce(0) { $0 << 8 | UInt64($1) }
-        }
     }
 
     /// 16 hex digits as their 8 bytes, big-endian, without an array.
