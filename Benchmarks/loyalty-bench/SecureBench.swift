@@ -123,7 +123,9 @@ private let bodyCount = 500
     record(
         "secure beacon table, \(secureBeaconCount) beacons: load from the database",
         String(format: "%.3f s (every row read, its key opened, 3 EIDs computed)", load),
-        target: "< 2 s", met: load < 2)
+        target: "< 2 s", met: load < 2,
+        knownMiss: "a load is at the start, after a provisioning here, and at a turn a minute after the last one; "
+            + "issue 43's 2 s is the turn's (above). Reading and opening 100,000 rows takes longer: docs/BENCHMARKS.md")
 }
 
 /// The process's resident set, after giving freed memory back to the system (glibc's malloc_trim, which Swift's Glibc

@@ -6,7 +6,7 @@ import Synchronization
 /// What `SecureBeaconTable` holds: every secure beacon, and the identities of each one's current window and the windows
 /// either side in compact arrays, found through an open-addressing hash index. A turn recomputes only the identities of
 /// the beacons whose window turned (one AES pair each), so beacons on clocks of their own cost nothing between their
-/// turns; 100,000 beacons take about 14 MB (`bytes`).
+/// turns; 100,000 beacons take about 22 MiB (`bytes`).
 struct SecureBeaconIndex {
     let beacons: [SecureBeacon]
     /// Each beacon's current window: its counter shifted right by its exponent.
