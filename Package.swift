@@ -102,8 +102,8 @@ let package = Package(
         .executableTarget(
             name: "loyalty-bench",
             dependencies: [
-                "Beacons", "BeaconsTesting", "Geofencing", "HTTPServer", "JSONCoding", "LoyaltyAPI", "LoyaltyServer",
-                "LoyaltyTesting", "Postgres",
+                "Beacons", "BeaconsTesting", "Digest", "Geofencing", "HTTPServer", "JSONCoding", "LoyaltyAPI",
+                "LoyaltyServer", "LoyaltyTesting", "Postgres",
             ],
             path: "Benchmarks/loyalty-bench"),
 

@@ -9,7 +9,7 @@ import Postgres
 #endif
 
 /// Clients of wrk and of pgbench: each one device (a token of its own), pgbench's client n acting as wrk's n.
-private let connections = 16
+let connections = 16
 /// wrk's threads, as pgbench's `-j 2`: both load generators get the same means on the two cores.
 private let loadThreads = 2
 private let catalogSize = 100_000
@@ -405,7 +405,7 @@ private func wholeCatalog(_ site: BenchSite, token: String) throws -> (cursor: S
 /// CPU seconds, or per request, by process: this one's (the server's threads; the bench only waits for the load
 /// tool meanwhile), the PostgreSQL cluster's, and the load tool's (wrk or pgbench). Read from the kernel's
 /// accounting, this is far steadier than rates while other work shares the machine.
-private struct CPUUsage {
+struct CPUUsage {
     var server = 0.0
     var postgres = 0.0
     var tool = 0.0
@@ -467,7 +467,7 @@ private struct CPUUsage {
 }
 
 /// wrk against the server and pgbench against its database, `connections` clients on `loadThreads` threads each.
-private struct Load {
+struct Load {
     let server: BenchSite
     let tokens: [String]
 
@@ -688,7 +688,7 @@ private struct Load {
 
 /// Benchmarks/floor-server, built by `make bench` beside this program, serving the 304 from the site's database to
 /// the bench's devices. Nil, said for each design, when it was not built (the bench run without the Makefile).
-private final class FloorServer {
+final class FloorServer {
     /// How it serves: loyalty-server's way (a thread per connection, each waiting on PostgreSQL); event loops that
     /// suspend a request while its statement runs; or those loops sending their turn's statements together in one
     /// pipeline (floor.c says more).

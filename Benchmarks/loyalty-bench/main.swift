@@ -121,8 +121,8 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
     return (elapsed, cpuSeconds, peakKiB / 1024, (status >> 8) & 0xFF)
 }
 
-// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, pgbouncer, client, geo, json,
-// retailer, radio (default: all); eddystone is the part of replay that compares the store with a third Eddystone to
+// `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, secure, pgbouncer, client, geo,
+// json, retailer, radio (default: all); eddystone is the part of replay that compares the store with a third Eddystone to
 // the iBeacon-only store.
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
@@ -137,6 +137,7 @@ if let million, wants("beacons") { try benchBeacons(million) }
 if wants("replay") { try benchStoreReplay() }
 if wants("replay") || wants("eddystone") { try benchMixedReplay() }
 if wants("server") { try benchServer() }
+if wants("secure") { try benchSecure() }
 if wants("pgbouncer") { try benchPgBouncer() }
 if let million, wants("client") { try benchClient(replaying: million.url, reports: million.statistics.advertisingReports) }
 

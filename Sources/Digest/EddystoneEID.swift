@@ -18,8 +18,17 @@ public enum EddystoneEID {
     public static func ephemeralID(
         identityKey: [UInt8], exponent: UInt8, counter: UInt32
     ) throws(CryptoError) -> [UInt8] {
+        try ephemeralID(
+            temporaryKey: try temporaryKey(identityKey: identityKey, counter: counter), exponent: exponent,
+            counter: counter)
+    }
+
+    /// `ephemeralID` under the temporary key of the counter's top 16 bits: a resolver computing several windows of one
+    /// beacon derives that key once.
+    public static func ephemeralID(
+        temporaryKey: [UInt8], exponent: UInt8, counter: UInt32
+    ) throws(CryptoError) -> [UInt8] {
         guard exponent <= maximumExponent else { throw CryptoError.exponentOutOfRange(exponent) }
-        let temporaryKey = try temporaryKey(identityKey: identityKey, counter: counter)
         let quantum = counter & ~(UInt32(1) << exponent - 1)
         let block =
             [UInt8](repeating: 0, count: 11)

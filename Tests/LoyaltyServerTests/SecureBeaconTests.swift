@@ -8,7 +8,7 @@ import Testing
 @testable import LoyaltyServer
 
 @Suite struct SecureBeaconTests {
-    private func secure(
+    func secure(
         _ server: TestServer, _ retailer: RetailerCredentials, _ major: Int, _ minor: Int,
         _ body: SecureBeaconRequest = SecureBeaconRequest()
     ) throws -> BeaconProvisioning {
@@ -104,7 +104,7 @@ import Testing
 
     /// The EID `provisioning`'s beacon broadcasts at `date`, `windows` windows later (earlier when negative), as
     /// the beacon computes it from its provisioning document.
-    private func eid(_ provisioning: BeaconProvisioning, at date: Date, windows: Int = 0) throws -> [UInt8] {
+    func eid(_ provisioning: BeaconProvisioning, at date: Date, windows: Int = 0) throws -> [UInt8] {
         let counter =
             Int64(provisioning.counter) + Int64(date.timeIntervalSince(provisioning.counterAt))
             + Int64(windows) << provisioning.exponent
@@ -113,7 +113,7 @@ import Testing
             counter: UInt32(counter))
     }
 
-    private func resolve(
+    func resolve(
         _ server: TestServer, _ device: DeviceCredentials, _ sightings: [Sighting]
     ) throws -> TestResponse {
         let reply = try server.request(

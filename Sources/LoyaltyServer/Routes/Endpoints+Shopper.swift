@@ -197,8 +197,9 @@ extension Endpoints {
         let batch = try request.decodeBody(SightingBatch.self)
         let now = database.clock()
         var found: [(index: Int, window: SecureBeaconTable.Window, sighting: Sighting)] = []
-        for (index, sighting) in batch.sightings.enumerated() {
-            guard let window = try secureBeacons.resolve(sighting, at: now) else { continue }
+        let windows = try secureBeacons.resolve(batch.sightings, at: now)
+        for (index, (sighting, window)) in zip(batch.sightings, windows).enumerated() {
+            guard let window else { continue }
             found.append((index, window, sighting))
         }
         let possible = try possibleJourneys(found.map { ($0.window.beacon, $0.sighting.heardAt) }, session: session)
