@@ -47,7 +47,8 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     }
 
     public func run(
-        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
+        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in },
+        onResume: (_ time: Double, _ slept: Double) -> Void = { _, _ in }, _ onEvent: (HCIEventPacket) -> Void
     ) throws(RadioError) {
         do throws(DBusFailure) {
             try bus.addMatch(
@@ -74,6 +75,11 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
                 let wait = ticker.waitMilliseconds(clock: clock)
                 let signal = try bus.nextSignal(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
                 if signal == nil, wakeup.isSignalled { break }
+                // bluetoothd restarts its discovery after a resume itself; a change read now may be from before.
+                if let slept = ticker.sleepEnded(clock: clock) {
+                    onResume(clock.now(), slept)
+                    continue
+                }
                 if let signal, let event = advertisingReport(from: signal) {
                     onEvent(HCIEventPacket(bytes: event, time: clock.now()))
                 }
