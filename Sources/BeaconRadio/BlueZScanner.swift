@@ -37,6 +37,17 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         }
     }
 
+    /// Whether bluetoothd offers passive monitoring on `adapter` (org.bluez.AdvertisementMonitorManager1: BlueZ 5.66
+    /// only with its experimental interfaces, `bluetoothd -E`).
+    public static func bluetoothdOffersAdvertisementMonitors(adapter: String?) -> Bool {
+        guard let bus = try? MessageBus.system(), bus.nameHasOwner("org.bluez") else { return false }
+        let reply = try? bus.call(
+            destination: "org.bluez", path: "/org/bluez/\(HCITransport.adapterName(adapter))",
+            interface: "org.freedesktop.DBus.Properties", method: "Get",
+            arguments: [.string("org.bluez.AdvertisementMonitorManager1"), .string("SupportedMonitorTypes")])
+        return reply != nil
+    }
+
     public init(adapter: String? = nil, clock: any BeaconClock = MonotonicBeaconClock()) throws(RadioError) {
         let name = HCITransport.adapterName(adapter)
         do { bus = try MessageBus.system() } catch { throw .bluez(name, error.description) }
