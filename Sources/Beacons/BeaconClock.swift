@@ -36,7 +36,11 @@ public struct MonotonicBeaconClock: BeaconClock {
 
     public func now() -> Double { origin.unix + (Self.monotonicSeconds() - origin.monotonic) }
 
-    public var sleptSeconds: Double { Self.seconds(CLOCK_BOOTTIME) - Self.monotonicSeconds() }
+    public var sleptSeconds: Double {
+        // Monotonic first: the other order reads a hair less than 0 while awake.
+        let monotonic = Self.monotonicSeconds()
+        return max(0, Self.seconds(CLOCK_BOOTTIME) - monotonic)
+    }
 
     private static func monotonicSeconds() -> Double { seconds(CLOCK_MONOTONIC) }
 
