@@ -24,11 +24,15 @@ struct ScanTicker {
         return Int32(max(0, min((next - clock.now()) * 1000, 60_000)).rounded(.up))
     }
 
+    /// A tick this close to due is due: a wait can end a hair before the clock says so (a coarse clock source, as in
+    /// an emulated guest), and waiting again for the rest would be a wake-up of its own.
+    static let earlyTolerance = 0.005
+
     /// Calls `onTick` with the time when a tick is due.
     mutating func tickIfDue(clock: any BeaconClock, _ onTick: (Double) -> Void) {
         guard let due = next, let interval else { return }
         let now = clock.now()
-        guard now >= due else { return }
+        guard now + Self.earlyTolerance >= due else { return }
         onTick(now)
         next = max(due + interval, now)
     }

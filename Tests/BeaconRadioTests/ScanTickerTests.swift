@@ -44,6 +44,10 @@ private final class SleepingClock: BeaconClock, @unchecked Sendable {
         clock.run(0.5)
         ticker.tickIfDue(clock: clock) { ticks.append($0) }
         #expect(ticks == [1_001] && ticker.waitMilliseconds(clock: clock) == 1000)
+        // A wait that ended a hair early ticks all the same, rather than waking again for the rest.
+        clock.run(0.998046875)
+        ticker.tickIfDue(clock: clock) { ticks.append($0) }
+        #expect(ticks == [1_001, 1_001.998046875])
     }
 
     /// The system's clock: CLOCK_BOOTTIME minus CLOCK_MONOTONIC, the seconds suspended since boot, never less
