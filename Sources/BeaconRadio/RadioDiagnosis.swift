@@ -108,9 +108,10 @@ public struct RadioDiagnosis: Hashable, Sendable {
     public static func scanPower(_ power: ScanPower, transport: HCITransport) -> Check {
         let asked = "--power \(power.rawValue): \(power.summary)"
         guard case .kernel(let adapter) = transport, (try? scansThroughBluetoothd(transport: transport)) == true else {
+            let path = if case .kernel = transport { "raw HCI" } else { "H4 (\(transport))" }
             return Check(
                 name: "scan-power", status: .ok,
-                detail: "\(asked), programmed with LE Set Scan Parameters (or the extended command) over raw HCI")
+                detail: "\(asked), programmed with LE Set Scan Parameters (or the extended command) over \(path)")
         }
         let monitors = BlueZScanner.bluetoothdOffersAdvertisementMonitors(adapter: adapter)
         // Ok all the same: monitoring and ranging work, at a cost the detail states.

@@ -115,6 +115,17 @@ import Testing
         #expect(windows == ["16", "224", "292", "16"])
     }
 
+    /// `loyalty doctor` says the duty cycle a scan asks for, on the path it takes.
+    @Test func doctorSaysTheDutyCycleOnThePathTheScanTakes() throws {
+        let directory = try temporaryDirectory("scan-power-doctor")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        guard let canal = rootCanal(sniffingInto: directory) else { return }
+        let doctor = try loyalty.run(["doctor", "--hci", "tcp:127.0.0.1:\(canal.legacyPort)", "--power", "low"], timeout: 20)
+        #expect(doctor.status == 0, "\(doctor.stderr)")
+        let line = doctor.stdout.split(separator: "\n").first { $0.contains("scan-power") } ?? ""
+        #expect(line.contains("--power low: listens passively 140.0 ms every 1400 ms (10 %)") && line.contains("over H4 (tcp:127.0.0.1:"), "\(doctor.stdout)")
+    }
+
     @Test func aBadProfileIsAUsageError() throws {
         let home = try temporaryDirectory("scan-power-bad")
         defer { try? FileManager.default.removeItem(at: home) }
