@@ -127,7 +127,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "LoyaltyClientTests",
-            dependencies: ["JSONCoding", "LoyaltyClient", "LoyaltyAPI", "Beacons", "BeaconsTesting", "LoyaltyTesting"]),
+            dependencies: [
+                "JSONCoding", "LoyaltyClient", "LoyaltyAPI", "Beacons", "BeaconsTesting", "Digest", "LoyaltyTesting",
+            ]),
         .testTarget(
             name: "LoyaltyCLITests",
             dependencies: [
@@ -143,8 +145,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Beacons", "BeaconsTesting", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI", "LoyaltyTesting",
-                "Postgres",
+                "Beacons", "BeaconsTesting", "Digest", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI",
+                "LoyaltyTesting", "Postgres",
             ]),
     ]
 )

@@ -84,9 +84,12 @@ include-operation-id = "redeem"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "410"]
 TOML
 
+# One worker: with two, hypothesis's threads race in ast.parse, whose recursion counter Python 3.11 shares
+# between threads (CPython gh-106905): a spurious "AST constructor recursion depth mismatch" then fails an
+# operation now and then, as a runtime error of the run and not of the server.
 set +e
 (cd "$work" && schemathesis --config-file "$work/schemathesis.toml" run "$check_root/openapi.yaml" --url "$base" \
-  --checks all --max-examples "$examples" --workers 2 --no-color --seed "${CHECK_API_SEED:-1}" \
+  --checks all --max-examples "$examples" --workers 1 --no-color --seed "${CHECK_API_SEED:-1}" \
   --report ndjson --report-dir "$work/report") >"$work/schemathesis.out" 2>&1
 status=$?
 set -e

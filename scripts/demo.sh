@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# make demo: Matey's department store, end to end. A retailer registers and attaches three offers;
-# a shopper with two devices walks past the beacons; each offer shows once, one at a time, only when
-# near; one is redeemed and its code accepted at a till, once; the second device is shown none of them
-# again. Leaves nothing running.
+# make demo: Matey's department store, end to end. A retailer registers and attaches three offers,
+# and makes the sushi bar's beacon secure; a shopper's walk faked at home shows no sushi offer, and a
+# seen push without a visit is refused; a shopper with two devices walks past the beacons; each offer
+# shows once, one at a time, only when near; one is redeemed and its code accepted at a till, once;
+# the second device is shown none of them again. Leaves nothing running.
 set -euo pipefail
 bin="$1"
 work=$(mktemp -d)
@@ -40,6 +41,10 @@ retailer retailer offer set 1 2 --title "Buy one get one free at Tucci's Pizza" 
 retailer retailer offer set 2 1 --title "50% off all ladies' clothing" --category clothing
 retailer retailer offers
 
+say "Matey's makes the sushi bar's beacon secure: a new identity every 17 minutes, which only the service resolves"
+retailer retailer beacon secure 1 1 --form ibeacon --output "$work/sushi-beacon.json"
+echo "(the beacon itself: \`loyalty beacon advertise --secure sushi-beacon.json\` on a Linux machine at the sushi bar)"
+
 say "A shopper creates an account on a phone and links a tablet to it"
 phone account create
 code=$(phone account link --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["code"])')
@@ -47,8 +52,8 @@ echo "link code: $code"
 tablet account link "$code" --name tablet
 
 say "The walk: far from everything, then near the sushi bar, the pizza counter and ladies' clothing in turn"
-"$bin/loyalty" beacon simulate --write "$work/walk.btsnoop" \
-  --walk "$uuid:1:1@0=15,8=1,16=1,24=15,70=15" \
+"$bin/loyalty" beacon simulate --write "$work/walk.btsnoop" --secure "$work/sushi-beacon.json" \
+  --walk "secure@0=15,8=1,16=1,24=15,70=15" \
   --walk "$uuid:1:2@0=20,24=20,32=1.2,40=1.2,48=20,70=20" \
   --walk "$uuid:2:1@0=25,48=25,56=0.8,64=0.8,70=25"
 
@@ -71,8 +76,38 @@ for line in sys.stdin:
 print("        %d offer(s) shown" % shown)
 PY
 
-say "The phone syncs and walks through the store"
+cat > "$work/seen.py" <<'PY'
+# POST /v1/seen with the device's own token, as a script of the shopper's would: the offer on beacon 1:1 "seen" now.
+import datetime, json, os, sys, urllib.error, urllib.request
+home, server, offers = sys.argv[1], sys.argv[2], sys.argv[3]
+device = next(os.path.join(d, f) for d, _, fs in os.walk(home) for f in fs if f == "device.json")
+token = json.load(open(device))["device_token"]
+offer = next(o for o in map(json.loads, open(offers)) if o.get("major") == 1 and o.get("minor") == 1)
+now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+request = urllib.request.Request(
+    server + "/v1/seen", method="POST", data=json.dumps({"items": [{"offer_id": offer["id"], "seen_at": now}]}).encode(),
+    headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+try:
+    answer = urllib.request.urlopen(request)
+    print("HTTP %d %s" % (answer.status, answer.read().decode()))
+except urllib.error.HTTPError as error:
+    print("HTTP %d %s" % (error.code, error.read().decode()))
+PY
+
+say "At home, the shopper tries to get the sushi offer without going there"
 phone sync
+echo "a walk past the sushi beacon's UUID, major and minor, as the catalog gives them:"
+"$bin/loyalty" beacon simulate --write "$work/home.btsnoop" --walk "$uuid:1:1@0=1,10=1" >/dev/null
+phone scan --replay "$work/home.btsnoop" --json | python3 "$work/narrate.py"
+echo "a capture made at the sushi bar an hour ago (its identities of then), replayed now:"
+"$bin/loyalty" beacon simulate --write "$work/earlier.btsnoop" --secure "$work/sushi-beacon.json" \
+  --walk "secure@0=1,10=1" --at "$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
+phone scan --replay "$work/earlier.btsnoop" --json | python3 "$work/narrate.py"
+echo "telling the service it saw the sushi offer (POST /v1/seen):"
+phone offers --json > "$work/offers.jsonl"
+python3 "$work/seen.py" "$work/phone" "$LOYALTY_SERVER" "$work/offers.jsonl"
+
+say "The phone walks through the store, past the sushi bar's beacon of now"
 phone scan --replay "$work/walk.btsnoop" --json | tee "$work/phone.jsonl" | python3 "$work/narrate.py"
 
 say "At the till the shopper redeems the sushi offer"

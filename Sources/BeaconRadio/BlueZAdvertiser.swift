@@ -50,8 +50,8 @@ public final class BlueZAdvertiser: LiveAdvertiser, @unchecked Sendable {
         throws(RadioError)
     {
         let name = HCITransport.adapterName(adapter)
-        // A registered advertisement's data is fixed, and Eddystone's changes (EID, TLM).
-        guard case .iBeacon(let frame) = advertisement.content else { throw .eddystoneThroughBluetoothd(name) }
+        // A registered advertisement's data is fixed, and Eddystone's (EID, TLM) and a secure iBeacon's change.
+        guard case .iBeacon(let frame) = advertisement.content else { throw .changingDataThroughBluetoothd(name) }
         self.frame = frame
         do { bus = try MessageBus(address: busAddress) } catch {
             throw .bluezAdvertising(name, error.name, error.message)

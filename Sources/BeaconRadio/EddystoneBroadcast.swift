@@ -23,12 +23,6 @@ public struct EddystoneBroadcast: Sendable {
         self.telemetry = telemetry
     }
 
-    /// The time counter `elapsed` seconds after the start: it counts whole seconds. A time computed as a window's
-    /// turn is in the new window, not at the end of the one before: the sum may land just under the whole number.
-    func counter(startCounter: Double, elapsed: Double) -> UInt32 {
-        UInt32(truncatingIfNeeded: Int64((startCounter + max(0, elapsed) + 1e-6).rounded(.down)))
-    }
-
     /// The frame of the advertising interval under way `elapsed` seconds after the start, intervals being
     /// `intervalSeconds` long: TLM for every `telemetry.every`-th (counting from 1, as the walks do), else the
     /// beacon's frame, whose EID is that of the time counter then.
@@ -41,8 +35,9 @@ public struct EddystoneBroadcast: Sendable {
         switch beacon {
         case .uid(let uid): return .uid(uid, rangingPower: rangingPower)
         case .url(let url): return .url(url, rangingPower: rangingPower)
-        case .eid(_, let startCounter, let ephemeralID):
-            return .eid(ephemeralID(counter(startCounter: startCounter, elapsed: elapsed)), rangingPower: rangingPower)
+        case .eid(let exponent, let startCounter, let ephemeralID):
+            let counter = EIDTimeCounter(exponent: exponent, start: startCounter).counter(elapsed: elapsed)
+            return .eid(ephemeralID(counter), rangingPower: rangingPower)
         }
     }
 
@@ -59,8 +54,6 @@ public struct EddystoneBroadcast: Sendable {
             return Double(Self.interval(at: elapsed, intervalSeconds: intervalSeconds) + 1) * intervalSeconds
         }
         guard case .eid(let exponent, let startCounter, _) = beacon else { return nil }
-        let window = Double(UInt64(1) << exponent)
-        let now = Double(counter(startCounter: startCounter, elapsed: elapsed))
-        return ((now / window).rounded(.down) + 1) * window - startCounter
+        return EIDTimeCounter(exponent: exponent, start: startCounter).nextTurn(after: elapsed)
     }
 }

@@ -6,6 +6,8 @@ public struct BeaconAdvertisement: Sendable {
     public enum Content: Sendable {
         case iBeacon(BeaconFrame)
         case eddystone(EddystoneBroadcast)
+        /// A secure beacon's iBeacon form, whose major and minor change with its EID.
+        case rotatingIBeacon(RotatingIBeacon)
     }
 
     public var content: Content
@@ -41,6 +43,7 @@ public struct BeaconAdvertisement: Sendable {
         switch content {
         case .iBeacon(let frame): frame.measuredPower
         case .eddystone(let broadcast): broadcast.measuredPower
+        case .rotatingIBeacon(let beacon): beacon.measuredPower
         }
     }
 
@@ -48,20 +51,26 @@ public struct BeaconAdvertisement: Sendable {
     /// and its manufacturer data, 30 bytes.
     public var advertisingData: [UInt8] { advertisingData(elapsed: 0) }
 
-    /// The advertising data `elapsed` seconds after advertising started: an Eddystone beacon's frame of then.
+    /// The advertising data `elapsed` seconds after advertising started: an Eddystone or rotating beacon's frame of
+    /// then.
     public func advertisingData(elapsed: Double) -> [UInt8] {
         switch content {
         case .iBeacon(let frame):
             AdvertisingData.beacon(frame)
         case .eddystone(let broadcast):
             AdvertisingData.eddystone(broadcast.frame(elapsed: elapsed, intervalSeconds: intervalMilliseconds / 1000))
+        case .rotatingIBeacon(let beacon):
+            AdvertisingData.beacon(beacon.frame(elapsed: elapsed))
         }
     }
 
     /// When, after `elapsed` seconds, the advertising data may next change; nil when it never does.
     public func nextChange(after elapsed: Double) -> Double? {
-        guard case .eddystone(let broadcast) = content else { return nil }
-        return broadcast.nextChange(after: elapsed, intervalSeconds: intervalMilliseconds / 1000)
+        switch content {
+        case .iBeacon: nil
+        case .eddystone(let broadcast): broadcast.nextChange(after: elapsed, intervalSeconds: intervalMilliseconds / 1000)
+        case .rotatingIBeacon(let beacon): beacon.timeCounter.nextTurn(after: elapsed)
+        }
     }
 
     /// The LE Advertising Report a scanner receives for one of these advertisements `elapsed` seconds after the

@@ -81,8 +81,9 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
     case advertisementReleased(String)
     /// bluetoothd runs, but the system bus's policy keeps this user from it (AccessDenied).
     case busRefusesUser(String)
-    /// bluetoothd manages the adapter, and Eddystone is advertised over raw HCI only.
-    case eddystoneThroughBluetoothd(String)
+    /// bluetoothd manages the adapter, and a beacon whose data changes (Eddystone, a secure iBeacon) is advertised
+    /// over raw HCI only.
+    case changingDataThroughBluetoothd(String)
 
     /// The line that grants the capabilities to the installed binary.
     public static let setcapCommand = "sudo setcap 'cap_net_raw,cap_net_admin+ep' \"$(command -v loyalty)\""
@@ -134,9 +135,9 @@ public enum RadioError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the Bluetooth controller answered command \(hex(opcode)) with too few bytes: try another adapter"
         case .invalidScanParameters(let detail):
             return "invalid scan parameters: \(detail)"
-        case .eddystoneThroughBluetoothd(let name):
-            return "bluetoothd manages \(name), and Eddystone is advertised over raw HCI only (an advertisement "
-                + "registered with bluetoothd keeps its data, where EID and TLM change it): stop bluetoothd "
+        case .changingDataThroughBluetoothd(let name):
+            return "bluetoothd manages \(name), and Eddystone and secure beacons are advertised over raw HCI only (an "
+                + "advertisement registered with bluetoothd keeps its data, where EID and TLM change it): stop bluetoothd "
                 + "(`sudo systemctl stop bluetooth`) or name a controller with --hci"
         case .invalidAdvertisingParameters(let detail):
             return "invalid advertising parameters: \(detail)"

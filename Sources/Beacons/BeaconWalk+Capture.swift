@@ -27,7 +27,8 @@ public struct BeaconWalk: Sendable {
         public var frame: BeaconFrame
         public var address: BluetoothAddress
         public var path: [Waypoint]
-        /// An Eddystone-EID beacon's identifiers (its frame's identity is then replaced as they rotate).
+        /// An Eddystone-EID beacon's identifiers (its frame's identity is then replaced as they rotate); on an iBeacon
+        /// frame, a secure beacon's iBeacon form (major and minor replaced by each EID's first 4 bytes).
         public var ephemeralIDs: EphemeralIDSchedule?
 
         public init(
@@ -53,6 +54,8 @@ public struct BeaconWalk: Sendable {
 
     public var beacons: [Beacon]
     public var start: BTSnoopTimestamp
+    /// A walk's start unless given: a fixed time, so that the same walk writes the same file.
+    public static let defaultStart = BTSnoopTimestamp(unixSeconds: 1_700_000_000)
     /// Seconds of advertising; by default until the last waypoint of any beacon.
     public var duration: Double
     public var advertisingInterval: Double
@@ -64,7 +67,7 @@ public struct BeaconWalk: Sendable {
     public var telemetry: TelemetrySchedule?
 
     public init(
-        beacons: [Beacon], start: BTSnoopTimestamp = BTSnoopTimestamp(unixSeconds: 1_700_000_000),
+        beacons: [Beacon], start: BTSnoopTimestamp = BeaconWalk.defaultStart,
         duration: Double? = nil, advertisingInterval: Double = 0.1, pathLossExponent: Double = 2,
         rssiNoise: Double = 4, seed: UInt64 = 1, telemetry: TelemetrySchedule? = nil
     ) {

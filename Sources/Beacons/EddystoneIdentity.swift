@@ -16,6 +16,14 @@ extension BeaconIdentity {
         self.init(uuidStorage: (ephemeralID.value.bigEndian, 0), major: 0, minor: 0)
     }
 
+    /// A secure beacon's iBeacon form while its EID lasts: under `uuid` (the retailer's), the EID's first 4 bytes
+    /// as major and minor, big-endian, as the service resolves them.
+    public init(uuid: UUID, rotatingWith ephemeralID: EphemeralID) {
+        self.init(
+            uuid: uuid, major: UInt16(truncatingIfNeeded: ephemeralID.value >> 48),
+            minor: UInt16(truncatingIfNeeded: ephemeralID.value >> 32))
+    }
+
     /// No beacon: what an Eddystone-TLM sighting carries.
     static let none = BeaconIdentity(uuidStorage: (0, 0), major: 0, minor: 0)
 

@@ -60,13 +60,20 @@ public struct TelemetrySchedule: Hashable, Sendable {
 
 extension BeaconWalk {
     /// The advertising data of a beacon's `advert`-th advert (from 1), `elapsed` seconds into the walk: its frame,
-    /// an EID of the moment, or TLM in place of every `telemetry.every`-th advert of an Eddystone beacon.
+    /// an EID of the moment (for an iBeacon frame, major and minor from it), or TLM in place of every
+    /// `telemetry.every`-th advert of an Eddystone beacon.
     func advertisingData(of beacon: Beacon, advert: Int, elapsed: Double) -> [UInt8] {
         var frame = beacon.frame
         if frame.kind.isEddystone, let telemetry, advert % telemetry.every == 0 {
             return AdvertisingData.eddystone(.telemetry(telemetry.frame(advert: advert, elapsed: elapsed)))
         }
-        if let schedule = beacon.ephemeralIDs { frame.identity = BeaconIdentity(ephemeralID: schedule.id(at: elapsed)) }
+        if let schedule = beacon.ephemeralIDs {
+            // An iBeacon frame with EIDs is a secure beacon's iBeacon form.
+            let id = schedule.id(at: elapsed)
+            frame.identity =
+                frame.kind == .iBeacon
+                ? BeaconIdentity(uuid: frame.identity.uuid, rotatingWith: id) : BeaconIdentity(ephemeralID: id)
+        }
         return AdvertisingData.beacon(frame)
     }
 }

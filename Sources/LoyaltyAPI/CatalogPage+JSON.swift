@@ -65,6 +65,7 @@ extension Offer: JSONTableObject {
         .required("major", { $0.major }, { $0.major = $1 }),
         .required("minor", { $0.minor }, { $0.minor = $1 }),
         .required("per_shopper_limit", { $0.perShopperLimit }, { $0.perShopperLimit = $1 }),
+        .optional("presence_required", { $0.presenceRequired }, { $0.presenceRequired = $1 }),
         .optional("reshow_after_s", { $0.reshowAfterSeconds }, { $0.reshowAfterSeconds = $1 }),
         .required("retailer_id", { $0.retailerID }, { $0.retailerID = $1 }),
         .optional("starts_at", { $0.startsAt }, { $0.startsAt = $1 }),

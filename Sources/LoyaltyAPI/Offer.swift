@@ -70,11 +70,15 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
     public var totalLimit: Int?
     public var reshowAfterSeconds: Int?
     public var updatedAt: Date
+    /// In the catalog, true when the offer's beacon is secure: it is seen and redeemed only after a verified
+    /// sighting (docs/SECURE-BEACONS.md), so a client shows it only for a beacon the service resolved. Absent: false.
+    public var presenceRequired: Bool?
 
     public init(
         id: UUID, retailerID: UUID, major: UInt16, minor: UInt16, title: String, description: String? = nil,
         category: String? = nil, imageURL: String? = nil, startsAt: Date? = nil, endsAt: Date? = nil,
-        perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, updatedAt: Date
+        perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, updatedAt: Date,
+        presenceRequired: Bool? = nil
     ) {
         self.id = id
         self.retailerID = retailerID
@@ -90,6 +94,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         self.totalLimit = totalLimit
         self.reshowAfterSeconds = reshowAfterSeconds
         self.updatedAt = updatedAt
+        self.presenceRequired = presenceRequired
     }
 
     public enum CodingKeys: String, CodingKey {
@@ -103,6 +108,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         case totalLimit = "total_limit"
         case reshowAfterSeconds = "reshow_after_s"
         case updatedAt = "updated_at"
+        case presenceRequired = "presence_required"
     }
 
     /// Whether `date` lies in [starts_at, ends_at).

@@ -137,15 +137,19 @@ public final class StandbyReads: @unchecked Sendable {  // mutable state is guar
                     END AS lag
                 """
             )[0]
+            let inRecovery: Bool = try row.decode("in_recovery")
+            // A connection reaches one server for its life: out of recovery after it was in, that server is our
+            // standby promoted, and its rows are the cluster's newest.
+            let wasStandby = connection.standbyStatus.map { $0.inRecovery || $0.promoted } ?? false
             status = StandbyStatus(
-                checkedAt: now, inRecovery: try row.decode("in_recovery"),
+                checkedAt: now, inRecovery: inRecovery, promoted: !inRecovery && wasStandby,
                 lagSeconds: try row.decode("lag", as: Double?.self))
             connection.standbyStatus = status
             lock.lock()
             lagSeconds[connection.server] = status.inRecovery ? status.lagSeconds : nil
             lock.unlock()
         }
-        if !status.inRecovery {
+        if !status.inRecovery && !status.promoted {
             note(
                 .fallingBack(
                     .notStandby, server: connection.server,
@@ -203,5 +207,9 @@ extension PostgresConnection {
 struct StandbyStatus {
     var checkedAt: ContinuousClock.Instant
     var inRecovery: Bool
+    /// Out of recovery since this connection saw it in recovery: a failover promoted it. Its reads go on until
+    /// the balancer moves the connection (a read on a server just promoted would otherwise go to a primary that
+    /// may not yet be reachable, and fail).
+    var promoted: Bool
     var lagSeconds: Double?
 }

@@ -121,10 +121,10 @@ import Testing
     @Test func eddystoneIsRefusedWithWhatToDo() throws {
         let uid = try #require(EddystoneUID(parsing: "00112233445566778899:AABBCCDDEEFF"))
         let advertisement = try BeaconAdvertisement(.eddystone(EddystoneBroadcast(beacon: .uid(uid), measuredPower: -59)))
-        #expect(throws: RadioError.eddystoneThroughBluetoothd("hci0")) {
+        #expect(throws: RadioError.changingDataThroughBluetoothd("hci0")) {
             try BlueZAdvertiser(adapter: "hci0", advertisement: advertisement, busAddress: "unix:path=/nonexistent/bus")
         }
-        let message = RadioError.eddystoneThroughBluetoothd("hci0").description
+        let message = RadioError.changingDataThroughBluetoothd("hci0").description
         #expect(message.contains("raw HCI") && message.contains("systemctl stop bluetooth") && message.contains("--hci"))
     }
 

@@ -270,6 +270,10 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         var unsettled = 0
         var catalogReads = 0
         var catalogReadsFailed = 0
+        /// The failed reads' statuses (0: no answer within the timeout), each with how many.
+        var catalogReadFailures: [Int: Int] = [:]
+        /// When the failed reads were sent, in seconds from the fault (first and last).
+        var catalogReadFailuresSent: ClosedRange<Double>?
         var retriedAcceptsRefused = 0
         /// Seconds from the fault until writes were acknowledged again (the end of the longest pause).
         var writesBackAfter: Double?
@@ -278,7 +282,8 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
             "acknowledged \(acknowledged.map { "\($0.key.rawValue) \($0.value)" }.sorted().joined(separator: ", ")); "
                 + "lost \(lost.count) \(lost.prefix(5)); accepted twice \(acceptedTwice.count) \(acceptedTwice.prefix(5)); "
                 + "over a limit \(overLimit); 5xx other than 503: \(serverErrors.count) \(Set(serverErrors)); "
-                + "unsettled \(unsettled); catalog reads \(catalogReads), failed \(catalogReadsFailed); "
+                + "unsettled \(unsettled); catalog reads \(catalogReads), failed \(catalogReadsFailed) \(catalogReadFailures.sorted { $0.key < $1.key }) "
+                + "sent \(catalogReadFailuresSent.map { String(format: "%+.1f..%+.1f s", $0.lowerBound, $0.upperBound) } ?? "-"); "
                 + "till retries refused as accepted before \(retriedAcceptsRefused); "
                 + "writes back after \(writesBackAfter.map { String(format: "%.1f s", $0) } ?? "never")"
         }
@@ -352,7 +357,11 @@ final class ClusterWorkload: @unchecked Sendable {  // its state is behind the M
         }
         let reads = operations.filter { $0.kind == .catalog }
         verdict.catalogReads = reads.count
-        verdict.catalogReadsFailed = reads.filter { ![200, 304].contains($0.status) }.count
+        let failedReads = reads.filter { ![200, 304].contains($0.status) }
+        verdict.catalogReadsFailed = failedReads.count
+        verdict.catalogReadFailures = Dictionary(grouping: failedReads, by: \.status).mapValues(\.count)
+        let sent = failedReads.map { $0.started.timeIntervalSince(fault) }
+        if let first = sent.min(), let last = sent.max() { verdict.catalogReadFailuresSent = first...last }
         // The outage is the longest pause between write acknowledgements that ends after the fault: writes in
         // flight as the signal lands may still be acknowledged just after it.
         let acknowledgements = operations.filter {

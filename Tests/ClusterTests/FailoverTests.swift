@@ -61,6 +61,28 @@ import Testing
         let after = try loyalty.run(["sync", "--json"], environment: phone)
         #expect(after.status == 0, "\(after.stderr)")
     }
+
+    /// The standby promoted while the primary is unreachable (the balancer not yet routing to the new one): the
+    /// server's connections to the standby saw it in recovery, so it is our standby promoted, and they go on
+    /// answering reads rather than sending them to a primary that cannot answer (503).
+    @Test func readsGoOnThroughAStandbyThatWasPromoted() throws {
+        let pair = try StreamingStandby()
+        defer { pair.remove() }
+        let (primaryDatabase, standbyDatabase) = try pair.createDatabase("loyalty")
+        let server = try LoyaltyServerProcess(
+            databaseURL: primaryDatabase, environment: ["DATABASE_REPLICA_URL": standbyDatabase])
+        defer { server.stop() }
+        let phone = try server.shopperWithCatalog(retailerUUID: uuid, offers: 1)
+        try pair.waitForReplay()
+        #expect(try loyalty.run(["sync", "--full", "--json"], environment: phone).status == 0)
+
+        pair.primary.stop()
+        try pair.promoteStandby()
+        Thread.sleep(forTimeInterval: 1.2)  // past the connection's last standing check
+        let sync = try loyalty.run(["sync", "--full", "--json"], environment: phone)
+        #expect(sync.status == 0, "the promoted standby answers: \(sync.stderr)")
+        #expect(!server.log.contains(#""reason":"not_standby""#), "\(server.log)")
+    }
 }
 
 /// A till's accept whose answer is lost after the server committed it: `loyalty till accept` sends it again with

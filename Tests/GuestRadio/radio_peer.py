@@ -15,6 +15,9 @@ Control: one JSON object a line on stdin, one answer a line on stdout ({"ok": tr
 {"ok": false, "error": ...}). Operations:
   {"op": "advertise", "id": "a", "kind": "legacy"|"extended", "data": HEX, "interval_ms": 100, "rssi": -59,
    "address": "C1:C1:C1:C1:C1:C1"}
+  {"op": "advertise_secure", "id": "s", "file": PATH, "rssi": -59}  the secure beacon of a provisioning document
+                                                (`loyalty retailer beacon secure --output`): its EIDs, computed
+                                                here as Google's eidtools.py does, in its form, new at each window
   {"op": "stop", "id": "a"}                     (no id: every advertisement)
   {"op": "heard", "since": N}                   PDUs C1 heard from index N on, and the next index
   {"op": "features", "extended": true|false}    C0's LE Extended Advertising feature bit
@@ -27,6 +30,7 @@ The peer ends at the end of its input: when the test process dies, so do the pee
 
 import argparse
 import asyncio
+import datetime
 import json
 import os
 import signal
@@ -37,6 +41,7 @@ from bumble import hci, ll
 from bumble.controller import Controller, LegacyAdvertiser
 from bumble.link import LocalLink
 from bumble.transport import open_transport
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 # Spec defaults after Reset: Set Event Mask (Vol 4 Part E 7.3.1) and LE Set Event Mask (7.8.1).
 DEFAULT_EVENT_MASK = 0x00001FFFFFFFFFFF
@@ -217,11 +222,39 @@ class PeerController(FaithfulController):
                 't': time.monotonic()})
 
 
+def ephemeral_id(identity_key: bytes, exponent: int, counter: int) -> bytes:
+    """Eddystone-EID (eddystone-eid/eid-computation.md), independently of loyalty's own code."""
+    def aes(key, block):
+        encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+        return encryptor.update(block) + encryptor.finalize()
+    temporary_key = aes(identity_key, bytes(11) + b'\xff' + bytes(2) + (counter >> 16).to_bytes(2, 'big'))
+    return aes(temporary_key, bytes(11) + bytes([exponent]) + (counter >> exponent << exponent).to_bytes(4, 'big'))[:8]
+
+
+def secure_beacon_data(document, now: float, power: int = -59) -> tuple:
+    """The advertising data of a provisioning document's beacon at Unix time `now`, and when it next changes."""
+    counter_at = datetime.datetime.fromisoformat(document['counter_at'].replace('Z', '+00:00')).timestamp()
+    counter = document['counter'] + now - counter_at
+    exponent = document['exponent']
+    eid = ephemeral_id(bytes.fromhex(document['identity_key']), exponent, int(counter))
+    window = 1 << exponent
+    next_turn = now + (int(counter) // window + 1) * window - counter
+    flags = bytes([0x02, 0x01, 0x06])
+    if document['form'] == 'ibeacon':
+        uuid = bytes.fromhex(document['uuid'].replace('-', ''))
+        data = flags + bytes([0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + uuid + eid[:4] + bytes([power & 0xFF])
+    else:
+        frame = bytes([0x30, (power + 41) & 0xFF]) + eid
+        data = flags + bytes([0x03, 0x03, 0xAA, 0xFE, len(frame) + 3, 0x16, 0xAA, 0xFE]) + frame
+    return data, next_turn
+
+
 class Peer:
     def __init__(self, guest: FaithfulController, peer: PeerController):
         self.guest = guest
         self.peer = peer
         self.advertisements = {}
+        self.turns = {}
         self.guarded = None
 
     def advertise(self, request):
@@ -240,11 +273,29 @@ class Peer:
         self.advertisements[key] = asyncio.get_running_loop().call_soon(fire)
         return {}
 
+    def advertise_secure(self, request):
+        with open(request['file']) as file:
+            document = json.load(file)
+        key = request.get('id', 's')
+
+        def turn():
+            data, next_turn = secure_beacon_data(document, time.time())
+            self.advertise({**request, 'op': 'advertise', 'id': key, 'data': data.hex()})
+            self.turns[key] = asyncio.get_running_loop().call_later(max(0.0, next_turn - time.time()), turn)
+
+        turn()
+        data, _ = secure_beacon_data(document, time.time())
+        return {'data': data.hex()}
+
     def stop(self, request):
         keys = [request['id']] if 'id' in request else list(self.advertisements)
         for key in keys:
             if handle := self.advertisements.pop(key, None):
                 handle.cancel()
+        if request.get('op') == 'stop':
+            for key in [request['id']] if 'id' in request else list(self.turns):
+                if handle := self.turns.pop(key, None):
+                    handle.cancel()
         return {}
 
     def heard(self, request):

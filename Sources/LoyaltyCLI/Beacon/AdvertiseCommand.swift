@@ -45,6 +45,9 @@ private enum Advertise {
     static let eddystoneEID = Option<String>(
         "eddystone-eid", value: "KEYFILE",
         help: "Advertise an Eddystone-EID beacon with the identity key in KEYFILE (mode 0600; counter in KEYFILE.counter).")
+    static let secure = Option<String>(
+        "secure", value: "FILE",
+        help: "Broadcast the secure beacon of a provisioning document (`loyalty retailer beacon secure --output FILE`).")
     static let exponent = Option<UInt8>(
         "eid-exponent", value: "K", help: "A new EID every 2^K seconds, K 0...15 (default 10).",
         expected: "a whole number 0...15") { UInt8($0).flatMap { $0 <= EddystoneEID.maximumExponent ? $0 : nil } }
@@ -61,6 +64,7 @@ private enum Advertise {
 
     static let iBeacon: [any DeclaredOption] = [uuid, major, minor]
     static let eddystone: [any DeclaredOption] = [eddystoneUID, eddystoneURL, eddystoneEID]
+    static let beacons: [any DeclaredOption] = [uuid] + eddystone + [secure]
 }
 
 let advertiseCommand = Command(
@@ -94,19 +98,27 @@ let advertiseCommand = Command(
         as the frames change; --dry-run and --write list those changes through --duration. Eddystone goes over
         raw HCI only: beside a bluetoothd that manages the adapter it is refused (exit 69).
 
+        Secure beacons (docs/SECURE-BEACONS.md): --secure FILE broadcasts the beacon of the provisioning document
+        `loyalty retailer beacon secure --output FILE` wrote (mode 0600): its EID of now, from the document's
+        counter and counter_at and the time since, in the document's form, an Eddystone-EID frame or an iBeacon
+        under the retailer's UUID whose major and minor are the EID's first 4 bytes, replaced when the
+        2^K-second window turns. As Eddystone, over raw HCI only.
+
         EXAMPLES:
           loyalty beacon advertise --uuid 8F0C1DDC-11E5-4A07-8910-425941B072F9 --major 1 --minor 2
           loyalty beacon advertise --uuid 8F0C1DDC-11E5-4A07-8910-425941B072F9 --major 1 --minor 2 --dry-run
           loyalty beacon advertise --eddystone-eid beacon.key --eid-exponent 10 --tlm-every 10 --battery-mv 3000
+          loyalty beacon advertise --secure beacon-1-1.json
 
-        EXIT CODES: 0 done, 64 wrong arguments, 65 a key file that holds no key, 69 no radio, 74 FILE not written
-        or KEYFILE not read, 77 missing capabilities, a system bus that refuses this user or a KEYFILE others may read.
+        EXIT CODES: 0 done, 64 wrong arguments, 65 a key file that holds no key or a provisioning document that
+        is not one, 69 no radio, 74 FILE not written or KEYFILE not read, 77 missing capabilities, a system bus that
+        refuses this user or a KEYFILE or provisioning document others may read.
         """,
-    options: Advertise.iBeacon + Advertise.eddystone + [
+    options: Advertise.iBeacon + Advertise.eddystone + [Advertise.secure] + [
         Advertise.exponent, Advertise.telemetryEvery, Advertise.battery, Advertise.temperature,
         Advertise.measuredPower, Advertise.interval,
     ] + ControllerOptions.all + [Advertise.duration, Advertise.dryRun, Advertise.write, Advertise.extended, Advertise.json],
-    exclusiveOptions: ControllerOptions.exclusive + [[Advertise.uuid] + Advertise.eddystone],
+    exclusiveOptions: ControllerOptions.exclusive + [Advertise.beacons],
     run: runAdvertise
 )
 
@@ -185,8 +197,41 @@ private struct AdvertisedContent {
     var text: String
     var fields: [(String, JSONValue)]
 
-    var eddystone: EddystoneBroadcast? {
-        if case .eddystone(let broadcast) = beacon { broadcast } else { nil }
+    var eddystone: EddystoneBroadcast.Beacon? {
+        if case .eddystone(let broadcast) = beacon { broadcast.beacon } else { nil }
+    }
+}
+
+/// A secure beacon of its provisioning document, in its form, from its time counter of now: an Eddystone-EID
+/// beacon (without TLM, which the caller adds) or a rotating iBeacon.
+private func secureContent(_ file: SecureBeaconFile, measuredPower: Int8) throws -> AdvertisedContent {
+    let provisioning = file.provisioning
+    let counter = try file.counter(at: SystemBeaconClock().now())
+    let timeCounter = EIDTimeCounter(exponent: provisioning.exponent, start: counter)
+    let ephemeralID: @Sendable (UInt32) -> EphemeralID = { file.ephemeralID(counter: $0) }
+    let rotation = "a new identity every 2^\(provisioning.exponent) s, time counter \(Int(counter))"
+    let name = "secure beacon \(provisioning.major):\(provisioning.minor)"
+    var fields: [(String, JSONValue)] = [
+        ("secure", .string("\(provisioning.major):\(provisioning.minor)")),
+        ("eid_exponent", .int(Int(provisioning.exponent))), ("counter", .int(Int(counter))),
+    ]
+    switch provisioning.form {
+    case .eddystone:
+        fields.insert(("kind", .string("eddystone-eid")), at: 0)
+        return AdvertisedContent(
+            beacon: .eddystone(
+                EddystoneBroadcast(
+                    beacon: .eid(exponent: provisioning.exponent, startCounter: counter, ephemeralID: ephemeralID),
+                    measuredPower: measuredPower)),
+            text: "\(name) as Eddystone-EID (\(rotation))", fields: fields)
+    case .ibeacon:
+        fields.insert(contentsOf: [("kind", .string("ibeacon")), ("uuid", .string(provisioning.uuid.uuidString))], at: 0)
+        let beacon = RotatingIBeacon(
+            uuid: provisioning.uuid, measuredPower: measuredPower, timeCounter: timeCounter, ephemeralID: ephemeralID)
+        return AdvertisedContent(
+            beacon: .rotatingIBeacon(beacon),
+            text: "\(name) as an iBeacon of \(provisioning.uuid.uuidString), its major and minor from its EID (\(rotation))",
+            fields: fields)
     }
 }
 
@@ -215,7 +260,10 @@ private func advertisedContent(
         throw arguments.usageError("--major and --minor go with --uuid")
     }
     if keyFile == nil, arguments.isGiven(Advertise.exponent) {
-        throw arguments.usageError("--eid-exponent goes with --eddystone-eid")
+        throw arguments.usageError(
+            arguments.isGiven(Advertise.secure)
+                ? "--eid-exponent goes with --eddystone-eid: with --secure, K is the provisioning document's"
+                : "--eid-exponent goes with --eddystone-eid")
     }
     let telemetry = arguments.value(Advertise.telemetryEvery).map {
         TelemetrySchedule(
@@ -253,8 +301,18 @@ private func advertisedContent(
         fields = [
             ("kind", .string("eddystone-eid")), ("eid_exponent", .int(Int(exponent))), ("counter", .int(Int(counter))),
         ]
+    } else if let path = arguments.value(Advertise.secure) {
+        let secure = try secureContent(SecureBeaconFile(path: path), measuredPower: measuredPower)
+        guard let eid = secure.eddystone else {
+            if telemetry != nil {
+                throw arguments.usageError("--tlm-every applies to Eddystone beacons, and \(path)'s broadcasts as an iBeacon")
+            }
+            return secure
+        }
+        (beacon, text, fields) = (eid, secure.text, secure.fields)
     } else {
-        throw arguments.usageError("name the beacon: --uuid (with --major and --minor), --eddystone-uid, --eddystone-url or --eddystone-eid")
+        throw arguments.usageError(
+            "name the beacon: --uuid (with --major and --minor), --eddystone-uid, --eddystone-url, --eddystone-eid or --secure")
     }
     if let every = telemetry?.every {
         text += " with TLM every \(every) intervals"

@@ -1,5 +1,7 @@
 import Arguments
 import Beacons
+import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -42,6 +44,15 @@ private enum Simulate {
         "eid-counter", value: "N",
         help: "EID beacons' time counter at the start (default 65280, near a key roll-over).",
         expected: "a whole number, 0 to 4294967295") { UInt32($0) }
+    static let secure = Option<String>(
+        "secure", value: "FILE",
+        help: "The secure beacon of a provisioning document, walked as --walk secure@SECONDS=METRES,...")
+    static let at = Option<Date>(
+        "at", value: "TIME",
+        help: "When the walk starts, ISO 8601 (default: now with --secure, else 2023-11-14T22:13:20Z).",
+        expected: "an ISO 8601 date-time such as 2026-01-31T09:00:00Z", parse: LoyaltyJSON.parseTimestamp)
+    /// The walk spec's name for the beacon of --secure.
+    static let securePrefix = "secure@"
 }
 
 private let simulateCommand = Command(
@@ -55,37 +66,75 @@ private let simulateCommand = Command(
         NAMESPACE:INSTANCE@... (20 and 12 hex digits), an Eddystone-EID beacon eid:IDENTITYKEY:K@... (32 hex
         digits, a new EID every 2^K s from --eid-counter); --tlm-every interleaves their TLM frames.
 
+        --secure FILE reads a secure beacon's provisioning document (`loyalty retailer beacon secure --output
+        FILE`, mode 0600), and --walk secure@... walks that beacon: in the document's form (Eddystone-EID, or an
+        iBeacon under its UUID with the EID's first 4 bytes as major and minor), with the identities it
+        broadcasts over the walk from --at (default now; from the last whole second of its counter), as the
+        service resolves them. --at also dates the capture: a walk --at an hour ago is what a shopper recorded then.
+
         EXAMPLE:
           loyalty beacon simulate --walk 8F0C1DDC-11E5-4A07-8910-425941B072F9:1:1@0=12,10=1,20=12 --write walk.btsnoop
+          loyalty beacon simulate --secure beacon-1-1.json --walk secure@0=3,5=0.5,20=0.5 --write store.btsnoop
         """,
     options: [
         Simulate.walk, Simulate.write, Simulate.measuredPower, Simulate.interval, Simulate.noise, Simulate.seed,
         Simulate.extended, Simulate.json, Simulate.telemetryEvery, Simulate.battery, Simulate.eidCounter,
+        Simulate.secure, Simulate.at,
     ],
     run: runSimulate
 )
 
 private func runSimulate(_ arguments: ParsedArguments) throws {
     let file = arguments.required(Simulate.write)
-    let specs = arguments.values(Simulate.walk)
+    var specs = arguments.values(Simulate.walk)
+    let securePaths = specs.indices.filter { specs[$0].hasPrefix(Simulate.securePrefix) }
+    switch (arguments.isGiven(Simulate.secure), securePaths.isEmpty) {
+    case (false, false): throw arguments.usageError("--walk secure@... walks the beacon of --secure FILE: give it")
+    case (true, true): throw arguments.usageError("--secure FILE: walk its beacon with --walk secure@SECONDS=METRES,...")
+    default: break
+    }
+    let secure = try arguments.value(Simulate.secure).map(SecureBeaconFile.init(path:))
+    var start = arguments.value(Simulate.at)?.timeIntervalSince1970
+        ?? (secure == nil ? BeaconWalk.defaultStart.unixSeconds : SystemBeaconClock().now())
+    let secureCounter = try secure.map { file in
+        // The walk starts on the counter's last whole second, so that its windows turn when the beacon's do.
+        let counter = try file.counter(at: start)
+        start -= counter - counter.rounded(.down)
+        return UInt32(counter)
+    }
+    if let secure {
+        // An Eddystone-EID walk of the document's key and K; its iBeacon form is made from it below.
+        let eid = "eid:\(secure.provisioning.identityKey):\(secure.provisioning.exponent)@"
+        for index in securePaths { specs[index] = eid + specs[index].dropFirst(Simulate.securePrefix.count) }
+    }
     let power = arguments.value(Simulate.measuredPower) ?? -59
     let interval = arguments.value(Simulate.interval) ?? 100
     let noise = arguments.value(Simulate.noise) ?? 4
     let seed = arguments.value(Simulate.seed) ?? 1
 
     let counter = arguments.value(Simulate.eidCounter) ?? 65280
-    let beacons = try arguments.checked {
+    var beacons = try arguments.checked {
         try BeaconWalk.beacons(parsing: specs, measuredPower: power) { key, exponent, seconds in
+            let start = key == secure?.identityKey ? secureCounter ?? counter : counter
             let schedule = try? EphemeralIDSchedule(
-                identityKey: key, exponent: exponent, startCounter: counter, seconds: seconds)
+                identityKey: key, exponent: exponent, startCounter: start, seconds: seconds)
             return schedule ?? nil
+        }
+    }
+    if let provisioning = secure?.provisioning, provisioning.form == .ibeacon {
+        for index in securePaths {
+            beacons[index].frame.kind = .iBeacon
+            if let first = beacons[index].ephemeralIDs?.ids.first {
+                beacons[index].frame.identity = BeaconIdentity(uuid: provisioning.uuid, rotatingWith: first)
+            }
         }
     }
     let telemetry = arguments.value(Simulate.telemetryEvery).map {
         TelemetrySchedule(every: $0, batteryMillivolts: arguments.value(Simulate.battery) ?? 3000)
     }
     let walk = BeaconWalk(
-        beacons: beacons, advertisingInterval: interval / 1000, rssiNoise: noise, seed: seed, telemetry: telemetry)
+        beacons: beacons, start: BTSnoopTimestamp(unixSeconds: start), advertisingInterval: interval / 1000,
+        rssiNoise: noise, seed: seed, telemetry: telemetry)
     let format: AdvertisingReportFormat = arguments.flag(Simulate.extended) ? .extended : .legacy
     // Before the file is made: a time of 1e300 would fill the disk.
     try arguments.checked { try walk.checkSize(format: format) }

@@ -17,19 +17,7 @@ struct EddystoneKeyFile {
     /// The 16-byte key: 32 hex digits (spaces and line ends around them ignored) or the 16 bytes themselves.
     /// A file that others may read or write is refused (exit 77), as ssh refuses a private key's.
     func identityKey() throws -> [UInt8] {
-        let attributes: [FileAttributeKey: Any]
-        do { attributes = try FileManager.default.attributesOfItem(atPath: path) } catch {
-            throw CommandFailure("cannot read the identity key \(path): \(error.localizedDescription)", exitCode: ExitCode.ioError)
-        }
-        let mode = (attributes[.posixPermissions] as? Int ?? 0) & 0o777
-        guard mode & 0o077 == 0 else {
-            throw CommandFailure(
-                "the identity key \(path) may be read by others (mode \(String(mode, radix: 8))): "
-                    + "`chmod 600 \(path)`, and think of the key as seen", exitCode: ExitCode.noPermission)
-        }
-        guard let contents = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure("cannot read the identity key \(path)", exitCode: ExitCode.ioError)
-        }
+        let contents = try OwnerOnlyFile.contents(of: path, what: "the identity key")
         let text = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if text.count == 32, let key = [UInt8](pastedHex: text) { return key }
         guard contents.count == 16 else {

@@ -8,11 +8,46 @@ import LoyaltyClient
 #endif
 
 /// `loyalty doctor`'s checks beyond the radio: what `scan --notify` finds on the session bus, and what the scan
-/// as a systemd user service (loyalty-scan) has to reach the radio. Advice, not a verdict on beacon
+/// as a systemd user service (loyalty-scan) has to reach the radio, and whether the service secure beacons resolve
+/// through answers. Advice, not a verdict on beacon
 /// monitoring: neither changes doctor's exit status.
 enum DesktopDiagnosis {
     static func checks(radio: RadioDiagnosis) -> [RadioDiagnosis.Check] {
-        [notifications(), userService(radio: radio)]
+        [notifications(), userService(radio: radio), secureBeacons()]
+    }
+
+    /// Secure beacons resolve only through the service: whether the server this device uses (LOYALTY_SERVER, the
+    /// config, the default) answers now.
+    static func secureBeacons() -> RadioDiagnosis.Check {
+        let name = "secure-beacons"
+        let queued = "until then, what a scan hears of them is queued and sent at the next loyalty sync"
+        do {
+            let environment = CommandScope.environment
+            let config = try ClientHome(environment: environment).loadConfig()
+            let server = try config.serverURL(
+                flag: nil, environment: environment, plainHTTPAllowed: environment["LOYALTY_INSECURE_HTTP"] == "1")
+            let api = LoyaltyAPIClient(
+                server: server, timeouts: Timeouts(connect: 3, total: 5),
+                caFile: try config.caFile(flag: nil, environment: environment))
+            do {
+                try api.checkHealth()
+                return .init(
+                    name: name, status: .ok,
+                    detail: "the service at \(TerminalText.escaped(server.absoluteString)) answers: a scan resolves secure "
+                        + "beacons (identities that rotate, which only the service can map to their offers) as it hears them")
+            } catch {
+                return .init(
+                    name: name, status: .warning,
+                    detail: "secure beacons need the service reachable, and \(TerminalText.escaped(server.absoluteString)) "
+                        + "does not answer: \(TerminalText.escaped(String(describing: error)))",
+                    remedy: "check the network or --server/LOYALTY_SERVER; \(queued)")
+            }
+        } catch {
+            return .init(
+                name: name, status: .warning,
+                detail: "secure beacons need the service reachable, and no server is set up: \(TerminalText.escaped(String(describing: error)))",
+                remedy: "loyalty config set server URL; \(queued)")
+        }
     }
 
     static func notifications() -> RadioDiagnosis.Check {

@@ -23,7 +23,9 @@ let doctorCommand = Command(
         notification server answers on the session bus (scan --notify), and what the scan as a systemd
         user service (loyalty-scan) has to reach the radio: systemd --user grants no capabilities, so
         the program needs them as file capabilities (setcap), or, beside a bluetoothd that discovers,
-        BlueZ's D-Bus policy (the `bluetooth` group).
+        BlueZ's D-Bus policy (the `bluetooth` group); and whether the service answers (secure-beacons):
+        secure beacons' identities rotate and only the service resolves them, so without it their offers
+        wait until the next sync.
         """,
     options: ControllerOptions.all + [ScanOptions.power, Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
     run: runDoctor

@@ -29,6 +29,13 @@ extension ClientText {
             + "\(statistics.beaconFrames) beacon frames, \(statistics.malformed) malformed events skipped"
     }
 
+    /// What became of the secure beacons' sightings; nil when the scan heard none.
+    public static func secureSummary(_ counts: SecureBeaconResolver.Counts) -> String? {
+        guard counts != SecureBeaconResolver.Counts() else { return nil }
+        return "secure beacons: \(counts.resolved) sightings verified, \(counts.unresolved) not resolved, "
+            + "\(counts.queued) queued for the next sync, \(counts.dropped) dropped (too old or over the queue's bound)"
+    }
+
     /// The closing line of a NMEA log's replay.
     public static func summary(_ statistics: NMEAStream.Statistics) -> String {
         "replayed \(statistics.lines) NMEA lines: \(statistics.fixes) fixes, \(statistics.malformed) malformed lines skipped"

@@ -26,10 +26,14 @@ enum OfferScanOptions {
 /// The offers side of a scan, from the scan's arguments: the cache of this device, syncing at start
 /// and every minute unless --offline or the device has no account, and redeeming with `r`. With
 /// `interactive`, an offer stays until dismissed; otherwise for --dwell seconds. A sync or a redemption
-/// under way is abandoned once `interruption` asks.
+/// under way is abandoned once `interruption` asks. With an account, secure beacons are resolved through the
+/// service (queued for the next sync when --offline); a replay waits for each batch's answer.
 func openOfferSession(
-    _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil
-) throws -> (offers: OfferSession, redemption: ScanRedemption, home: ClientHome, hasAccount: Bool) {
+    _ arguments: ParsedArguments, interactive: Bool, interruption: Interruption? = nil, replaying: Bool = false
+) throws -> (
+    offers: OfferSession, redemption: ScanRedemption, home: ClientHome, hasAccount: Bool,
+    secure: SecureBeaconResolver?
+) {
     let context = try ClientContext(arguments)
     if let interruption { context.api.isCancelled = { interruption.isRequested } }
     let minimum = arguments.value(OfferScanOptions.minimumProximity) ?? .near
@@ -43,5 +47,11 @@ func openOfferSession(
     let redeemer = Result { () throws(ClientError) in
         Redeemer(cache: cache, api: context.api, credential: try context.deviceCredential().1, now: Date.init)
     }
-    return (offers, ScanRedemption(redeemer), context.home, hasAccount)
+    let secure = try hasAccount
+        ? SecureBeaconResolver(
+            offers: offers,
+            sender: online ? SightingSender(like: context.api, credential: try context.deviceCredential().1) : nil,
+            waitsForAnswers: replaying)
+        : nil
+    return (offers, ScanRedemption(redeemer), context.home, hasAccount, secure)
 }

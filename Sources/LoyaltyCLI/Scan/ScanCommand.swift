@@ -145,8 +145,9 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = CommandScope.interruption
-    let (offers, redemption, home, hasAccount) = try openOfferSession(
-        arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption)
+    let (offers, redemption, home, hasAccount, secure) = try openOfferSession(
+        arguments, interactive: ScanPrinter.isInteractive(output), interruption: interruption,
+        replaying: replay != nil)
     let environment = CommandScope.environment
     let printer = ScanPrinter(
         arguments, output: output, offers: offers, redemption: redemption, interruption: interruption,
@@ -154,6 +155,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
             arguments.value(ScanOptions.color) ?? .auto, standardOutputIsTerminal: output.isTerminal, environment: environment),
         cursorMoves: environment["TERM"] != "dumb")
     defer { printer.keys?.restore() }
+    printer.secure = secure
     if arguments.flag(NotifyOptions.notify) {
         let answering = NotificationAnswering(
             offers: offers, redemption: redemption, codeImages: home.dataDirectory.appendingPathComponent("codes"))
@@ -171,7 +173,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     var scan = CombinedScan(
         beacons: try BeaconScanSession(
             offers: offers, regions: regions, ranging: ranging, exitTimeout: exitTimeout, output: printer,
-            syncWarned: syncWarned),
+            syncWarned: syncWarned, secure: secure),
         stores: try location.map { _ in try geofenceSession(arguments, offers: offers, output: printer) })
     if let replay {
         var pacing = ReplayPacing()

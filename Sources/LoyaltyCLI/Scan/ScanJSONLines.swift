@@ -56,13 +56,20 @@ public struct ScanJSONLines {
         ]).text
     }
 
-    /// The replay's closing line: what the capture held.
-    public func line(_ statistics: CaptureStatistics) -> String {
-        JSONValue.object([
+    /// The replay's closing line: what the capture held, and what became of the secure beacons' sightings.
+    public func line(_ statistics: CaptureStatistics, secure: SecureBeaconResolver.Counts? = nil) -> String {
+        var fields: [(String, JSONValue)] = [
             ("event", .string("summary")), ("records", .int(statistics.records)),
             ("advertising_reports", .int(statistics.advertisingReports)),
             ("beacon_frames", .int(statistics.beaconFrames)), ("malformed_skipped", .int(statistics.malformed)),
-        ]).text
+        ]
+        if let secure {
+            fields += [
+                ("secure_resolved", .int(secure.resolved)), ("secure_unresolved", .int(secure.unresolved)),
+                ("secure_queued", .int(secure.queued)), ("secure_dropped", .int(secure.dropped)),
+            ]
+        }
+        return JSONValue.object(fields).text
     }
 
     /// The closing line of a NMEA log: what it held.

@@ -151,6 +151,8 @@ final class ScanPrinter: ScanOutput {
     /// What to run for offers to show (`ClientText.noOffersHint`), said once the scan runs (its first
     /// event), so that a scan that fails at once says only why.
     var hint: String?
+    /// The scan's secure-beacon resolution, whose counts the summary gives.
+    var secure: SecureBeaconResolver?
 
     private func sayHint() {
         guard let hint else { return }
@@ -170,10 +172,11 @@ final class ScanPrinter: ScanOutput {
     /// The closing lines of a replay or a live scan (`live`: its records are the radio's events) and what
     /// came of the offers; on a screen, broken to its width.
     func summary(_ statistics: CaptureStatistics, live: Bool = false) {
-        if output.isJSON { return output.line(lines.line(statistics)) }
+        if output.isJSON { return output.line(lines.line(statistics, secure: secure?.counts)) }
         let offerSummary = ClientText.offerSummary(
             shown: offers.shownCount, redeemed: redeemed, dismissed: dismissed, waiting: offers.waitingCount)
-        for line in [ClientText.summary(statistics, live: live), offerSummary] {
+        let secureSummary = secure.flatMap { ClientText.secureSummary($0.counts) }
+        for line in [ClientText.summary(statistics, live: live), offerSummary] + (secureSummary.map { [$0] } ?? []) {
             if showsScreen { notice(line) } else { output.error(line) }
         }
     }

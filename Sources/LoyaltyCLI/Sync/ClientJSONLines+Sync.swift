@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -10,7 +11,20 @@ extension ClientJSONLines {
             ("event", .string("synced")), ("pushed", .int(report.pushed)), ("full", .bool(report.fullCatalog)),
             ("catalog_changed", .bool(report.catalogChanged)), ("offers_received", .int(report.offersReceived)),
             ("offers_removed", .int(report.offersRemoved)), ("seen_pulled", .int(report.seenPulled)),
-            ("cached_offers", .int(report.cachedOffers)),
+            ("cached_offers", .int(report.cachedOffers)), ("sightings_resolved", .int(report.sightings.resolved)),
+            ("sightings_unresolved", .int(report.sightings.unresolved)),
+            ("sightings_dropped", .int(report.sightings.dropped)),
+            (
+                "verified_offers",
+                .array(
+                    report.sightings.offers.map { offer in
+                        JSONValue.object([
+                            ("id", .string(offer.offer.id.uuidString.lowercased())),
+                            ("retailer", .string(offer.retailer.name)), ("major", .int(Int(offer.offer.major))),
+                            ("minor", .int(Int(offer.offer.minor))), ("title", .string(offer.offer.title)),
+                        ])
+                    })
+            ),
         ])
     }
 }

@@ -13,8 +13,20 @@ extension ClientText {
             } else {
                 "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
             }
+        let sightings = report.sightings
+        let secure =
+            sightings == SyncEngine.SightingsSent()
+            ? ""
+            : "; secure beacons: \(sightings.resolved) queued sightings verified, \(sightings.unresolved) not resolved, "
+                + "\(sightings.dropped) dropped (too old)"
+        // A presence offer of a visit the queued sightings verified: the sync is where the shopper learns it.
+        let verified = sightings.offers.map { offer in
+            "\nyour visit near \(TerminalText.escaped(offer.retailer.name)) \(offer.offer.major):\(offer.offer.minor) is "
+                + "verified: \"\(TerminalText.escaped(offer.offer.title))\" (loyalty redeem \(offer.identity))"
+        }.joined()
         return
             "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
+            + secure + verified
     }
 
     /// The progress line `sync` keeps on a terminal.

@@ -42,7 +42,8 @@ let syncCommand = Command(
             cache = try context.openCache()
         }
         let progress = SyncProgressLine(context.output)
-        let report = try context.syncEngine(cache).sync(full: full, area: area, progress: progress.show)
+        let report = try context.syncEngine(cache).sync(
+            full: full, area: area, showingVerifiedOffers: true, progress: progress.show)
         progress.finish()
         context.output.emit(text: ClientText.synced(report), json: ClientJSONLines.synced(report))
     })

@@ -49,6 +49,17 @@ extension OfferCache {
         -- (ProcessIdentity): a row left by a process that is gone is an offer seen and never shown.
         CREATE TABLE showing (offer_id TEXT PRIMARY KEY, claimant TEXT NOT NULL) WITHOUT ROWID;
         """,
+        """
+        -- What a scan heard of secure beacons and could not send (offline, or the service unreachable), for the
+        -- next sync: an Eddystone EID (16 hex digits), or a rotating iBeacon (uuid, major, minor). Server time.
+        CREATE TABLE sightings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, eid TEXT, uuid TEXT, major INTEGER, minor INTEGER,
+            heard_at REAL NOT NULL, rssi INTEGER);
+        -- 1: the offer's beacon is secure, and its offer shows only for a beacon the service resolved. The offers
+        -- cached before it was known come again at a full sync: the cursor is forgotten.
+        ALTER TABLE offers ADD COLUMN presence_required INTEGER NOT NULL DEFAULT 0;
+        DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
+        """,
     ]
 
     func migrate() throws(ClientError) {

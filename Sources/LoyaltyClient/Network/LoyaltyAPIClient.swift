@@ -175,6 +175,18 @@ public final class LoyaltyAPIClient {
         try call("POST", "/v1/seen", credential: credential, body: SeenPush(items: items))
     }
 
+    /// `GET /healthz`: whether the service answers at all.
+    public func checkHealth() throws(ClientError) {
+        _ = try exchange("GET", "/healthz")
+    }
+
+    /// `POST /v1/sightings`: what the device heard of secure beacons; the answer lists those that resolved.
+    public func resolveSightings(_ sightings: [Sighting], _ credential: Credential) throws(ClientError)
+        -> SightingResolution
+    {
+        try call("POST", "/v1/sightings", credential: credential, body: SightingBatch(sightings: sightings))
+    }
+
     public func seen(since cursor: String?, _ credential: Credential) throws(ClientError) -> SeenPage {
         try call(
             "GET", "/v1/seen", query: cursor.map { ["since": $0] } ?? [:], credential: credential,

@@ -14,6 +14,8 @@ public final class OfferSession {
     public private(set) var regions: [BeaconIdentityConstraint]
     /// The cached retailers' names by proximity UUID: what the screen calls their beacons.
     public private(set) var retailerNames: [UUID: String]
+    /// The cached retailers, by name.
+    public private(set) var retailers: [CatalogRetailer]
     /// The offers this session showed (claimed and recorded as seen).
     public private(set) var shownCount = 0
     /// The cached stores, whose geofences a scan with a location monitors.
@@ -27,6 +29,8 @@ public final class OfferSession {
     private let syncInterval: Double
     private let deviceClock: () -> Date
     private var serverOrigin: (time: Double, serverTime: Date)?
+    /// Seconds the server's clock is ahead of the device's, as the last sync learned.
+    private var serverTimeOffset: Double
     private var lastSync: Date?
     /// The last snapshot's time and server time: when an offer shown between snapshots is shown.
     private var lastSnapshot: (time: Double, serverTime: Date)?
@@ -34,6 +38,9 @@ public final class OfferSession {
     /// looked up, and a beacon not heard for its tracking age is forgotten (looked up again if it comes
     /// back), so made-up identities heard over a long scan do not pile up here.
     private var resolved: [BeaconIdentity: ResolvedOffer?] = [:]
+    /// Whether the service resolved a secure identity heard by this scan to the beacon, valid at the server time:
+    /// an offer that requires presence shows only then, not for a static clone of its beacon (nil: never).
+    public var presenceVerified: ((BeaconIdentity, Date) -> Bool)?
     /// Offers a scan claimed and was killed before showing (`OfferCache.unshown`): recorded as seen, they
     /// show here as if they were not, until shown.
     private var unshown: Set<UUID>
@@ -52,16 +59,18 @@ public final class OfferSession {
         presenter = OfferPresenter(
             minimumProximity: minimumProximity, holding: holding,
             seen: try cache.seen().filter { !unshown.contains($0.key) })
-        (regions, retailerNames) = try Self.regions(cache)
+        retailers = try cache.retailers()
+        (regions, retailerNames) = Self.regions(retailers)
         stores = try cache.stores()
         syncArea = try cache.catalogArea
+        serverTimeOffset = try cache.serverTimeOffset
     }
 
+    /// The server's clock now: the device clock plus the offset learned at the last sync.
+    public func serverNow() -> Date { deviceClock().addingTimeInterval(serverTimeOffset) }
+
     /// The regions and retailer names of the cached retailers (by name, so a UUID two share is the first's).
-    private static func regions(_ cache: OfferCache) throws(ClientError)
-        -> ([BeaconIdentityConstraint], [UUID: String])
-    {
-        let retailers = try cache.retailers()
+    private static func regions(_ retailers: [CatalogRetailer]) -> ([BeaconIdentityConstraint], [UUID: String]) {
         let names = Dictionary(retailers.map { ($0.uuid, $0.name) }) { first, _ in first }
         let regions = names.keys.sorted { $0.uuidString < $1.uuidString }.map { BeaconIdentityConstraint(uuid: $0) }
         return (regions, names)
@@ -112,9 +121,16 @@ public final class OfferSession {
         }
         forgetResolutions(keeping: beacons)
         let table = resolved
+        let verified = presenceVerified
         lastSnapshot = (time, serverTime)
         return try claimed(
-            presenter.update(time: time, serverTime: serverTime, beacons: beacons, resolve: { table[$0] ?? nil }),
+            presenter.update(
+                time: time, serverTime: serverTime, beacons: beacons,
+                resolve: { identity in
+                    guard let offer = table[identity] ?? nil else { return nil }
+                    if offer.offer.presenceRequired == true, verified?(identity, serverTime) != true { return nil }
+                    return offer
+                }),
             show: show)
     }
 
@@ -201,12 +217,14 @@ public final class OfferSession {
     private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
         lastSync = now
         let report = try sync.sync(area: syncArea)
+        serverTimeOffset = try cache.serverTimeOffset
         for (offerID, seenAt) in try cache.seen() where !unshown.contains(offerID) {
             presenter.noteSeen(offerID, at: seenAt)
         }
         if report.catalogChanged {
             resolved = [:]
-            (regions, retailerNames) = try Self.regions(cache)
+            retailers = try cache.retailers()
+            (regions, retailerNames) = Self.regions(retailers)
             stores = try cache.stores()
             catalogRevision += 1
         }

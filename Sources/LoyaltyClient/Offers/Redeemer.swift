@@ -52,7 +52,10 @@ public struct Redeemer {
     public func redeem(_ offer: ResolvedOffer) throws(ClientError) -> Redemption {
         // The server redeems only an offer in the account's seen set: sightings not sent yet (a scan offline) go
         // first. As best it can: if they cannot go, the redemption's own answer says what is wrong.
-        _ = try? SyncEngine(cache: cache, api: api, credential: credential, now: now).pushOutbox()
+        let engine = SyncEngine(cache: cache, api: api, credential: credential, now: now)
+        // Sightings first: a presence offer's seen item is taken only after its beacon's.
+        _ = try? engine.sendSightings()
+        _ = try? engine.pushOutbox()
         let key = try cache.idempotencyKey(forRedeeming: offer.offer.id, now: now()) {
             UUID().uuidString.lowercased()
         }

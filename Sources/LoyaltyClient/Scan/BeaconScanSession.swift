@@ -7,6 +7,8 @@ public struct BeaconScanSession {
     public var monitor: RegionMonitor
     public let offers: OfferSession
     public let output: ScanOutput
+    /// Resolves secure beacons' identities through the service; nil when the scan does not (no account).
+    public let secure: SecureBeaconResolver?
     private var syncWarned: Bool
     /// The catalog revision whose retailers the monitor watches; nil when its regions do not follow the
     /// catalog (given on the command line, or every UUID heard).
@@ -16,8 +18,9 @@ public struct BeaconScanSession {
     /// regions are the retailers the cache knows, reloaded after a sync changes the catalog.
     public init(
         ranger: Ranger, monitor: RegionMonitor, offers: OfferSession, output: ScanOutput, syncWarned: Bool,
-        followsCatalog: Bool = false
+        followsCatalog: Bool = false, secure: SecureBeaconResolver? = nil
     ) {
+        self.secure = secure
         self.ranger = ranger
         self.monitor = monitor
         self.offers = offers
@@ -30,7 +33,7 @@ public struct BeaconScanSession {
     /// those every UUID heard.
     public init(
         offers: OfferSession, regions: [BeaconIdentityConstraint], ranging: Ranger.Configuration, exitTimeout: Double,
-        output: ScanOutput, syncWarned: Bool
+        output: ScanOutput, syncWarned: Bool, secure: SecureBeaconResolver? = nil
     ) throws(InvalidBeaconConfiguration) {
         let monitored = regions.isEmpty ? offers.regions : regions
         var monitor = try RegionMonitor(
@@ -40,11 +43,14 @@ public struct BeaconScanSession {
         ranger.knownUUIDs = Set(regions.map(\.uuid) + offers.regions.map(\.uuid))
         self.init(
             ranger: ranger, monitor: monitor, offers: offers, output: output, syncWarned: syncWarned,
-            followsCatalog: regions.isEmpty && !monitored.isEmpty)
+            followsCatalog: regions.isEmpty && !monitored.isEmpty, secure: secure)
     }
 
-    public mutating func observe(_ sighting: BeaconSighting) throws {
+    public mutating func observe(_ heard: BeaconSighting) throws {
         reloadRegionsIfSynced()
+        // A secure beacon's identity, once the service resolved it, is its beacon.
+        let sighting = try secure?.resolve(heard) ?? heard
+        try secure?.advance(to: sighting.time)
         let output = output
         monitor.observe(sighting) { output.report($0) }
         if let snapshot = ranger.observe(sighting) { try report(snapshot) }
@@ -53,6 +59,7 @@ public struct BeaconScanSession {
     /// The clock tick: what fell due by `time`, region exits and the ranging snapshot.
     public mutating func advance(to time: Double) throws {
         reloadRegionsIfSynced()
+        try secure?.advance(to: time)
         let output = output
         monitor.advance(to: time) { output.report($0) }
         if let snapshot = ranger.advance(to: time) { try report(snapshot) }
@@ -85,6 +92,7 @@ public struct BeaconScanSession {
 
     /// Everything due up to `time`, and the last snapshot: the end of a replay or a scan.
     public mutating func finish(at time: Double) throws {
+        try secure?.finish()
         monitor.advance(to: time) { output.report($0) }
         try report(ranger.snapshot(at: time))
         try output.beaconsFinished()

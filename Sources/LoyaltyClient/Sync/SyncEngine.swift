@@ -27,6 +27,8 @@ public struct SyncReport: Sendable, Equatable {
     /// This device's redemptions a till accepted since the last sync.
     public var codesAccepted = 0
     public var cachedOffers = 0
+    /// The queued sightings of secure beacons this sync sent, and what became of them.
+    public var sightings = SyncEngine.SightingsSent()
 
     public init() {}
 }
@@ -55,14 +57,18 @@ public struct SyncEngine {
 
     /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). With
     /// `area`, the cache keeps only the part of the catalog around a point; a sync for another area (or
-    /// for the whole catalog after an area) fetches a full page.
+    /// for the whole catalog after an area) fetches a full page. `showingVerifiedOffers`: the caller shows the
+    /// presence offers of the visits the queued sightings verify (`loyalty sync`), so they are recorded as seen; a
+    /// scan's own sync leaves them to the scan, which shows them when their beacon is near.
     public func sync(
-        full: Bool = false, area: CatalogArea? = nil, progress: (SyncProgress) -> Void = { _ in }
+        full: Bool = false, area: CatalogArea? = nil, showingVerifiedOffers: Bool = false,
+        progress: (SyncProgress) -> Void = { _ in }
     )
         throws(ClientError) -> SyncReport
     {
         var report = SyncReport()
         if full { try cache.forgetCursors() }
+        report.sightings = try sendSightings(recordingOffers: showingVerifiedOffers)
         report.pushed = try pushOutbox(progress: progress)
         try pullCatalog(into: &report, area: area, progress: progress)
         progress(.pullingSeen)
@@ -105,6 +111,7 @@ public struct SyncEngine {
             }
             var fresh = SyncReport()
             fresh.pushed = report.pushed
+            fresh.sightings = report.sightings
             report = fresh
             guard try pullPages(since: nil, etag: nil, area: area, into: &report, progress: progress) else {
                 throw .protocolViolation("the server refused a catalog request without a cursor as expired")

@@ -59,10 +59,15 @@ extension Database {
                 ORDER BY version LIMIT \(limit + 1)
                 """,
                 """
-                SELECT * FROM offers
-                WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
-                    AND (deleted_at IS NULL OR \(delta))
-                ORDER BY version LIMIT \(limit + 1)
+                -- presence_required: the offer is on a secure beacon (making a beacon secure moves its offers'
+                -- versions, so devices learn it at their next sync).
+                SELECT o.*, EXISTS (SELECT 1 FROM secure_beacons b
+                        WHERE b.retailer_id = o.retailer_id AND b.major = o.major AND b.minor = o.minor)
+                    AS presence_required
+                FROM offers o
+                WHERE o.version > \(after) AND o.version <= (SELECT version FROM catalog_feed WHERE singleton)
+                    AND (o.deleted_at IS NULL OR \(delta))
+                ORDER BY o.version LIMIT \(limit + 1)
                 """,
                 """
                 SELECT * FROM stores
@@ -179,10 +184,13 @@ extension Database {
         // One more than fits, to know whether another page follows.
         let offers = try connection.query(
             """
-            SELECT * FROM offers
-            WHERE retailer_id = ANY(\(retailerIDs)::uuid[]) AND deleted_at IS NULL AND version <= \(head.version)
-                AND id > \(offersAfter)
-            ORDER BY id LIMIT \(room + 1)
+            SELECT o.*, EXISTS (SELECT 1 FROM secure_beacons b
+                    WHERE b.retailer_id = o.retailer_id AND b.major = o.major AND b.minor = o.minor)
+                AS presence_required
+            FROM offers o
+            WHERE o.retailer_id = ANY(\(retailerIDs)::uuid[]) AND o.deleted_at IS NULL AND o.version <= \(head.version)
+                AND o.id > \(offersAfter)
+            ORDER BY o.id LIMIT \(room + 1)
             """
         ).map { row throws(PostgresError) in try Offer(row: row) }
         page.offers = Array(offers.prefix(room))
@@ -210,7 +218,9 @@ extension Offer {
             perShopperLimit: try row.decode("per_shopper_limit"),
             totalLimit: try row.decode("total_limit", as: Int?.self),
             reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
-            updatedAt: try row.decode("updated_at"))
+            updatedAt: try row.decode("updated_at"),
+            // Only the catalog's reads have the column; true or absent.
+            presenceRequired: row["presence_required"] == "t" ? true : nil)
     }
 }
 

@@ -17,18 +17,28 @@ extension Database {
         // A whole second: the document states the moment at which the counter had its value.
         let counterAt = Date(timeIntervalSince1970: clock().timeIntervalSince1970.rounded(.down))
         try pool.withConnection { connection in
-            try connection.query(
-                """
-                INSERT INTO secure_beacons (retailer_id, major, minor, exponent, form, key_id, sealed_key,
-                    counter_origin, counter_at)
-                VALUES (\(retailer.id), \(Int(major)), \(Int(minor)), \(Int(exponent)), \(form.rawValue), \(keyID),
-                    \(sealed), \(SecureBeacon.initialCounter), \(counterAt))
-                ON CONFLICT (retailer_id, major, minor) DO UPDATE SET
-                    exponent = excluded.exponent, form = excluded.form, key_id = excluded.key_id,
-                    sealed_key = excluded.sealed_key, counter_origin = excluded.counter_origin,
-                    counter_at = excluded.counter_at
-                """
-            )
+            try connection.transaction { connection in
+                try connection.query(
+                    """
+                    INSERT INTO secure_beacons (retailer_id, major, minor, exponent, form, key_id, sealed_key,
+                        counter_origin, counter_at)
+                    VALUES (\(retailer.id), \(Int(major)), \(Int(minor)), \(Int(exponent)), \(form.rawValue), \(keyID),
+                        \(sealed), \(SecureBeacon.initialCounter), \(counterAt))
+                    ON CONFLICT (retailer_id, major, minor) DO UPDATE SET
+                        exponent = excluded.exponent, form = excluded.form, key_id = excluded.key_id,
+                        sealed_key = excluded.sealed_key, counter_origin = excluded.counter_origin,
+                        counter_at = excluded.counter_at
+                    """
+                )
+                // The beacon's offers take new versions (the feed's trigger fires on an UPDATE naming title), so
+                // the catalog brings devices their presence_required at the next sync.
+                try connection.query(
+                    """
+                    UPDATE offers SET title = title
+                    WHERE retailer_id = \(retailer.id) AND major = \(Int(major)) AND minor = \(Int(minor))
+                        AND deleted_at IS NULL
+                    """)
+            }
         }
         return BeaconProvisioning(
             major: major, minor: minor, identityKey: Hex.text(identityKey), exponent: exponent, form: form,

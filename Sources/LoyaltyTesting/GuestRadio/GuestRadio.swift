@@ -120,6 +120,8 @@ public final class GuestRadio: @unchecked Sendable {
             "-chardev", "socket,id=hci,path=\(hciSocket)", "-device", "virtconsole,chardev=hci",
             "-chardev", "socket,id=control,path=\(controlSocket),server=on,wait=off",
             "-device", "virtconsole,chardev=control",
+            // QEMU's user network: the guest reaches the host's loopback at 10.0.2.2 (`hostURL`).
+            "-netdev", "user,id=net", "-device", "virtio-net-pci,netdev=net",
         ]
         qemu.standardInput = FileHandle.nullDevice
         qemu.standardOutput = FileHandle.nullDevice
@@ -197,6 +199,18 @@ public final class GuestRadio: @unchecked Sendable {
             (try? String(contentsOfFile: "\(results)/\(name).\(suffix)", encoding: .utf8)) ?? ""
         }
         return GuestCommandResult(status: 0, stdout: text("out"), stderr: text("err"))
+    }
+
+    /// `url` (a server the test runs on the host's 127.0.0.1) as the guest reaches it: QEMU's user network maps
+    /// 10.0.2.2 to the host's loopback. Brings the guest's network interface up the first time.
+    public func hostURL(_ url: String) throws(GuestRadioError) -> String {
+        let up = try run(
+            "ip -o -4 addr show | grep -q 10.0.2.15 && exit 0; modprobe virtio_net || exit 1; "
+                + "for _ in $(seq 50); do dev=$(ls /sys/class/net | grep -v '^lo$' | head -1); [ -n \"$dev\" ] && break; sleep 0.1; done; "
+                + "ip link set \"$dev\" up && ip addr add 10.0.2.15/24 dev \"$dev\" && ip route add default via 10.0.2.2",
+            timeout: 60)
+        guard up.status == 0 else { throw .failed("cannot bring the guest's network up: \(up.stdout)\(up.stderr)") }
+        return url.replacingOccurrences(of: "127.0.0.1", with: "10.0.2.2")
     }
 
     /// Attaches the peer's controller as hci0 (modprobe hci_uart, btattach) and waits for it.

@@ -60,6 +60,16 @@ public final class RadioPeer: @unchecked Sendable {
         _ = try request(message)
     }
 
+    /// Advertises the secure beacon of a provisioning document (`loyalty retailer beacon secure --output FILE`) as
+    /// `id`: the peer computes its EIDs itself (as Google's eidtools.py does, not with loyalty's code) from the
+    /// document's key, K and counter and the host's clock, in the document's form, and replaces the data when the
+    /// window turns. Returns the advertising data of now.
+    @discardableResult
+    public func advertiseSecure(file: String, id: String = "s", rssi: Int = -59) throws(GuestRadioError) -> [UInt8] {
+        let answer = try request(["op": "advertise_secure", "id": id, "file": file, "rssi": rssi])
+        return bytes(hex: answer["data"] as? String ?? "")
+    }
+
     /// Stops the advertisement named `id`, or every one.
     public func stop(id: String? = nil) throws(GuestRadioError) {
         var message: [String: Any] = ["op": "stop"]
