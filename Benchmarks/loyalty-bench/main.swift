@@ -144,7 +144,10 @@ if let million, wants("client") { try benchClient(replaying: million.url, report
 if wants("geo") { try geoBench() }
 if wants("json") { try benchJSON() }
 if wants("retailer") { try benchRetailer() }
-if wants("radio") { try benchRadio() }
+if wants("radio") {
+    try benchRadio()
+    try benchScanPower()
+}
 
 let command = "make bench" + (sections.isEmpty ? "" : " BENCH=\"\(arguments.dropFirst().joined(separator: " "))\"")
 print("\n== every figure of this run (`\(command)`, \(ISO8601DateFormatter().string(from: Date())))\n")

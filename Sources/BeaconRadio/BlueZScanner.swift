@@ -37,6 +37,17 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
         }
     }
 
+    /// Whether bluetoothd offers passive monitoring on `adapter` (org.bluez.AdvertisementMonitorManager1: BlueZ 5.66
+    /// only with its experimental interfaces, `bluetoothd -E`).
+    public static func bluetoothdOffersAdvertisementMonitors(adapter: String?) -> Bool {
+        guard let bus = try? MessageBus.system(), bus.nameHasOwner("org.bluez") else { return false }
+        let reply = try? bus.call(
+            destination: "org.bluez", path: "/org/bluez/\(HCITransport.adapterName(adapter))",
+            interface: "org.freedesktop.DBus.Properties", method: "Get",
+            arguments: [.string("org.bluez.AdvertisementMonitorManager1"), .string("SupportedMonitorTypes")])
+        return reply != nil
+    }
+
     public init(adapter: String? = nil, clock: any BeaconClock = MonotonicBeaconClock()) throws(RadioError) {
         let name = HCITransport.adapterName(adapter)
         do { bus = try MessageBus.system() } catch { throw .bluez(name, error.description) }
@@ -47,7 +58,8 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
     }
 
     public func run(
-        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
+        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in },
+        onResume: (_ time: Double, _ slept: Double) -> Void = { _, _ in }, _ onEvent: (HCIEventPacket) -> Void
     ) throws(RadioError) {
         do throws(DBusFailure) {
             try bus.addMatch(
@@ -74,6 +86,11 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
                 let wait = ticker.waitMilliseconds(clock: clock)
                 let signal = try bus.nextSignal(timeoutMilliseconds: wait, wakeup: wakeup.readEnd)
                 if signal == nil, wakeup.isSignalled { break }
+                // bluetoothd restarts its discovery after a resume itself; a change read now may be from before.
+                if let slept = ticker.sleepEnded(clock: clock) {
+                    onResume(clock.now(), slept)
+                    continue
+                }
                 if let signal, let event = advertisingReport(from: signal) {
                     onEvent(HCIEventPacket(bytes: event, time: clock.now()))
                 }

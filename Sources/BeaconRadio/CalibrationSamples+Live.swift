@@ -8,7 +8,7 @@ extension CalibrationSamples {
     {
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { scanner.cancel() }
         var heard = CalibrationSamples(of: identity)
-        try scanner.run(tickInterval: nil, onTick: { _ in }) { packet in
+        try scanner.run(tickInterval: nil, onTick: { _ in }, onResume: { _, _ in }) { packet in
             for sighting in HCIEvent.beaconSightings(inEvent: packet.bytes, at: packet.time) { heard.add(sighting) }
         }
         return heard

@@ -21,7 +21,7 @@ public struct HCIEventPacket: Hashable, Sendable {
 /// only when the controller supports LE Extended Advertising, else legacy), delivers every LE meta
 /// event and, between them, a tick every `tickInterval` seconds until `cancel()`, then leaves
 /// scanning as it found it. The ticks let time advance in a quiet room: exits and tracking ages fall due although
-/// nothing is heard. `run` must be called from one thread at a time;
+/// nothing is heard. With nothing heard it wakes only for the ticks: no busy timers. `run` must be called from one thread at a time;
 /// `cancel` may be called from any thread, hence `@unchecked Sendable`.
 public final class LEScanner: @unchecked Sendable {
     public let adapter: String
@@ -52,7 +52,8 @@ public final class LEScanner: @unchecked Sendable {
     /// `tickInterval` seconds have passed since the last tick, until `cancel()` is called; then disables
     /// scanning. Throws when the scan cannot be started or the socket fails.
     public func run(
-        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in }, _ onEvent: (HCIEventPacket) -> Void
+        tickInterval: Double? = nil, onTick: (Double) -> Void = { _ in },
+        onResume: (_ time: Double, _ slept: Double) -> Void = { _, _ in }, _ onEvent: (HCIEventPacket) -> Void
     ) throws(RadioError) {
         // A scan already on (another program's, the kernel's background scan, a crashed run) makes the
         // parameters command fail with Command Disallowed: then it is paused for ours and resumed after,
@@ -73,6 +74,12 @@ public final class LEScanner: @unchecked Sendable {
                 let wait = ticker.waitMilliseconds(clock: clock)
                 let event = try socket.readEvent(timeoutMilliseconds: draining ? 0 : wait, wakeup: wakeup.readEnd)
                 if event == nil, wakeup.isSignalled { break }
+                if let slept = ticker.sleepEnded(clock: clock) {
+                    try resume()
+                    draining = false
+                    onResume(clock.now(), slept)
+                    continue
+                }
                 if let event {
                     draining = true
                     if event[0] == UInt8(EVT_LE_META_EVENT) { onEvent(HCIEventPacket(bytes: event, time: clock.now())) }
@@ -90,6 +97,21 @@ public final class LEScanner: @unchecked Sendable {
         if foundScanning { _ = try? socket.send(commands.enable) }
         if let failure { throw failure }
     }
+
+    /// After a suspend: drops the events that wait in the socket (heard before the sleep, or stale by now) and
+    /// programs the scan again, since the kernel or the controller's power-down may have stopped it.
+    private func resume() throws(RadioError) {
+        var dropped = 0
+        while dropped < Self.mostEventsDroppedAtResume, try socket.readEvent(timeoutMilliseconds: 0, wakeup: nil) != nil {
+            dropped += 1
+        }
+        _ = try? socket.send(commands.disable)
+        try socket.send(commands.parameters)
+        try socket.send(commands.enable)
+    }
+
+    /// A socket's buffer of reports: more than this and the controller is sending new ones as fast as they go.
+    static let mostEventsDroppedAtResume = 10_000
 
     /// How long reports gather in the socket once all there were are read: a store's beacons send about a
     /// thousand a second, and waking for each cost more than handling it (1.5 % of a core at that rate, 0.4 %

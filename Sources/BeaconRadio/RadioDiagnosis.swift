@@ -103,6 +103,29 @@ public struct RadioDiagnosis: Hashable, Sendable {
         return Check(name: "scan-path", status: .ok, detail: detail)
     }
 
+    /// What the scan's radio costs on the path it takes (`scanPath`): the duty cycle `power` asks for, and what is
+    /// missing where that path cannot give it.
+    public static func scanPower(_ power: ScanPower, transport: HCITransport) -> Check {
+        let asked = "--power \(power.rawValue): \(power.summary)"
+        guard case .kernel(let adapter) = transport, (try? scansThroughBluetoothd(transport: transport)) == true else {
+            let path = if case .kernel = transport { "raw HCI" } else { "H4 (\(transport))" }
+            return Check(
+                name: "scan-power", status: .ok,
+                detail: "\(asked), programmed with LE Set Scan Parameters (or the extended command) over \(path)")
+        }
+        let monitors = BlueZScanner.bluetoothdOffersAdvertisementMonitors(adapter: adapter)
+        // Ok all the same: monitoring and ranging work, at a cost the detail states.
+        return Check(
+            name: "scan-power", status: .ok,
+            detail: "\(asked); but through bluetoothd's discovery the scan listens as that discovery does (active: scan "
+                + "requests to every advertiser, bluetoothd's own duty cycle)",
+            remedy: monitors
+                ? "bluetoothd offers AdvertisementMonitorManager1, which this version does not use yet: stop the other "
+                    + "program's discovery so the scan takes the raw path"
+                : "bluetoothd offers no AdvertisementMonitorManager1 (start it with --experimental); or stop the other "
+                    + "program's discovery so the scan takes the raw path")
+    }
+
     /// Which path `beacon advertise` takes, and why.
     private static func advertisePath(adapter: String?) -> Check {
         let name = HCITransport.adapterName(adapter)

@@ -8,6 +8,13 @@ import Foundation
 public protocol BeaconClock: Sendable {
     /// Seconds on this clock's scale.
     func now() -> Double
+    /// Seconds the machine has been suspended since it booted, which `now()` does not count (a clock that
+    /// counts them, or cannot tell, says 0). A live scan compares it between two reads to notice a resume.
+    var sleptSeconds: Double { get }
+}
+
+extension BeaconClock {
+    public var sleptSeconds: Double { 0 }
 }
 
 /// Wall-clock time in seconds since the Unix epoch, the scale BTSnoop captures use, so live and
@@ -20,7 +27,8 @@ public struct SystemBeaconClock: BeaconClock {
 
 /// Live time: Unix seconds at the start, then advanced by the monotonic clock, so `t` reads like a
 /// capture's timestamps but never jumps when the wall clock is set (NTP, a suspended laptop's resync).
-/// Timers and tracking ages measured on it hold across such jumps.
+/// Timers and tracking ages measured on it hold across such jumps. CLOCK_MONOTONIC stops while the machine
+/// is suspended: time asleep is not time unheard. CLOCK_BOOTTIME runs on, so their difference is the sleep.
 public struct MonotonicBeaconClock: BeaconClock {
     private let origin: (unix: Double, monotonic: Double)
 
@@ -28,9 +36,17 @@ public struct MonotonicBeaconClock: BeaconClock {
 
     public func now() -> Double { origin.unix + (Self.monotonicSeconds() - origin.monotonic) }
 
-    private static func monotonicSeconds() -> Double {
+    public var sleptSeconds: Double {
+        // Monotonic first: the other order reads a hair less than 0 while awake.
+        let monotonic = Self.monotonicSeconds()
+        return max(0, Self.seconds(CLOCK_BOOTTIME) - monotonic)
+    }
+
+    private static func monotonicSeconds() -> Double { seconds(CLOCK_MONOTONIC) }
+
+    private static func seconds(_ clock: clockid_t) -> Double {
         var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
+        clock_gettime(clock, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

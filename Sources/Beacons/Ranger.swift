@@ -128,6 +128,8 @@ public struct Ranger: Sendable {
         var lastSeen: Double
         /// A snapshot has shown this beacon as `.unknown` since it was last heard.
         var reportedLost = false
+        /// Last heard before a suspend: shown unknown until heard again, then started afresh.
+        var heardBeforeSleep = false
         /// What the last snapshot showed (`range`).
         var shownProximity = Proximity.unknown
         var shownDistance: Double?
@@ -149,9 +151,10 @@ public struct Ranger: Sendable {
         @inline(__always)
         mutating func record(_ sighting: BeaconSighting, configuration: Configuration) {
             // A beacon heard again after being lost starts afresh: its old level and trend are stale.
-            if sighting.time - lastSeen >= configuration.maxTrackingAge {
+            if sighting.time - lastSeen >= configuration.maxTrackingAge || heardBeforeSleep {
                 filter.reset()
                 classifier.reset()
+                heardBeforeSleep = false
             }
             kind = sighting.frame.kind
             lastRSSI = sighting.rssi
@@ -176,7 +179,7 @@ public struct Ranger: Sendable {
 
         /// Sets the class and distance a snapshot at `time` shows; marks the track lost when it is.
         mutating func range(at time: Double, configuration: Configuration) {
-            guard time - lastSeen < configuration.maxTrackingAge else {
+            guard time - lastSeen < configuration.maxTrackingAge, !heardBeforeSleep else {
                 reportedLost = true
                 (shownProximity, shownDistance) = (.unknown, nil)
                 return
@@ -343,6 +346,13 @@ public struct Ranger: Sendable {
         let tick = max(nextTick, ((time - origin) / interval).rounded(.down))
         nextTick = tick + 1
         return snapshot(at: origin + tick * interval)
+    }
+
+    /// The machine resumed from a suspend: what was heard before it is no longer current, so every beacon
+    /// tracked shows unknown until heard again (and then starts afresh, its old level stale). Live time leaves
+    /// the sleep out, so without this a beacon heard just before it would show as present just after.
+    public mutating func resume() {
+        for index in tracks.indices { tracks[index].heardBeforeSleep = true }
     }
 
     /// The state at `time` (typically the end of a replay), outside the tick schedule.

@@ -112,20 +112,28 @@ public enum ProximityTrial {
 
     /// The snapshot classes of `method` on `walk` (its first beacon), one per second of the sightings'
     /// clock, as (time, class).
-    /// `margins` are the engine's.
-    public static func snapshots(_ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard)
-        -> [(time: Double, proximity: Proximity)]
-    {
+    /// `margins` are the engine's. `power` samples the walk as that profile's scan windows hear it (a window of
+    /// LE_Scan_Window at the start of each LE_Scan_Interval from the walk's start), with the tracking age the
+    /// scan gives that profile; an advertisement between windows is only the clock's tick.
+    public static func snapshots(
+        _ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard, power: ScanPower = .high
+    ) -> [(time: Double, proximity: Proximity)] {
         let model = DistanceModel(pathLossExponent: walk.pathLossExponent)
+        let start = walk.start.unixSeconds
+        func heard(_ time: Double) -> Bool {
+            power.window == power.interval
+                || (time - start).truncatingRemainder(dividingBy: power.intervalSeconds) < power.windowSeconds
+        }
         var out: [(time: Double, proximity: Proximity)] = []
         switch method {
         case .engine, .kalmanThreshold:
             var ranger = try! Ranger(
                 configuration: Ranger.Configuration(
-                    distanceModel: model, proximityRule: method == .engine ? .evidence : .threshold,
-                    proximityMargins: margins))
+                    maxTrackingAge: max(5, power.minimumTrackingAge), distanceModel: model,
+                    proximityRule: method == .engine ? .evidence : .threshold, proximityMargins: margins))
             walk.forEachAdvert { sighting, _ in
-                if let snapshot = ranger.observe(sighting) {
+                let snapshot = heard(sighting.time) ? ranger.observe(sighting) : ranger.advance(to: sighting.time)
+                if let snapshot {
                     out.append((snapshot.time, snapshot.beacons.first?.proximity ?? .unknown))
                 }
             }
@@ -136,6 +144,7 @@ public enum ProximityTrial {
             var nextTick = 1.0
             walk.forEachAdvert { sighting, _ in
                 let time = sighting.time
+                guard heard(time) else { return }
                 if let origin, time >= origin + nextTick {
                     let tick = (time - origin).rounded(.down)
                     nextTick = tick + 1
@@ -152,13 +161,13 @@ public enum ProximityTrial {
     }
 
     /// Scores `method` on `walk` against the class of the walk's true distance.
-    public static func score(_ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard)
-        -> ProximityScore
-    {
+    public static func score(
+        _ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard, power: ScanPower = .high
+    ) -> ProximityScore {
         let model = DistanceModel(pathLossExponent: walk.pathLossExponent)
         let beacon = walk.beacons[0]
         let start = walk.start.unixSeconds
-        let shown = snapshots(method, walk: walk, margins: margins)
+        let shown = snapshots(method, walk: walk, margins: margins, power: power)
         // The 10 ms steps of the second before `time` (walk time) in which the shopper stood still.
         func stillSteps(before time: Double) -> Int {
             (0..<100).count { step in

@@ -91,6 +91,10 @@ class FaithfulController(Controller):
         # Which command set enabled the scan: it decides the report format, as on a real controller.
         self.scan_commands = None
         self.reported = set()
+        # The last scan parameters (type, interval, window) and when the scan was enabled: the controller listens
+        # only in a window of LE_Scan_Window at the start of each LE_Scan_Interval, as a real one does.
+        self.scan_parameters = None
+        self.scan_enabled_at = None
 
     def set_extended(self, supported):
         """LE Extended Advertising in the LE features, and its commands in the supported commands."""
@@ -119,7 +123,14 @@ class FaithfulController(Controller):
         self.le_event_mask = DEFAULT_LE_EVENT_MASK
         return super().on_hci_reset_command(command)
 
+    def on_hci_le_set_scan_parameters_command(self, command):
+        if not self.le_scan_enable:
+            self.scan_parameters = [command.le_scan_type, command.le_scan_interval, command.le_scan_window]
+        return super().on_hci_le_set_scan_parameters_command(command)
+
     def on_hci_le_set_extended_scan_parameters_command(self, command):
+        if not self.le_scan_enable:  # the LE 1M PHY's, the first
+            self.scan_parameters = [command.scan_types[0], command.scan_intervals[0], command.scan_windows[0]]
         if self.le_scan_enable:  # as the legacy command already does (Vol 4 Part E 7.8.64)
             return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
         return super().on_hci_le_set_extended_scan_parameters_command(command)
@@ -136,6 +147,14 @@ class FaithfulController(Controller):
 
     def _scan_enabled(self, commands):
         self.scan_commands = commands if self.le_scan_enable else None
+        self.scan_enabled_at = time.monotonic() if self.le_scan_enable else None
+
+    def listening(self):
+        """Whether the scan's window is open now (always when the window is the interval)."""
+        if self.scan_parameters is None or self.scan_enabled_at is None:
+            return True
+        _, interval, window = self.scan_parameters
+        return (time.monotonic() - self.scan_enabled_at) % (interval * 0.000625) < window * 0.000625
         self.reported = set()
 
     def send_hci_packet(self, packet):
@@ -153,7 +172,7 @@ class FaithfulController(Controller):
             super().on_ll_advertising_pdu(packet)
 
     def on_advertising_pdu(self, pdu):
-        if not self.le_scan_enable:
+        if not self.le_scan_enable or not self.listening():
             return
         extended = isinstance(pdu, ll.AdvExtInd)
         if extended and self.scan_commands != 'extended':
@@ -294,6 +313,7 @@ class Peer:
     def state(self, request):
         return {
             'scanning': self.guest.le_scan_enable, 'scan_commands': self.guest.scan_commands,
+            'scan_parameters': self.guest.scan_parameters,
             'advertising': self.guest.is_advertising}
 
     def guard(self, request):

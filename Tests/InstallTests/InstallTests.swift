@@ -140,6 +140,8 @@ import Testing
             }, uniquingKeysWith: { $1 })
         let command = try #require(settings["ExecStart"])
         #expect(command == "/usr/local/bin/loyalty scan --notify --notify-on offers,enter")
+        // The radio listens 10 % of the time unless the config's scan_power says otherwise (issue 47).
+        #expect(settings["Environment"] == "LOYALTY_SCAN_POWER_DEFAULT=low")
         #expect(settings["Restart"] == "on-failure" && settings["KillSignal"] == "SIGTERM")
         #expect(settings["StandardOutput"] == "journal" && settings["WantedBy"] == "default.target")
 

@@ -54,6 +54,8 @@ private enum Matey {
 private final class RecordedOutput: ScanOutput {
     var lines: [String] = []
     var times: [Double] = []
+    /// Each snapshot's time and the proximities it showed.
+    var snapshots: [(time: Double, proximities: [Proximity])] = []
 
     func snapshotDue(_ snapshot: RangingSnapshot) {}
     func show(_ offer: OfferPresentation) -> () -> Void { {} }
@@ -62,6 +64,7 @@ private final class RecordedOutput: ScanOutput {
         times.append(event.time)
     }
     func report(_ snapshot: RangingSnapshot, shown: OfferPresentation?) {
+        snapshots.append((snapshot.time, snapshot.beacons.map(\.proximity)))
         lines.append("range \(snapshot.beacons.count)" + (shown.map { " offer \($0.offer.offer.title)" } ?? ""))
         times.append(snapshot.time)
     }
@@ -89,7 +92,7 @@ private final class CaptureSource: SightingSource, @unchecked Sendable {
         self.staysOn = staysOn
     }
 
-    func listen(_ onEvent: ([BeaconSighting], Double) -> Void) throws {
+    func listen(onResume: (Double) -> Void, _ onEvent: ([BeaconSighting], Double) -> Void) throws {
         let capture = try AdvertisingCapture(path: file)
         var event: [BeaconSighting] = []
         while !cancelled, let sighting = try capture.nextSighting() {
@@ -104,6 +107,18 @@ private final class CaptureSource: SightingSource, @unchecked Sendable {
     }
 
     func cancel() { lock.withLock { stopped = true } }
+}
+
+/// A radio that hears the sushi beacon every 0.1 s up to 3 s, then the machine sleeps and resumes at 3.5 s
+/// (live time leaves the sleep out), then nothing is heard: a tick each second up to 15 s.
+private final class SleepingRadio: SightingSource, @unchecked Sendable {
+    func listen(onResume: (Double) -> Void, _ onEvent: ([BeaconSighting], Double) -> Void) throws {
+        for tenth in 0...30 { onEvent([Matey.sighting(at: Double(tenth) / 10)], Double(tenth) / 10) }
+        onResume(3.5)
+        for second in 4...15 { onEvent([], Double(second)) }
+    }
+
+    func cancel() {}
 }
 
 /// A simulated walk past the sushi beacon: 12 m away, 1 m at 10 s, 12 m again at 20 s.
@@ -139,6 +154,21 @@ private func walkCapture() throws -> String {
         try session.finish(at: 20)
         #expect(output.lines.suffix(2) == ["range 0", "finished"])
         #expect(output.times == output.times.sorted())
+    }
+
+    /// Issue 47: after a resume the ranging shows no beacon from before the sleep as current (the tracking age,
+    /// 5 s, would have kept it near until 8 s), and the region exits after 10 s of silence awake, not earlier.
+    @Test func aResumeShowsNoBeaconFromBeforeTheSleepAndExitsNoRegionEarly() throws {
+        let output = RecordedOutput()
+        let scan = LiveScan(CombinedScan(beacons: try Matey.beacons(try Matey.offers(), output: output), stores: nil))
+        try scan.run(SleepingRadio(), positions: nil)
+        let before = try #require(output.snapshots.last { $0.time <= 3 })
+        #expect(before.proximities.count == 1 && before.proximities[0] != .unknown)
+        let after = output.snapshots.filter { $0.time > 3.5 }
+        #expect(!after.isEmpty && after.allSatisfy { $0.proximities.allSatisfy { $0 == .unknown } }, "\(after)")
+        let exit = "exit \(Matey.uuid.uuidString)"
+        #expect(output.lines.filter { $0 == exit }.count == 1)
+        #expect(output.lines.firstIndex(of: exit).map { output.times[$0] } == 13)
     }
 
     @Test func storesEnterOnTheFirstFixInsideAndExitAfterTheDelayBeyondTheMargin() throws {

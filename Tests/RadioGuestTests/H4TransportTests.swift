@@ -144,12 +144,12 @@ import Testing
 }
 
 /// A program running in the background, its output collected to files.
-private final class Started {
+final class Started {
     let process = Process()
     private let out: URL
     private let err: URL
 
-    init(_ binary: Binary, _ arguments: [String]) throws {
+    init(_ binary: Binary, _ arguments: [String], environment: [String: String] = [:]) throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("started-\(getpid())-\(UUID().uuidString)")
         out = base.appendingPathExtension("out")
         err = base.appendingPathExtension("err")
@@ -159,6 +159,7 @@ private final class Started {
         process.executableURL = launched.executable
         process.arguments = launched.arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["LOYALTY_HOME": scratchHome.path]) { $1 }
+            .merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice

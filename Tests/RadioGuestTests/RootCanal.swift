@@ -14,8 +14,9 @@ final class RootCanal {
     }
 
     /// Starts it and waits for both "Listening on" lines (never probing a port: a connection that closes
-    /// at once kills it).
-    init() throws {
+    /// at once kills it). With `sniffingInto`, each connection's HCI packets go to a pcap file there, as the
+    /// controller saw them.
+    init(sniffingInto directory: URL? = nil) throws {
         let binary = try Self.binaryPath()
         let ports = try (0..<5).map { _ in try LoopbackSocket.freePort() }
         legacyPort = ports[0]
@@ -29,7 +30,8 @@ final class RootCanal {
             "-configuration",
             "tcp_server { tcp_port: \(legacyPort) configuration { features { le_extended_advertising: false } } } "
                 + "tcp_server { tcp_port: \(extendedPort) }",
-        ]
+        ] + (directory == nil ? [] : ["-enable_hci_sniffer"])
+        if let directory { process.currentDirectoryURL = directory }
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle

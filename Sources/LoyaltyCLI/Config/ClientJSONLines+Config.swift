@@ -15,6 +15,7 @@ extension ClientJSONLines {
             ("connect_timeout_s", config.connectTimeoutSeconds.map { .double($0) } ?? .null),
             ("total_timeout_s", config.totalTimeoutSeconds.map { .double($0) } ?? .null),
             ("ca_file", config.caFile.map { .string($0) } ?? .null),
+            ("scan_power", config.scanPower.map { .string($0.rawValue) } ?? .null),
             ("retailer", config.retailer.map { .string($0.credentials.name) } ?? .null),
             (
                 "muted_retailers",

@@ -22,6 +22,7 @@ extension ClientText {
             connect_timeout_s  \(seconds(config.connectTimeoutSeconds, default: 5))
             total_timeout_s    \(seconds(config.totalTimeoutSeconds, default: 30))
             ca_file            \(config.caFile.map(TerminalText.escaped) ?? "- (the system's CAs)")
+            scan_power         \(config.scanPower?.rawValue ?? "- (high; the user unit's low)")
             retailer           \(retailer)
             \(attention(shown.preferences))
             """

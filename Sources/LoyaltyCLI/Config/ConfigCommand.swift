@@ -1,4 +1,5 @@
 import Arguments
+import Beacons
 import Foundation
 import JSONCoding
 import LoyaltyAPI
@@ -21,6 +22,8 @@ private let configKeysText = """
       total_timeout_s    seconds to give up on a request (default 30; --timeout wins)
       ca_file            a PEM file of the CAs to trust for https instead of the system's, for a
                          server whose certificate a private CA signed (--ca-file and LOYALTY_CA_FILE win)
+      scan_power         the radio's duty cycle for `loyalty scan` without --power: high, balanced or
+                         low (default high; the user unit's low, LOYALTY_SCAN_POWER_DEFAULT, yields to it)
       retailer           the retailer's id, name, proximity UUID and API key (`retailer register`,
                          `retailer key set`; `retailer key show` prints the key)
 
@@ -72,7 +75,7 @@ private let configShow = Command(
 private let configSet = Command(
     name: "set",
     summary:
-        "Set one key: server, connect_timeout_s, total_timeout_s, ca_file; or the account's quiet_hours, offers_per_hour, offers_per_day.",
+        "Set one key: server, connect_timeout_s, total_timeout_s, ca_file, scan_power; or the account's quiet_hours, offers_per_hour, offers_per_day.",
     discussion: """
         `loyalty config set server https://loyalty.example.com` points every later command at that server
         (a URL that is not http or https with a host is refused, exit 64; so is plain http to another
@@ -115,6 +118,12 @@ private let configSet = Command(
             saved = .string(path)
         case "quiet_hours", "offers_per_hour", "offers_per_day":
             return try setAttention(key, value, arguments)
+        case "scan_power":
+            guard let power = ScanPower(rawValue: value) else {
+                throw arguments.usageError("scan_power takes high, balanced or low, not '\(value)'")
+            }
+            config.scanPower = power
+            saved = .string(value)
         case "connect_timeout_s", "total_timeout_s":
             guard let seconds = Option<Double>.positiveSeconds(value) else {
                 throw arguments.usageError("\(key) takes seconds greater than 0, not '\(value)'")

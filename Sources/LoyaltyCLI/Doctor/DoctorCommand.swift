@@ -15,6 +15,9 @@ let doctorCommand = Command(
         Checks kernel Bluetooth support (AF_BLUETOOTH), adapters, the capabilities a live scan needs
         (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features, and says which path a scan takes:
         raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers; and advertising (advertise-path).
+        scan-power says the duty cycle a scan asks for (--power, else the config's scan_power, else
+        LOYALTY_SCAN_POWER_DEFAULT, else high) and, through bluetoothd's discovery, that the scan listens
+        as bluetoothd does (active) and what is missing for passive listening there.
         Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
         FILE` works regardless). Then, as advice that does not change the exit status: whether a
         notification server answers on the session bus (scan --notify), and what the scan as a systemd
@@ -24,12 +27,16 @@ let doctorCommand = Command(
         secure beacons' identities rotate and only the service resolves them, so without it their offers
         wait until the next sync.
         """,
-    options: ControllerOptions.all + [Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
+    options: ControllerOptions.all + [ScanOptions.power, Doctor.json], exclusiveOptions: ControllerOptions.exclusive,
     run: runDoctor
 )
 
 private func runDoctor(_ arguments: ParsedArguments) throws {
-    let diagnosis = RadioDiagnosis.examine(transport: ControllerOptions.transport(arguments))
+    let transport = ControllerOptions.transport(arguments)
+    var diagnosis = RadioDiagnosis.examine(transport: transport)
+    if diagnosis.checks.contains(where: { $0.name == "scan-path" }) {
+        diagnosis.checks.append(RadioDiagnosis.scanPower(try scanPower(arguments), transport: transport))
+    }
     let desktop = RadioDiagnosis(checks: DesktopDiagnosis.checks(radio: diagnosis))
     let output = CommandScope.output(json: arguments.flag(Doctor.json))
     if output.isJSON {

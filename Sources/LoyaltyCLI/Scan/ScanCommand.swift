@@ -19,6 +19,12 @@ enum ScanOptions {
     static let active = Flag("active", help: "Active scanning: ask advertisers for scan responses (default passive).")
     static let filterDuplicates = Flag(
         "filter-duplicates", help: "Let the controller drop duplicate adverts (fewer RSSI samples).")
+    static let power = Option<ScanPower>(
+        "power", value: "PROFILE",
+        help: "Radio duty cycle: high (listen all the time), balanced (25 %, passive) or low (10 %, passive); "
+            + "default: the config's scan_power, else LOYALTY_SCAN_POWER_DEFAULT (the user unit's low), else high.",
+        expected: "high, balanced or low"
+    ) { ScanPower(rawValue: $0) }
     static let color = Option<ColorChoice>(
         "color", value: "WHEN",
         help: "Colour the screen: auto (default: a terminal whose TERM is not dumb, without NO_COLOR), always, never.",
@@ -27,7 +33,7 @@ enum ScanOptions {
 
     static let all: [any DeclaredOption] = [
         replay, ClientOptions.json, region, exitTimeout, trackingAge, snapshotInterval, realtime, active, filterDuplicates,
-        color,
+        power, color,
     ] + ControllerOptions.all
 }
 
@@ -67,6 +73,19 @@ let scanCommand = Command(
         with standard input not a terminal it ends, saying how many did not show. q ends the scan as
         Ctrl-C does, with its summary (and a damaged capture's error). Ctrl-Z gives the shell its terminal
         back; fg takes single keys again and draws the table anew.
+
+        Power: --power high listens all the time (today's scan, for a shopper looking at the screen);
+        balanced listens passively 182.5 ms every 730 ms (25 %, Android's BALANCED) and low 140 ms every
+        1,400 ms (10 %, Android's LOW_POWER). A beacon advertising every 100 ms is entered within about
+        0.7 s (balanced) or 1.4 s (low). A slower scan hears a beacon less often, so its exit timeout and
+        tracking age are at least what a beacon advertising once a second needs to be heard in: balanced
+        25.6 s and 8.8 s, low 64.4 s and 22.4 s (a longer --exit-timeout or --tracking-age is kept).
+        Through bluetoothd's discovery the scan is bluetoothd's (active); `loyalty doctor` says which.
+
+        Suspend: live time leaves out the time the machine sleeps, so a region whose exit fell due before
+        the sleep exits at the resume and the others keep the silence they had; what waited unread from
+        before the sleep is dropped, the scan is programmed again, and beacons from before the sleep show
+        unknown until heard again.
 
         Live scanning needs a Bluetooth adapter and CAP_NET_RAW + CAP_NET_ADMIN; `loyalty doctor` says
         what this machine lacks. Live time is the monotonic clock and runs while nothing is heard. Ctrl-C,
@@ -117,9 +136,12 @@ private func runScan(_ arguments: ParsedArguments) throws {
         }
     }
     let regions = arguments.values(ScanOptions.region)
+    // A replay keeps the capture's samples as they are: the power profile is the live radio's.
+    let power = replay == nil ? try scanPower(arguments) : .high
+    let snapshotInterval = arguments.value(ScanOptions.snapshotInterval) ?? 1
     let ranging = Ranger.Configuration(
-        snapshotInterval: arguments.value(ScanOptions.snapshotInterval) ?? 1,
-        maxTrackingAge: arguments.value(ScanOptions.trackingAge) ?? 5)
+        snapshotInterval: snapshotInterval,
+        maxTrackingAge: max(arguments.value(ScanOptions.trackingAge) ?? 5, power.minimumTrackingAge))
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = CommandScope.interruption
@@ -147,7 +169,7 @@ private func runScan(_ arguments: ParsedArguments) throws {
     if !output.isJSON {
         printer.hint = ClientText.noOffersHint(hasAccount: hasAccount, cachedOffers: try offers.cache.offerCount)
     }
-    let exitTimeout = arguments.value(ScanOptions.exitTimeout) ?? 10
+    let exitTimeout = max(arguments.value(ScanOptions.exitTimeout) ?? 10, power.minimumExitTimeout)
     var scan = CombinedScan(
         beacons: try BeaconScanSession(
             offers: offers, regions: regions, ranging: ranging, exitTimeout: exitTimeout, output: printer,
@@ -169,11 +191,24 @@ private func runScan(_ arguments: ParsedArguments) throws {
                 if let log = statistics.log { printer.summary(log) }
             })
     } else {
-        let options = LEScanOptions(
+        let options = power.options(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
-        let radio = RadioSightings(try openScanner(transport: transport, options: options))
+        let radio = RadioSightings(
+            try openScanner(transport: transport, options: options), snapshotInterval: snapshotInterval)
         interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)
     }
+}
+
+/// `--power`, else the config's `scan_power`, else `LOYALTY_SCAN_POWER_DEFAULT` (the user unit sets low), else high.
+func scanPower(_ arguments: ParsedArguments) throws -> ScanPower {
+    if let power = arguments.value(ScanOptions.power) { return power }
+    let environment = CommandScope.environment
+    if let configured = try ClientHome(environment: environment).loadConfig().scanPower { return configured }
+    guard let text = environment["LOYALTY_SCAN_POWER_DEFAULT"], !text.isEmpty else { return .high }
+    guard let power = ScanPower(rawValue: text) else {
+        throw arguments.usageError("LOYALTY_SCAN_POWER_DEFAULT is '\(text)': use high, balanced or low")
+    }
+    return power
 }

@@ -1,3 +1,4 @@
+import Beacons
 import Foundation
 import JSONCoding
 import LoyaltyAPI
@@ -11,6 +12,8 @@ public struct ClientConfig: Codable, Sendable, Equatable {
     public var caFile: String?
     /// Kept by `loyalty retailer register` and updated by `rotate-key`, with the server that issued the key.
     public var retailer: Issued<RetailerCredentials>?
+    /// The radio's duty cycle for scans without `--power`.
+    public var scanPower: ScanPower?
 
     public init(
         server: String? = nil, connectTimeoutSeconds: Double? = nil, totalTimeoutSeconds: Double? = nil,
@@ -29,12 +32,13 @@ public struct ClientConfig: Codable, Sendable, Equatable {
         case totalTimeoutSeconds = "total_timeout_s"
         case caFile = "ca_file"
         case retailer
+        case scanPower = "scan_power"
     }
 
     public static let defaultServer = "http://127.0.0.1:8080"
 
     /// The config's keys, as `loyalty config set` names them.
-    public static let keys = ["server", "connect_timeout_s", "total_timeout_s", "ca_file"]
+    public static let keys = ["server", "connect_timeout_s", "total_timeout_s", "ca_file", "scan_power"]
 
     /// Where the server a command uses was given.
     public enum ServerSource: String, Sendable {

@@ -65,6 +65,14 @@ public struct BeaconScanSession {
         if let snapshot = ranger.advance(to: time) { try report(snapshot) }
     }
 
+    /// The machine resumed from a suspend at `time` (live time, which leaves the sleep out): regions whose exit
+    /// fell due before the sleep exit now, the others keep the silence they had, as time asleep is not time
+    /// unheard; the ranging shows no beacon from before the sleep as current.
+    public mutating func resume(at time: Double) throws {
+        try advance(to: time)
+        ranger.resume()
+    }
+
     /// After a sync that changed the catalog (this session's or the stores'), monitors the retailers the
     /// cache knows now: new ones added, removed ones dropped (without an exit), the rest kept as they are.
     private mutating func reloadRegionsIfSynced() {

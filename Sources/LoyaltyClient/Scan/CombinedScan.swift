@@ -37,6 +37,12 @@ public struct CombinedScan {
         if beaconsRunning { try beacons.advance(to: time) }
     }
 
+    /// The machine resumed from a suspend at `time`: what the beacons' side makes of it (BeaconScanSession).
+    public mutating func resume(at time: Double) throws {
+        try advance(to: time)
+        if beaconsRunning { try beacons.resume(at: time) }
+    }
+
     /// The beacons' side ends at `time`: what fell due, and the last snapshot.
     public mutating func finishBeacons(at time: Double) throws {
         try advance(to: time)

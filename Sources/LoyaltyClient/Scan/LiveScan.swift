@@ -2,9 +2,11 @@ import Beacons
 import Foundation
 
 /// Where a live scan's beacons come from: a radio, which calls back with the sightings of each event it
-/// hears and the event's time, until cancelled (from any thread) or failing.
+/// hears and the event's time, and with the time of each resume from a suspend, until cancelled (from any
+/// thread) or failing.
 public protocol SightingSource: AnyObject, Sendable {
-    func listen(_ onEvent: (_ sightings: [BeaconSighting], _ time: Double) -> Void) throws
+    func listen(onResume: (_ time: Double) -> Void, _ onEvent: (_ sightings: [BeaconSighting], _ time: Double) -> Void)
+        throws
     func cancel()
 }
 
@@ -37,17 +39,22 @@ public final class LiveScan: @unchecked Sendable {
             }.start()
         }
         var lastTime: Double? = nil
-        try source.listen { sightings, time in
+        func handle(_ time: Double, _ body: (inout CombinedScan) throws -> Void) {
             do {
                 try serially { scan in
-                    for sighting in sightings { try scan.observe(sighting) }
-                    try scan.advance(to: time)
+                    try body(&scan)
                     scan.beacons.output.eventHandled()
                 }
                 lastTime = time
             } catch {
                 serially { _ in failure = error }
                 source.cancel()
+            }
+        }
+        try source.listen(onResume: { time in handle(time) { try $0.resume(at: time) } }) { sightings, time in
+            handle(time) { scan in
+                for sighting in sightings { try scan.observe(sighting) }
+                try scan.advance(to: time)
             }
         }
         try serially { scan in

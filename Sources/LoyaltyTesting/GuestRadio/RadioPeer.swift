@@ -110,6 +110,12 @@ public final class RadioPeer: @unchecked Sendable {
         return (answer["scanning"] as? Bool ?? false, answer["scan_commands"] as? String, answer["advertising"] as? Bool ?? false)
     }
 
+    /// The last scan parameters the guest's controller took: LE_Scan_Type, LE_Scan_Interval, LE_Scan_Window (the
+    /// LE 1M PHY's for the extended command); nil before any.
+    public func guestScanParameters() throws(GuestRadioError) -> [Int]? {
+        try request(["op": "state"])["scan_parameters"] as? [Int]
+    }
+
     private func request(_ message: [String: Any]) throws(GuestRadioError) -> [String: Any] {
         lock.lock()
         defer { lock.unlock() }
