@@ -13,7 +13,7 @@ public enum LoyaltyCommand {
         globalOptions: ClientOptions.all,
         subcommands: [
             scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
-            offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand, configCommand,
+            followCommand, unfollowCommand, followingCommand, offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand, configCommand,
         ],
         version: Release.version
     )

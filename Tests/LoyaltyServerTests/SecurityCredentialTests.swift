@@ -55,7 +55,7 @@ import Testing
                 }
             }
         }
-        #expect(protected.count == 32 && attempts == 32 * 12)
+        #expect(protected.count == 33 && attempts == 33 * 12)
         #expect(try server.rows() == before, "a refused request wrote to the database")
 
         // The same requests with the right credential succeed, so the refusals above were about the
@@ -105,7 +105,7 @@ import Testing
         let server = tenants.server
         let before = try server.rows(mentioning: [tenants.ann.accountID])
         let operations = Operation.documented.filter { $0.credential == .deviceToken }
-        #expect(operations.count == 9)
+        #expect(operations.count == 10)
         let annsSecrets = [
             tenants.ann.accountID.uuidString, tenants.ann.deviceID.uuidString,
             tenants.annTablet.deviceID.uuidString,

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCoding
 import LoyaltyAPI
 import LoyaltyClient
 
@@ -11,6 +12,6 @@ extension ClientJSONLines {
             ("catalog_changed", .bool(report.catalogChanged)), ("offers_received", .int(report.offersReceived)),
             ("offers_removed", .int(report.offersRemoved)), ("seen_pulled", .int(report.seenPulled)),
             ("cached_offers", .int(report.cachedOffers)),
-        ])
+        ] + (report.carriedRetailers.map { [("carried_retailers", JSONValue.int($0))] } ?? []))
     }
 }

@@ -13,8 +13,9 @@ extension ClientText {
             } else {
                 "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
             }
+        let carried = report.carriedRetailers.map { " of \($0) retailers near, heard or followed" } ?? ""
         return
-            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
+            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached\(carried)"
     }
 
     /// The progress line `sync` keeps on a terminal.

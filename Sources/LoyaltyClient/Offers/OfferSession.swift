@@ -37,6 +37,10 @@ public final class OfferSession {
     /// Offers a scan claimed and was killed before showing (`OfferCache.unshown`): recorded as seen, they
     /// show here as if they were not, until shown.
     private var unshown: Set<UUID>
+    /// The cache carries a working set: a UUID of the directory heard here and not carried is fetched (or queued).
+    private let carriesWorkingSet: Bool
+    /// The UUIDs of no carried retailer heard so far: each is looked up in the directory once.
+    private var heardElsewhere: Set<UUID> = []
 
     /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
     public init(
@@ -55,6 +59,7 @@ public final class OfferSession {
         (regions, retailerNames) = try Self.regions(cache)
         stores = try cache.stores()
         syncArea = try cache.catalogArea
+        carriesWorkingSet = try cache.carriesWorkingSet
     }
 
     /// The regions and retailer names of the cached retailers (by name, so a UUID two share is the first's).
@@ -174,7 +179,12 @@ public final class OfferSession {
         var last: (uuid: UUID, isRetailer: Bool)?
         for beacon in snapshot.beacons {
             let uuid = beacon.identity.uuid
-            if last?.uuid != uuid { last = (uuid, retailerNames[uuid] != nil) }
+            if last?.uuid != uuid {
+                if carriesWorkingSet, retailerNames[uuid] == nil, heardElsewhere.insert(uuid).inserted {
+                    try heard(uuid)
+                }
+                last = (uuid, retailerNames[uuid] != nil)
+            }
             if last!.isRetailer { beacons.append(BeaconProximity(identity: beacon.identity, proximity: beacon.proximity)) }
         }
         return try update(time: snapshot.time, beacons: beacons, show: show)
@@ -198,18 +208,36 @@ public final class OfferSession {
         return try run(sync, at: deviceClock())
     }
 
+    /// A UUID of a retailer this device does not carry: queued for the next sync if the directory knows it, and
+    /// fetched at once when online (by its bucket), its offers shown from this snapshot on. A fetch that fails on
+    /// the network leaves it queued.
+    private func heard(_ uuid: UUID) throws(ClientError) {
+        guard try cache.directoryKnows(uuid) else { return }
+        try cache.noteHeard(uuid, at: deviceClock())
+        guard let sync else { return }
+        let report: SyncReport
+        do throws(ClientError) {
+            report = try sync.fetchHeard()
+        } catch .network {
+            return
+        }
+        if report.catalogChanged { try reloadCatalog() }
+    }
+
+    private func reloadCatalog() throws(ClientError) {
+        resolved = [:]
+        (regions, retailerNames) = try Self.regions(cache)
+        stores = try cache.stores()
+        catalogRevision += 1
+    }
+
     private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
         lastSync = now
         let report = try sync.sync(area: syncArea)
         for (offerID, seenAt) in try cache.seen() where !unshown.contains(offerID) {
             presenter.noteSeen(offerID, at: seenAt)
         }
-        if report.catalogChanged {
-            resolved = [:]
-            (regions, retailerNames) = try Self.regions(cache)
-            stores = try cache.stores()
-            catalogRevision += 1
-        }
+        if report.catalogChanged { try reloadCatalog() }
         return report
     }
 }

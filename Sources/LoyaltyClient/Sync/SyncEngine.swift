@@ -27,6 +27,8 @@ public struct SyncReport: Sendable, Equatable {
     /// This device's redemptions a till accepted since the last sync.
     public var codesAccepted = 0
     public var cachedOffers = 0
+    /// With a working set: the retailers whose offers the cache carries (nil: it carries the whole catalog).
+    public var carriedRetailers: Int?
 
     public init() {}
 }
@@ -55,12 +57,14 @@ public struct SyncEngine {
 
     /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). With
     /// `area`, the cache keeps only the part of the catalog around a point; a sync for another area (or
-    /// for the whole catalog after an area) fetches a full page.
+    /// for the whole catalog after an area) fetches a full page. A cache that carries a working set
+    /// (`OfferCache.startWorkingSet`) syncs that instead, `area` becoming its home area.
     public func sync(
         full: Bool = false, area: CatalogArea? = nil, progress: (SyncProgress) -> Void = { _ in }
     )
         throws(ClientError) -> SyncReport
     {
+        if try cache.carriesWorkingSet { return try syncWorkingSet(full: full, area: area, progress: progress) }
         var report = SyncReport()
         if full { try cache.forgetCursors() }
         report.pushed = try pushOutbox(progress: progress)
@@ -184,7 +188,7 @@ public struct SyncEngine {
 
     /// Pulls the seen set's pages until the server has nothing newer; an expired cursor (410) starts
     /// over from the beginning.
-    private func pullSeen() throws(ClientError) -> Int {
+    func pullSeen() throws(ClientError) -> Int {
         var pulled = 0
         var cursor = try cache.seenCursor
         while true {
