@@ -137,8 +137,8 @@ private func seedRetailers(_ site: BenchSite) throws {
     let connection = try site.connect()
     try connection.execute(
         script: """
-            CREATE FUNCTION pg_temp.words(n int, seed int) RETURNS text LANGUAGE sql AS $$
-                SELECT string_agg((ARRAY[\(words)])[1 + (abs(hashint4(seed * 31 + i)) % 38)], ' ')
+            CREATE FUNCTION pg_temp.words(n int, seed bigint) RETURNS text LANGUAGE sql AS $$
+                SELECT string_agg((ARRAY[\(words)])[1 + ((hashint8(seed * 31 + i)::bigint % 38 + 38) % 38)::int], ' ')
                 FROM generate_series(1, n) i $$;
             INSERT INTO retailers (id, name, uuid, api_key_hash, created_at, version, name_key)
             SELECT ('00000000-0000-4000-a000-' || lpad(to_hex(n), 12, '0'))::uuid, 'Shop ' || lpad(n::text, 6, '0'),
