@@ -28,7 +28,7 @@ private func shop(_ server: TestServer, _ name: String, latitude: Double) throws
 @Suite(.serialized) struct WorkingSetTests {
     /// A device carries the retailers near its home area only; changed ones come by delta, unchanged ones cost no
     /// request; a retailer a week away leaves the cache, but its offers that wait (one claimed for showing and not
-    /// yet shown, one redeemed and not yet used at a till) stay.
+    /// yet shown, one redeemed and not yet used at a till) stay; one heard within the week stays whole.
     @Test func aWorkingSetCarriesItsRetailersAndEvictionKeepsWhatWaits() throws {
         let server = try TestServer(.socket, clock: .machine())
         let near = try shop(server, "Near", latitude: 51.5)
@@ -63,9 +63,15 @@ private func shop(_ server: TestServer, _ name: String, latitude: Double) throws
         _ = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
             .redeem(pizza)
 
-        // The shopper moves away for eight days: the near retailer leaves, but for what waits.
-        clock.advance(days: 8)
+        // The shopper moves away: after eight days the near retailer leaves, but for what waits; heard two days
+        // before, it would have stayed.
         try device.cache.startWorkingSet(home: CatalogArea(latitude: 10, longitude: 10, radiusKilometres: 1))
+        clock.advance(days: 6)
+        try device.cache.noteHeardCarried(near.uuid, at: clock.now)
+        clock.advance(days: 2)
+        #expect(try engine.sync().carriedRetailers == 1)
+        #expect(try device.cache.offers().count == 3)
+        clock.advance(days: 6)
         let moved = try engine.sync()
         #expect(moved.carriedRetailers == 0)
         #expect(Set(try device.cache.offers().map(\.offer.id)) == [sushi.offer.id, pizza.offer.id])

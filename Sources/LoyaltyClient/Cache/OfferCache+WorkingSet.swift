@@ -146,6 +146,15 @@ extension OfferCache {
         }
     }
 
+    /// Notes that a scan heard `uuid`, a carried retailer's: it is wanted again from `date`, so it stays.
+    public func noteHeardCarried(_ uuid: UUID, at date: Date) throws(ClientError) {
+        try write { db in
+            try db.run(
+                "UPDATE carried SET wanted_at = max(wanted_at, ?) WHERE retailer_id IN (SELECT id FROM directory WHERE uuid = ?)",
+                [.real(date.timeIntervalSince1970), .text(uuid.uuidString)])
+        }
+    }
+
     /// The directory's retailers whose UUID a scan heard and this device does not carry yet.
     public func heardRetailers() throws(ClientError) -> [DirectoryRetailer] {
         let uuids = try read { db in try Set(db.query("SELECT uuid FROM heard").map { try $0.uuid(0) }) }

@@ -39,8 +39,9 @@ public final class OfferSession {
     private var unshown: Set<UUID>
     /// The cache carries a working set: a UUID of the directory heard here and not carried is fetched (or queued).
     private let carriesWorkingSet: Bool
-    /// The UUIDs of no carried retailer heard so far: each is looked up in the directory once.
-    private var heardElsewhere: Set<UUID> = []
+    /// The UUIDs heard so far with a working set: each is noted once a session (a carried retailer's as wanted
+    /// again, another's looked up in the directory).
+    private var heardThisSession: Set<UUID> = []
 
     /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds.
     public init(
@@ -180,8 +181,12 @@ public final class OfferSession {
         for beacon in snapshot.beacons {
             let uuid = beacon.identity.uuid
             if last?.uuid != uuid {
-                if carriesWorkingSet, retailerNames[uuid] == nil, heardElsewhere.insert(uuid).inserted {
-                    try heard(uuid)
+                if carriesWorkingSet, heardThisSession.insert(uuid).inserted {
+                    if retailerNames[uuid] == nil {
+                        try heard(uuid)
+                    } else {
+                        try cache.noteHeardCarried(uuid, at: deviceClock())
+                    }
                 }
                 last = (uuid, retailerNames[uuid] != nil)
             }
