@@ -1,7 +1,7 @@
 # loyalty: a new user runs `make demo` and `make test`; everything else is for developers.
 SHELL := /bin/bash
 APT_PACKAGES := libpq-dev libcurl4-openssl-dev libbluetooth-dev libdbus-1-dev libmicrohttpd-dev libsqlite3-dev \
-                libqrencode-dev libssl-dev \
+                libqrencode-dev libssl-dev zlib1g-dev \
                 postgresql pkg-config tshark gpsd gpsd-clients pgbouncer \
                 systemd groff-base zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

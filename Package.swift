@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Wrappers: the only code that touches each C library.
         .target(name: "BeaconRadio", dependencies: ["Beacons", "CBlueZ", "DBus", "SystemCalls"]),
@@ -25,10 +26,12 @@ let package = Package(
         // desktop notifications.
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar", "SystemCalls"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "SystemCalls"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Compression", "SystemCalls"]),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "SQLite", dependencies: ["CSQLite3"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
+        // zlib: gzip for the server's answers (libcurl decodes them itself on the client).
+        .target(name: "Compression", dependencies: ["CZlib"]),
         // libcrypto: SHA-256 of the secrets kept as digests.
         .target(name: "Digest", dependencies: ["CCrypto"]),
 
@@ -112,8 +115,9 @@ let package = Package(
         .testTarget(name: "GeofencingTests", dependencies: ["Geofencing", "Beacons"]),
         .testTarget(name: "BeaconRadioTests", dependencies: ["BeaconRadio", "Beacons", "DBus", "LoyaltyTesting"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "LoyaltyTesting"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "SystemCalls"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["Compression", "HTTPServer", "SystemCalls"]),
+        .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["Compression", "HTTPClient", "HTTPServer"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "JSONCodingTests", dependencies: ["JSONCoding", "Beacons"]),
         .testTarget(name: "LoyaltyAPITests", dependencies: ["JSONCoding", "LoyaltyAPI"]),

@@ -80,6 +80,8 @@ CREATE TABLE offers (
 CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
     WHERE deleted_at IS NULL;
 CREATE INDEX offers_version ON offers (version);
+-- A retailer's part of the feed, in version order: a working set's or a bucket's pages, and a retailer's head.
+CREATE INDEX offers_retailer_version ON offers (retailer_id, version);
 CREATE TRIGGER offers_feed_version
     BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
         per_shopper_limit, total_limit, reshow_after_s, schedule, deleted_at ON offers
@@ -125,12 +127,20 @@ CREATE TABLE stores (
 );
 CREATE UNIQUE INDEX stores_live_id ON stores (retailer_id, store_id) WHERE deleted_at IS NULL;
 CREATE INDEX stores_version ON stores (version);
+CREATE INDEX stores_retailer_version ON stores (retailer_id, version);
 -- `near` queries: a latitude range scan of this index, longitude checked in the index, then the exact
 -- distance below on the few rows left (no PostGIS needed).
 CREATE INDEX stores_location ON stores (latitude, longitude) WHERE deleted_at IS NULL;
 CREATE TRIGGER stores_feed_version
     BEFORE INSERT OR UPDATE OF name, latitude, longitude, radius_m, deleted_at ON stores
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
+
+-- The bucket of a proximity UUID among `buckets`: the first 32 bits of its SHA-256, modulo the count. A device that
+-- heard a UUID asks for its bucket and gets every retailer in it, so the service learns one of those, not which.
+CREATE FUNCTION retailer_bucket(proximity_uuid uuid, buckets integer) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT (('x' || left(encode(sha256(uuid_send(proximity_uuid)), 'hex'), 8))::bit(32)::bigint % buckets)::integer
+$$;
 
 -- Great-circle distance in metres on the sphere of the Earth's mean radius (haversine), the same
 -- formula as the clients' Geofencing module. IMMUTABLE SQL: the planner inlines it.

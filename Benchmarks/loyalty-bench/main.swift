@@ -122,7 +122,7 @@ func runMeasured(_ product: String, _ args: [String], environment: [String: Stri
 }
 
 // `loyalty-bench [DATA_DIR [SECTION...]]`: sections proximity, beacons, replay, server, secure, pgbouncer, client, geo,
-// json, retailer, radio (default: all); eddystone is the part of replay that compares the store with a third Eddystone to
+// json, retailer, radio, carry (default: all); eddystone is the part of replay that compares the store with a third Eddystone to
 // the iBeacon-only store.
 let sections = Set(arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
@@ -148,6 +148,7 @@ if wants("radio") {
     try benchRadio()
     try benchScanPower()
 }
+if wants("carry") { try benchCarry() }
 
 let command = "make bench" + (sections.isEmpty ? "" : " BENCH=\"\(arguments.dropFirst().joined(separator: " "))\"")
 print("\n== every figure of this run (`\(command)`, \(ISO8601DateFormatter().string(from: Date())))\n")

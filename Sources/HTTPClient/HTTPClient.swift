@@ -87,8 +87,11 @@ private final class EasyHandle {
         setPointer(CURLOPT_WRITEDATA, receivedPointer)
         _ = loyalty_curl_easy_setopt_write_callback(api.easy_setopt, curl, CURLOPT_HEADERFUNCTION, receiveHeader)
         setPointer(CURLOPT_HEADERDATA, receivedPointer)
+        // libcurl asks for gzip and hands the write callback the decoded bytes, so the limit below counts what the
+        // body expands to: a small gzip bomb stops at it like any long body.
+        if request.acceptsGzip { setPointer(CURLOPT_ACCEPT_ENCODING, "gzip") }
         // A Content-Length past the limit is refused before any of the body is read; the write callback
-        // catches a body that does not say its length.
+        // catches a body that does not say its length (or, gzipped, says the length of its compressed bytes).
         _ = loyalty_curl_easy_setopt_off_t(
             api.easy_setopt, curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumResponseBytes))
         if let isCancelled = request.isCancelled {

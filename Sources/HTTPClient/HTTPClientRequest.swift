@@ -19,6 +19,9 @@ public struct HTTPClientRequest: Sendable {
     /// An open file that a 2xx answer's body is written to instead of `HTTPClientResponse.body`, so that a long
     /// answer (a catalog page) is never held in memory; still cut off at `maximumResponseBytes`.
     public var bodyFile: Int32?
+    /// Asks for the answer gzipped (`Accept-Encoding: gzip`); libcurl decodes it, so `body` and `bodyFile` hold
+    /// the plain bytes either way. Off only to see what goes over the wire uncompressed.
+    public var acceptsGzip = true
 
     public init(
         method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,

@@ -440,7 +440,7 @@ private let largeAnswerBytes = 1 << 20
 private func answer(
     _ request: HTTPRequest, on connection: OpaquePointer, _ state: RequestState, _ context: ServerContext
 ) -> MHD_Result {
-    let response = context.handler(request)
+    let response = context.handler(request).gzipped(for: request)
     // The body is done with: its share of the budget goes back before the answer is sent, so a client that has
     // read the answer finds the room free (MHD calls requestCompleted only after the answer is written).
     context.bodies.give(state.reservedBytes)

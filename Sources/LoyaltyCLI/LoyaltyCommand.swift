@@ -13,8 +13,8 @@ public enum LoyaltyCommand {
         globalOptions: ClientOptions.all,
         subcommands: [
             scanCommand, decodeCommand, doctorCommand, beaconCommand, accountCommand, devicesCommand, syncCommand,
-            offersCommand, historyCommand, redeemCommand, retailerCommand, tillCommand, configCommand, muteCommand,
-            unmuteCommand,
+            followCommand, unfollowCommand, followingCommand, offersCommand, historyCommand, redeemCommand,
+            retailerCommand, tillCommand, configCommand, muteCommand, unmuteCommand,
         ],
         version: Release.version
     )

@@ -69,6 +69,8 @@ public enum ClientError: Error, Equatable, Sendable {
         case notAnOffer(String)
         /// No cached offer has that id or beacon; `catalogPartial`: a full sync stopped midway.
         case notCached(catalogPartial: Bool)
+        /// No retailer of that name in the directory (`follow`), or none followed (`unfollow`), as typed.
+        case noRetailer(String)
     }
 
     /// The words of a case that carries them (nil for the cases that carry data): what this module adds to

@@ -50,4 +50,38 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("device.json").path))
         #expect(peak < 64 << 20, "peak RSS \(peak >> 20) MiB")
     }
+
+    /// A working set's fetch of a heard UUID's bucket is a catalog page like any other: a hostile server's endless
+    /// answer to it is abandoned at what a page can be, and the UUID stays queued for the next sync.
+    @Test func anEndlessBucketAnswerIsAbandonedAtWhatAPageCanBe() throws {
+        let uuid = UUID().uuidString
+        let directory = """
+            {"buckets":4,"server_time":"2026-01-01T00:00:00Z","retailers":[{"id":"\(UUID().uuidString.lowercased())",\
+            "name":"Somewhere","uuid":"\(uuid)","bucket":2,"head":7,"stores":[]}]}
+            """
+        let server = try CannedHTTPServer([
+            CannedHTTPServer.Answer("POST /v1/accounts", status: 201, body: Self.account),
+            CannedHTTPServer.Answer("GET /v1/directory", status: 200, body: directory),
+            CannedHTTPServer.Answer("GET /v1/catalog?bucket=2&buckets=4", streamedBytes: 4 << 30, saysLength: false),
+            CannedHTTPServer.Answer("GET /v1/seen", status: 200, body: #"{"cursor":"s1","items":[]}"#),
+            CannedHTTPServer.Answer("GET /v1/redemptions", status: 200, body: #"{"redemptions":[]}"#),
+        ])
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bucket-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["LOYALTY_HOME": home.path, "LOYALTY_SERVER": server.url]
+        let loyalty = Binary("loyalty")
+        #expect(try loyalty.run(["account", "create"], environment: environment).status == 0)
+        let first = try loyalty.run(["sync", "--working-set"], environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        let walk = home.appendingPathComponent("walk.btsnoop")
+        let simulated = try loyalty.run(
+            ["beacon", "simulate", "--write", walk.path, "--walk", "\(uuid):1:1@0=5,10=1,20=5"], environment: environment)
+        #expect(simulated.status == 0, "\(simulated.stderr)")
+        #expect(try loyalty.run(["scan", "--replay", walk.path, "--offline"], environment: environment).status == 0)
+
+        let (sync, _) = try Self.measured(["sync"], home: home, server: server)
+        #expect(sync.status == 69, "\(sync.stderr)")
+        #expect(sync.stderr.contains("/v1/catalog") && sync.stderr.contains("is longer than the"), "\(sync.stderr)")
+        #expect(server.received.contains { $0.hasPrefix("GET /v1/catalog?bucket=2&buckets=4 ") })
+    }
 }

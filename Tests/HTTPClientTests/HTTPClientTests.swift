@@ -1,3 +1,4 @@
+import Compression
 import Foundation
 import HTTPClient
 import Synchronization
@@ -141,5 +142,53 @@ private func echoServer() throws -> HTTPServer {
             return
         }
         #expect(code == 1)  // CURLE_UNSUPPORTED_PROTOCOL
+    }
+
+    /// The client asks for gzip and gets the plain bytes back, in memory or in its body file.
+    @Test func aGzippedAnswerArrivesDecoded() throws {
+        let page = Array((0..<400).map { #"{"title":"Offer \#($0)"}"# }.joined(separator: ",").utf8)
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, reject: { _ in HTTPResponse(status: 413) }) { request in
+            HTTPResponse(status: 200, headers: ["X-Asked": request.header("accept-encoding") ?? "none"], body: page)
+        }
+        defer { server.shutdown() }
+        let url = "http://127.0.0.1:\(server.port)/page"
+        let answer = try HTTPClient().send(HTTPClientRequest(url: url))
+        #expect(answer.header("x-asked") == "gzip" && answer.header("content-encoding") == "gzip")
+        #expect(Int(answer.header("content-length") ?? "") ?? .max < page.count / 5)
+        #expect(answer.body == page)
+        var plain = HTTPClientRequest(url: url)
+        plain.acceptsGzip = false
+        let uncompressed = try HTTPClient().send(plain)
+        #expect(uncompressed.header("x-asked") == "none" && uncompressed.header("content-encoding") == nil)
+        #expect(uncompressed.body == page)
+        let file = tmpfile()!
+        defer { fclose(file) }
+        var toFile = HTTPClientRequest(url: url)
+        toFile.bodyFile = fileno(file)
+        #expect(try HTTPClient().send(toFile).body.isEmpty)
+        rewind(file)
+        var written = [UInt8](repeating: 0, count: page.count + 1)
+        #expect(fread(&written, 1, written.count, file) == page.count && Array(written.prefix(page.count)) == page)
+    }
+
+    /// A hostile server's 50 KiB of gzip that would expand to 64 MiB: the client stops at its answer limit, in
+    /// memory and in a body file, as for any long body.
+    @Test func aGzipBombStopsAtTheAnswerLimit() throws {
+        let bomb = Gzip.compress([UInt8](repeating: 0x20, count: 64 << 20), level: 9)
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, reject: { _ in HTTPResponse(status: 413) }) { _ in
+            HTTPResponse(status: 200, headers: ["Content-Encoding": "gzip"], body: bomb)
+        }
+        defer { server.shutdown() }
+        let url = "http://127.0.0.1:\(server.port)/catalog"
+        #expect(bomb.count < 1 << 20)
+        #expect(throws: HTTPClientError.responseTooLarge(url: url, limit: 1 << 20)) {
+            try HTTPClient().send(HTTPClientRequest(url: url, maximumResponseBytes: 1 << 20))
+        }
+        let file = tmpfile()!
+        defer { fclose(file) }
+        var toFile = HTTPClientRequest(url: url, maximumResponseBytes: 1 << 20)
+        toFile.bodyFile = fileno(file)
+        #expect(throws: HTTPClientError.responseTooLarge(url: url, limit: 1 << 20)) { try HTTPClient().send(toFile) }
+        #expect(lseek(fileno(file), 0, SEEK_END) <= 1 << 20)
     }
 }

@@ -1,3 +1,4 @@
+import Compression
 import Dispatch
 import Foundation
 import HTTPServer
@@ -307,5 +308,62 @@ private func recordingServer(_ recorder: Recorder, maxBodyBytes: Int = 64 * 1024
             }
             return port == first.port && !detail.isEmpty
         }
+    }
+}
+
+/// gzip on the wire: what the server compresses, and for whom.
+@Suite struct GzipAnswerTests {
+    private static let page = Array(
+        (0..<500).map { #"{"title":"Offer \#($0)","description":"Two for one"}"# }.joined(separator: ",").utf8)
+
+    /// Answers `page` (with a strong tag) on /page, a short body on /short.
+    private func server() throws -> HTTPServer {
+        try HTTPServer(host: "127.0.0.1", port: 0, reject: rejectAs413) { request in
+            request.path == "/short"
+                ? HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+                : HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json", "ETag": "\"v7\""], body: Self.page)
+        }
+    }
+
+    private func get(_ path: String, _ port: UInt16, acceptEncoding: String?) throws -> LoopbackConnection.Response {
+        let connection = try LoopbackConnection(port: port)
+        let accept = acceptEncoding.map { "Accept-Encoding: \($0)\r\n" } ?? ""
+        try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\(accept)Connection: close\r\n\r\n")
+        return try connection.receive()
+    }
+
+    @Test func aLongAnswerIsGzippedForAClientThatTakesItAndTheSameOnceDecompressed() throws {
+        let server = try server()
+        defer { server.shutdown() }
+        for accept in ["gzip", "deflate, gzip;q=0.5, br", "*", "x-gzip", "GZIP"] {
+            let answer = try get("/page", server.port, acceptEncoding: accept)
+            #expect(answer.headers["content-encoding"] == "gzip", "\(accept)")
+            #expect(answer.headers["vary"] == "Accept-Encoding")
+            #expect(answer.headers["etag"] == "W/\"v7\"", "the gzipped bytes are not the tag's: weak")
+            #expect(Int(answer.headers["content-length"] ?? "") == answer.body.count)
+            #expect(answer.body.count * 5 < Self.page.count)
+            #expect(try Gzip.decompress(answer.body, limit: Self.page.count) == Self.page)
+        }
+    }
+
+    @Test func withoutGzipInAcceptEncodingTheAnswerIsPlainButStillVaries() throws {
+        let server = try server()
+        defer { server.shutdown() }
+        for accept in [nil, "identity", "gzip;q=0", "br, deflate", "*;q=0", "gzip;q=0, *"] {
+            let answer = try get("/page", server.port, acceptEncoding: accept)
+            #expect(answer.headers["content-encoding"] == nil, "\(accept ?? "none")")
+            #expect(answer.headers["vary"] == "Accept-Encoding")
+            #expect(answer.headers["etag"] == "\"v7\"")
+            #expect(answer.body == Self.page)
+        }
+    }
+
+    @Test func aShortAnswerIsNeverGzipped() throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let answer = try get("/short", server.port, acceptEncoding: "gzip")
+        #expect(answer.headers["content-encoding"] == nil && answer.headers["vary"] == nil)
+        #expect(answer.text == "{}")
     }
 }

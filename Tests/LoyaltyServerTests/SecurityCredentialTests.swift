@@ -55,7 +55,7 @@ import Testing
                 }
             }
         }
-        #expect(protected.count == 42 && attempts == 42 * 12)
+        #expect(protected.count == 43 && attempts == 43 * 12)
         #expect(try server.rows() == before, "a refused request wrote to the database")
 
         // The same requests with the right credential succeed, so the refusals above were about the
@@ -109,7 +109,7 @@ import Testing
         let before = try server.rows(mentioning: [tenants.ann.accountID])
         let operations = Operation.documented.filter { $0.credential == .deviceToken }
             .sorted { !$0.deletesAccount && $1.deletesAccount }
-        #expect(operations.count == 17)
+        #expect(operations.count == 18)
         let annsSecrets = [
             tenants.ann.accountID.uuidString, tenants.ann.deviceID.uuidString,
             tenants.annTablet.deviceID.uuidString,

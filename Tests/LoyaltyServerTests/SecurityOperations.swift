@@ -197,7 +197,7 @@ struct Tenants {
         case "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.yaml", "GET /v1/retailer",
             "POST /v1/retailer/key", "GET /v1/retailer/offers", "GET /v1/retailer/stats",
             "GET /v1/retailer/stores",
-            "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/seen",
+            "POST /v1/link-codes", "GET /v1/devices", "GET /v1/catalog", "GET /v1/directory", "GET /v1/seen",
             "GET /v1/redemptions", "GET /v1/retailer/offers/export", "GET /v1/retailer/figures",
             "GET /v1/retailer/beacons", "GET /v1/retailer/fleet", "GET /v1/retailer/till-keys", "GET /console/",
             "GET /v1/account/export", "GET /v1/account/export/seen", "GET /v1/account/export/sightings",

@@ -24,6 +24,9 @@ extension ClientError: CustomStringConvertible {
                 : "this device already belongs to account \(account): see `loyalty account show`"
         case .notFound(.notAnOffer(let text)):
             return "'\(text)' is not an offer: give an offer id or UUID:MAJOR:MINOR (see `loyalty offers`)"
+        case .notFound(.noRetailer(let name)):
+            return "no retailer named '\(TerminalText.escaped(name))' here: `loyalty following` lists those you follow, "
+                + "`loyalty sync --working-set` refreshes the directory of them all"
         case .notFound(.notCached(let catalogPartial)):
             let cause = catalogPartial ? " (the catalog is incomplete: a sync stopped midway)" : ""
             return "no such offer in the cache\(cause): run `loyalty sync`, then `loyalty offers` to list them"

@@ -25,6 +25,6 @@ extension ClientJSONLines {
                         ])
                     })
             ),
-        ])
+        ] + (report.carriedRetailers.map { [("carried_retailers", JSONValue.int($0))] } ?? []))
     }
 }

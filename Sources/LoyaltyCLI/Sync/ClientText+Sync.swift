@@ -13,6 +13,7 @@ extension ClientText {
             } else {
                 "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
             }
+        let carried = report.carriedRetailers.map { " of \($0) retailers near, heard or followed" } ?? ""
         let sightings = report.sightings
         let secure =
             sightings == SyncEngine.SightingsSent()
@@ -25,7 +26,7 @@ extension ClientText {
                 + "verified: \"\(TerminalText.escaped(offer.offer.title))\" (loyalty redeem \(offer.identity))"
         }.joined()
         return
-            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached"
+            "synced: sent \(report.pushed) seen offers; \(catalog); \(report.seenPulled) seen offers from the account; \(report.cachedOffers) offers cached\(carried)"
             + secure + verified
     }
 

@@ -11,6 +11,10 @@ private enum Sync {
     static let full = Flag("full", help: "Fetch the whole catalog and seen set; rebuild the cache if it is damaged.")
     static let near = Option<String>("near", value: "LAT,LON", help: "Only the catalog around this point (decimal degrees).")
     static let radius = Option<String>("radius-km", value: "KM", help: "With --near: the radius of the area (default 10).")
+    static let workingSet = Flag(
+        "working-set",
+        help: "Carry the directory and the offers of the retailers near (--near), heard or followed, not the whole catalog.")
+    static let all = Flag("all", help: "Carry the whole catalog again (after --working-set).")
 }
 
 let syncCommand = Command(
@@ -26,12 +30,22 @@ let syncCommand = Command(
         store within --radius-km (default 10), their offers and those stores. A later sync without
         --near (or for another area) fetches a full catalog again.
 
+        --working-set makes the cache carry a directory of every retailer and the offers of its working
+        set only: the retailers with a store within --radius-km of --near (the home area, kept for the
+        next syncs), those whose beacons a scan heard (fetched at once when online, else at the next
+        sync, by bucket: the server learns one of several retailers, not which), and those you follow
+        (`loyalty follow NAME`). A retailer that has changed comes as a delta, one that has not costs
+        nothing; one not near, heard or followed for a week leaves the cache, but never an offer that
+        waits to be shown or redeemed. Later syncs and scans keep to the working set until --all.
+
         \(clientDiscussion)
         """,
-    options: [Sync.full, Sync.near, Sync.radius] + ClientOptions.all,
+    options: [Sync.full, Sync.near, Sync.radius, Sync.workingSet, Sync.all] + ClientOptions.all,
     run: clientCommand { context in
         let full = context.arguments.flag(Sync.full)
         let area = try catalogArea(context.arguments)
+        let (workingSet, all) = (context.arguments.flag(Sync.workingSet), context.arguments.flag(Sync.all))
+        if workingSet && all { throw context.arguments.usageError("--working-set and --all: choose one") }
         let cache: OfferCache
         do {
             cache = try context.openCache()
@@ -41,6 +55,8 @@ let syncCommand = Command(
             try OfferCache.discard(file: context.home.cacheFile)
             cache = try context.openCache()
         }
+        if workingSet { try cache.startWorkingSet(home: area) }
+        if all, try cache.carriesWorkingSet { try cache.stopWorkingSet() }
         let progress = SyncProgressLine(context.output)
         let report = try context.syncEngine(cache).sync(
             full: full, area: area, showingVerifiedOffers: true, progress: progress.show)

@@ -41,9 +41,7 @@ extension OfferCache {
             if head.full || !head.more {
                 try Self.setState(db, .catalogPartial, head.more ? "full sync stopped midway" : nil)
             }
-            try Self.setState(
-                db, .catalogArea,
-                area.map { "\($0.latitude),\($0.longitude),\($0.radiusKilometres)" })
+            try Self.setState(db, .catalogArea, area.map(Self.areaText))
             var counts = (offers: 0, removed: 0)
             try rows { row in
                 switch row {
@@ -66,7 +64,7 @@ extension OfferCache {
         }
     }
 
-    private static func insert(_ store: RetailStore, _ db: SQLiteDatabase) throws {
+    static func insert(_ store: RetailStore, _ db: SQLiteDatabase) throws {
         try db.run(
             """
             INSERT OR REPLACE INTO stores (id, retailer_id, store_id, name, latitude, longitude, radius_m, updated_at)
@@ -79,7 +77,7 @@ extension OfferCache {
             ])
     }
 
-    private static func insert(_ retailer: CatalogRetailer, _ db: SQLiteDatabase) throws {
+    static func insert(_ retailer: CatalogRetailer, _ db: SQLiteDatabase) throws {
         try db.run(
             """
             INSERT INTO retailers (id, name, uuid, listing)
@@ -90,7 +88,7 @@ extension OfferCache {
             [.text(retailer.id.uuidString), .text(retailer.name), .text(retailer.uuid.uuidString)])
     }
 
-    private static func insert(_ offer: Offer, _ db: SQLiteDatabase) throws {
+    static func insert(_ offer: Offer, _ db: SQLiteDatabase) throws {
         try db.run(
             """
             INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,

@@ -66,6 +66,24 @@ extension OfferCache {
         ALTER TABLE offers ADD COLUMN schedule TEXT;
         DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
         """,
+        """
+        -- The directory of every retailer (sync --working-set): whose region a UUID is, its bucket, its head, and
+        -- its stores' geofences.
+        CREATE TABLE directory (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, uuid TEXT NOT NULL, bucket INTEGER NOT NULL,
+            head INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE INDEX directory_by_uuid ON directory (uuid);
+        CREATE TABLE directory_stores (
+            retailer_id TEXT NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL, radius_m INTEGER NOT NULL);
+        -- The retailers whose offers this device carries: the cursor of its copy of each (NULL: not fetched yet),
+        -- the head that copy is at, and when the retailer was last near, heard or followed (device time).
+        CREATE TABLE carried (
+            retailer_id TEXT PRIMARY KEY, cursor TEXT, head INTEGER NOT NULL DEFAULT -1,
+            wanted_at REAL NOT NULL) WITHOUT ROWID;
+        CREATE TABLE followed (retailer_id TEXT PRIMARY KEY) WITHOUT ROWID;
+        -- Proximity UUIDs a scan heard whose retailer this device does not carry yet: fetched at the next sync.
+        CREATE TABLE heard (uuid TEXT PRIMARY KEY, heard_at REAL NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     func migrate() throws(ClientError) {

@@ -20,9 +20,16 @@ extension OfferCache {
         case catalogPartial = "catalog_partial"
         /// The account's `AccountPreferences` as JSON, as the last sync or change fetched them.
         case preferences
+        /// `working-set` when the cache carries the directory and its working set's offers, not the whole catalog.
+        case catalogScope = "catalog_scope"
+        case directoryETag = "directory_etag"
+        /// The directory's bucket count, which a heard UUID's bucket is asked with.
+        case directoryBuckets = "directory_buckets"
+        /// `LAT,LON,KM`: where a working set's retailers are near (`sync --working-set --near`).
+        case homeArea = "home_area"
     }
 
-    private func state(_ key: StateKey) throws(ClientError) -> String? {
+    func state(_ key: StateKey) throws(ClientError) -> String? {
         try read { db in
             try db.query("SELECT value FROM sync_state WHERE key = ?", [.text(key.rawValue)]).first?.text(
                 0)
@@ -50,14 +57,17 @@ extension OfferCache {
     }
 
     /// The area the cached catalog covers; nil when it is the whole catalog.
-    public var catalogArea: CatalogArea? {
-        get throws(ClientError) {
-            guard let text = try state(.catalogArea) else { return nil }
-            let parts = text.split(separator: ",")
-            guard parts.count == 3, let radius = Double(parts[2]) else { return nil }
-            return try? CatalogArea(near: "\(parts[0]),\(parts[1])", radiusKilometres: String(radius))
-        }
+    public var catalogArea: CatalogArea? { get throws(ClientError) { try area(.catalogArea) } }
+
+    /// The area stored under `key` as `LAT,LON,KM`.
+    func area(_ key: StateKey) throws(ClientError) -> CatalogArea? {
+        guard let text = try state(key) else { return nil }
+        let parts = text.split(separator: ",")
+        guard parts.count == 3, let radius = Double(parts[2]) else { return nil }
+        return try? CatalogArea(near: "\(parts[0]),\(parts[1])", radiusKilometres: String(radius))
     }
+
+    static func areaText(_ area: CatalogArea) -> String { "\(area.latitude),\(area.longitude),\(area.radiusKilometres)" }
 
     /// Server time minus device time, in seconds, as learned at the last catalog sync (0 before).
     public var serverTimeOffset: Double {

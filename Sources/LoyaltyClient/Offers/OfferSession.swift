@@ -44,6 +44,11 @@ public final class OfferSession {
     /// Offers a scan claimed and was killed before showing (`OfferCache.unshown`): recorded as seen, they
     /// show here as if they were not, until shown.
     private var unshown: Set<UUID>
+    /// The cache carries a working set: a UUID of the directory heard here and not carried is fetched (or queued).
+    private let carriesWorkingSet: Bool
+    /// The UUIDs heard so far with a working set: each is noted once a session (a carried retailer's as wanted
+    /// again, another's looked up in the directory).
+    private var heardThisSession: Set<UUID> = []
 
     /// `sync` is nil for `--offline`; otherwise `syncIfDue` syncs every `syncInterval` device seconds. Quiet hours
     /// are read in `timeZone` (the device's).
@@ -67,6 +72,7 @@ public final class OfferSession {
         stores = try cache.stores()
         syncArea = try cache.catalogArea
         serverTimeOffset = try cache.serverTimeOffset
+        carriesWorkingSet = try cache.carriesWorkingSet
     }
 
     /// The server's clock now: the device clock plus the offset learned at the last sync.
@@ -199,7 +205,16 @@ public final class OfferSession {
         var last: (uuid: UUID, isRetailer: Bool)?
         for beacon in snapshot.beacons {
             let uuid = beacon.identity.uuid
-            if last?.uuid != uuid { last = (uuid, retailerNames[uuid] != nil) }
+            if last?.uuid != uuid {
+                if carriesWorkingSet, heardThisSession.insert(uuid).inserted {
+                    if retailerNames[uuid] == nil {
+                        try heard(uuid)
+                    } else {
+                        try cache.noteHeardCarried(uuid, at: deviceClock())
+                    }
+                }
+                last = (uuid, retailerNames[uuid] != nil)
+            }
             if last!.isRetailer { beacons.append(BeaconProximity(identity: beacon.identity, proximity: beacon.proximity)) }
         }
         return try update(time: snapshot.time, beacons: beacons, show: show)
@@ -223,6 +238,30 @@ public final class OfferSession {
         return try run(sync, at: deviceClock())
     }
 
+    /// A UUID of a retailer this device does not carry: queued for the next sync if the directory knows it, and
+    /// fetched at once when online (by its bucket), its offers shown from this snapshot on. A fetch that fails on
+    /// the network leaves it queued.
+    private func heard(_ uuid: UUID) throws(ClientError) {
+        guard try cache.directoryKnows(uuid) else { return }
+        try cache.noteHeard(uuid, at: deviceClock())
+        guard let sync else { return }
+        let report: SyncReport
+        do throws(ClientError) {
+            report = try sync.fetchHeard()
+        } catch .network {
+            return
+        }
+        if report.catalogChanged { try reloadCatalog() }
+    }
+
+    private func reloadCatalog() throws(ClientError) {
+        resolved = [:]
+        retailers = try cache.retailers()
+        (regions, retailerNames) = Self.regions(retailers)
+        stores = try cache.stores()
+        catalogRevision += 1
+    }
+
     private func run(_ sync: SyncEngine, at now: Date) throws(ClientError) -> SyncReport {
         lastSync = now
         let report = try sync.sync(area: syncArea)
@@ -233,13 +272,7 @@ public final class OfferSession {
         // Another device may have muted a retailer or changed the quiet hours or caps.
         presenter.attention = ShopperAttention(
             try cache.preferences, timeZone: presenter.attention.timeZone, serverTimeOffset: try cache.serverTimeOffset)
-        if report.catalogChanged {
-            resolved = [:]
-            retailers = try cache.retailers()
-            (regions, retailerNames) = Self.regions(retailers)
-            stores = try cache.stores()
-            catalogRevision += 1
-        }
+        if report.catalogChanged { try reloadCatalog() }
         return report
     }
 }

@@ -29,6 +29,8 @@ public struct SyncReport: Sendable, Equatable {
     public var cachedOffers = 0
     /// The queued sightings of secure beacons this sync sent, and what became of them.
     public var sightings = SyncEngine.SightingsSent()
+    /// With a working set: the retailers whose offers the cache carries (nil: it carries the whole catalog).
+    public var carriedRetailers: Int?
 
     public init() {}
 }
@@ -57,15 +59,17 @@ public struct SyncEngine {
 
     /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). With
     /// `area`, the cache keeps only the part of the catalog around a point; a sync for another area (or
-    /// for the whole catalog after an area) fetches a full page. `showingVerifiedOffers`: the caller shows the
-    /// presence offers of the visits the queued sightings verify (`loyalty sync`), so they are recorded as seen; a
-    /// scan's own sync leaves them to the scan, which shows them when their beacon is near.
+    /// for the whole catalog after an area) fetches a full page. A cache that carries a working set
+    /// (`OfferCache.startWorkingSet`) syncs that instead, `area` becoming its home area. `showingVerifiedOffers`: the
+    /// caller shows the presence offers of the visits the queued sightings verify (`loyalty sync`), so they are
+    /// recorded as seen; a scan's own sync leaves them to the scan, which shows them when their beacon is near.
     public func sync(
         full: Bool = false, area: CatalogArea? = nil, showingVerifiedOffers: Bool = false,
         progress: (SyncProgress) -> Void = { _ in }
     )
         throws(ClientError) -> SyncReport
     {
+        if try cache.carriesWorkingSet { return try syncWorkingSet(full: full, area: area, progress: progress) }
         var report = SyncReport()
         if full { try cache.forgetCursors() }
         report.sightings = try sendSightings(recordingOffers: showingVerifiedOffers)
@@ -193,7 +197,7 @@ public struct SyncEngine {
 
     /// Pulls the seen set's pages until the server has nothing newer; an expired cursor (410) starts
     /// over from the beginning.
-    private func pullSeen() throws(ClientError) -> Int {
+    func pullSeen() throws(ClientError) -> Int {
         var pulled = 0
         var cursor = try cache.seenCursor
         while true {

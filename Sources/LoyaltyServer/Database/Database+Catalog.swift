@@ -15,10 +15,12 @@ extension Database {
     /// their new version (a page after the first of a full sync is a delta). With `area`, the whole
     /// live catalog around a point instead, cut as any page (see `nearPage`: `since` only resumes an area's
     /// pages).
+    /// With `part`, only those retailers' rows (a working set's or a bucket's), as a delta from `since` like the
+    /// whole feed's; a full page of a part replaces only those retailers in the client's copy.
     /// `through` is where the page brings the client: its ETag. Read on a standby unless it is older than `since`.
-    func catalog(since: FeedCursor?, limit: Int = catalogPageLimit, area: CatalogArea? = nil) throws -> (
-        page: CatalogPage, through: FeedCursor
-    ) {
+    func catalog(
+        since: FeedCursor?, limit: Int = catalogPageLimit, area: CatalogArea? = nil, part: [UUID]? = nil
+    ) throws -> (page: CatalogPage, through: FeedCursor) {
         let now = clock()
         if let area {
             // A later page of an area goes on where the one before stopped; any other cursor starts it over.
@@ -44,6 +46,8 @@ extension Database {
             }
         }
         let after = since?.version ?? 0
+        // NULL: the whole feed. Planned with its value (an unnamed statement), so the test costs the whole feed nothing.
+        let retailerIDs = part.map(uuidArray)
         // A full page needs no tombstones: it replaces the client's copy.
         let delta = since != nil
         // One snapshot and one round trip: the feed's head, and the first changes after the cursor up to the
@@ -56,6 +60,7 @@ extension Database {
                 """
                 SELECT id, name, uuid, version FROM retailers
                 WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
+                    AND (\(retailerIDs)::uuid[] IS NULL OR id = ANY(\(retailerIDs)::uuid[]))
                 ORDER BY version LIMIT \(limit + 1)
                 """,
                 """
@@ -67,12 +72,14 @@ extension Database {
                 FROM offers o
                 WHERE o.version > \(after) AND o.version <= (SELECT version FROM catalog_feed WHERE singleton)
                     AND (o.deleted_at IS NULL OR \(delta))
+                    AND (\(retailerIDs)::uuid[] IS NULL OR o.retailer_id = ANY(\(retailerIDs)::uuid[]))
                 ORDER BY o.version LIMIT \(limit + 1)
                 """,
                 """
                 SELECT * FROM stores
                 WHERE version > \(after) AND version <= (SELECT version FROM catalog_feed WHERE singleton)
                     AND (deleted_at IS NULL OR \(delta))
+                    AND (\(retailerIDs)::uuid[] IS NULL OR retailer_id = ANY(\(retailerIDs)::uuid[]))
                 ORDER BY version LIMIT \(limit + 1)
                 """,
             ])
@@ -91,6 +98,7 @@ extension Database {
             }
             let (retailers, offers, stores) = (results[1], results[2], results[3])
             var through = head
+            through.part = part != nil
             let versions = try [retailers, offers, stores].flatMap { rows in
                 try rows.map { row throws(PostgresError) -> Int64 in try row.decode("version") }
             }.sorted()

@@ -1,3 +1,4 @@
+import Digest
 import Foundation
 import HTTPServer
 import JSONCoding
@@ -18,6 +19,7 @@ extension Endpoints {
             Route("GET", "/v1/account/export/sightings", deviceToken, exportSightings),
             Route("DELETE", "/v1/account", deviceToken, deleteAccount),
             Route("GET", "/v1/catalog", deviceTokenWithCatalogHead, catalog),
+            Route("GET", "/v1/directory", deviceTokenWithCatalogHead, directory),
             Route("POST", "/v1/seen", deviceToken, addSeen),
             Route("GET", "/v1/seen", deviceTokenOnStandby, listSeen),
             Route("POST", "/v1/sightings", deviceToken, resolveSightings),
@@ -124,6 +126,17 @@ extension Endpoints {
         if area == nil, request.query["radius_km"] != nil {
             throw ValidationError(field: "radius_km", message: "needs near=LAT,LON")
         }
+        if let part = try catalogPart(request) {
+            guard area == nil else {
+                throw APIFailure(400, .badRequest, "near cannot go with retailers or bucket: ask for one", field: "near")
+            }
+            return try catalogPart(request, part, since: since, limit: limit, feedHead: head)
+        }
+        if since?.part == true {
+            throw APIFailure(
+                400, .badRequest, "since is the cursor of some retailers' page: send the same retailers or bucket",
+                field: "since")
+        }
         // A near page is never a delta (see Database.nearPage): `since` only resumes an area's pages, and a
         // whole-feed delta on top of an area's copy would be wrong.
         if area == nil, since?.near == true {
@@ -164,6 +177,47 @@ extension Endpoints {
         guard let body = try? page.json() else { return .json(200, page, headers: headers) }
         headers["Content-Type"] = "application/json"
         return HTTPResponse(status: 200, headers: headers, body: body)
+    }
+
+    /// Some retailers' rows (`retailers=ID,ID` or `bucket=B&buckets=N`): the same pages as the whole feed's, with a
+    /// tag of their own naming the part's head, so a device is told 304 while none of its retailers changed.
+    private func catalogPart(
+        _ request: HTTPRequest, _ part: [UUID], since: FeedCursor?, limit: Int, feedHead: FeedCursor
+    ) throws -> HTTPResponse {
+        let name = Self.partName(part)
+        var head = feedHead
+        head.version = try database.partHead(part)
+        let headTag = "\"\(head.generation.uuidString.lowercased())-\(head.version)-part-\(name)\""
+        if request.ifNoneMatchNames(headTag) {
+            return HTTPResponse(status: 304, headers: ["ETag": "W/" + headTag, "Cache-Control": "no-cache"])
+        }
+        catalogPageBuilds.wait()
+        defer { catalogPageBuilds.signal() }
+        let (page, through) = try database.catalog(since: since, limit: limit, part: part)
+        // A page with more after it names where it stops, so it never matches the head's tag.
+        let tag =
+            page.more ? "\"\(through.generation.uuidString.lowercased())-\(through.version)-part-\(name)-more\"" : headTag
+        var headers = ["ETag": "W/" + tag, "Cache-Control": "no-cache", "Content-Type": "application/json"]
+        if page.more {
+            let query = request.query.filter { $0.key != "since" }.sorted { $0.key < $1.key }
+                .map { "\($0.key)=\($0.value.replacingOccurrences(of: ",", with: "%2C"))" }.joined(separator: "&")
+            headers["Link"] = "</v1/catalog?since=\(page.cursor)&\(query)>; rel=\"next\""
+        }
+        guard let body = try? page.json() else { return .json(200, page, headers: headers) }
+        return HTTPResponse(status: 200, headers: headers, body: body)
+    }
+
+    /// `GET /v1/directory`: every retailer without its offers. Its tag is the feed's head: 304 while nothing changed.
+    func directory(_ request: HTTPRequest, _ head: FeedCursor) throws -> HTTPResponse {
+        let tag = "\"\(head.generation.uuidString.lowercased())-\(head.version)-directory\""
+        if request.ifNoneMatchNames(tag) {
+            return HTTPResponse(status: 304, headers: ["ETag": "W/" + tag, "Cache-Control": "no-cache"])
+        }
+        catalogPageBuilds.wait()
+        defer { catalogPageBuilds.signal() }
+        // The head read with the token may be older than the directory read after it: a client holding that older
+        // tag is then sent this copy again, never told 304 for one it lacks.
+        return .json(200, try database.directory(), headers: ["ETag": "W/" + tag, "Cache-Control": "no-cache"])
     }
 
     func addSeen(_ request: HTTPRequest, _ session: DeviceSession) throws -> HTTPResponse {
@@ -303,6 +357,42 @@ extension Endpoints {
     }
 
     // MARK: Parameters
+
+    /// The retailers `retailers=ID,ID,...` names (at most `maximumPartRetailers`), or those of `bucket=B&buckets=N`;
+    /// nil for the whole feed.
+    private func catalogPart(_ request: HTTPRequest) throws -> [UUID]? {
+        let bucket = request.query["bucket"]
+        let buckets = request.query["buckets"]
+        if let list = request.query["retailers"] {
+            guard bucket == nil, buckets == nil else {
+                throw ValidationError(field: "retailers", message: "cannot go with bucket: ask for one or the other")
+            }
+            let ids = list.split(separator: ",", omittingEmptySubsequences: false).map { UUID(uuidString: String($0)) }
+            guard !ids.isEmpty, ids.count <= Self.maximumPartRetailers, !ids.contains(nil) else {
+                throw ValidationError(
+                    field: "retailers", message: "must be 1 to \(Self.maximumPartRetailers) retailer ids, comma-separated")
+            }
+            return Array(Set(ids.compactMap { $0 })).sorted { $0.uuidString < $1.uuidString }
+        }
+        guard bucket != nil || buckets != nil else { return nil }
+        guard let count = buckets.flatMap({ Int($0) }), (1...Database.maximumBuckets).contains(count) else {
+            throw ValidationError(
+                field: "buckets", message: "must be an integer from 1 to \(Database.maximumBuckets), as the directory says")
+        }
+        guard let number = bucket.flatMap({ Int($0) }), (0..<count).contains(number) else {
+            throw ValidationError(field: "bucket", message: "must be an integer from 0 to buckets - 1")
+        }
+        return try database.retailers(inBucket: number, of: count)
+    }
+
+    /// The most retailers one `retailers=` asks for: a working set is a few dozen.
+    static let maximumPartRetailers = 200
+
+    /// A short name of a set of retailers for its tag: the first 12 bytes of the SHA-256 of their sorted ids.
+    private static func partName(_ ids: [UUID]) -> String {
+        let digest = SHA256.hash(Array(ids.map(\.uuidString).joined(separator: ",").utf8))
+        return Hex.text(Array(digest.prefix(12)))
+    }
 
     private func pageLimit(_ request: HTTPRequest) throws(ValidationError) -> Int {
         guard let text = request.query["limit"] else { return catalogPageLimit }
