@@ -167,7 +167,8 @@ import Testing
         // The journal's lines: plain text, no terminal's escapes; the summary closes it.
         #expect(scan.status == 0 && scan.stdout.contains("entered 8F0C1DDC") && !scan.stdout.contains("\u{1B}"))
         #expect(
-            scan.stderr.contains("0 malformed events skipped\n") && scan.stderr.hasSuffix(" left waiting\n"), "\(scan.stderr)")
+            scan.stderr.contains("0 malformed events skipped\n") && scan.stderr.contains(" left waiting\n")
+                && scan.stderr.hasSuffix("held back: none\n"), "\(scan.stderr)")
         #expect(scan.stderr.contains("notifications are off"), "\(scan.stderr)")
 
         let entry = destdir.appendingPathComponent("usr/local/share/applications/loyalty.desktop").path

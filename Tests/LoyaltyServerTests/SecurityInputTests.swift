@@ -17,7 +17,7 @@ import Testing
         let limit = 64 * 1024
         // An import has a limit of its own (BulkOfferTests).
         let operations = Operation.documented.filter { $0.takesBody && $0.pattern != "/v1/retailer/offers/import" }
-        #expect(operations.count == 15)
+        #expect(operations.count == 16)
         let before = try server.rows()
         for operation in operations {
             let call = try #require(tenants.call(operation))

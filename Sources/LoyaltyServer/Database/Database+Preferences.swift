@@ -6,9 +6,10 @@ import Postgres
 // the account fetches at sync.
 
 extension Database {
-    /// The account's preferences; the defaults of `AccountPreferences` until it sets its own.
+    /// The account's preferences; the defaults of `AccountPreferences` until it sets its own. Read on a standby when
+    /// one is fit, as every sync asks for them: a sync must go on while no primary is elected.
     func preferences(accountID: UUID) throws -> AccountPreferences {
-        try pool.withConnection { connection in try Self.preferences(accountID, in: connection) }
+        try read { connection in try Self.preferences(accountID, in: connection) }
     }
 
     static func preferences(_ accountID: UUID, in connection: PostgresConnection) throws -> AccountPreferences {

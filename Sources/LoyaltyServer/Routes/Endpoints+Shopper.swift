@@ -25,7 +25,7 @@ extension Endpoints {
             Route("POST", "/v1/sightings", deviceToken, resolveSightings),
             Route("POST", "/v1/redemptions", deviceToken, redeem),
             Route("GET", "/v1/redemptions", deviceTokenOnStandby, listRedemptions),
-            Route("GET", "/v1/preferences", deviceToken, showPreferences),
+            Route("GET", "/v1/preferences", deviceTokenOnStandby, showPreferences),
             Route("PUT", "/v1/preferences", deviceToken, putPreferences),
             Route("PUT", "/v1/preferences/muted-retailers/{retailer_id}", deviceToken, muteRetailer),
             Route("DELETE", "/v1/preferences/muted-retailers/{retailer_id}", deviceToken, unmuteRetailer),
