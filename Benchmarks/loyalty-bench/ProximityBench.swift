@@ -15,7 +15,7 @@ import Foundation
     let seeds = firstSeed..<(firstSeed + UInt64(walks))
     print("proximity: \(walks) walks per noise level, seeds \(seeds.lowerBound)..<\(seeds.upperBound)")
     func total(
-        _ method: ProximityTrial.Method, noise: Double, seeds: Range<UInt64>, margins: ProximityMargins = .standard,
+        _ method: ProximityTrial.Method, noise: Double, seeds: Range<UInt64>, margins: ProximityMargins? = nil,
         power: ScanPower = .high
     ) -> ProximityScore {
         seeds.map {
@@ -47,8 +47,13 @@ import Foundation
             total(.engine, noise: noise, seeds: seeds, margins: ProximityTrial.eagerMargins))
         let engine = scores[.engine]!
         // Issue 47: the walk as `--power balanced` hears it (25 % of the advertisements, in 182.5 ms windows).
+        // With the profile's margins (`ProximityMargins.sampled`), and with full rate's for comparison.
         let balanced = total(.engine, noise: noise, seeds: seeds, power: .balanced)
-        row("engine, sampled as --power balanced", balanced)
+        row("engine, sampled as balanced", balanced)
+        row(
+            "  the same, full rate's margins",
+            total(.engine, noise: noise, seeds: seeds, margins: .standard, power: .balanced))
+        row("engine, sampled as low", total(.engine, noise: noise, seeds: seeds, power: .low))
         // The targets hold up to the issue's 6 dB; 8 dB is shown for what it is.
         guard noise <= 6 else { continue }
         record(

@@ -89,6 +89,18 @@ public struct ProximityMargins: Sendable, Hashable {
     /// number of class changes and 90 % of snapshots right, with the least entry lag that leaves.
     public static let standard = ProximityMargins(
         moving: 2.5, standingMean: 0.75, motionGate: 3, lead: 1.5, departureGate: 3.5, departure: 1)
+
+    /// For a scan that hears a beacon only in its windows (`ScanPower.balanced`, `.low`): a quarter of the readings
+    /// or fewer, so the Kalman trend follows a walk later and the mean of the last 8 readings spans seconds. A lower
+    /// motion gate and departure gate and a longer lead see the walk sooner; the wider standing margin pays for
+    /// that in flapping. Chosen on the counter walk sampled as balanced at 2 to 6 dB (docs/PROXIMITY.md).
+    public static let sampled = ProximityMargins(
+        moving: 2.5, standingMean: 1, motionGate: 2.5, lead: 2, departureGate: 3, departure: 0.5)
+
+    /// The margins for a scan at `power`.
+    public static func standard(for power: ScanPower) -> ProximityMargins {
+        power == .high ? .standard : .sampled
+    }
 }
 
 /// The stable proximity of one beacon: it changes class only on evidence beyond the boundary, a margin counted in

@@ -112,11 +112,12 @@ public enum ProximityTrial {
 
     /// The snapshot classes of `method` on `walk` (its first beacon), one per second of the sightings'
     /// clock, as (time, class).
-    /// `margins` are the engine's. `power` samples the walk as that profile's scan windows hear it (a window of
-    /// LE_Scan_Window at the start of each LE_Scan_Interval from the walk's start), with the tracking age the
-    /// scan gives that profile; an advertisement between windows is only the clock's tick.
+    /// `margins` are the engine's, by default the profile's (`ProximityMargins.standard(for:)`). `power` samples
+    /// the walk as that profile's scan windows hear it (a window of LE_Scan_Window at the start of each
+    /// LE_Scan_Interval from the walk's start), with the tracking age the scan gives that profile; an
+    /// advertisement between windows is only the clock's tick.
     public static func snapshots(
-        _ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard, power: ScanPower = .high
+        _ method: Method, walk: BeaconWalk, margins: ProximityMargins? = nil, power: ScanPower = .high
     ) -> [(time: Double, proximity: Proximity)] {
         let model = DistanceModel(pathLossExponent: walk.pathLossExponent)
         let start = walk.start.unixSeconds
@@ -130,7 +131,8 @@ public enum ProximityTrial {
             var ranger = try! Ranger(
                 configuration: Ranger.Configuration(
                     maxTrackingAge: max(5, power.minimumTrackingAge), distanceModel: model,
-                    proximityRule: method == .engine ? .evidence : .threshold, proximityMargins: margins))
+                    proximityRule: method == .engine ? .evidence : .threshold,
+                    proximityMargins: margins ?? .standard(for: power)))
             walk.forEachAdvert { sighting, _ in
                 let snapshot = heard(sighting.time) ? ranger.observe(sighting) : ranger.advance(to: sighting.time)
                 if let snapshot {
@@ -162,7 +164,7 @@ public enum ProximityTrial {
 
     /// Scores `method` on `walk` against the class of the walk's true distance.
     public static func score(
-        _ method: Method, walk: BeaconWalk, margins: ProximityMargins = .standard, power: ScanPower = .high
+        _ method: Method, walk: BeaconWalk, margins: ProximityMargins? = nil, power: ScanPower = .high
     ) -> ProximityScore {
         let model = DistanceModel(pathLossExponent: walk.pathLossExponent)
         let beacon = walk.beacons[0]

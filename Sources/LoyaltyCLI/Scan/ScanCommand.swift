@@ -141,7 +141,8 @@ private func runScan(_ arguments: ParsedArguments) throws {
     let snapshotInterval = arguments.value(ScanOptions.snapshotInterval) ?? 1
     let ranging = Ranger.Configuration(
         snapshotInterval: snapshotInterval,
-        maxTrackingAge: max(arguments.value(ScanOptions.trackingAge) ?? 5, power.minimumTrackingAge))
+        maxTrackingAge: max(arguments.value(ScanOptions.trackingAge) ?? 5, power.minimumTrackingAge),
+        proximityMargins: .standard(for: power))
     let output = CommandScope.output(json: arguments.flag(ClientOptions.json))
     // From before the terminal's keys are taken: a signal ends the scan through its usual end, the summary.
     let interruption = CommandScope.interruption
