@@ -220,13 +220,15 @@ extension Database {
                     RETURNING 1),
                 counted AS (
                     INSERT INTO offer_day_shows (account_id, offer_id, day, shows, last_shown_at)
-                    SELECT \(accountID), item.offer_id, floor(extract(epoch FROM item.seen_at) / 86400)::bigint,
-                        count(*), max(item.seen_at)
-                    FROM bump, item
-                    WHERE item.shows_per_day IS NOT NULL
-                        AND (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
-                        AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
-                    GROUP BY 1, 2, 3
+                    SELECT \(accountID)::uuid, shown.offer_id, shown.day, shown.shows, shown.last_shown_at
+                    FROM (
+                        SELECT item.offer_id, floor(extract(epoch FROM item.seen_at) / 86400)::bigint AS day,
+                            count(*)::integer AS shows, max(item.seen_at) AS last_shown_at
+                        FROM bump, item
+                        WHERE item.shows_per_day IS NOT NULL
+                            AND (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
+                            AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
+                        GROUP BY item.offer_id, 2) AS shown
                     ON CONFLICT (account_id, offer_id, day) DO UPDATE SET
                         shows = offer_day_shows.shows + excluded.shows,
                         last_shown_at = greatest(offer_day_shows.last_shown_at, excluded.last_shown_at))
