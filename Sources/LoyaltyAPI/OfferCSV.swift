@@ -34,7 +34,8 @@ public struct OfferImportProblem: Codable, Sendable, Equatable, Error, CustomStr
 /// `POST /v1/retailer/offers/import` and `GET /v1/retailer/offers/export`: offers as CSV (RFC 4180), one a
 /// line. The header names the columns: `major,minor,title` are required, and any of `description`, `category`,
 /// `image_url`, `starts_at`, `ends_at` (RFC 3339), `per_shopper_limit`, `total_limit`, `reshow_after_s`,
-/// `schedule` (`OfferSchedule`), `shows_per_day` may follow, in any order; an empty cell is an absent value. A UTF-8 byte order mark and CRLF line ends are read.
+/// `schedule` (`OfferSchedule`), `shows_per_day` may follow, in any order; an empty cell is an absent value. A
+/// UTF-8 byte order mark and CRLF line ends are read.
 /// A cell a spreadsheet would run as a formula (one starting with = + - @, a tab or a CR) is exported behind a
 /// single quote, as OWASP advises against CSV injection, and read back without it (`neutralised`).
 public enum OfferCSV {

@@ -32,8 +32,9 @@ extension OfferCache {
     /// seen set (written by any process on this device, or synced) has it and `reshowAfter` seconds have not
     /// passed since, or, for an offer with `showsPerDay`, when the account was shown it that many times on
     /// `shownAt`'s UTC day (then `reshowAfter`, if given, spaces the shows); otherwise records `shownAt` in the
-    /// seen set (and the day's count) and `reportedAt` in the outbox, and returns true. So scans running at once on one device show each offer once. The two times differ for a replay,
-    /// whose timeline runs ahead of the clock: the server is told the real moment.
+    /// seen set (and the day's count) and `reportedAt` in the outbox, and returns true. So scans running at once
+    /// on one device never show an offer more often than it may. The two times differ for a replay, whose
+    /// timeline runs ahead of the clock: the server is told the real moment.
     ///
     /// The claim stands, in `showing`, until `shown` says the offer went in front of the shopper. An offer
     /// claimed by a process that is gone and never shown (killed between its claim and its line) is claimed

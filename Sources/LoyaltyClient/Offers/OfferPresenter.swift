@@ -128,7 +128,9 @@ public struct OfferPresenter: Sendable {
 
     /// Merges an offer's count of shows on a day learned elsewhere (the cache, a sync), keeping the larger.
     public mutating func noteDayShows(_ count: DayShows) {
-        if let known = dayShows[count.offerID], known.day > count.day || (known.day == count.day && known.shows >= count.shows) {
+        if let known = dayShows[count.offerID],
+            known.day > count.day || (known.day == count.day && known.shows >= count.shows)
+        {
             return
         }
         dayShows[count.offerID] = (count.day, count.shows)
