@@ -224,8 +224,7 @@ public struct OfferPresenter: Sendable {
         recent[offer.offer.id] = serverTime
         if offer.offer.showsPerDay != nil {
             let day = Offer.showDay(serverTime)
-            let shows = dayShows[offer.offer.id].map { $0.day == day ? $0.shows : 0 } ?? 0
-            dayShows[offer.offer.id] = (day, shows + 1)
+            dayShows[offer.offer.id] = (day, shows(of: offer.offer.id, on: day) + 1)
             shownArrival[offer.offer.id] = near[offer.identity]?.order
         }
         current = presentation
@@ -237,11 +236,15 @@ public struct OfferPresenter: Sendable {
         guard offer.isValid(at: serverTime) else { return false }
         guard let lastSeen = seen[offer.id] else { return true }
         if let cap = offer.showsPerDay {
-            let day = Offer.showDay(serverTime)
-            guard (dayShows[offer.id].map { $0.day == day ? $0.shows : 0 } ?? 0) < cap else { return false }
+            guard shows(of: offer.id, on: Offer.showDay(serverTime)) < cap else { return false }
             return offer.reshowAfterSeconds.map { serverTime.timeIntervalSince(lastSeen) >= Double($0) } ?? true
         }
         guard let reshow = offer.reshowAfterSeconds else { return false }
         return serverTime.timeIntervalSince(lastSeen) >= Double(reshow)
+    }
+
+    /// The account's shows of an offer on a UTC day, as far as this presenter knows.
+    private func shows(of offerID: UUID, on day: Int64) -> Int {
+        dayShows[offerID].map { $0.day == day ? $0.shows : 0 } ?? 0
     }
 }
