@@ -75,6 +75,8 @@ CREATE TABLE offers (
     -- The weekly hours it is on in the store's time zone (OfferSchedule: "Europe/London: weekdays 17:00-19:00");
     -- NULL: always. Checked by the server on redemption and by the client before showing.
     schedule text,
+    -- Times one account may be shown it in a UTC day (offer_day_shows counts them); NULL: once ever.
+    shows_per_day integer CHECK (shows_per_day BETWEEN 1 AND 100),
     CHECK (ends_at > starts_at)
 );
 CREATE UNIQUE INDEX offers_live_beacon ON offers (retailer_id, major, minor)
@@ -84,7 +86,7 @@ CREATE INDEX offers_version ON offers (version);
 CREATE INDEX offers_retailer_version ON offers (retailer_id, version);
 CREATE TRIGGER offers_feed_version
     BEFORE INSERT OR UPDATE OF title, description, category, image_url, starts_at, ends_at,
-        per_shopper_limit, total_limit, reshow_after_s, schedule, deleted_at ON offers
+        per_shopper_limit, total_limit, reshow_after_s, schedule, shows_per_day, deleted_at ON offers
     FOR EACH ROW EXECUTE FUNCTION catalog_feed_next_version();
 
 -- A bulk import's rows, staged (checked as offers checks them) before any is applied to offers in batches of
@@ -106,6 +108,7 @@ CREATE TABLE offer_import_rows (
     total_limit integer CHECK (total_limit >= 1),
     reshow_after_s integer CHECK (reshow_after_s >= 0),
     schedule text,
+    shows_per_day integer CHECK (shows_per_day BETWEEN 1 AND 100),
     CHECK (ends_at > starts_at),
     PRIMARY KEY (import_id, position)
 );
@@ -317,6 +320,18 @@ CREATE TABLE muted_retailers (
     muted_at timestamptz NOT NULL,
     PRIMARY KEY (account_id, retailer_id)
 );
+
+-- The shows each account's devices reported of an offer with shows_per_day, per UTC day (days since 1970-01-01):
+-- what holds the cap across the account's devices. Deleted with the account or the offer.
+CREATE TABLE offer_day_shows (
+    account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    offer_id uuid NOT NULL REFERENCES offers (id) ON DELETE CASCADE,
+    day bigint NOT NULL,
+    shows integer NOT NULL CHECK (shows >= 1),
+    last_shown_at timestamptz NOT NULL,
+    PRIMARY KEY (account_id, offer_id, day)
+);
+CREATE INDEX offer_day_shows_offer ON offer_day_shows (offer_id);
 
 -- accepted_*: the redemption accepted at the till, when and by which till (its name as it was then; the key
 -- when a till key did it, not the console). Accepting is one conditional UPDATE, so it succeeds once.

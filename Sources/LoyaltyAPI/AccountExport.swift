@@ -17,14 +17,17 @@ public struct AccountExport: Codable, Sendable, Equatable {
     public var preferences: AccountPreferences
     public var seenCount: Int
     public var verifiedSightingCount: Int
+    /// Shows counted per offer and UTC day, for offers with `shows_per_day`.
+    public var dayShows: [DayShows]
 
     public init(
         exportedAt: Date, accountID: UUID, createdAt: Date, devices: [Device], linkCodes: [ExportedLinkCode],
-        redemptions: [ExportedRedemption], preferences: AccountPreferences, seenCount: Int, verifiedSightingCount: Int
+        redemptions: [ExportedRedemption], preferences: AccountPreferences, seenCount: Int, verifiedSightingCount: Int,
+        dayShows: [DayShows] = []
     ) {
         (self.exportedAt, self.accountID, self.createdAt, self.devices) = (exportedAt, accountID, createdAt, devices)
         (self.linkCodes, self.redemptions, self.preferences) = (linkCodes, redemptions, preferences)
-        (self.seenCount, self.verifiedSightingCount) = (seenCount, verifiedSightingCount)
+        (self.seenCount, self.verifiedSightingCount, self.dayShows) = (seenCount, verifiedSightingCount, dayShows)
     }
 
     public enum CodingKeys: String, CodingKey {
@@ -37,6 +40,7 @@ public struct AccountExport: Codable, Sendable, Equatable {
         case preferences
         case seenCount = "seen_count"
         case verifiedSightingCount = "verified_sighting_count"
+        case dayShows = "day_shows"
     }
 }
 

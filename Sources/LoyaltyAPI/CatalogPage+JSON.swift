@@ -69,6 +69,7 @@ extension Offer: JSONTableObject {
         .optional("reshow_after_s", { $0.reshowAfterSeconds }, { $0.reshowAfterSeconds = $1 }),
         .required("retailer_id", { $0.retailerID }, { $0.retailerID = $1 }),
         .optional("schedule", { $0.schedule }, { $0.schedule = $1 }),
+        .optional("shows_per_day", { $0.showsPerDay }, { $0.showsPerDay = $1 }),
         .optional("starts_at", { $0.startsAt }, { $0.startsAt = $1 }),
         .required("title", { $0.title }, { $0.title = $1 }),
         .optional("total_limit", { $0.totalLimit }, { $0.totalLimit = $1 }),

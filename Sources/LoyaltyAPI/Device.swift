@@ -159,10 +159,41 @@ public struct SeenPushResult: Codable, Sendable, Equatable {
 public struct SeenPage: Codable, Sendable, Equatable {
     public var cursor: String
     public var items: [SeenItem]
+    /// Today's and yesterday's show counts (UTC days) of the account's offers that have `shows_per_day`, whole at
+    /// every fetch: what a device needs to hold a daily cap across the account's devices.
+    public var dayShows: [DayShows]?
 
-    public init(cursor: String, items: [SeenItem]) {
+    public init(cursor: String, items: [SeenItem], dayShows: [DayShows]? = nil) {
         self.cursor = cursor
         self.items = items
+        self.dayShows = dayShows
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case cursor, items
+        case dayShows = "day_shows"
+    }
+}
+
+/// How many times the account was shown an offer on a UTC day (`Offer.showDay`), on all its devices.
+public struct DayShows: Codable, Sendable, Hashable {
+    public var offerID: UUID
+    public var day: Int64
+    public var shows: Int
+    /// The latest of them (in the account export only).
+    public var lastShownAt: Date?
+
+    public init(offerID: UUID, day: Int64, shows: Int, lastShownAt: Date? = nil) {
+        self.offerID = offerID
+        self.day = day
+        self.shows = shows
+        self.lastShownAt = lastShownAt
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case offerID = "offer_id"
+        case day, shows
+        case lastShownAt = "last_shown_at"
     }
 }
 

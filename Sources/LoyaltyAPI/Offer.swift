@@ -17,11 +17,13 @@ public struct OfferDraft: RequestBody, Equatable {
     public var reshowAfterSeconds: Int?
     /// The weekly hours it is on, in the store's time zone (`OfferSchedule`); absent means always.
     public var schedule: String?
+    /// Times one shopper account may be shown it in a UTC day, on all its devices; absent means once ever.
+    public var showsPerDay: Int?
 
     public init(
         title: String, description: String? = nil, category: String? = nil, imageURL: String? = nil,
         startsAt: Date? = nil, endsAt: Date? = nil, perShopperLimit: Int? = nil, totalLimit: Int? = nil,
-        reshowAfterSeconds: Int? = nil, schedule: String? = nil
+        reshowAfterSeconds: Int? = nil, schedule: String? = nil, showsPerDay: Int? = nil
     ) {
         self.title = title
         self.description = description
@@ -33,6 +35,7 @@ public struct OfferDraft: RequestBody, Equatable {
         self.totalLimit = totalLimit
         self.reshowAfterSeconds = reshowAfterSeconds
         self.schedule = schedule
+        self.showsPerDay = showsPerDay
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
@@ -44,6 +47,7 @@ public struct OfferDraft: RequestBody, Equatable {
         case totalLimit = "total_limit"
         case reshowAfterSeconds = "reshow_after_s"
         case schedule
+        case showsPerDay = "shows_per_day"
     }
 
     public func validate() throws(ValidationError) {
@@ -57,6 +61,12 @@ public struct OfferDraft: RequestBody, Equatable {
         try Validation.count(reshowAfterSeconds, atLeast: 0, field: "reshow_after_s")
         try Validation.optionalText(schedule, field: "schedule", maxLength: Validation.scheduleMaxLength)
         if let schedule { _ = try OfferSchedule(parsing: schedule) }
+        if let showsPerDay, !Offer.showsPerDayRange.contains(showsPerDay) {
+            throw ValidationError(
+                field: "shows_per_day",
+                message: "must be an integer from \(Offer.showsPerDayRange.lowerBound) to \(Offer.showsPerDayRange.upperBound) "
+                    + "(shows a day per shopper); leave it out to show the offer once ever")
+        }
     }
 }
 
@@ -77,6 +87,8 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
     public var reshowAfterSeconds: Int?
     /// `OfferSchedule`'s text; nil: always on.
     public var schedule: String?
+    /// Shows per shopper account per UTC day (`OfferDraft.showsPerDay`); nil: once ever.
+    public var showsPerDay: Int?
     public var updatedAt: Date
     /// In the catalog, true when the offer's beacon is secure: it is seen and redeemed only after a verified
     /// sighting (docs/SECURE-BEACONS.md), so a client shows it only for a beacon the service resolved. Absent: false.
@@ -86,7 +98,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         id: UUID, retailerID: UUID, major: UInt16, minor: UInt16, title: String, description: String? = nil,
         category: String? = nil, imageURL: String? = nil, startsAt: Date? = nil, endsAt: Date? = nil,
         perShopperLimit: Int = 1, totalLimit: Int? = nil, reshowAfterSeconds: Int? = nil, schedule: String? = nil,
-        updatedAt: Date, presenceRequired: Bool? = nil
+        showsPerDay: Int? = nil, updatedAt: Date, presenceRequired: Bool? = nil
     ) {
         self.id = id
         self.retailerID = retailerID
@@ -102,6 +114,7 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         self.totalLimit = totalLimit
         self.reshowAfterSeconds = reshowAfterSeconds
         self.schedule = schedule
+        self.showsPerDay = showsPerDay
         self.updatedAt = updatedAt
         self.presenceRequired = presenceRequired
     }
@@ -117,9 +130,16 @@ public struct Offer: Codable, Sendable, Equatable, Identifiable {
         case totalLimit = "total_limit"
         case reshowAfterSeconds = "reshow_after_s"
         case schedule
+        case showsPerDay = "shows_per_day"
         case updatedAt = "updated_at"
         case presenceRequired = "presence_required"
     }
+
+    /// What `shows_per_day` may be: a daily deal shown at most a few times a day, never an unbounded stream.
+    public static let showsPerDayRange = 1...100
+
+    /// The UTC day of `date` (days since 1970-01-01): the day `shows_per_day` counts in, as the figures do.
+    public static func showDay(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 
     /// Whether `date` lies in [starts_at, ends_at) and in the schedule's hours, if it has one (a schedule this
     /// machine cannot read, its zone unknown here, is taken as always on: the server still refuses out of hours).

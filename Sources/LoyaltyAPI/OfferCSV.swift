@@ -34,14 +34,15 @@ public struct OfferImportProblem: Codable, Sendable, Equatable, Error, CustomStr
 /// `POST /v1/retailer/offers/import` and `GET /v1/retailer/offers/export`: offers as CSV (RFC 4180), one a
 /// line. The header names the columns: `major,minor,title` are required, and any of `description`, `category`,
 /// `image_url`, `starts_at`, `ends_at` (RFC 3339), `per_shopper_limit`, `total_limit`, `reshow_after_s`,
-/// `schedule` (`OfferSchedule`) may follow, in any order; an empty cell is an absent value. A UTF-8 byte order mark and CRLF line ends are read.
+/// `schedule` (`OfferSchedule`), `shows_per_day` may follow, in any order; an empty cell is an absent value. A
+/// UTF-8 byte order mark and CRLF line ends are read.
 /// A cell a spreadsheet would run as a formula (one starting with = + - @, a tab or a CR) is exported behind a
 /// single quote, as OWASP advises against CSV injection, and read back without it (`neutralised`).
 public enum OfferCSV {
     public static let requiredColumns = ["major", "minor", "title"]
     public static let columns = requiredColumns + [
         "description", "category", "image_url", "starts_at", "ends_at", "per_shopper_limit", "total_limit",
-        "reshow_after_s", "schedule",
+        "reshow_after_s", "schedule", "shows_per_day",
     ]
     /// The most rows one import takes: a whole UUID's worth of a large chain's beacons, well within a request.
     public static let maxRows = 100_000
@@ -141,7 +142,8 @@ public enum OfferCSV {
             title: cells["title"] ?? "", description: value("description"), category: value("category"),
             imageURL: value("image_url"), startsAt: try date("starts_at"), endsAt: try date("ends_at"),
             perShopperLimit: try integer("per_shopper_limit"), totalLimit: try integer("total_limit"),
-            reshowAfterSeconds: try integer("reshow_after_s"), schedule: value("schedule"))
+            reshowAfterSeconds: try integer("reshow_after_s"), schedule: value("schedule"),
+            showsPerDay: try integer("shows_per_day"))
         try draft.validate()
         return OfferImportRow(line: line, major: major, minor: minor, draft: draft)
     }
@@ -155,6 +157,7 @@ public enum OfferCSV {
                 offer.imageURL, offer.startsAt.map(LoyaltyJSON.formatTimestamp),
                 offer.endsAt.map(LoyaltyJSON.formatTimestamp), String(offer.perShopperLimit),
                 offer.totalLimit.map(String.init), offer.reshowAfterSeconds.map(String.init), offer.schedule,
+                offer.showsPerDay.map(String.init),
             ]
             text += cells.map { quoted(neutralised($0 ?? "")) }.joined(separator: ",") + "\r\n"
         }

@@ -49,7 +49,7 @@ import Testing
         let exported = server.work.appendingPathComponent("schedule-\(uuid).csv")
         try store.ok(["retailer", "offers", "export", "--output", exported.path])
         let text = try String(contentsOf: exported, encoding: .utf8)
-        #expect(text.hasPrefix("major,minor,title,") && text.contains(",schedule\r\n") && text.contains(later), "\(text)")
+        #expect(text.hasPrefix("major,minor,title,") && text.contains(",schedule,shows_per_day\r\n") && text.contains(later), "\(text)")
         let reimported = try store.ok(["retailer", "offers", "import", exported.path, "--json"]).jsonLines
         #expect(reimported.first?["unchanged"] as? Int == 1, "\(reimported)")
         // Back in hours by import: the tablet sees it.

@@ -17,7 +17,7 @@ import LoyaltyClient
             updatedAt: epoch)
         #expect(
             ClientJSONLines.offer(offer)
-                == #"{"id":"00000000-0000-0000-0000-00000000000a","major":1,"minor":2,"title":"sushi \"30%\"","description":null,"category":"food","image_url":null,"starts_at":null,"ends_at":"2027-01-15T08:00:00Z","per_shopper_limit":1,"total_limit":null,"reshow_after_s":null,"schedule":null}"#
+                == #"{"id":"00000000-0000-0000-0000-00000000000a","major":1,"minor":2,"title":"sushi \"30%\"","description":null,"category":"food","image_url":null,"starts_at":null,"ends_at":"2027-01-15T08:00:00Z","per_shopper_limit":1,"total_limit":null,"reshow_after_s":null,"schedule":null,"shows_per_day":null}"#
         )
         let store = RetailStore(
             id: id, retailerID: id, storeID: "carnaby", name: "Carnaby", latitude: 51.5, longitude: -0.14,

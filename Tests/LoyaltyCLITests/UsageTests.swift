@@ -71,6 +71,6 @@ import Testing
         #expect(decoded.status == 65 && decoded.stdout.isEmpty, "\(decoded.stdout)")
         let help = try run(["retailer", "offer", "set", "--help"])
         #expect(help.status == 0 && help.stdout.contains("USAGE: loyalty retailer offer set --title TEXT [--description TEXT]"))
-        #expect(help.stdout.contains("[--reshow-after SECONDS] [--schedule HOURS] \(Self.clientOptions) MAJOR MINOR\n"))
+        #expect(help.stdout.contains("[--reshow-after SECONDS] [--schedule HOURS] [--shows-per-day N] \(Self.clientOptions) MAJOR MINOR\n"))
     }
 }

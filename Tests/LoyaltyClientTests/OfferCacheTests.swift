@@ -217,6 +217,30 @@ private func listing(_ cache: OfferCache, retailerName: String? = nil) throws ->
         #expect(try cache.seenCursor == "s2")
     }
 
+    /// An offer with shows_per_day is claimed up to its cap on a UTC day, counting the shows the server reported;
+    /// a smaller count from the server never lowers this device's, and the next day starts again.
+    @Test func aDailyCapIsClaimedUpToItsCountWithTheSyncedShows() throws {
+        let cache = try OfferCache(file: try temporaryDirectory().appendingPathComponent("cache.sqlite"))
+        let lunch = UUID()
+        func claim(_ at: Date) throws -> Bool {
+            let claimed = try cache.claimShown(lunch, shownAt: at, reportedAt: at, reshowAfter: nil, showsPerDay: 3)
+            if claimed { try cache.shown(lunch) }
+            return claimed
+        }
+        let day = Offer.showDay(epoch)
+        #expect(try claim(epoch))
+        // Another device showed it once more today: the sync says 2; then one more show here reaches the cap.
+        try cache.apply(SeenPage(cursor: "s1", items: [], dayShows: [DayShows(offerID: lunch, day: day, shows: 2)]))
+        #expect(try claim(epoch.addingTimeInterval(60)))
+        #expect(try !claim(epoch.addingTimeInterval(120)))
+        try cache.apply(SeenPage(cursor: "s2", items: [], dayShows: [DayShows(offerID: lunch, day: day, shows: 1)]))
+        #expect(try cache.dayShows() == [DayShows(offerID: lunch, day: day, shows: 3)])
+        // Without a cap the same offer shows once ever; the next UTC day (epoch is 08:00 UTC) it shows again.
+        #expect(try !cache.claimShown(lunch, shownAt: epoch.addingTimeInterval(180), reportedAt: epoch, reshowAfter: nil))
+        #expect(try claim(epoch.addingTimeInterval(16 * 3600)))
+        #expect(try cache.outbox(limit: 10).items.count == 3)
+    }
+
     @Test func aPendingRedemptionKeepsItsKey() throws {
         let cache = try OfferCache(file: try temporaryDirectory().appendingPathComponent("cache.sqlite"))
         let offerID = UUID()

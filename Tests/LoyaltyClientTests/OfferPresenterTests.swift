@@ -20,11 +20,12 @@ private struct Store {
     @discardableResult
     mutating func add(
         _ major: UInt16, _ minor: UInt16, _ title: String, startsAt: Date? = nil, endsAt: Date? = nil,
-        reshowAfter: Int? = nil
+        reshowAfter: Int? = nil, showsPerDay: Int? = nil
     ) -> ResolvedOffer {
         let offer = Offer(
             id: UUID(), retailerID: Store.retailer.id, major: major, minor: minor, title: title,
-            startsAt: startsAt, endsAt: endsAt, reshowAfterSeconds: reshowAfter, updatedAt: Store.epoch)
+            startsAt: startsAt, endsAt: endsAt, reshowAfterSeconds: reshowAfter, showsPerDay: showsPerDay,
+            updatedAt: Store.epoch)
         let resolved = ResolvedOffer(offer: offer, retailer: Store.retailer)
         offers[resolved.identity] = resolved
         return resolved
@@ -212,6 +213,25 @@ private func play(
         let shown = play(&presenter, store, near)
         #expect(shown.map(\.0) == [0, 10, 20])
         #expect(presenter.seen[store.offer("sushi").offer.id] == Store.epoch.addingTimeInterval(20))
+    }
+
+    @Test func showsPerDayShowsOncePerApproachUpToTheCapAndAgainTheNextDay() {
+        var store = Store([])
+        let lunch = store.add(1, 1, "lunch", showsPerDay: 2)
+        var presenter = OfferPresenter(holding: .dwell(1))
+        // Near for 3 s, gone for 3 s, three times: shown on the first two approaches only.
+        let approach = Array(repeating: [Store.beacon(1, 1, .near)], count: 3) + Array(repeating: [], count: 3)
+        #expect(play(&presenter, store, approach + approach + approach).map(\.0) == [0, 6])
+        // The next UTC day (Store.epoch is 08:00 UTC), staying near: shown once, not once a second.
+        let nextDay = 16 * 3600.0
+        let staying = Array(repeating: [Store.beacon(1, 1, .near)], count: 10)
+        #expect(play(&presenter, store, staying, start: nextDay).map(\.0) == [nextDay])
+        // Another device's shows that day, learned at a sync, count too.
+        var other = OfferPresenter(holding: .dwell(1), seen: [lunch.offer.id: Store.epoch])
+        other.noteDayShows(DayShows(offerID: lunch.offer.id, day: Offer.showDay(Store.epoch), shows: 2))
+        #expect(play(&other, store, approach).isEmpty)
+        other.noteDayShows(DayShows(offerID: lunch.offer.id, day: Offer.showDay(Store.epoch), shows: 1))
+        #expect(play(&other, store, approach, start: 10).isEmpty, "a smaller count does not undo a larger one")
     }
 
     @Test func validityWindowUsesServerTime() {

@@ -9,7 +9,7 @@ import Testing
 @testable import LoyaltyServer
 
 /// A shopper with something in every table that holds an account's data: two devices, a link code, two offers
-/// seen, a verified sighting, a redemption accepted at the till and one not yet used, quiet hours, caps and a
+/// seen (one of them shown up to twice a day, so counted in `offer_day_shows`), a verified sighting, a redemption accepted at the till and one not yet used, quiet hours, caps and a
 /// muted retailer.
 struct DemoShopper {
     let phone: DeviceCredentials
@@ -25,7 +25,7 @@ struct DemoShopper {
         sushi = try server.putOffer(
             retailer, major: 1, minor: 1, OfferDraft(title: "30% off sushi at The Japanese Kitchen", totalLimit: 2))
         pizza = try server.putOffer(
-            retailer, major: 1, minor: 2, OfferDraft(title: "Buy one get one free at Tucci's Pizza"))
+            retailer, major: 1, minor: 2, OfferDraft(title: "Buy one get one free at Tucci's Pizza", showsPerDay: 2))
         phone = try server.createAccount(name: "phone")
         tablet = try server.linkDevice(to: phone, name: "tablet")
         #expect(try server.request("POST", "/v1/link-codes", token: phone.deviceToken).status == 201)
@@ -142,6 +142,7 @@ extension TestServer {
         #expect(head.verifiedSightingCount == 1 && sightings.map(\.major) == [2] && sightings.map(\.minor) == [1])
         #expect(head.preferences.quietHours == "21:00-08:00" && head.preferences.offersPerDay == 12)
         #expect(head.preferences.mutedRetailers.map(\.name) == ["Rival Mart"])
+        #expect(head.dayShows.map(\.offerID) == [shopper.pizza.id] && head.dayShows.first?.shows == 1, "\(head.dayShows)")
         // Every id the database holds for the account appears in the export.
         let document = String(decoding: try LoyaltyJSON.encoder().encode(head), as: UTF8.self).lowercased()
         for id in [shopper.phone.accountID, shopper.phone.deviceID, shopper.tablet.deviceID] {

@@ -278,7 +278,7 @@ extension TestServer {
         #expect(reply.status == 422)
         let error = try reply.decode(APIErrorBody.self).error
         #expect(error.rows?.count == 1, "\(error.rows?.count ?? 0) problems")
-        #expect(error.message.contains("line 1: has more than 12 cells"), "\(error.message)")
+        #expect(error.message.contains("line 1: has more than 13 cells"), "\(error.message)")
         #expect(try server.offers(matey).isEmpty)
     }
 

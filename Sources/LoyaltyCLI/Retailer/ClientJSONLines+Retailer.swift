@@ -130,6 +130,7 @@ extension ClientJSONLines {
                 .startsAt: timestamp(offer.startsAt), .endsAt: timestamp(offer.endsAt),
                 .perShopperLimit: .int(offer.perShopperLimit), .totalLimit: optional(offer.totalLimit),
                 .reshowAfterSeconds: optional(offer.reshowAfterSeconds), .schedule: optional(offer.schedule),
+                .showsPerDay: optional(offer.showsPerDay),
             ])
     }
 

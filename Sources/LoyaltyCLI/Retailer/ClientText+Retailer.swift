@@ -62,7 +62,8 @@ extension ClientText {
                 [
                     "\(offer.major):\(offer.minor)", offer.title, timestamp(offer.startsAt),
                     timestamp(offer.endsAt),
-                    "\(offer.perShopperLimit)/shopper" + (offer.totalLimit.map { ", \($0) total" } ?? ""),
+                    "\(offer.perShopperLimit)/shopper" + (offer.totalLimit.map { ", \($0) total" } ?? "")
+                        + (offer.showsPerDay.map { ", shown \($0)/day" } ?? ""),
                     offer.schedule ?? "always",
                 ]
             })

@@ -103,10 +103,15 @@ private enum OfferFields {
     static let schedule = Option<String>(
         "schedule", value: "HOURS",
         help: "Weekly hours in the store's time zone, e.g. 'Europe/London: weekdays 17:00-19:00, sat 10:00-12:00'.")
+    static let showsPerDay = Option<Int>(
+        "shows-per-day", value: "N",
+        help: "Show it to a shopper up to N times a day (1 to 100, UTC days; default once ever).",
+        expected: "a whole number from 1 to 100") { Int($0) }
     private static let timestamp = "an ISO 8601 time such as 2026-12-01T09:00:00Z"
 
     static let all: [any DeclaredOption] = [
         title, description, category, imageURL, starts, ends, perShopperLimit, totalLimit, reshowAfter, schedule,
+        showsPerDay,
     ]
 }
 
@@ -122,6 +127,10 @@ private let retailerOfferSet = Command(
         runs past midnight. Outside its hours a scan does not show the offer and the server refuses to
         redeem it (409 offer_out_of_hours).
 
+        --shows-per-day N lets a scan show the offer again, up to N times a day per shopper account (counted
+        on all its devices, days in UTC): again when its beacon comes near anew, or --reshow-after SECONDS
+        after the last show. Without it the offer shows once ever.
+
         \(clientDiscussion)
         """,
     options: OfferFields.all + ClientOptions.all, positionals: [BeaconNumbers.major, BeaconNumbers.minor],
@@ -134,7 +143,8 @@ private let retailerOfferSet = Command(
             startsAt: arguments.value(OfferFields.starts), endsAt: arguments.value(OfferFields.ends),
             perShopperLimit: arguments.value(OfferFields.perShopperLimit),
             totalLimit: arguments.value(OfferFields.totalLimit),
-            reshowAfterSeconds: arguments.value(OfferFields.reshowAfter), schedule: arguments.value(OfferFields.schedule))
+            reshowAfterSeconds: arguments.value(OfferFields.reshowAfter), schedule: arguments.value(OfferFields.schedule),
+            showsPerDay: arguments.value(OfferFields.showsPerDay))
         try arguments.checked { try draft.validate() }
         let offer = try context.api.putOffer(
             major: major, minor: minor, draft, try context.retailerCredential())

@@ -11,7 +11,7 @@ let retailerOffersImportCommand = Command(
     discussion: """
         The first line names the columns: major,minor,title and any of description, category, image_url,
         starts_at, ends_at (ISO 8601), per_shopper_limit, total_limit, reshow_after_s, schedule
-        (weekly hours: 'Europe/London: weekdays 17:00-19:00'). `export` writes the
+        (weekly hours: 'Europe/London: weekdays 17:00-19:00'), shows_per_day (1 to 100). `export` writes the
         same format. A bad row imports nothing: each problem is listed with its line, and the exit code is 65.
 
         \(clientDiscussion)

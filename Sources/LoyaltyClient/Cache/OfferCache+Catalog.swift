@@ -93,8 +93,8 @@ extension OfferCache {
             """
             INSERT OR REPLACE INTO offers (id, retailer_id, major, minor, title, description, category,
                 image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, updated_at,
-                presence_required, schedule, listing)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?17, ?18,
+                presence_required, schedule, shows_per_day, listing)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?17, ?18, ?19,
                 '{"id":"' || lower(?1) || '","major":' || ?3 || ',"minor":' || ?4 || ',"title":' || json_quote(?5)
                 || ',"description":' || json_quote(?6) || ',"category":' || json_quote(?7)
                 || ',"starts_at":' || json_quote(?15) || ',"ends_at":' || json_quote(?16))
@@ -112,7 +112,7 @@ extension OfferCache {
                 .optionalText(offer.startsAt.map(LoyaltyJSON.formatTimestamp)),
                 .optionalText(offer.endsAt.map(LoyaltyJSON.formatTimestamp)),
                 .integer(offer.presenceRequired == true ? 1 : 0),
-                .optionalText(offer.schedule),
+                .optionalText(offer.schedule), .optionalInteger(offer.showsPerDay),
             ])
     }
 
@@ -151,7 +151,7 @@ extension OfferCache {
     private static let offerColumns = """
         o.id, o.retailer_id, o.major, o.minor, o.title, o.description, o.category, o.image_url, o.starts_at,
         o.ends_at, o.per_shopper_limit, o.total_limit, o.reshow_after_s, o.updated_at, r.name, r.uuid,
-        o.presence_required, o.schedule
+        o.presence_required, o.schedule, o.shows_per_day
         FROM offers o JOIN retailers r ON r.id = o.retailer_id
         """
 
@@ -163,7 +163,7 @@ extension OfferCache {
             endsAt: row.optionalDate(9), perShopperLimit: Int(try row.integer(10)),
             totalLimit: row.optionalInteger(11).map(Int.init),
             reshowAfterSeconds: row.optionalInteger(12).map(Int.init), schedule: row.optionalText(17),
-            updatedAt: Date(timeIntervalSince1970: try row.real(13)),
+            showsPerDay: row.optionalInteger(18).map(Int.init), updatedAt: Date(timeIntervalSince1970: try row.real(13)),
             presenceRequired: try row.integer(16) != 0 ? true : nil)
         let retailer = CatalogRetailer(
             id: offer.retailerID, name: try row.text(14), uuid: try row.uuid(15))

@@ -18,17 +18,29 @@ extension OfferCache {
         }
     }
 
+    /// The account's shows of each offer with `shows_per_day` on the UTC days it was last shown (this device's and
+    /// the synced counts, the larger).
+    public func dayShows() throws(ClientError) -> [DayShows] {
+        try read { db in
+            try db.query("SELECT offer_id, day, shows FROM day_shows ORDER BY day").map { row in
+                DayShows(offerID: try row.uuid(0), day: try row.integer(1), shows: Int(try row.integer(2)))
+            }
+        }
+    }
+
     /// Claims an offer for showing at `shownAt` (the scan's server time), as one transaction: false when the
     /// seen set (written by any process on this device, or synced) has it and `reshowAfter` seconds have not
-    /// passed since; otherwise records `shownAt` in the seen set and `reportedAt` in the outbox, and returns
-    /// true. So scans running at once on one device show each offer once. The two times differ for a replay,
-    /// whose timeline runs ahead of the clock: the server is told the real moment.
+    /// passed since, or, for an offer with `showsPerDay`, when the account was shown it that many times on
+    /// `shownAt`'s UTC day (then `reshowAfter`, if given, spaces the shows); otherwise records `shownAt` in the
+    /// seen set (and the day's count) and `reportedAt` in the outbox, and returns true. So scans running at once
+    /// on one device never show an offer more often than it may. The two times differ for a replay, whose
+    /// timeline runs ahead of the clock: the server is told the real moment.
     ///
     /// The claim stands, in `showing`, until `shown` says the offer went in front of the shopper. An offer
     /// claimed by a process that is gone and never shown (killed between its claim and its line) is claimed
     /// anew by the next, without a second seen item: a kill loses no offer.
     public func claimShown(
-        _ offerID: UUID, shownAt: Date, reportedAt: Date, reshowAfter: Int?,
+        _ offerID: UUID, shownAt: Date, reportedAt: Date, reshowAfter: Int?, showsPerDay: Int? = nil,
         claimant: ProcessIdentity = .current
     ) throws(ClientError) -> Bool {
         try write { db in
@@ -39,11 +51,26 @@ extension OfferCache {
                 try db.run("UPDATE showing SET claimant = ? WHERE offer_id = ?", [.text(claimant.text), id])
                 return true
             }
+            let day = SQLiteValue.integer(Offer.showDay(shownAt))
             if let row = try db.query("SELECT seen_at FROM seen WHERE offer_id = ?", [id]).first {
                 let seenAt = Date(timeIntervalSince1970: try row.real(0))
-                guard let reshowAfter, shownAt.timeIntervalSince(seenAt) >= Double(reshowAfter) else { return false }
+                if let showsPerDay {
+                    let shows = try db.query("SELECT shows FROM day_shows WHERE offer_id = ? AND day = ?", [id, day])
+                        .first?.integer(0) ?? 0
+                    guard shows < showsPerDay else { return false }
+                    if let reshowAfter, shownAt.timeIntervalSince(seenAt) < Double(reshowAfter) { return false }
+                } else {
+                    guard let reshowAfter, shownAt.timeIntervalSince(seenAt) >= Double(reshowAfter) else { return false }
+                }
             }
             try Self.mergeSeen(db, SeenItem(offerID: offerID, seenAt: shownAt))
+            if showsPerDay != nil {
+                try db.run(
+                    """
+                    INSERT INTO day_shows (offer_id, day, shows) VALUES (?, ?, 1)
+                    ON CONFLICT (offer_id, day) DO UPDATE SET shows = shows + 1
+                    """, [id, day])
+            }
             try db.run(
                 "INSERT INTO outbox (offer_id, seen_at) VALUES (?, ?)", [id, .real(reportedAt.timeIntervalSince1970)])
             try db.run("INSERT INTO showing (offer_id, claimant) VALUES (?, ?)", [id, .text(claimant.text)])
@@ -104,10 +131,21 @@ extension OfferCache {
         try write { db in try db.run("DELETE FROM outbox WHERE id <= ?", [.integer(id)]) }
     }
 
-    /// Merges a page of the account's seen set and moves the seen cursor, in one transaction.
+    /// Merges a page of the account's seen set and its day counts (the larger of each, older days dropped) and
+    /// moves the seen cursor, in one transaction.
     public func apply(_ page: SeenPage) throws(ClientError) {
         try write { db in
             for item in page.items { try Self.mergeSeen(db, item) }
+            for shows in page.dayShows ?? [] {
+                try db.run(
+                    """
+                    INSERT INTO day_shows (offer_id, day, shows) VALUES (?, ?, ?)
+                    ON CONFLICT (offer_id, day) DO UPDATE SET shows = max(shows, excluded.shows)
+                    """, [.text(shows.offerID.uuidString), .integer(shows.day), .integer(Int64(shows.shows))])
+            }
+            if let latest = page.dayShows?.map(\.day).max() {
+                try db.run("DELETE FROM day_shows WHERE day < ?", [.integer(latest - 1)])
+            }
             try Self.setState(db, .seenCursor, page.cursor)
         }
     }

@@ -84,6 +84,18 @@ extension OfferCache {
         -- Proximity UUIDs a scan heard whose retailer this device does not carry yet: fetched at the next sync.
         CREATE TABLE heard (uuid TEXT PRIMARY KEY, heard_at REAL NOT NULL) WITHOUT ROWID;
         """,
+        """
+        -- An offer's cap of shows per shopper per UTC day (NULL: once ever). The cached offers came without theirs:
+        -- the next sync fetches the whole catalog again.
+        ALTER TABLE offers ADD COLUMN shows_per_day INTEGER;
+        DELETE FROM sync_state WHERE key IN ('catalog_cursor', 'catalog_etag');
+        -- The account's shows of such an offer per UTC day, on all its devices: the larger of this device's count
+        -- and the server's at the last sync.
+        UPDATE carried SET cursor = NULL, head = -1;
+        CREATE TABLE day_shows (
+            offer_id TEXT NOT NULL, day INTEGER NOT NULL, shows INTEGER NOT NULL,
+            PRIMARY KEY (offer_id, day)) WITHOUT ROWID;
+        """,
     ]
 
     func migrate() throws(ClientError) {

@@ -58,7 +58,9 @@ public struct OfferPresentation: Sendable, Equatable {
 /// The offers app's policy, made precise. Pure: it reads no clock and touches no storage.
 ///
 /// An offer is shown only while its beacon is at `minimumProximity` or nearer; only if the account has
-/// not seen it (on any device) or its `reshow_after_s` has passed since; only inside its validity
+/// not seen it (on any device) or its `reshow_after_s` has passed since, or, for an offer with `shows_per_day`,
+/// the account was shown it fewer times than that on the UTC day (on all its devices, as synced) and its beacon
+/// came near anew since the last show here (or `reshow_after_s` passed); only inside its validity
 /// window judged in server time; and never two at a time. Offers whose beacons are near together are
 /// shown in the order the beacons came near. A shown offer stays until `dismiss()` or, with a dwell,
 /// until that many seconds of snapshot time have passed.
@@ -95,6 +97,11 @@ public struct OfferPresenter: Sendable {
     public private(set) var held: [HoldReason: Set<UUID>] = [:]
     /// Offers the account saw in the 24 hours before the latest snapshot, and when: what the caps count.
     private var recent: [UUID: Date] = [:]
+    /// For offers with `shows_per_day`: the account's shows on the latest UTC day known of each.
+    private var dayShows: [UUID: (day: Int64, shows: Int)] = [:]
+    /// The arrival (`near`'s order) of the beacon each offer was last shown for in this session: one stay near a
+    /// beacon shows its offer once, however many shows a day it may have.
+    private var shownArrival: [UUID: Int] = [:]
 
     /// Beacons at the minimum proximity or nearer, with the order in which they came near.
     private var near: [BeaconIdentity: (time: Double, order: Int)] = [:]
@@ -102,12 +109,13 @@ public struct OfferPresenter: Sendable {
 
     public init(
         minimumProximity: Proximity = .near, holding: Holding, seen: [UUID: Date] = [:],
-        attention: ShopperAttention = ShopperAttention()
+        attention: ShopperAttention = ShopperAttention(), dayShows: [DayShows] = []
     ) {
         self.minimumProximity = minimumProximity
         self.holding = holding
         self.seen = seen
         self.attention = attention
+        for count in dayShows { noteDayShows(count) }
         if let latest = seen.values.max() { recent = seen.filter { latest.timeIntervalSince($0.value) < 86_400 } }
     }
 
@@ -116,6 +124,16 @@ public struct OfferPresenter: Sendable {
         if let known = seen[offerID], known >= date { return }
         seen[offerID] = date
         recent[offerID] = date
+    }
+
+    /// Merges an offer's count of shows on a day learned elsewhere (the cache, a sync), keeping the larger.
+    public mutating func noteDayShows(_ count: DayShows) {
+        if let known = dayShows[count.offerID],
+            known.day > count.day || (known.day == count.day && known.shows >= count.shows)
+        {
+            return
+        }
+        dayShows[count.offerID] = (count.day, count.shows)
     }
 
     /// The shopper closed the offer on screen.
@@ -180,7 +198,17 @@ public struct OfferPresenter: Sendable {
         at serverTime: Date, resolve: (BeaconIdentity) -> ResolvedOffer?
     ) -> [ResolvedOffer] {
         near.sorted { ($0.value.time, $0.value.order) < ($1.value.time, $1.value.order) }
-            .compactMap { resolve($0.key) }.filter { isEligible($0.offer, at: serverTime) && mayShow($0, at: serverTime) }
+            .compactMap { resolve($0.key) }
+            .filter { !shownThisStay($0) && isEligible($0.offer, at: serverTime) && mayShow($0, at: serverTime) }
+    }
+
+    /// Whether an offer shown more than once a day was shown while its beacon has stayed near since (without
+    /// `reshow_after_s`, what spaces its shows).
+    private func shownThisStay(_ offer: ResolvedOffer) -> Bool {
+        guard offer.offer.showsPerDay != nil, offer.offer.reshowAfterSeconds == nil,
+            let arrival = shownArrival[offer.offer.id]
+        else { return false }
+        return near[offer.identity]?.order == arrival
     }
 
     /// Whether the shopper's attention lets `offer` show now; when not, it is noted in `held` with the reason.
@@ -194,15 +222,29 @@ public struct OfferPresenter: Sendable {
         let presentation = OfferPresentation(offer: offer, time: time, serverTime: serverTime)
         seen[offer.offer.id] = serverTime
         recent[offer.offer.id] = serverTime
+        if offer.offer.showsPerDay != nil {
+            let day = Offer.showDay(serverTime)
+            dayShows[offer.offer.id] = (day, shows(of: offer.offer.id, on: day) + 1)
+            shownArrival[offer.offer.id] = near[offer.identity]?.order
+        }
         current = presentation
         return presentation
     }
 
-    /// Inside its window and not seen, or seen long enough ago to show again.
+    /// Inside its window and not seen, or seen long enough ago to show again, or under its day's cap of shows.
     public func isEligible(_ offer: Offer, at serverTime: Date) -> Bool {
         guard offer.isValid(at: serverTime) else { return false }
         guard let lastSeen = seen[offer.id] else { return true }
+        if let cap = offer.showsPerDay {
+            guard shows(of: offer.id, on: Offer.showDay(serverTime)) < cap else { return false }
+            return offer.reshowAfterSeconds.map { serverTime.timeIntervalSince(lastSeen) >= Double($0) } ?? true
+        }
         guard let reshow = offer.reshowAfterSeconds else { return false }
         return serverTime.timeIntervalSince(lastSeen) >= Double(reshow)
+    }
+
+    /// The account's shows of an offer on a UTC day, as far as this presenter knows.
+    private func shows(of offerID: UUID, on day: Int64) -> Int {
+        dayShows[offerID].map { $0.day == day ? $0.shows : 0 } ?? 0
     }
 }

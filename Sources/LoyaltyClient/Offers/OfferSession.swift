@@ -66,7 +66,8 @@ public final class OfferSession {
             minimumProximity: minimumProximity, holding: holding,
             seen: try cache.seen().filter { !unshown.contains($0.key) },
             attention: ShopperAttention(
-                try cache.preferences, timeZone: timeZone, serverTimeOffset: try cache.serverTimeOffset))
+                try cache.preferences, timeZone: timeZone, serverTimeOffset: try cache.serverTimeOffset),
+            dayShows: try cache.dayShows())
         retailers = try cache.retailers()
         (regions, retailerNames) = Self.regions(retailers)
         stores = try cache.stores()
@@ -176,7 +177,7 @@ public final class OfferSession {
             let showing = show(shown)
             if try cache.claimShown(
                 offer.id, shownAt: shown.serverTime, reportedAt: min(now, shown.serverTime),
-                reshowAfter: offer.reshowAfterSeconds)
+                reshowAfter: offer.reshowAfterSeconds, showsPerDay: offer.showsPerDay)
             {
                 showing()
                 // In front of the shopper: a kill from here on may show it again, never lose it.
@@ -189,6 +190,7 @@ public final class OfferSession {
             unshown.remove(offer.id)
             presenter.dismiss()
             for (offerID, seenAt) in try cache.seen() where offerID == offer.id { presenter.noteSeen(offerID, at: seenAt) }
+            for count in try cache.dayShows() where count.offerID == offer.id { presenter.noteDayShows(count) }
             candidate = presenter.showWaiting(time: shown.time, serverTime: shown.serverTime)
         }
         return nil
@@ -269,6 +271,7 @@ public final class OfferSession {
         for (offerID, seenAt) in try cache.seen() where !unshown.contains(offerID) {
             presenter.noteSeen(offerID, at: seenAt)
         }
+        for count in try cache.dayShows() { presenter.noteDayShows(count) }
         // Another device may have muted a retailer or changed the quiet hours or caps.
         presenter.attention = ShopperAttention(
             try cache.preferences, timeZone: presenter.attention.timeZone, serverTimeOffset: try cache.serverTimeOffset)

@@ -42,7 +42,7 @@ extension SyncEngine {
                         !sent.offers.contains(offer),
                         try cache.claimShown(
                             offer.offer.id, shownAt: serverNow, reportedAt: serverNow,
-                            reshowAfter: offer.offer.reshowAfterSeconds)
+                            reshowAfter: offer.offer.reshowAfterSeconds, showsPerDay: offer.offer.showsPerDay)
                     else { continue }
                     try cache.shown(offer.offer.id)
                     sent.offers.append(offer)

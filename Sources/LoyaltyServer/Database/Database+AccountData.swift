@@ -16,6 +16,7 @@ extension Database {
         "redemptions": "redemptions, with their till acceptances",
         "account_preferences": "preferences (quiet hours, caps)",
         "muted_retailers": "preferences (muted retailers)",
+        "offer_day_shows": "day_shows",
     ]
 
     /// The export's head: the account, its devices, link codes and redemptions, and how many rows the two long
@@ -67,10 +68,21 @@ extension Database {
                         redeemedAt: try row.decode("created_at"), acceptedAt: try row.decode("accepted_at", as: Date?.self),
                         acceptedTill: try row.decode("accepted_till", as: String?.self))
                 }
+                let dayShows = try connection.query(
+                    """
+                    SELECT offer_id, day, shows, last_shown_at FROM offer_day_shows
+                    WHERE account_id = \(accountID) ORDER BY day, offer_id
+                    """
+                ).map { row throws(PostgresError) in
+                    DayShows(
+                        offerID: try row.decode("offer_id"), day: try row.decode("day"), shows: try row.decode("shows"),
+                        lastShownAt: try row.decode("last_shown_at"))
+                }
                 return AccountExport(
                     exportedAt: clock(), accountID: accountID, createdAt: try account.decode("created_at"),
                     devices: devices, linkCodes: linkCodes, redemptions: redemptions,
-                    preferences: try Self.preferences(accountID, in: connection), seenCount: try account.decode("seen"), verifiedSightingCount: try account.decode("sightings"))
+                    preferences: try Self.preferences(accountID, in: connection), seenCount: try account.decode("seen"), verifiedSightingCount: try account.decode("sightings"),
+                    dayShows: dayShows)
             }
         }
     }

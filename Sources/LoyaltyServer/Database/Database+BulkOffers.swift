@@ -25,10 +25,11 @@ extension Database {
             try connection.query(
                 """
                 INSERT INTO offer_import_rows (import_id, position, retailer_id, major, minor, title, description,
-                    category, image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule)
+                    category, image_url, starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule,
+                    shows_per_day)
                 SELECT \(importID), i.position, \(retailerID), i.major, i.minor, i.title, i.description, i.category,
                     i.image_url, i.starts_at, i.ends_at, i.per_shopper_limit, i.total_limit, i.reshow_after_s,
-                    i.schedule
+                    i.schedule, i.shows_per_day
                 FROM unnest(\(textArray(rows.map { String($0.major) }))::int[],
                     \(textArray(rows.map { String($0.minor) }))::int[], \(textArray(drafts.map(\.title)))::text[],
                     \(textArray(drafts.map(\.description)))::text[], \(textArray(drafts.map(\.category)))::text[],
@@ -38,9 +39,10 @@ extension Database {
                     \(textArray(drafts.map { String($0.perShopperLimit ?? 1) }))::int[],
                     \(textArray(drafts.map { $0.totalLimit.map(String.init) }))::int[],
                     \(textArray(drafts.map { $0.reshowAfterSeconds.map(String.init) }))::int[],
-                    \(textArray(drafts.map(\.schedule)))::text[])
+                    \(textArray(drafts.map(\.schedule)))::text[],
+                    \(textArray(drafts.map { $0.showsPerDay.map(String.init) }))::int[])
                     WITH ORDINALITY AS i (major, minor, title, description, category, image_url, starts_at,
-                        ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule, position)
+                        ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule, shows_per_day, position)
                 """
             )
         }
@@ -91,11 +93,11 @@ extension Database {
                         RETURNING *),
                     written AS (
                         INSERT INTO offers AS o (retailer_id, major, minor, title, description, category, image_url,
-                            starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule, updated_at,
-                            version, created_at)
+                            starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule, shows_per_day,
+                            updated_at, version, created_at)
                         SELECT b.retailer_id, b.major, b.minor, b.title, b.description, b.category, b.image_url,
                             b.starts_at, b.ends_at, b.per_shopper_limit, b.total_limit, b.reshow_after_s, b.schedule,
-                            \(clock()),
+                            b.shows_per_day, \(clock()),
                             \(head) + row_number() OVER (ORDER BY b.position), \(clock())
                         FROM batch b
                         ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
@@ -103,12 +105,14 @@ extension Database {
                             image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
                             per_shopper_limit = excluded.per_shopper_limit, total_limit = excluded.total_limit,
                             reshow_after_s = excluded.reshow_after_s, schedule = excluded.schedule,
-                            updated_at = excluded.updated_at, version = excluded.version
+                            shows_per_day = excluded.shows_per_day, updated_at = excluded.updated_at,
+                            version = excluded.version
                         WHERE (o.title, o.description, o.category, o.image_url, o.starts_at, o.ends_at,
-                                o.per_shopper_limit, o.total_limit, o.reshow_after_s, o.schedule)
+                                o.per_shopper_limit, o.total_limit, o.reshow_after_s, o.schedule, o.shows_per_day)
                             IS DISTINCT FROM (excluded.title, excluded.description, excluded.category,
                                 excluded.image_url, excluded.starts_at, excluded.ends_at, excluded.per_shopper_limit,
-                                excluded.total_limit, excluded.reshow_after_s, excluded.schedule)
+                                excluded.total_limit, excluded.reshow_after_s, excluded.schedule,
+                                excluded.shows_per_day)
                         RETURNING o.version, (xmax = 0) AS created),
                     moved AS (
                         UPDATE catalog_feed SET version = (SELECT max(version) FROM written)

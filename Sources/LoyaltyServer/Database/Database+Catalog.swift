@@ -227,6 +227,7 @@ extension Offer {
             totalLimit: try row.decode("total_limit", as: Int?.self),
             reshowAfterSeconds: try row.decode("reshow_after_s", as: Int?.self),
             schedule: try row.decode("schedule", as: String?.self),
+            showsPerDay: try row.decode("shows_per_day", as: Int?.self),
             updatedAt: try row.decode("updated_at"),
             // Only the catalog's reads have the column; true or absent.
             presenceRequired: row["presence_required"] == "t" ? true : nil)

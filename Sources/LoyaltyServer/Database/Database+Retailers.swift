@@ -96,18 +96,18 @@ extension Database {
             try connection.query(
                 """
                 INSERT INTO offers (retailer_id, major, minor, title, description, category, image_url,
-                    starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule, updated_at,
-                    created_at)
+                    starts_at, ends_at, per_shopper_limit, total_limit, reshow_after_s, schedule, shows_per_day,
+                    updated_at, created_at)
                 VALUES (\(retailerID), \(Int(major)), \(Int(minor)), \(draft.title), \(draft.description),
                     \(draft.category), \(draft.imageURL), \(draft.startsAt), \(draft.endsAt),
                     \(draft.perShopperLimit ?? 1), \(draft.totalLimit), \(draft.reshowAfterSeconds), \(draft.schedule),
-                    \(clock()), \(clock()))
+                    \(draft.showsPerDay), \(clock()), \(clock()))
                 ON CONFLICT (retailer_id, major, minor) WHERE deleted_at IS NULL DO UPDATE SET
                     title = excluded.title, description = excluded.description, category = excluded.category,
                     image_url = excluded.image_url, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
                     per_shopper_limit = excluded.per_shopper_limit, total_limit = excluded.total_limit,
                     reshow_after_s = excluded.reshow_after_s, schedule = excluded.schedule,
-                    updated_at = excluded.updated_at
+                    shows_per_day = excluded.shows_per_day, updated_at = excluded.updated_at
                 RETURNING *, (xmax = 0) AS created
                 """
             )[0]

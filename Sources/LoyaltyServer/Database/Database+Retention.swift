@@ -16,7 +16,8 @@ extension Database {
     }
 
     /// Deletes seen records older than `cutoff` (folded into `seen_folds` and `seen_day_folds` first, so the
-    /// figures keep them), verified sightings heard before it and link codes expired before it, `batch` rows per
+    /// figures keep them), verified sightings heard before it, link codes expired before it and day show counts
+    /// (`offer_day_shows`) last added to before it, `batch` rows per
     /// transaction, until none is left. Instances purging at once take turns per batch (an advisory lock).
     /// Returns how many of each it deleted.
     func purgeShopperData(before cutoff: Date, batch: Int = shopperDataBatch) throws -> (
@@ -39,15 +40,23 @@ extension Database {
                         codes AS (
                             DELETE FROM link_codes WHERE code_hash IN (
                                 SELECT code_hash FROM link_codes WHERE expires_at < \(cutoff) LIMIT \(batch))
+                            RETURNING 1),
+                        shows AS (
+                            DELETE FROM offer_day_shows WHERE (account_id, offer_id, day) IN (
+                                SELECT account_id, offer_id, day FROM offer_day_shows
+                                WHERE last_shown_at < \(cutoff) LIMIT \(batch))
                             RETURNING 1)
-                        SELECT (SELECT count(*) FROM sightings) AS sightings, (SELECT count(*) FROM codes) AS codes
+                        SELECT (SELECT count(*) FROM sightings) AS sightings, (SELECT count(*) FROM codes) AS codes,
+                            (SELECT count(*) FROM shows) AS shows
                         """
                     )[0]
-                    return (seen, try others.decode("sightings", as: Int.self), try others.decode("codes", as: Int.self))
+                    return (
+                        seen, try others.decode("sightings", as: Int.self), try others.decode("codes", as: Int.self),
+                        try others.decode("shows", as: Int.self))
                 }
             }
             (seen, sightings, linkCodes) = (seen + removed.0, sightings + removed.1, linkCodes + removed.2)
-            if max(removed.0, removed.1, removed.2) < batch { return (seen, sightings, linkCodes) }
+            if max(removed.0, removed.1, removed.2, removed.3) < batch { return (seen, sightings, linkCodes) }
         }
     }
 

@@ -179,7 +179,8 @@ extension Database {
     /// `seen_version` is bumped under its row lock, so versions commit in order (see schema.sql). A time
     /// after the server's clock is taken as now, and an item outside its offer's window is skipped: no
     /// device can report a sighting that has not happened yet or of an offer it could not have been shown. A time
-    /// before the offer was made is taken as its making: figures and beacon health cannot be backdated.
+    /// before the offer was made is taken as its making: figures and beacon health cannot be backdated. Every item
+    /// of an offer with `shows_per_day` is a show, counted in `offer_day_shows` (even one already in the set).
     func addSeen(_ items: [SeenItem], accountID: UUID) throws -> Int {
         let now = clock()
         let presentSince = now.addingTimeInterval(-SecureBeacon.presenceWindow)
@@ -193,7 +194,7 @@ extension Database {
                 """
                 WITH item AS (
                     SELECT i.offer_id, greatest(least(i.seen_at, \(now)), o.created_at) AS seen_at, o.starts_at,
-                        o.ends_at, o.retailer_id, o.major, o.minor
+                        o.ends_at, o.retailer_id, o.major, o.minor, o.shows_per_day
                     FROM unnest(\(offerIDs)::uuid[], \(seenAts)::timestamptz[]) AS i (offer_id, seen_at)
                         JOIN offers o ON o.id = i.offer_id),
                 unverified AS (
@@ -216,7 +217,21 @@ extension Database {
                     WHERE (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
                         AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
                     ON CONFLICT DO NOTHING
-                    RETURNING 1)
+                    RETURNING 1),
+                counted AS (
+                    INSERT INTO offer_day_shows (account_id, offer_id, day, shows, last_shown_at)
+                    SELECT \(accountID)::uuid, shown.offer_id, shown.day, shown.shows, shown.last_shown_at
+                    FROM (
+                        SELECT item.offer_id, floor(extract(epoch FROM item.seen_at) / 86400)::bigint AS day,
+                            count(*)::integer AS shows, max(item.seen_at) AS last_shown_at
+                        FROM bump, item
+                        WHERE item.shows_per_day IS NOT NULL
+                            AND (item.starts_at IS NULL OR item.starts_at <= item.seen_at)
+                            AND (item.ends_at IS NULL OR item.seen_at < item.ends_at)
+                        GROUP BY item.offer_id, 2) AS shown
+                    ON CONFLICT (account_id, offer_id, day) DO UPDATE SET
+                        shows = offer_day_shows.shows + excluded.shows,
+                        last_shown_at = greatest(offer_day_shows.last_shown_at, excluded.last_shown_at))
                 SELECT (SELECT count(*) FROM added) AS added, (SELECT major FROM unverified) AS major,
                     (SELECT minor FROM unverified) AS minor
                 """
@@ -254,8 +269,18 @@ extension Database {
                 ).map { row throws(PostgresError) in
                     SeenItem(offerID: try row.decode("offer_id"), seenAt: try row.decode("seen_at"))
                 }
+                let dayShows = try connection.query(
+                    """
+                    SELECT offer_id, day, shows FROM offer_day_shows
+                    WHERE account_id = \(accountID) AND day >= \(Offer.showDay(clock()) - 1)
+                    ORDER BY day, offer_id
+                    """
+                ).map { row throws(PostgresError) in
+                    DayShows(offerID: try row.decode("offer_id"), day: try row.decode("day"), shows: try row.decode("shows"))
+                }
                 return SeenPage(
-                    cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items)
+                    cursor: FeedCursor(generation: accountID, version: head).encoded(), items: items,
+                    dayShows: dayShows)
             }
         }
     }

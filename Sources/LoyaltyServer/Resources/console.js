@@ -236,7 +236,8 @@ function offerRow(offer) {
   const stats = state.stats.get(offer.id) || { seen_by: 0, redemptions: 0, accepted: 0 };
   const when = [offer.starts_at ? "from " + dateText(offer.starts_at) : "", offer.ends_at ? "until " + dateText(offer.ends_at) : ""]
     .filter(Boolean).join(" ") || "no end date";
-  const limits = offer.per_shopper_limit + " per shopper" + (offer.total_limit ? ", " + offer.total_limit + " in all" : "");
+  const limits = offer.per_shopper_limit + " per shopper" + (offer.total_limit ? ", " + offer.total_limit + " in all" : "")
+    + (offer.shows_per_day ? ", shown " + offer.shows_per_day + " a day" : "");
   const kind = offerState(offer);
   return el("tr", { "data-beacon": beacon },
     beaconCell(offer.major, offer.minor),
@@ -279,6 +280,7 @@ function openOfferDrawer(offer, beacon) {
     $("offer-total").value = offer.total_limit || "";
     $("offer-reshow").value = offer.reshow_after_s === undefined ? "" : offer.reshow_after_s;
     $("offer-schedule").value = offer.schedule || "";
+    $("offer-shows-per-day").value = offer.shows_per_day === undefined ? "" : offer.shows_per_day;
   }
   previewOffer();
   $("offer-drawer").showModal();
@@ -308,6 +310,7 @@ async function saveOffer(event) {
     total_limit: numberOrUndefined($("offer-total").value),
     reshow_after_s: numberOrUndefined($("offer-reshow").value),
     schedule: $("offer-schedule").value.trim() || undefined,
+    shows_per_day: numberOrUndefined($("offer-shows-per-day").value),
   };
   try {
     await api("PUT", "/v1/retailer/offers/" + encodeURIComponent(major) + "/" + encodeURIComponent(minor), draft);
