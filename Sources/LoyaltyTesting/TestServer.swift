@@ -30,6 +30,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     public let conninfo: String
     /// The same database, straight to PostgreSQL (CREATE DATABASE and pgbench cannot go through PgBouncer).
     public let directConninfo: String
+    /// The test's database on the cluster.
+    public let databaseName: String
     public let operatorToken = "operator-token-for-tests"
     /// Seals the secure beacons' identity keys.
     public let beaconKeyring: BeaconKeyring
@@ -61,22 +63,31 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         beaconKeyring: BeaconKeyring = .random(),
         logLines: (@Sendable (String) -> Void)? = nil,
         diagnostics: (@Sendable (String) -> Void)? = nil,
+        sharingDatabaseOf other: TestServer? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
         self.transport = transport
         self.clock = clock
-        let name = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
-        // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
-        directConninfo = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(name)
-        let bouncer = try bouncer ?? (cluster == nil && Self.throughPgBouncerByDefault ? PgBouncer.shared() : nil)
-        conninfo = bouncer?.conninfo(database: name) ?? directConninfo
-        try setUp(PostgresPool(conninfo: conninfo, size: 1))
+        let name = other?.databaseName ?? "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
+        databaseName = name
+        if let other {
+            // A second instance of the service on the first one's database, as several servers behind a balancer.
+            (directConninfo, conninfo) = (other.directConninfo, other.conninfo)
+        } else {
+            // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
+            directConninfo = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(name)
+            let bouncer = try bouncer ?? (cluster == nil && Self.throughPgBouncerByDefault ? PgBouncer.shared() : nil)
+            conninfo = bouncer?.conninfo(database: name) ?? directConninfo
+            try setUp(PostgresPool(conninfo: conninfo, size: 1))
+        }
         var configuration = ServerConfiguration(database: .conninfo(conninfo), operatorToken: operatorToken)
         // Reads on `standby`'s conninfo of the test's database (a streaming standby of `cluster`, whose copy of the
         // database comes by replication).
         configuration.standbys = try standby?(name)
         configuration.standbyMaxLag = standbyMaxLag
         configuration.poolSize = poolSize
+        // LISTEN cannot go through PgBouncer's transaction pooling.
+        configuration.notificationsConninfo = directConninfo
         configuration.rateLimits = rateLimits
         configuration.beaconKeyring = beaconKeyring
         self.beaconKeyring = beaconKeyring

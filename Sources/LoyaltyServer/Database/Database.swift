@@ -12,11 +12,23 @@ public final class Database: Sendable {
     /// for those); nil: the primary.
     let standbyReads: StandbyReads?
     let clock: @Sendable () -> Date
+    /// The feed's head and device tokens in memory, for catalog checks without a round trip; nil: none.
+    let catalogCheck: CatalogCheck?
 
-    public init(pool: PostgresPool, standbyReads: StandbyReads? = nil, clock: @escaping @Sendable () -> Date) {
+    public convenience init(
+        pool: PostgresPool, standbyReads: StandbyReads? = nil, clock: @escaping @Sendable () -> Date
+    ) {
+        self.init(pool: pool, standbyReads: standbyReads, clock: clock, catalogCheck: nil)
+    }
+
+    init(
+        pool: PostgresPool, standbyReads: StandbyReads?, clock: @escaping @Sendable () -> Date,
+        catalogCheck: CatalogCheck?
+    ) {
         self.pool = pool
         self.standbyReads = standbyReads
         self.clock = clock
+        self.catalogCheck = catalogCheck
     }
 
     /// Runs a read on a standby when one is fit for it (`acceptable` refuses an answer the standby is too old
