@@ -49,7 +49,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
     /// `limits` are the HTTP server's; in process, the body limit is applied the same way. `rateLimits`: none by
     /// default, as tests send many requests from one address. `beaconKeyring`: a random key of the server's own.
-    /// `diagnostics`: libmicrohttpd's messages (standard error when nil).
+    /// `diagnostics`: libmicrohttpd's messages (standard error when nil). `sharingDatabaseOf`: a second server on
+    /// that one's database (no `setUp`).
     public init(
         _ transport: Transport = .inProcess,
         cluster: EmbeddedPostgres? = nil,
@@ -64,6 +65,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         logLines: (@Sendable (String) -> Void)? = nil,
         diagnostics: (@Sendable (String) -> Void)? = nil,
         sharingDatabaseOf other: TestServer? = nil,
+        deviceTokenCacheSize: Int = ServerConfiguration.defaultDeviceTokenCacheSize,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
         self.transport = transport
@@ -88,6 +90,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         configuration.poolSize = poolSize
         // LISTEN cannot go through PgBouncer's transaction pooling.
         configuration.notificationsConninfo = directConninfo
+        configuration.deviceTokenCacheSize = deviceTokenCacheSize
         configuration.rateLimits = rateLimits
         configuration.beaconKeyring = beaconKeyring
         self.beaconKeyring = beaconKeyring

@@ -65,7 +65,25 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         }
     }
 
-    /// For tests and /metrics: whether the cache vouches for the head, the tokens it holds, the listener's backend.
+    /// Moves the head forward to `read` (another generation replaces it), while the cache vouches for it: heads read
+    /// by the listener and after this server's own writes arrive in any order.
+    func advance(to read: FeedCursor) {
+        lock.withLock {
+            guard let current = head else { return }
+            if read.generation != current.generation || read.version > current.version { head = read }
+        }
+    }
+
+    /// Forgets the account's tokens at once, after this server revoked a device or deleted the account: its own
+    /// next check must not wait for the notification. A lookup begun before may not be remembered.
+    func forget(account: UUID) {
+        lock.withLock {
+            epoch &+= 1
+            tokens.removeAll { $0.accountID == account }
+        }
+    }
+
+    /// For tests: whether the cache vouches for the head, the tokens it holds, the listener's backend.
     var state: (trusted: Bool, tokens: Int, listenerPID: Int32?) {
         lock.withLock { (head != nil, tokens.count, listenerPID) }
     }
@@ -130,7 +148,10 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     private func readHead(_ listener: PostgresListener) throws {
         let row = try listener.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0]
         let read = FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
-        lock.withLock { head = read }
+        lock.withLock {
+            if let current = head, current.generation == read.generation, current.version > read.version { return }
+            head = read
+        }
     }
 }
 
@@ -197,6 +218,10 @@ struct LeastRecentlyUsed<Key: Hashable, Value> {
             if let older = moved.older { entries[older].newer = slot } else { oldest = slot }
         }
         entries.removeLast()
+    }
+
+    mutating func removeAll(where shouldRemove: (Value) -> Bool) {
+        for key in entries.filter({ shouldRemove($0.value) }).map(\.key) { removeValue(forKey: key) }
     }
 
     mutating func removeAll() {

@@ -169,6 +169,7 @@ extension Database {
     /// phone's code must not link the thief's next device. False when the account has no such device.
     func revokeDevice(_ deviceID: UUID, of accountID: UUID) throws -> Bool {
         let now = clock()
+        defer { catalogCheck?.forget(account: accountID) }
         return try pool.withConnection { connection in
             try connection.transaction { connection in
                 guard

@@ -38,6 +38,16 @@ public final class Database: Sendable {
         return try standbyReads.read(acceptable: acceptable, body)
     }
 
+    /// Brings the catalog check's head up to the primary's after this server wrote (one statement; nothing without
+    /// the cache, or while it vouches for nothing): a write's notification comes a moment later.
+    func catchUpCatalogCheck() {
+        guard let catalogCheck, catalogCheck.currentEpoch != nil,
+            let row = try? pool.withConnection({ try $0.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0] }),
+            let generation: UUID = try? row.decode("generation"), let version: Int64 = try? row.decode("version")
+        else { return }
+        catalogCheck.advance(to: FeedCursor(generation: generation, version: version))
+    }
+
     /// Whether the database answers a trivial query now.
     public func isReady() -> Bool {
         (try? pool.withConnection { try $0.query("SELECT 1") }) != nil
