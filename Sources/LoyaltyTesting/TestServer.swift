@@ -50,7 +50,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     /// `limits` are the HTTP server's; in process, the body limit is applied the same way. `rateLimits`: none by
     /// default, as tests send many requests from one address. `beaconKeyring`: a random key of the server's own.
     /// `diagnostics`: libmicrohttpd's messages (standard error when nil). `sharingDatabaseOf`: a second server on
-    /// that one's database (no `setUp`).
+    /// that one's database (no `setUp`). `notificationsConninfo`: where the catalog check listens (the database,
+    /// straight to PostgreSQL, when nil).
     public init(
         _ transport: Transport = .inProcess,
         cluster: EmbeddedPostgres? = nil,
@@ -66,6 +67,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         diagnostics: (@Sendable (String) -> Void)? = nil,
         sharingDatabaseOf other: TestServer? = nil,
         deviceTokenCacheSize: Int = ServerConfiguration.defaultDeviceTokenCacheSize,
+        notificationsConninfo: String? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
         self.transport = transport
@@ -89,7 +91,7 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         configuration.standbyMaxLag = standbyMaxLag
         configuration.poolSize = poolSize
         // LISTEN cannot go through PgBouncer's transaction pooling.
-        configuration.notificationsConninfo = directConninfo
+        configuration.notificationsConninfo = notificationsConninfo ?? directConninfo
         configuration.deviceTokenCacheSize = deviceTokenCacheSize
         configuration.rateLimits = rateLimits
         configuration.beaconKeyring = beaconKeyring

@@ -118,6 +118,26 @@ import Testing
         #expect(!check.holds(digest: Secrets.digest(of: phone.deviceToken)))
     }
 
+    /// A server that cannot listen never answers from memory: what another server writes is seen at once.
+    @Test func aServerThatCannotListenAnswersThroughTheDatabase() throws {
+        let first = try TestServer()
+        let deaf = try TestServer(
+            sharingDatabaseOf: first, notificationsConninfo: "host=/nonexistent-loyalty-socket-dir port=1")
+        let check = try #require(deaf.database.catalogCheck)
+        let owner = try first.createAccount()
+        let phone = try first.linkDevice(to: owner)
+        let tag = try #require(try deaf.catalog(phone).headers["etag"])
+        #expect(try deaf.catalog(phone, etag: tag).status == 304)
+        #expect(!check.state.trusted && check.state.tokens == 0)
+
+        let matey = try first.registerRetailer()
+        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        #expect(try deaf.catalog(phone, etag: tag).status == 200)
+        try first.request("DELETE", "/v1/devices/\(phone.deviceID)", token: owner.deviceToken)
+        #expect(try deaf.catalog(phone, etag: tag).status == 401)
+        #expect(!check.state.trusted && check.state.listenerPID == nil)
+    }
+
     /// Tokens that no device holds are never kept: they neither push out valid ones nor take memory; past its size,
     /// the cache drops the token used least recently.
     @Test func aFloodOfInvalidTokensDoesNotEvictValidOnes() throws {
@@ -151,11 +171,13 @@ import Testing
         #expect(map[1] == "1")
         map[4] = "4"
         #expect(!map.contains(2) && map.contains(1) && map.contains(3) && map.contains(4))
+        // A removed entry's room is taken first; then the least recently used (1, read before 4 came) goes.
         map.removeValue(forKey: 3)
         map[5] = "5"
+        #expect(map.count == 3 && [1, 4, 5].allSatisfy(map.contains))
         map[6] = "6"
         #expect(map.count == 3)
-        #expect([1, 5, 6].allSatisfy(map.contains) && !map.contains(4))
+        #expect([4, 5, 6].allSatisfy(map.contains) && !map.contains(1))
         map.removeAll()
         #expect(map.count == 0 && map[1] == nil)
     }
