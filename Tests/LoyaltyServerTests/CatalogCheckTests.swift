@@ -136,6 +136,9 @@ import Testing
         try first.request("DELETE", "/v1/devices/\(phone.deviceID)", token: owner.deviceToken)
         #expect(try deaf.catalog(phone, etag: tag).status == 401)
         #expect(!check.state.trusted && check.state.listenerPID == nil)
+        let metrics = try deaf.request("GET", "/metrics", token: deaf.operatorToken).text
+        #expect(metrics.contains("\nloyalty_catalog_check_listening 0\n"), "\(metrics)")
+        #expect(metrics.contains("\nloyalty_catalog_check_from_memory_total 0\n"), "\(metrics)")
     }
 
     /// Tokens that no device holds are never kept: they neither push out valid ones nor take memory; past its size,
@@ -156,6 +159,9 @@ import Testing
         }
         #expect(check.state.tokens == 3)
         #expect(phones.prefix(3).allSatisfy { check.holds(digest: Secrets.digest(of: $0.deviceToken)) })
+        let metrics = try server.request("GET", "/metrics", token: server.operatorToken).text
+        #expect(metrics.contains("\nloyalty_catalog_check_device_tokens 3\n"), "\(metrics)")
+        #expect(metrics.contains("\nloyalty_catalog_check_listening 1\n"), "\(metrics)")
 
         // The first phone checked again, then a fourth device: the second phone, used least recently, makes room.
         #expect(try server.catalog(phones[0], etag: tags[0]).status == 304)
