@@ -182,6 +182,30 @@ CREATE TABLE devices (
     CONSTRAINT devices_token_hash_account UNIQUE (token_hash, account_id)
 );
 
+-- Notifications that keep each server's in-memory catalog check current (docs/SCALING.md): `catalog_head` after
+-- any change of the feed's row, once per transaction; `device_tokens` with the digest (hex) of a device token that
+-- stopped being valid (revoked, replaced or deleted).
+CREATE FUNCTION notify_catalog_head() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('catalog_head', '');
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER catalog_feed_notify AFTER UPDATE ON catalog_feed
+    FOR EACH STATEMENT EXECUTE FUNCTION notify_catalog_head();
+
+CREATE FUNCTION notify_device_token() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' OR NEW.revoked_at IS NOT NULL OR NEW.token_hash <> OLD.token_hash
+        OR NEW.account_id <> OLD.account_id THEN
+        PERFORM pg_notify('device_tokens', encode(OLD.token_hash, 'hex'));
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER devices_notify AFTER UPDATE OR DELETE ON devices
+    FOR EACH ROW EXECUTE FUNCTION notify_device_token();
+
 -- Spent by a device that knows only the code, so keyed by the code alone (and not co-located with accounts).
 CREATE TABLE link_codes (
     code_hash bytea PRIMARY KEY,  -- SHA-256 of the code

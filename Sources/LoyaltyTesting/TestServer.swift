@@ -30,6 +30,8 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     public let conninfo: String
     /// The same database, straight to PostgreSQL (CREATE DATABASE and pgbench cannot go through PgBouncer).
     public let directConninfo: String
+    /// The test's database on the cluster.
+    public let databaseName: String
     public let operatorToken = "operator-token-for-tests"
     /// Seals the secure beacons' identity keys.
     public let beaconKeyring: BeaconKeyring
@@ -47,7 +49,9 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
     /// `setUp` runs on the new, empty database before the server migrates it (an older schema and its rows).
     /// `limits` are the HTTP server's; in process, the body limit is applied the same way. `rateLimits`: none by
     /// default, as tests send many requests from one address. `beaconKeyring`: a random key of the server's own.
-    /// `diagnostics`: libmicrohttpd's messages (standard error when nil).
+    /// `diagnostics`: libmicrohttpd's messages (standard error when nil). `sharingDatabaseOf`: a second server on
+    /// that one's database (no `setUp`). `notificationsConninfo`: where the catalog check listens (the database,
+    /// straight to PostgreSQL, when nil).
     public init(
         _ transport: Transport = .inProcess,
         cluster: EmbeddedPostgres? = nil,
@@ -61,22 +65,34 @@ public final class TestServer: @unchecked Sendable {  // `idleClients` is guarde
         beaconKeyring: BeaconKeyring = .random(),
         logLines: (@Sendable (String) -> Void)? = nil,
         diagnostics: (@Sendable (String) -> Void)? = nil,
+        sharingDatabaseOf other: TestServer? = nil,
+        deviceTokenCacheSize: Int = ServerConfiguration.defaultDeviceTokenCacheSize,
+        notificationsConninfo: String? = nil,
         setUp: (PostgresPool) throws -> Void = { _ in }
     ) throws {
         self.transport = transport
         self.clock = clock
-        let name = "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
-        // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
-        directConninfo = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(name)
-        let bouncer = try bouncer ?? (cluster == nil && Self.throughPgBouncerByDefault ? PgBouncer.shared() : nil)
-        conninfo = bouncer?.conninfo(database: name) ?? directConninfo
-        try setUp(PostgresPool(conninfo: conninfo, size: 1))
+        let name = other?.databaseName ?? "loyalty_\(UUID().uuidString.prefix(8).lowercased())"
+        databaseName = name
+        if let other {
+            // A second instance of the service on the first one's database, as several servers behind a balancer.
+            (directConninfo, conninfo) = (other.directConninfo, other.conninfo)
+        } else {
+            // CREATE DATABASE goes straight to PostgreSQL: it cannot run in a pooled transaction.
+            directConninfo = try (cluster ?? EmbeddedPostgres.shared()).createDatabase(name)
+            let bouncer = try bouncer ?? (cluster == nil && Self.throughPgBouncerByDefault ? PgBouncer.shared() : nil)
+            conninfo = bouncer?.conninfo(database: name) ?? directConninfo
+            try setUp(PostgresPool(conninfo: conninfo, size: 1))
+        }
         var configuration = ServerConfiguration(database: .conninfo(conninfo), operatorToken: operatorToken)
         // Reads on `standby`'s conninfo of the test's database (a streaming standby of `cluster`, whose copy of the
         // database comes by replication).
         configuration.standbys = try standby?(name)
         configuration.standbyMaxLag = standbyMaxLag
         configuration.poolSize = poolSize
+        // LISTEN cannot go through PgBouncer's transaction pooling.
+        configuration.notificationsConninfo = notificationsConninfo ?? directConninfo
+        configuration.deviceTokenCacheSize = deviceTokenCacheSize
         configuration.rateLimits = rateLimits
         configuration.beaconKeyring = beaconKeyring
         self.beaconKeyring = beaconKeyring

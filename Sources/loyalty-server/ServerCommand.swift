@@ -16,6 +16,9 @@ struct ServerOptions: Equatable, Sendable {
     var databaseURL: String?
     /// DATABASE_REPLICA_URL: libpq conninfo of the streaming standbys that serve shoppers' reads (multi-host allowed).
     var replicaURL: String?
+    /// DATABASE_NOTIFY_URL: libpq conninfo of the primary itself for the catalog check's LISTEN (not through
+    /// PgBouncer's transaction pooling); nil: `databaseURL`.
+    var notifyURL: String?
     /// DATABASE_REPLICA_MAX_LAG: seconds a standby's replay may be behind before reads go to the primary.
     var replicaMaxLag: Double = 30
     var operatorToken: String?
@@ -53,6 +56,10 @@ struct ServerOptions: Equatable, Sendable {
         replicaURL = environment["DATABASE_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
         if let replicaURL, !PostgresConnection.isWellFormed(conninfo: replicaURL) {
             throw arguments.usageError("DATABASE_REPLICA_URL: expected a libpq connection string or postgresql:// URL")
+        }
+        notifyURL = environment["DATABASE_NOTIFY_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let notifyURL, !PostgresConnection.isWellFormed(conninfo: notifyURL) {
+            throw arguments.usageError("DATABASE_NOTIFY_URL: expected a libpq connection string or postgresql:// URL")
         }
         if let text = environment["DATABASE_REPLICA_MAX_LAG"], !text.isEmpty {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
@@ -185,6 +192,8 @@ enum ServerCommand {
                                        target_session_attrs=read-write follows a failover)
                   DATABASE_REPLICA_URL streaming standbys for the shoppers' reads (catalog, seen sets)
                   DATABASE_REPLICA_MAX_LAG  seconds of replay lag after which reads go to the primary (30)
+                  DATABASE_NOTIFY_URL  the primary itself, not through PgBouncer, for the catalog check's LISTEN
+                                       (default: DATABASE_URL)
                   LOYALTY_LISTEN       HOST:PORT to serve on when --listen is not given
                   LOYALTY_ADMIN_TOKEN  the operator token (POST /v1/retailers); generated into DIR/admin-token when unset
                   LOYALTY_BEACON_KEY_FILE  the beacon key file when --beacon-key-file is not given
@@ -225,6 +234,7 @@ enum ServerCommand {
         configuration.beaconKeyring = try beaconKeyring(options)
         configuration.standbys = options.replicaURL
         configuration.standbyMaxLag = options.replicaMaxLag
+        configuration.notificationsConninfo = options.notifyURL
         configuration.rateLimits = options.rateLimited ? .standard : .unlimited
         configuration.listen = ListenAddress(host: options.host, port: options.port)
         configuration.clientAddresses = options.clientAddresses

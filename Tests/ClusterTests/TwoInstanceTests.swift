@@ -11,14 +11,17 @@ import Testing
 @Suite struct TwoInstanceTests {
     @Test func twoInstancesOnOneDatabaseAgreeOnLimitsReplaysCursorsAndETags() throws {
         let database = "instances_\(UUID().uuidString.prefix(8).lowercased())"
-        var databaseURL = try EmbeddedPostgres.shared().createDatabase(database)
+        let directURL = try EmbeddedPostgres.shared().createDatabase(database)
+        var databaseURL = directURL
         if ProcessInfo.processInfo.environment["LOYALTY_TEST_PGBOUNCER"] == "1" {
             databaseURL = try PgBouncer.shared().conninfo(database: database)
         }
+        // The catalog check's LISTEN goes straight to PostgreSQL (PgBouncer's transaction pooling cannot carry it).
+        let environment = ["DATABASE_NOTIFY_URL": directURL]
         let adminToken = "two-instances-\(UUID().uuidString)"
-        let first = try LoyaltyServerProcess(databaseURL: databaseURL, adminToken: adminToken)
+        let first = try LoyaltyServerProcess(databaseURL: databaseURL, environment: environment, adminToken: adminToken)
         defer { first.stop() }
-        let second = try LoyaltyServerProcess(databaseURL: databaseURL, adminToken: adminToken)
+        let second = try LoyaltyServerProcess(databaseURL: databaseURL, environment: environment, adminToken: adminToken)
         defer { second.stop() }
         let instances = [first.url, second.url]
 

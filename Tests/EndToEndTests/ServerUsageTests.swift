@@ -41,8 +41,8 @@ import Testing
         #expect(try server.run(["--data-dir", home.path, "migrate", "--help"]).stdout.contains("USAGE: loyalty-server migrate"))
     }
 
-    /// A replica URL libpq cannot parse, or a lag that is not seconds, stops the start with a usage error naming
-    /// the variable (before any database is touched); --help names both.
+    /// A replica or notification URL libpq cannot parse, or a lag that is not seconds, stops the start with a usage
+    /// error naming the variable (before any database is touched); --help names them.
     @Test func badReplicaSettingsAreUsageErrors() throws {
         let url = try server.run([], environment: ["DATABASE_REPLICA_URL": "host=a port"])
         #expect(
@@ -54,7 +54,12 @@ import Testing
                 refused.status == 64 && refused.stderr.hasPrefix("error: DATABASE_REPLICA_MAX_LAG: expected seconds"),
                 "\(lag): \(refused.stderr)")
         }
+        let notify = try server.run([], environment: ["DATABASE_NOTIFY_URL": "host=a port"])
+        #expect(
+            notify.status == 64 && notify.stderr.hasPrefix("error: DATABASE_NOTIFY_URL: expected a libpq connection string"),
+            "\(notify.stderr)")
         let help = try server.run(["--help"]).stdout
         #expect(help.contains("DATABASE_REPLICA_URL") && help.contains("DATABASE_REPLICA_MAX_LAG"), "\(help)")
+        #expect(help.contains("DATABASE_NOTIFY_URL"), "\(help)")
     }
 }

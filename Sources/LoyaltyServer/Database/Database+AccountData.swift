@@ -150,6 +150,7 @@ extension Database {
     /// or commits first and is deleted with the rest. False when the account was deleted already.
     func deleteAccount(_ accountID: UUID) throws -> AccountDeletion? {
         let now = clock()
+        defer { catalogCheck?.forget(account: accountID) }
         return try pool.withConnection { connection in
             try connection.transaction { connection in
                 // The retention purge's lock: its folds and this one's must not count the same shopper twice.

@@ -39,10 +39,26 @@ extension Database {
         return try onStandby ? read(acceptable: { $0 != nil }, lookUp) : pool.withConnection(lookUp)
     }
 
-    /// Where the catalog feed is now, or nil when `token` is not a live device's: the device lookup and the
-    /// feed's head in one statement, all that a catalog request answered 304 costs. A standby answers unless
-    /// it does not know the token or its feed is older than `atLeast` (the client's cursor).
+    /// Where the catalog feed is now, or nil when `token` is not a live device's. From memory when the catalog
+    /// check vouches for both (no round trip: all that a catalog request answered 304 costs); else the device lookup
+    /// and the feed's head in one statement. A token the cache does not hold is looked up on the primary, which alone
+    /// says a token it remembers was not revoked; while the cache vouches for nothing, a standby answers unless it
+    /// does not know the token or its feed is older than `atLeast` (the client's cursor).
     func catalogHead(deviceToken token: String, atLeast version: Int64?) throws -> FeedCursor? {
+        guard let catalogCheck else { return try catalogHeadInDatabase(deviceToken: token, atLeast: version) }
+        let digest = Secrets.digest(of: token)
+        if let (head, _) = catalogCheck.check(digest: digest, atLeast: version) { return head }
+        guard let epoch = catalogCheck.currentEpoch else {
+            return try catalogHeadInDatabase(deviceToken: token, atLeast: version)
+        }
+        return try pool.withConnection { connection -> FeedCursor? in
+            guard let (session, row) = try Self.liveDevice(token, withFeedHead: true, in: connection) else { return nil }
+            catalogCheck.remember(digest: digest, session, since: epoch)
+            return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+        }
+    }
+
+    private func catalogHeadInDatabase(deviceToken token: String, atLeast version: Int64?) throws -> FeedCursor? {
         try read(acceptable: { head in head.map { $0.version >= version ?? 0 } ?? false }) { connection in
             guard let row = try Self.liveDevice(token, withFeedHead: true, in: connection)?.row else { return nil }
             return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
@@ -153,6 +169,7 @@ extension Database {
     /// phone's code must not link the thief's next device. False when the account has no such device.
     func revokeDevice(_ deviceID: UUID, of accountID: UUID) throws -> Bool {
         let now = clock()
+        defer { catalogCheck?.forget(account: accountID) }
         return try pool.withConnection { connection in
             try connection.transaction { connection in
                 guard

@@ -12,11 +12,23 @@ public final class Database: Sendable {
     /// for those); nil: the primary.
     let standbyReads: StandbyReads?
     let clock: @Sendable () -> Date
+    /// The feed's head and device tokens in memory, for catalog checks without a round trip; nil: none.
+    let catalogCheck: CatalogCheck?
 
-    public init(pool: PostgresPool, standbyReads: StandbyReads? = nil, clock: @escaping @Sendable () -> Date) {
+    public convenience init(
+        pool: PostgresPool, standbyReads: StandbyReads? = nil, clock: @escaping @Sendable () -> Date
+    ) {
+        self.init(pool: pool, standbyReads: standbyReads, clock: clock, catalogCheck: nil)
+    }
+
+    init(
+        pool: PostgresPool, standbyReads: StandbyReads?, clock: @escaping @Sendable () -> Date,
+        catalogCheck: CatalogCheck?
+    ) {
         self.pool = pool
         self.standbyReads = standbyReads
         self.clock = clock
+        self.catalogCheck = catalogCheck
     }
 
     /// Runs a read on a standby when one is fit for it (`acceptable` refuses an answer the standby is too old
@@ -24,6 +36,16 @@ public final class Database: Sendable {
     func read<T>(acceptable: (T) -> Bool = { _ in true }, _ body: (PostgresConnection) throws -> T) throws -> T {
         guard let standbyReads else { return try pool.withConnection(body) }
         return try standbyReads.read(acceptable: acceptable, body)
+    }
+
+    /// Brings the catalog check's head up to the primary's after this server wrote (one statement; nothing without
+    /// the cache, or while it vouches for nothing): a write's notification comes a moment later.
+    func catchUpCatalogCheck() {
+        guard let catalogCheck, catalogCheck.currentEpoch != nil,
+            let row = try? pool.withConnection({ try $0.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0] }),
+            let generation: UUID = try? row.decode("generation"), let version: Int64 = try? row.decode("version")
+        else { return }
+        catalogCheck.advance(to: FeedCursor(generation: generation, version: version))
     }
 
     /// Whether the database answers a trivial query now.

@@ -19,6 +19,13 @@ public struct ServerConfiguration: Sendable {
     public var standbys: String?
     /// Seconds a standby's replay may be behind before reads go to the primary.
     public var standbyMaxLag: Double = 30
+    /// What the catalog check's listener connects with (LISTEN/NOTIFY): the primary itself, never through PgBouncer's
+    /// transaction pooling. nil: the primary's conninfo.
+    public var notificationsConninfo: String?
+    /// The device tokens each server holds in memory for catalog checks; 0 holds none, and every check reads the
+    /// database.
+    public var deviceTokenCacheSize = ServerConfiguration.defaultDeviceTokenCacheSize
+    public static let defaultDeviceTokenCacheSize = 100_000
     /// Connections of the pool to the primary, and of the one to the standbys.
     public var poolSize = Server.databaseConnections
     public var operatorToken: String
@@ -84,7 +91,15 @@ public final class Server: Sendable {
                 primary: pool, standbys: PostgresPool(conninfo: standbys, size: configuration.poolSize),
                 maxLag: configuration.standbyMaxLag, log: { log(ServerLog.line(standbyEvent: $0)) })
         }
-        database = Database(pool: pool, standbyReads: standbyReads, clock: configuration.clock)
+        let catalogCheck =
+            configuration.deviceTokenCacheSize > 0
+            ? CatalogCheck(
+                conninfo: configuration.notificationsConninfo ?? conninfo,
+                capacity: configuration.deviceTokenCacheSize, log: log)
+            : nil
+        defer { if !started { catalogCheck?.stop() } }
+        database = Database(
+            pool: pool, standbyReads: standbyReads, clock: configuration.clock, catalogCheck: catalogCheck)
         schemaChange = try database.migrate(to: configuration.schema)
         if schemaChange != .current(version: configuration.schema.version) {
             log(ServerLog.line(.info, "schema_migrated", ["change": .string(schemaChange.description)]))
@@ -155,6 +170,7 @@ public final class Server: Sendable {
     public func shutdown(gracePeriod: Duration = .seconds(30)) {
         http?.shutdown(gracePeriod: gracePeriod)
         purge?.stop()
+        database.catalogCheck?.stop()
         embedded?.stop()
     }
 

@@ -36,7 +36,7 @@ extension Endpoints {
                     standbys: database.standbyReads?.usage,
                     // A database that does not answer leaves these out; the rest still helps to see why.
                     catalog: try? database.catalogSize()
-                ).utf8) + Array(rateLimiter.exposition().utf8))
+                ).utf8) + Array((database.catalogCheck?.exposition() ?? "").utf8) + Array(rateLimiter.exposition().utf8))
     }
 
     func registerRetailer(_ request: HTTPRequest, _: Void) throws -> HTTPResponse {

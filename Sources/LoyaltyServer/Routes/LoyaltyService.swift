@@ -25,9 +25,20 @@ public final class LoyaltyService: Sendable {
             log: log)
         var router = Router()
         var routes: [String: Route] = [:]
+        // What the operator and retailers write may change the catalog: this server's own next check sees it
+        // without waiting for the notification (CatalogCheck).
+        let catalogWriters: Set<CallerKind> = [.operator, .retailer, .console]
         for route in endpoints.routes {
+            var handler = route.respond
+            if route.method != "GET" && catalogWriters.contains(route.caller) {
+                handler = { request in
+                    defer { database.catchUpCatalogCheck() }
+                    return try route.respond(request)
+                }
+            }
+            let respond = handler
             router.add(route.method, route.pattern) { request in
-                Self.answer(request, route: route.pattern, metrics: metrics, log: log, handler: route.respond)
+                Self.answer(request, route: route.pattern, metrics: metrics, log: log, handler: respond)
             }
             routes[route.name] = route
         }

@@ -1,0 +1,271 @@
+import Foundation
+import LoyaltyAPI
+import Postgres
+
+/// What a catalog check (`GET /v1/catalog` or `/v1/directory` answered 304) needs, held in memory so that it costs
+/// no database round trip: the feed's head and the device tokens seen lately (docs/SCALING.md). Kept current by
+/// notifications on a connection of its own to the primary (`catalog_head`, `device_tokens`: schema.sql). It vouches
+/// for nothing while that connection is down or being made again: until the head is read again after a new LISTEN,
+/// every check goes to the database as before, and every token it held is forgotten.
+final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `lock`
+    private let lock = NSLock()
+    /// The feed's head as read after the last LISTEN and each `catalog_head`; nil while not trusted.
+    private var head: FeedCursor?
+    /// Bumped whenever a token may have stopped being valid: a lookup begun before may not be remembered.
+    private var epoch: UInt64 = 0
+    private var tokens: LeastRecentlyUsed<[UInt8], DeviceSession>
+    private var stopping = false
+    private var listenerPID: Int32?
+    private var answeredFromMemory = 0
+    private let conninfo: String
+    private let log: @Sendable (String) -> Void
+    private let done = DispatchSemaphore(value: 0)
+
+
+    /// Listens on `conninfo` (the primary itself: not through PgBouncer's transaction pooling), holding up to
+    /// `capacity` device tokens.
+    init(conninfo: String, capacity: Int, log: @escaping @Sendable (String) -> Void) {
+        self.conninfo = conninfo
+        self.log = log
+        tokens = LeastRecentlyUsed(capacity: max(1, capacity))
+        let thread = Thread { [self] in listen() }
+        thread.name = "catalog-check"
+        thread.start()
+    }
+
+    /// Stops listening (within a tenth of a second) and forgets everything.
+    func stop() {
+        let stopped = lock.withLock {
+            defer { stopping = true }
+            return stopping
+        }
+        if !stopped { done.wait() }
+    }
+
+    /// The feed's head, when the cache vouches for it and it is at least `version`, and the device session of a
+    /// token known valid by its digest. nil: ask the database.
+    func check(digest: [UInt8], atLeast version: Int64?) -> (head: FeedCursor, session: DeviceSession)? {
+        lock.withLock {
+            guard let head, head.version >= version ?? 0, let session = tokens[digest] else { return nil }
+            answeredFromMemory += 1
+            return (head, session)
+        }
+    }
+
+    /// Its lines of /metrics.
+    func exposition() -> String {
+        let (trusted, tokens, answered) = lock.withLock { (head != nil, self.tokens.count, answeredFromMemory) }
+        return """
+            # HELP loyalty_catalog_check_listening 1 while the catalog check listens and answers from memory.
+            # TYPE loyalty_catalog_check_listening gauge
+            loyalty_catalog_check_listening \(trusted ? 1 : 0)
+            # HELP loyalty_catalog_check_device_tokens Device tokens the catalog check holds in memory.
+            # TYPE loyalty_catalog_check_device_tokens gauge
+            loyalty_catalog_check_device_tokens \(tokens)
+            # HELP loyalty_catalog_check_from_memory_total Catalog checks answered without the database.
+            # TYPE loyalty_catalog_check_from_memory_total counter
+            loyalty_catalog_check_from_memory_total \(answered)
+
+            """
+    }
+
+    /// Where token changes stand now: what `remember` is given after a lookup in the database. nil while the cache
+    /// vouches for nothing.
+    var currentEpoch: UInt64? { lock.withLock { head == nil ? nil : epoch } }
+
+    /// Keeps a session the primary found for a token's digest, unless a token may have stopped being valid since
+    /// `epoch` (the lookup may have read it before).
+    func remember(digest: [UInt8], _ session: DeviceSession, since epoch: UInt64) {
+        lock.withLock {
+            guard head != nil, self.epoch == epoch else { return }
+            tokens[digest] = session
+        }
+    }
+
+    /// Moves the head forward to `read` (another generation replaces it), while the cache vouches for it: heads read
+    /// by the listener and after this server's own writes arrive in any order.
+    func advance(to read: FeedCursor) {
+        lock.withLock {
+            guard let current = head else { return }
+            if read.generation != current.generation || read.version > current.version { head = read }
+        }
+    }
+
+    /// Forgets the account's tokens at once, after this server revoked a device or deleted the account: its own
+    /// next check must not wait for the notification. A lookup begun before may not be remembered.
+    func forget(account: UUID) {
+        lock.withLock {
+            epoch &+= 1
+            tokens.removeAll { $0.accountID == account }
+        }
+    }
+
+    /// For tests: whether the cache vouches for the head, the tokens it holds, the listener's backend.
+    var state: (trusted: Bool, tokens: Int, listenerPID: Int32?) {
+        lock.withLock { (head != nil, tokens.count, listenerPID) }
+    }
+
+    /// Whether `digest` is held (tests).
+    func holds(digest: [UInt8]) -> Bool { lock.withLock { tokens.contains(digest) } }
+
+    private var isStopping: Bool { lock.withLock { stopping } }
+
+    /// Connects, LISTENs, reads the head and follows the notifications; connects again whenever the connection is
+    /// lost, trusting nothing until the head is read again.
+    private func listen() {
+        defer { done.signal() }
+        var lastFailure: String?
+        while !isStopping {
+            do {
+                let listener = try PostgresListener(conninfo: conninfo, channels: ["catalog_head", "device_tokens"])
+                // Notifications sent before the LISTEN are lost: forget every token, then read the head.
+                lock.withLock {
+                    tokens.removeAll()
+                    epoch &+= 1
+                    listenerPID = listener.backendPID
+                }
+                try readHead(listener)
+                if lastFailure != nil {
+                    log(ServerLog.line(.info, "catalog_check_listening", [:]))
+                    lastFailure = nil
+                }
+                while !isStopping {
+                    var headChanged = false
+                    for notification in try listener.notifications(waitingUpTo: .milliseconds(100)) {
+                        if notification.channel == "catalog_head" { headChanged = true; continue }
+                        let digest = Hex.bytes(notification.payload)
+                        lock.withLock {
+                            epoch &+= 1
+                            if let digest { tokens.removeValue(forKey: digest) } else { tokens.removeAll() }
+                        }
+                    }
+                    if headChanged { try readHead(listener) }
+                }
+            } catch {
+                lock.withLock {
+                    head = nil
+                    tokens.removeAll()
+                    epoch &+= 1
+                    listenerPID = nil
+                }
+                let message = String(describing: error)
+                if lastFailure != message {
+                    log(ServerLog.line(.warning, "catalog_check_not_listening", ["message": .string(message)]))
+                    lastFailure = message
+                }
+                if !isStopping { Thread.sleep(forTimeInterval: 0.2) }
+            }
+        }
+        lock.withLock {
+            head = nil
+            tokens.removeAll()
+        }
+    }
+
+    private func readHead(_ listener: PostgresListener) throws {
+        let row = try listener.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0]
+        let read = FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+        lock.withLock {
+            if let current = head, current.generation == read.generation, current.version > read.version { return }
+            head = read
+        }
+    }
+}
+
+/// A map of at most `capacity` entries that drops the least recently used one to make room.
+struct LeastRecentlyUsed<Key: Hashable, Value> {
+    private struct Entry {
+        var key: Key
+        var value: Value
+        var newer: Int?
+        var older: Int?
+    }
+    let capacity: Int
+    private var index: [Key: Int] = [:]
+    private var entries: [Entry] = []
+    private var newest: Int?
+    private var oldest: Int?
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    var count: Int { index.count }
+
+    func contains(_ key: Key) -> Bool { index[key] != nil }
+
+    /// Reading an entry makes it the most recently used; setting nil removes it.
+    subscript(key: Key) -> Value? {
+        mutating get {
+            guard let slot = index[key] else { return nil }
+            touch(slot)
+            return entries[slot].value
+        }
+        set {
+            guard let newValue else { return removeValue(forKey: key) }
+            if let slot = index[key] {
+                entries[slot].value = newValue
+                touch(slot)
+                return
+            }
+            let slot: Int
+            if entries.count < capacity {
+                slot = entries.count
+                entries.append(Entry(key: key, value: newValue))
+            } else {
+                // The oldest entry's slot is reused for the new one.
+                slot = oldest!
+                unlink(slot)
+                index[entries[slot].key] = nil
+                entries[slot] = Entry(key: key, value: newValue)
+            }
+            index[key] = slot
+            linkNewest(slot)
+        }
+    }
+
+    mutating func removeValue(forKey key: Key) {
+        guard let slot = index.removeValue(forKey: key) else { return }
+        unlink(slot)
+        // The last slot moves into the freed one, so the slots stay 0..<count.
+        let last = entries.count - 1
+        if slot != last {
+            let moved = entries[last]
+            entries[slot] = moved
+            index[moved.key] = slot
+            if let newer = moved.newer { entries[newer].older = slot } else { newest = slot }
+            if let older = moved.older { entries[older].newer = slot } else { oldest = slot }
+        }
+        entries.removeLast()
+    }
+
+    mutating func removeAll(where shouldRemove: (Value) -> Bool) {
+        for key in entries.filter({ shouldRemove($0.value) }).map(\.key) { removeValue(forKey: key) }
+    }
+
+    mutating func removeAll() {
+        index.removeAll()
+        entries.removeAll()
+        (newest, oldest) = (nil, nil)
+    }
+
+    private mutating func touch(_ slot: Int) {
+        guard newest != slot else { return }
+        unlink(slot)
+        linkNewest(slot)
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let (newer, older) = (entries[slot].newer, entries[slot].older)
+        if let newer { entries[newer].older = older } else { newest = older }
+        if let older { entries[older].newer = newer } else { oldest = newer }
+        entries[slot].newer = nil
+        entries[slot].older = nil
+    }
+
+    private mutating func linkNewest(_ slot: Int) {
+        entries[slot].older = newest
+        entries[slot].newer = nil
+        if let newest { entries[newest].newer = slot }
+        newest = slot
+        if oldest == nil { oldest = slot }
+    }
+}
