@@ -23,6 +23,7 @@ import Testing
         "verified_sightings": ("account_id", "account"),
         "account_preferences": ("account_id", "account"),
         "muted_retailers": ("account_id", "account"),
+        "offer_day_shows": ("account_id", "account"),
         "link_codes": ("code_hash", "link code"),
         "redemption_totals": ("offer_id", "offer"),
         "seen_folds": ("offer_id", "offer"),
