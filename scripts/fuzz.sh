@@ -34,7 +34,7 @@ link() {  # link TARGET SOURCE MODULES... [-l libraries]
   local modules=() libraries=()
   for item in "$@"; do [[ $item == -l* ]] && libraries+=("$item") || modules+=("$item"); done
   swiftc -sanitize=fuzzer,address -parse-as-library -Onone -I "$products/Modules" \
-    -I "$root/Sources/CMicroHTTPD" -I "$root/Sources/CLibPQ" -I "$root/Sources/CCrypto" -Xcc -I/usr/include/postgresql \
+    -I "$root/Sources/CMicroHTTPD" -I "$root/Sources/CLibPQ" -I "$root/Sources/CCrypto" -I "$root/Sources/CZlib" -Xcc -I/usr/include/postgresql \
     "$source" $(objects "${modules[@]}") "${libraries[@]}" -o "$build/$name-fuzzer" 2>"$build/$name-link.log" \
     || { cat "$build/$name-link.log"; exit 1; }
 }
@@ -42,8 +42,8 @@ link hci-event "$root/Fuzz/HCIEventFuzzer.swift" SystemCalls Beacons
 link advertising-data "$root/Fuzz/AdvertisingDataFuzzer.swift" SystemCalls Beacons
 link btsnoop "$root/Fuzz/BTSnoopFuzzer.swift" SystemCalls Beacons
 link request-body "$root/Fuzz/RequestBodyFuzzer.swift" Arguments CivilCalendar Digest Geofencing JSONCoding LoyaltyAPI \
-  HTTPServer Postgres SystemCalls LoyaltyServer -lpq -lmicrohttpd -lcrypto
-link proxy-header "$root/Fuzz/ProxyProtocolHeaderFuzzer.swift" SystemCalls HTTPServer -lmicrohttpd
+  Compression HTTPServer Postgres SystemCalls LoyaltyServer -lpq -lmicrohttpd -lcrypto -lz
+link proxy-header "$root/Fuzz/ProxyProtocolHeaderFuzzer.swift" SystemCalls Compression HTTPServer -lmicrohttpd -lz
 
 rm -rf "$build/seeds" && python3 "$root/Fuzz/seeds.py" "$fixtures" "$build/seeds"
 failed=0
