@@ -31,6 +31,8 @@ final class BenchSite {
     private let bouncer: PgBouncer?
     /// Open while the server writes its log lines to it (by its descriptor).
     private let serverLog: FileHandle
+    private let writeLine: @Sendable (String) -> Void
+    private var secondServer: TestServer?
 
     /// With `throughPgBouncer`, the server's pool reaches the cluster through PgBouncer (transaction pooling,
     /// one server connection per server thread).
@@ -44,6 +46,7 @@ final class BenchSite {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         serverLog = try FileHandle(forWritingTo: logFile)
         let writeLine = ServerLog.writer(to: serverLog.fileDescriptor)
+        self.writeLine = writeLine
         server = try TestServer(
             .socket, cluster: cluster, bouncer: bouncer, clock: .machine(), poolSize: Server.databaseConnections,
             logLines: writeLine, diagnostics: { writeLine("libmicrohttpd: " + $0) })
@@ -56,7 +59,20 @@ final class BenchSite {
         postmasterPID = pid
     }
 
+    /// A second server on the same database as `server`, without the catalog check (no listener connection, no
+    /// token cache): the service as it was before issue 46, for the writes' rates beside it in the same rounds.
+    func withoutCatalogCheck() throws -> TestServer {
+        if let secondServer { return secondServer }
+        let second = try TestServer(
+            .socket, clock: .machine(), poolSize: Server.databaseConnections, logLines: writeLine,
+            diagnostics: { [writeLine] in writeLine("libmicrohttpd: " + $0) }, sharingDatabaseOf: server,
+            deviceTokenCacheSize: 0)
+        secondServer = second
+        return second
+    }
+
     func stop() {
+        secondServer = nil
         bouncer?.stop()
         cluster.stop()
         try? FileManager.default.removeItem(at: work)

@@ -84,6 +84,53 @@ import Testing
         #expect(FeedCursor(Secrets.base64URL(Array("v1:\(UUID()):-1".utf8))) == nil)
     }
 
+    /// The cursor is read as bytes now; it accepts what the split into Characters accepted, the same way.
+    @Test func cursorsReadAsBytesAcceptWhatTheCharactersAccepted() {
+        func before(_ text: String) -> FeedCursor? {
+            guard text.count <= 200, let bytes = Secrets.decodeBase64URL(text),
+                let plain = String(bytes: bytes, encoding: .utf8)
+            else { return nil }
+            let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3 || (parts.count == 5 && parts[0] == "n1"), ["v1", "n1", "p1"].contains(parts[0]),
+                let generation = try? UUID(postgresText: String(parts[1])),
+                let version = Int64(parts[2]), version >= 0
+            else { return nil }
+            var position: NearPosition?
+            if parts.count == 5 {
+                guard let after = try? UUID(postgresText: String(parts[4])) else { return nil }
+                switch parts[3] {
+                case "s": position = .stores(after: after)
+                case "o": position = .offers(after: after)
+                default: return nil
+                }
+            }
+            var cursor = FeedCursor(generation: generation, version: version, near: parts[0] == "n1", nearPosition: position)
+            cursor.part = parts[0] == "p1"
+            return cursor
+        }
+        let id = UUID().uuidString.lowercased()
+        let other = UUID().uuidString
+        var plains = [
+            "v1:\(id):42", "n1:\(id):7", "p1:\(id):0", "n1:\(id):7:s:\(other)", "n1:\(id):7:o:\(id)",
+            "v1:\(id):+5", "v1:\(id):-0", "v1:\(id):-1", "v1:\(id):0042", "v1:\(id):", "v1:\(id):+", "v1:\(id):-",
+            "v1:\(id):9223372036854775807", "v1:\(id):9223372036854775808", "v1:\(id):-9223372036854775808",
+            "\u{FEFF}v1:\(id):1", "\u{FEFF}\u{FEFF}v1:\(id):1", "v1:\(other):1", "v1:\(id):1:s:\(id)",
+            "p1:\(id):1:o:\(id)", "n1:\(id):7:x:\(id)", "n1:\(id):7:ss:\(id)", "n1:\(id):7::\(id)", "n1:\(id):7:s:",
+            "v1:\(id):1:", ":v1:\(id):1", "v1::\(id):1", "V1:\(id):1", "v2:\(id):1", "v1:\(id):\u{301}1",
+            "v1:\(id):1\u{301}", "v1\u{301}:\(id):1", "\u{600}:v1:\(id):1", "v1:\u{600}:\(id):1", "v1:\(id): 1",
+            "v1:\(id):1 ", "v1:\(id):١", "v1:{\(id)}:1", "", ":", "::", "v1", "n1:\(id):7:s",
+        ]
+        plains.append("v1:\(id):" + String(repeating: "1", count: 200))
+        var texts = plains.map { Secrets.base64URL(Array($0.utf8)) }
+        texts += ["djE6", "not base64!", "Zm9v=", String(repeating: "A", count: 201), "é" + texts[0]]
+        texts.append(Secrets.base64URL([0xFF, 0xFE] + Array("v1:\(id):1".utf8)))
+        texts.append(Secrets.base64URL(Array("v1:\(id):1".utf8) + [0xC3]))
+        for text in texts {
+            #expect(FeedCursor(text) == before(text), "\(text)")
+        }
+        #expect(texts.filter { FeedCursor($0) != nil }.count >= 10)
+    }
+
     @Test func optionsParse() throws {
         let environment = ["HOME": "/home/shopper", "DATABASE_URL": "postgres://db/loyalty"]
         let defaults = try #require(try ServerOptions.parse([], environment: environment))

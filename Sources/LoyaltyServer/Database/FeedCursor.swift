@@ -23,27 +23,54 @@ struct FeedCursor: Equatable {
         self.nearPosition = nearPosition
     }
 
-    /// nil when `text` was not made by `encoded()`.
+    /// nil when `text` was not made by `encoded()`. Read as bytes: a catalog check reads its `since` twice, and
+    /// splitting it into Characters was a quarter of a 304's instructions. What it accepts is what
+    /// `String(bytes:encoding: .utf8)` and a split on ":" accepted: a byte order mark first is dropped as they dropped
+    /// it, and every part must be ASCII (so the text is UTF-8, and grapheme and byte boundaries agree).
     init?(_ text: String) {
-        guard text.count <= 200, let bytes = Secrets.decodeBase64URL(text),
-            let plain = String(bytes: bytes, encoding: .utf8)
-        else { return nil }
-        let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3 || (parts.count == 5 && parts[0] == "n1"), ["v1", "n1", "p1"].contains(parts[0]),
-            let generation = try? UUID(postgresText: String(parts[1])),
-            let version = Int64(parts[2]), version >= 0
+        guard text.utf8.count <= 200, var bytes = Secrets.decodeBase64URL(text) else { return nil }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        guard let cursor = bytes.withUnsafeBufferPointer(Self.parsed) else { return nil }
+        self = cursor
+    }
+
+    private static func parsed(_ plain: UnsafeBufferPointer<UInt8>) -> FeedCursor? {
+        let parts = plain.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+            .map { UnsafeBufferPointer(rebasing: $0) }
+        let kind = parts[0]
+        let near = kind.elementsEqual("n1".utf8)
+        let part = kind.elementsEqual("p1".utf8)
+        guard parts.count == 3 || (parts.count == 5 && near), near || part || kind.elementsEqual("v1".utf8),
+            let generation = try? UUID(postgresBytes: parts[1]), let version = nonNegativeInteger(parts[2])
         else { return nil }
         var position: NearPosition?
         if parts.count == 5 {
-            guard let after = try? UUID(postgresText: String(parts[4])) else { return nil }
-            switch parts[3] {
-            case "s": position = .stores(after: after)
-            case "o": position = .offers(after: after)
+            guard let after = try? UUID(postgresBytes: parts[4]) else { return nil }
+            switch parts[3].count == 1 ? parts[3][0] : 0 {
+            case UInt8(ascii: "s"): position = .stores(after: after)
+            case UInt8(ascii: "o"): position = .offers(after: after)
             default: return nil
             }
         }
-        self.init(generation: generation, version: version, near: parts[0] == "n1", nearPosition: position)
-        self.part = parts[0] == "p1"
+        var cursor = FeedCursor(generation: generation, version: version, near: near, nearPosition: position)
+        cursor.part = part
+        return cursor
+    }
+
+    /// What `Int64(text)` reads, when it is not negative: digits after an optional sign, "-0" being 0.
+    private static func nonNegativeInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let sign = text.first.flatMap { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") ? $0 : nil }
+        let digits = UnsafeBufferPointer(rebasing: text.dropFirst(sign == nil ? 0 : 1))
+        guard !digits.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return sign == UInt8(ascii: "-") && value != 0 ? nil : value
     }
 
     func encoded() -> String {
