@@ -71,8 +71,8 @@ extension Endpoints {
     }
 
     /// A device token and the catalog feed's head (at least the `since` cursor's version) in one database round
-    /// trip.
-    var deviceTokenWithCatalogHead: Credential<FeedCursor> {
+    /// trip, or none (`CatalogCheck`); with that cursor, so a catalog check reads it once.
+    var deviceTokenWithCatalogHead: Credential<CatalogPosition> {
         let deviceToken = deviceToken
         return Credential(kind: .device) { request in
             let since = try cursor(request)
@@ -81,9 +81,10 @@ extension Endpoints {
                 _ = try deviceToken.check(request)
                 throw forbidden("a device token")
             }
-            return try authenticating(token, from: request) {
+            let head = try authenticating(token, from: request) {
                 try database.catalogHead(deviceToken: token, atLeast: since?.version)
             }
+            return CatalogPosition(head: head, since: since)
         }
     }
 

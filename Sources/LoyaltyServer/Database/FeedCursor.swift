@@ -87,6 +87,13 @@ struct FeedCursor: Equatable {
     var entityTag: String { "\"\(generation.postgresText!)-\(version)\"" }
 }
 
+/// Where a catalog request's client is (its `since`, nil for none) and where the feed is: the catalog routes'
+/// credential reads both.
+struct CatalogPosition {
+    var head: FeedCursor
+    var since: FeedCursor?
+}
+
 /// Where the next page of an area starts: its stores in id order, then its offers in id order (the nil UUID:
 /// the first offer).
 enum NearPosition: Equatable {

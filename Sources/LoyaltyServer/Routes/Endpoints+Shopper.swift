@@ -117,8 +117,8 @@ extension Endpoints {
 
     // MARK: Catalog, seen, redemptions
 
-    func catalog(_ request: HTTPRequest, _ head: FeedCursor) throws -> HTTPResponse {
-        let since = try cursor(request)
+    func catalog(_ request: HTTPRequest, _ position: CatalogPosition) throws -> HTTPResponse {
+        let (head, since) = (position.head, position.since)
         let limit = try pageLimit(request)
         let area = try request.query["near"].map { near throws(ValidationError) in
             try CatalogArea(near: near, radiusKilometres: request.query["radius_km"])
@@ -208,7 +208,8 @@ extension Endpoints {
     }
 
     /// `GET /v1/directory`: every retailer without its offers. Its tag is the feed's head: 304 while nothing changed.
-    func directory(_ request: HTTPRequest, _ head: FeedCursor) throws -> HTTPResponse {
+    func directory(_ request: HTTPRequest, _ position: CatalogPosition) throws -> HTTPResponse {
+        let head = position.head
         let tag = "\"\(head.generation.uuidString.lowercased())-\(head.version)-directory\""
         if request.ifNoneMatchNames(tag) {
             return HTTPResponse(status: 304, headers: ["ETag": "W/" + tag, "Cache-Control": "no-cache"])
