@@ -15,6 +15,7 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     private var epoch: UInt64 = 0
     private var tokens: LeastRecentlyUsed<[UInt8], DeviceSession>
     private var stopping = false
+    private var started = false
     private var listenerPID: Int32?
     private var answeredFromMemory = 0
     private let conninfo: String
@@ -22,12 +23,18 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     private let done = DispatchSemaphore(value: 0)
 
 
-    /// Listens on `conninfo` (the primary itself: not through PgBouncer's transaction pooling), holding up to
+    /// Will listen on `conninfo` (the primary itself: not through PgBouncer's transaction pooling), holding up to
     /// `capacity` device tokens.
     init(conninfo: String, capacity: Int, log: @escaping @Sendable (String) -> Void) {
         self.conninfo = conninfo
         self.log = log
         tokens = LeastRecentlyUsed(capacity: max(1, capacity))
+    }
+
+    /// Starts listening, once the schema is migrated: on a new database a listener started before found no feed to
+    /// read, and logged a failure and then its recovery.
+    func start() {
+        lock.withLock { started = true }
         let thread = Thread { [self] in listen() }
         thread.name = "catalog-check"
         thread.start()
@@ -35,11 +42,11 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
 
     /// Stops listening (within a tenth of a second) and forgets everything.
     func stop() {
-        let stopped = lock.withLock {
+        let listening: Bool = lock.withLock {
             defer { stopping = true }
-            return stopping
+            return started && !stopping
         }
-        if !stopped { done.wait() }
+        if listening { done.wait() }
     }
 
     /// The feed's head, when the cache vouches for it and it is at least `version`, and the device session of a

@@ -101,6 +101,7 @@ public final class Server: Sendable {
         database = Database(
             pool: pool, standbyReads: standbyReads, clock: configuration.clock, catalogCheck: catalogCheck)
         schemaChange = try database.migrate(to: configuration.schema)
+        catalogCheck?.start()
         if schemaChange != .current(version: configuration.schema.version) {
             log(ServerLog.line(.info, "schema_migrated", ["change": .string(schemaChange.description)]))
         }
