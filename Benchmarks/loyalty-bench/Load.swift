@@ -100,7 +100,8 @@ struct Load {
         var withoutCatalogCheck: Baseline?
     }
 
-    /// A second server's median rate and CPU per request, and the median of the rounds' ratios of this one's rate to it.
+    /// A second server's median rate and CPU per request, and the median of the rounds' ratios of this one's rate to
+    /// it.
     struct Baseline {
         var served: Result
         var ratio: Double

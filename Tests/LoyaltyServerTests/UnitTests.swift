@@ -104,7 +104,8 @@ import Testing
                 default: return nil
                 }
             }
-            var cursor = FeedCursor(generation: generation, version: version, near: parts[0] == "n1", nearPosition: position)
+            var cursor = FeedCursor(
+                generation: generation, version: version, near: parts[0] == "n1", nearPosition: position)
             cursor.part = parts[0] == "p1"
             return cursor
         }
