@@ -33,7 +33,8 @@ import Testing
         var fromMemory: Int
     }
 
-    @Test(.enabled(if: ClusterFailoverTests.full)) func listenersFollowTheNewPrimaryAndNoStale304FollowsAWrite() throws {
+    @Test(.enabled(if: ClusterFailoverTests.full))
+    func listenersFollowTheNewPrimaryAndNoStale304FollowsAWrite() throws {
         let cluster = try PatroniCluster()
         defer { cluster.stop() }
         _ = try cluster.createDatabase("loyalty")
@@ -154,7 +155,9 @@ import Testing
         #expect(vouchingBlind.isEmpty, "\(vouchingBlind)")
         for instance in 0..<2 {
             #expect(
-                states.contains { $0.instance == instance && $0.time > killed && $0.time < back[instance] && !$0.listening },
+                states.contains {
+                    $0.instance == instance && $0.time > killed && $0.time < back[instance] && !$0.listening
+                },
                 "instance \(instance) stopped vouching when the primary went")
         }
         // No 304 for the old ETag after the write: at once on the instance that took it, within the bound on the
@@ -175,11 +178,12 @@ import Testing
         }
         let lastStale = history.filter { $0.instance == 1 && $0.status == 304 && $0.sent > written }
             .map(\.answered).max()
+        let promotedAfter = promoted.timeIntervalSince(killed)
         let milliseconds = { (date: Date) in String(format: "%.0f ms", date.timeIntervalSince(written) * 1000) }
         print(
             "cluster catalog-check listeners back "
                 + back.map { String(format: "%.2f", $0.timeIntervalSince(promoted)) }.joined(separator: " and ")
-                + String(format: " s after the promotion (promoted %.1f s after the kill), ", promoted.timeIntervalSince(killed))
+                + String(format: " s after the promotion (promoted %.1f s after the kill), ", promotedAfter)
                 + "write to 200 on the other instance \(seen.map { milliseconds($0.answered) } ?? "never"), "
                 + "last 304 for the old ETag there \(lastStale.map(milliseconds) ?? "none") after the write, "
                 + "\(history.count) checks, \(history.filter { $0.status == 304 }.count) 304s, \(stale.count) stale: "

@@ -26,7 +26,6 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     /// How long a new listening connection waits for its probe, and how long after a lost probe it tries again.
     static let probeTimeout: Duration = .seconds(2)
     static let probeRetry: Duration = .seconds(5)
-
     /// The channel each new listening connection is sent a random nonce on.
     static let probeChannel = "catalog_check_probe"
 
@@ -75,7 +74,7 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
             # HELP loyalty_catalog_check_from_memory_total Catalog checks answered without the database.
             # TYPE loyalty_catalog_check_from_memory_total counter
             loyalty_catalog_check_from_memory_total \(answered)
-            # HELP loyalty_catalog_check_probe_failed 1 while the listening connection delivers no notifications (DATABASE_NOTIFY_URL through a transaction pooler).
+            # HELP loyalty_catalog_check_probe_failed 1 while notifications do not reach the listener (a pooler).
             # TYPE loyalty_catalog_check_probe_failed gauge
             loyalty_catalog_check_probe_failed \(unheard ? 1 : 0)
 
@@ -199,10 +198,10 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         }
     }
 
-    /// Sends the new listening connection a random nonce and waits for it. Sent from a connection of its own: a
-    /// session's own notification comes back to it even through a transaction pooler (delivered before the end of
-    /// its transaction), where another session's never does. Whatever else arrives meanwhile is dropped: the tokens
-    /// and the head are reloaded after.
+    /// Sends the new listening connection a random nonce and waits for it. Sent from a connection of its own: sent on
+    /// the listening one, it came back through PgBouncer (the pooler lends it the same server connection, whose own
+    /// notification arrives before its transaction ends), where another session's never does. Whatever else arrives
+    /// meanwhile is dropped: the tokens and the head are reloaded after.
     private func probe(_ listener: PostgresListener) throws {
         let nonce = UUID().uuidString
         _ = try PostgresConnection(conninfo: conninfo).query("SELECT pg_notify(\(Self.probeChannel), \(nonce))")
