@@ -6,7 +6,8 @@ import Postgres
 /// no database round trip: the feed's head and the device tokens seen lately (docs/SCALING.md). Kept current by
 /// notifications on a connection of its own to the primary (`catalog_head`, `device_tokens`: schema.sql). It vouches
 /// for nothing while that connection is down or being made again: until the head is read again after a new LISTEN,
-/// every check goes to the database as before, and every token it held is forgotten.
+/// every check goes to the database as before, and every token it held is forgotten. Nor while the connection takes the
+/// LISTEN but delivers nothing (PgBouncer's transaction pooling): each new connection must first receive a probe.
 final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `lock`
     private let lock = NSLock()
     /// The feed's head as read after the last LISTEN and each `catalog_head`; nil while not trusted.
@@ -17,10 +18,16 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     private var stopping = false
     private var listenerPID: Int32?
     private var answeredFromMemory = 0
+    /// Whether the last connection took the LISTEN but its probe never arrived.
+    private var probeFailed = false
     private let conninfo: String
     private let log: @Sendable (String) -> Void
     private let done = DispatchSemaphore(value: 0)
-
+    /// How long a new listening connection waits for its probe, and how long after a lost probe it tries again.
+    static let probeTimeout: Duration = .seconds(2)
+    static let probeRetry: Duration = .seconds(5)
+    /// The channel each new listening connection is sent a random nonce on.
+    static let probeChannel = "catalog_check_probe"
 
     /// Listens on `conninfo` (the primary itself: not through PgBouncer's transaction pooling), holding up to
     /// `capacity` device tokens.
@@ -54,7 +61,9 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
 
     /// Its lines of /metrics.
     func exposition() -> String {
-        let (trusted, tokens, answered) = lock.withLock { (head != nil, self.tokens.count, answeredFromMemory) }
+        let (trusted, tokens, answered, unheard) = lock.withLock {
+            (head != nil, self.tokens.count, answeredFromMemory, self.probeFailed)
+        }
         return """
             # HELP loyalty_catalog_check_listening 1 while the catalog check listens and answers from memory.
             # TYPE loyalty_catalog_check_listening gauge
@@ -65,6 +74,9 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
             # HELP loyalty_catalog_check_from_memory_total Catalog checks answered without the database.
             # TYPE loyalty_catalog_check_from_memory_total counter
             loyalty_catalog_check_from_memory_total \(answered)
+            # HELP loyalty_catalog_check_probe_failed 1 while notifications do not reach the listener (a pooler).
+            # TYPE loyalty_catalog_check_probe_failed gauge
+            loyalty_catalog_check_probe_failed \(unheard ? 1 : 0)
 
             """
     }
@@ -100,9 +112,10 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         }
     }
 
-    /// For tests: whether the cache vouches for the head, the tokens it holds, the listener's backend.
-    var state: (trusted: Bool, tokens: Int, listenerPID: Int32?) {
-        lock.withLock { (head != nil, tokens.count, listenerPID) }
+    /// For tests: whether the cache vouches for the head, the tokens it holds, the listener's backend, whether the
+    /// last connection's probe was lost.
+    var state: (trusted: Bool, tokens: Int, listenerPID: Int32?, probeFailed: Bool) {
+        lock.withLock { (head != nil, tokens.count, listenerPID, probeFailed) }
     }
 
     /// Whether `digest` is held (tests).
@@ -110,19 +123,23 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
 
     private var isStopping: Bool { lock.withLock { stopping } }
 
-    /// Connects, LISTENs, reads the head and follows the notifications; connects again whenever the connection is
-    /// lost, trusting nothing until the head is read again.
+    /// Connects, LISTENs, proves notifications arrive, reads the head and follows the notifications; connects again
+    /// whenever the connection is lost, trusting nothing until the head is read again.
     private func listen() {
         defer { done.signal() }
         var lastFailure: String?
         while !isStopping {
             do {
-                let listener = try PostgresListener(conninfo: conninfo, channels: ["catalog_head", "device_tokens"])
-                // Notifications sent before the LISTEN are lost: forget every token, then read the head.
+                let listener = try PostgresListener(
+                    conninfo: conninfo, channels: ["catalog_head", "device_tokens", Self.probeChannel])
+                try probe(listener)
+                // Notifications sent before the LISTEN are lost, those received during the probe dropped: forget
+                // every token, then read the head.
                 lock.withLock {
                     tokens.removeAll()
                     epoch &+= 1
                     listenerPID = listener.backendPID
+                    probeFailed = false
                 }
                 try readHead(listener)
                 if lastFailure != nil {
@@ -133,6 +150,7 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
                     var headChanged = false
                     for notification in try listener.notifications(waitingUpTo: .milliseconds(100)) {
                         if notification.channel == "catalog_head" { headChanged = true; continue }
+                        if notification.channel == Self.probeChannel { continue }
                         let digest = Hex.bytes(notification.payload)
                         lock.withLock {
                             epoch &+= 1
@@ -148,18 +166,59 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
                     epoch &+= 1
                     listenerPID = nil
                 }
+                if isStopping { break }
                 let message = String(describing: error)
+                let lost = error is ProbeLost
                 if lastFailure != message {
-                    log(ServerLog.line(.warning, "catalog_check_not_listening", ["message": .string(message)]))
+                    log(
+                        ServerLog.line(
+                            lost ? .error : .warning,
+                            lost ? "catalog_check_notifications_not_delivered" : "catalog_check_not_listening",
+                            ["message": .string(message)]))
                     lastFailure = message
                 }
-                if !isStopping { Thread.sleep(forTimeInterval: 0.2) }
+                lock.withLock { probeFailed = lost }
+                sleepUnlessStopping(lost ? Self.probeRetry : .milliseconds(200))
             }
         }
         lock.withLock {
             head = nil
             tokens.removeAll()
         }
+    }
+
+    /// A listening connection that delivers nothing: through PgBouncer's transaction pooling the LISTEN ran on a
+    /// server connection that went back to the pool.
+    struct ProbeLost: Error, CustomStringConvertible {
+        let timeout: Duration
+        var description: String {
+            "a notification sent to the catalog check's listening connection did not arrive within \(timeout): "
+                + "DATABASE_NOTIFY_URL must reach PostgreSQL directly (the primary, or HAProxy's primary port), not "
+                + "through a transaction pooler such as PgBouncer; until then every catalog check reads the database"
+        }
+    }
+
+    /// Sends the new listening connection a random nonce and waits for it. Sent from a connection of its own: sent on
+    /// the listening one, it came back through PgBouncer (the pooler lends it the same server connection, whose own
+    /// notification arrives before its transaction ends), where another session's never does. Whatever else arrives
+    /// meanwhile is dropped: the tokens and the head are reloaded after.
+    private func probe(_ listener: PostgresListener) throws {
+        let nonce = UUID().uuidString
+        _ = try PostgresConnection(conninfo: conninfo).query("SELECT pg_notify(\(Self.probeChannel), \(nonce))")
+        let deadline = ContinuousClock.now + Self.probeTimeout
+        while !isStopping {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw ProbeLost(timeout: Self.probeTimeout) }
+            let received = try listener.notifications(waitingUpTo: min(.milliseconds(100), left))
+            if received.contains(where: { $0.channel == Self.probeChannel && $0.payload == nonce }) { return }
+        }
+        throw CancellationError()
+    }
+
+    /// Sleeps `duration`, in steps short enough that `stop` returns within a tenth of a second.
+    private func sleepUnlessStopping(_ duration: Duration) {
+        let until = ContinuousClock.now + duration
+        while !isStopping, ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.05) }
     }
 
     private func readHead(_ listener: PostgresListener) throws {
