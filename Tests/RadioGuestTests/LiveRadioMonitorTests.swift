@@ -84,4 +84,36 @@ extension LiveRadioTests {
                     + "of \(entries.count) runs")
         }
     }
+
+    /// Without -E bluetoothd offers no monitor: the scan joins the other program's discovery, which the controller
+    /// sees as an active scan whatever `--power` asks, and doctor says so and what would help. Entry is printed.
+    @Test func besideBluetoothdWithoutExperimentalInterfacesTheScanJoinsTheActiveDiscoveryAndDoctorSaysSo() throws {
+        guard let guest = guest() else { return }
+        try startBluetoothd(guest)
+        defer { try? stopBluetoothd(guest) }
+        defer { try? guest.peer.stop() }
+        try guest.startInBackground("exec bluetoothctl --timeout 120 scan on", name: "fallback-discovery")
+        defer { _ = try? guest.run("kill $(cat \(guest.resultsPath)/fallback-discovery.pid)") }
+        try #require(try waitUntil(seconds: 20) { try guest.run("bluetoothctl show | grep -q 'Discovering: yes'").status == 0 })
+        let doctor = try guest.run(shell("doctor --json --power low"))
+        #expect(field(doctor, "scan-path", "detail").contains("joins its discovery through D-Bus"), "\(doctor.stdout)")
+        #expect(field(doctor, "scan-power", "detail").contains("--power low: listens passively 140.0 ms every 1400 ms (10 %); but through bluetoothd's discovery the scan listens as that discovery does (active"))
+        #expect(field(doctor, "scan-power", "remedy").contains("run bluetoothd -E (--experimental) to let the scan use an advertisement monitor"))
+        try guest.startInBackground("exec " + shell("scan --json --snapshot-interval 0.5 --power low"), name: "scan-fallback")
+        sleep(2)
+        let started = Date()
+        try guest.peer.advertise(Self.iBeacon(major: 9, minor: 1))
+        #expect(try waitForLine(guest, "scan-fallback", containing: "\"enter\"", seconds: 30))
+        let entry = Date().timeIntervalSince(started)
+        let parameters = try guest.peer.guestScanParameters() ?? []
+        _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/scan-fallback.pid)")
+        let scan = try guest.background("scan-fallback", timeout: 30)
+        #expect(rangedBeacons(scan).contains { $0["major"] as? Int == 9 }, "\(scan.stdout.suffix(600))\(scan.stderr)")
+        // The discovery's scan: active (type 1), whatever --power asked.
+        #expect(parameters.first == 1, "\(parameters)")
+        #expect(try guest.run("grep -q 'reserved for Adv Monitor app' /tmp/bluetoothd.log").status != 0)
+        print(
+            "live check: bluetoothd without -E (discovery), --power low: the controller scanned with type/interval/window "
+                + "\(parameters), entered after \(String(format: "%.2f", entry)) s")
+    }
 }
