@@ -116,4 +116,69 @@ extension LiveRadioTests {
             "live check: bluetoothd without -E (discovery), --power low: the controller scanned with type/interval/window "
                 + "\(parameters), entered after \(String(format: "%.2f", entry)) s")
     }
+
+    /// main.conf's ScanIntervalAdvMonitor and ScanWindowAdvMonitor set the monitor's duty cycle: with `low`'s values the
+    /// controller takes them (passive 2240/224), doctor reads them and asks nothing more, and a beacon is still
+    /// entered. The scan's wake-ups with a beacon in range are printed for `high` (every advertisement a DeviceFound)
+    /// and `low` (found once, then a reading each tick). The guest's main.conf and the kernel's values are restored.
+    @Test func besideBluetoothdTheMonitorTakesMainConfsDutyCycle() throws {
+        guard let guest = guest() else { return }
+        let conf = "/etc/bluetooth/main.conf"
+        _ = try guest.run("cp \(conf) /tmp/main.conf.saved && printf '[LE]\\nScanIntervalAdvMonitor=2240\\nScanWindowAdvMonitor=224\\n' >> \(conf)")
+        defer {
+            // The kernel keeps the values bluetoothd loaded: a bluetoothd told the defaults puts them back.
+            _ = try? guest.run("cp /tmp/main.conf.saved \(conf)")
+            try? stopBluetoothd(guest)
+            _ = try? guest.run(
+                "printf '[LE]\\nScanIntervalAdvMonitor=96\\nScanWindowAdvMonitor=48\\n' > /tmp/defaults.conf && "
+                    + "\(guest.scriptsDirectory.path)/bluetoothd.sh -f /tmp/defaults.conf", timeout: 60)
+            try? stopBluetoothd(guest)
+        }
+        try startBluetoothd(guest, experimental: true)
+        defer { try? guest.peer.stop() }
+        let discovering = "bluetoothctl show | grep -q 'Discovering: yes'"
+        try guest.startInBackground("exec bluetoothctl --timeout 120 scan on", name: "conf-discovery")
+        try #require(try waitUntil(seconds: 20) { try guest.run(discovering).status == 0 })
+        let doctor = try guest.run(shell("doctor --json --power low"))
+        _ = try guest.run("kill $(cat \(guest.resultsPath)/conf-discovery.pid)")
+        #expect(
+            field(doctor, "scan-power", "detail").contains(
+                "the kernel listens passively (no scan requests) 140.0 ms every 1400 ms (10 %, ScanIntervalAdvMonitor and ScanWindowAdvMonitor in /etc/bluetooth/main.conf)"),
+            "\(doctor.stdout)")
+        #expect(field(doctor, "scan-power", "remedy").isEmpty, "\(doctor.stdout)")
+        var wakeups: [String: Double] = [:]
+        for power in ["high", "low"] {
+            let name = "scan-conf-\(power)"
+            // The scan takes bluetoothd's path only while it discovers: another program does, until the monitor is in.
+            try guest.startInBackground("exec bluetoothctl --timeout 120 scan on", name: "conf-discovery-\(power)")
+            try #require(try waitUntil(seconds: 20) { try guest.run(discovering).status == 0 })
+            let logged = try guest.run("grep -c 'reserved for Adv Monitor app' /tmp/bluetoothd.log").stdout
+            try guest.startInBackground(
+                "exec " + shell("scan --json --power \(power) --region \(Self.matey)") + " >/tmp/\(name).jsonl", name: name)
+            #expect(try waitUntil(seconds: 30) {
+                try guest.run("grep -c 'reserved for Adv Monitor app' /tmp/bluetoothd.log").stdout != logged
+            })
+            _ = try guest.run("kill $(cat \(guest.resultsPath)/conf-discovery-\(power).pid)")
+            #expect(try waitUntil(seconds: 20) { try guest.peer.guestControllerState().scanning && guest.peer.guestScanParameters() == [0, 2240, 224] })
+            let parameters = try guest.peer.guestScanParameters() ?? []
+            let started = Date()
+            try guest.peer.advertise(Self.iBeacon(major: 8, minor: 3))
+            let entered = try waitUntil(seconds: 30) { try guest.run("grep -q '\"enter\"' /tmp/\(name).jsonl").status == 0 }
+            #expect(entered)
+            let entry = Date().timeIntervalSince(started)
+            let switches =
+                "cat /proc/$(cat \(guest.resultsPath)/\(name).pid)/task/*/status | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}'"
+            let before = Int(try guest.run(switches).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            _ = try guest.run("sleep 10")
+            let after = Int(try guest.run(switches).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            wakeups[power] = Double(after - before) / 10
+            _ = try guest.run("kill -TERM $(cat \(guest.resultsPath)/\(name).pid)")
+            _ = try guest.background(name, timeout: 30)
+            try guest.peer.stop()
+            print(
+                "live check: bluetoothd -E monitor with main.conf 2240/224, --power \(power): the controller scanned with "
+                    + "\(parameters), entered after \(String(format: "%.2f", entry)) s, "
+                    + "woke \(String(format: "%.1f", wakeups[power] ?? 0)) times a second with the beacon in range")
+        }
+    }
 }
