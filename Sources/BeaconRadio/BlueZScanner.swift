@@ -132,6 +132,14 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
                 monitorCalls.append(call)
                 return .arguments([])
             }
+        }
+        try activateMonitor()
+    }
+
+    /// Registers the exported application and waits for bluetoothd to activate its monitor.
+    private func activateMonitor() throws(RadioError) {
+        monitorCalls.removeAll()
+        try bluez { () throws(DBusFailure) in
             // bluetoothd reads the application (GetManagedObjects) before it answers.
             try bus.callDispatching(
                 destination: "org.bluez", path: adapterPath, interface: BlueZMonitorApplication.managerInterface,
@@ -174,6 +182,16 @@ public final class BlueZScanner: LiveScanner, @unchecked Sendable {
             if let slept = ticker.sleepEnded(clock: clock) {
                 monitorCalls.removeAll()
                 found.removeAll()
+                // bluetoothd still counts as found what it found before the sleep and would not say so again:
+                // registered afresh, the monitor finds again what is still there.
+                if mode == .advertisementMonitor {
+                    _ = try? bus.call(
+                        destination: "org.bluez", path: adapterPath, interface: BlueZMonitorApplication.managerInterface,
+                        method: "UnregisterMonitor", arguments: [.objectPath(BlueZMonitorApplication.rootPath)])
+                    // What came before the answer (the old monitor's Release among it) is from before the sleep.
+                    while (try? bus.nextMessage(timeoutMilliseconds: 0, wakeup: wakeup.readEnd)) != nil {}
+                    try activateMonitor()
+                }
                 onResume(clock.now(), slept)
                 continue
             }

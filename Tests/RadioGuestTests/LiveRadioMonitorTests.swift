@@ -121,7 +121,8 @@ extension LiveRadioTests {
     /// controller takes them (passive 2240/224), doctor reads them and asks nothing more, and a beacon is still
     /// entered. The scan's wake-ups with a beacon in range are printed for `high` (every advertisement a DeviceFound)
     /// and `low` (found once, then a reading each tick). The guest's main.conf and the kernel's values are restored.
-    @Test func besideBluetoothdTheMonitorTakesMainConfsDutyCycle() throws {
+    @Test(.enabled(if: Self.full, "make check"))
+    func besideBluetoothdTheMonitorTakesMainConfsDutyCycle() throws {
         guard let guest = guest() else { return }
         let conf = "/etc/bluetooth/main.conf"
         _ = try guest.run("cp \(conf) /tmp/main.conf.saved && printf '[LE]\\nScanIntervalAdvMonitor=2240\\nScanWindowAdvMonitor=224\\n' >> \(conf)")
