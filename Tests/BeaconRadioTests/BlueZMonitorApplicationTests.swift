@@ -143,4 +143,52 @@ import Testing
         let high = RadioDiagnosis.monitorScanPower(.high, asked: "--power high", mainConfiguration: nil)
         #expect(high.remedy == nil && high.detail.contains("reports every matching advertisement"))
     }
+
+    /// The scan reads bluetoothd's calls with `nextMessage`, not a dispatcher: a call to an exported object is answered
+    /// by it and handed back, a call to a path nothing is exported at gets UnknownObject (not silence, which would
+    /// keep the caller waiting for its timeout).
+    @Test func nextMessageAnswersCallsToExportedObjectsAndRefusesOthers() throws {
+        let bus = try PrivateBus()
+        let address = bus.address
+        let application = BlueZMonitorApplication(power: .high, uuids: [])
+        let done = DispatchSemaphore(value: 0)
+        let ready = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var served: [String] = []
+        nonisolated(unsafe) var name = ""
+        Thread.detachNewThread {
+            defer { done.signal() }
+            guard let monitor = try? MessageBus(address: address),
+                (try? monitor.export(path: BlueZMonitorApplication.rootPath) { application.reply(to: $0) }) != nil
+            else {
+                ready.signal()
+                return
+            }
+            name = monitor.uniqueName
+            ready.signal()
+            while served.count < 2, let incoming = try? monitor.nextMessage(timeoutMilliseconds: 5000, wakeup: -1) {
+                if case .call(let call) = incoming { served.append("\(call.path) \(call.member)") }
+            }
+        }
+        ready.wait()
+        try #require(!name.isEmpty)
+        let caller = try MessageBus(address: bus.address)
+        let objects = try caller.call(
+            destination: name, path: BlueZMonitorApplication.rootPath, interface: "org.freedesktop.DBus.ObjectManager",
+            method: "GetManagedObjects", timeoutMilliseconds: 3000)
+        guard case .dictionary(let entries)? = objects.first else {
+            Issue.record("no managed objects: \(objects)")
+            return
+        }
+        #expect(entries.first?.key == .objectPath(BlueZMonitorApplication.monitorPath))
+        do {
+            try caller.call(
+                destination: name, path: "/elsewhere", interface: "org.bluez.AdvertisementMonitor1", method: "Activate",
+                timeoutMilliseconds: 3000)
+            Issue.record("a call to nothing was answered")
+        } catch {
+            #expect(error.name == "org.freedesktop.DBus.Error.UnknownObject", "\(error)")
+        }
+        done.wait()
+        #expect(served == ["\(BlueZMonitorApplication.rootPath) GetManagedObjects", "/elsewhere Activate"])
+    }
 }
