@@ -118,6 +118,38 @@ import Testing
         #expect(!check.holds(digest: Secrets.digest(of: phone.deviceToken)))
     }
 
+    /// A listener whose server stops (its backend stopped here, as a frozen primary would be) says nothing: without
+    /// the heartbeat it would vouch for its head for ever. It stops vouching when the lease runs out, so the other
+    /// server's write is seen through the database, and it listens again on a new connection.
+    @Test func aListenerThatHearsNoHeartbeatStopsVouchingAndListensAgain() throws {
+        let first = try TestServer()
+        let second = try TestServer(sharingDatabaseOf: first)
+        try waitUntilTrusted(first, second)
+        let check = try #require(second.database.catalogCheck)
+        let owner = try first.createAccount()
+        let tag = try #require(try second.catalog(owner).headers["etag"])
+        #expect(try second.catalog(owner, etag: tag).status == 304)
+
+        let listener = try #require(check.state.listenerPID)
+        #expect(kill(listener, SIGSTOP) == 0)
+        defer { kill(listener, SIGCONT) }
+        let matey = try first.registerRetailer()
+        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        let status = try waitFor(within: CatalogCheck.heartbeatLease + Self.patience) {
+            let status = try second.catalog(owner, etag: tag).status
+            return status == 304 ? nil : status
+        }
+        #expect(status == 200)
+        _ = try waitFor(within: Self.patience) { () -> Bool? in
+            let state = check.state
+            return state.trusted && state.listenerPID != nil && state.listenerPID != listener ? true : nil
+        }
+        #expect(second.log.recorded.contains { $0.contains("heard none of its heartbeats") })
+        let current = try #require(try second.catalog(owner).headers["etag"])
+        #expect(current != tag)
+        #expect(try second.catalog(owner, etag: current).status == 304)
+    }
+
     /// A server that cannot listen never answers from memory: what another server writes is seen at once.
     @Test func aServerThatCannotListenAnswersThroughTheDatabase() throws {
         let first = try TestServer()

@@ -8,6 +8,8 @@ import Postgres
 /// for nothing while that connection is down or being made again: until the head is read again after a new LISTEN,
 /// every check goes to the database as before, and every token it held is forgotten. Nor while the connection takes the
 /// LISTEN but delivers nothing (PgBouncer's transaction pooling): each new connection must first receive a probe.
+/// Nor once it stops hearing the heartbeat it sends itself each second through the server's own pool: a listener left
+/// on a server that stopped, or that no longer takes the writes after a failover, hears nothing and says nothing.
 final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `lock`
     private let lock = NSLock()
     /// The feed's head as read after the last LISTEN and each `catalog_head`; nil while not trusted.
@@ -20,19 +22,33 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     private var answeredFromMemory = 0
     /// Whether the last connection took the LISTEN but its probe never arrived.
     private var probeFailed = false
+    /// When the listener last heard its own heartbeat (or was trusted anew): the cache vouches for a lease from it.
+    private var heardAt = ContinuousClock.now
     private let conninfo: String
+    /// Sends `pg_notify(probeChannel, payload)` through the pool the server writes with.
+    private let sendHeartbeat: @Sendable (String) throws -> Void
+    private let heartbeatPayload = "heartbeat " + UUID().uuidString
     private let log: @Sendable (String) -> Void
     private let done = DispatchSemaphore(value: 0)
     /// How long a new listening connection waits for its probe, and how long after a lost probe it tries again.
     static let probeTimeout: Duration = .seconds(2)
     static let probeRetry: Duration = .seconds(5)
-    /// The channel each new listening connection is sent a random nonce on.
+    /// The channel each new listening connection is sent a random nonce on, and its heartbeats.
     static let probeChannel = "catalog_check_probe"
+    /// How often the listener sends itself a heartbeat, and how long the cache vouches for anything after the last
+    /// one it heard: well under the time a failover takes (Patroni's leader TTL, 30 s by default), so that no write
+    /// on a new primary can meet a cache still listening to the old one.
+    static let heartbeatInterval: Duration = .seconds(1)
+    static let heartbeatLease: Duration = .seconds(5)
 
     /// Listens on `conninfo` (the primary itself: not through PgBouncer's transaction pooling), holding up to
-    /// `capacity` device tokens.
-    init(conninfo: String, capacity: Int, log: @escaping @Sendable (String) -> Void) {
+    /// `capacity` device tokens; `sendHeartbeat` notifies the probe channel through the pool the server writes with.
+    init(
+        conninfo: String, capacity: Int, sendHeartbeat: @escaping @Sendable (String) throws -> Void,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.conninfo = conninfo
+        self.sendHeartbeat = sendHeartbeat
         self.log = log
         tokens = LeastRecentlyUsed(capacity: max(1, capacity))
         let thread = Thread { [self] in listen() }
@@ -53,7 +69,9 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     /// token known valid by its digest. nil: ask the database.
     func check(digest: [UInt8], atLeast version: Int64?) -> (head: FeedCursor, session: DeviceSession)? {
         lock.withLock {
-            guard let head, head.version >= version ?? 0, let session = tokens[digest] else { return nil }
+            guard let head, ContinuousClock.now - heardAt < Self.heartbeatLease, head.version >= version ?? 0,
+                let session = tokens[digest]
+            else { return nil }
             answeredFromMemory += 1
             return (head, session)
         }
@@ -142,15 +160,25 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
                     probeFailed = false
                 }
                 try readHead(listener)
+                lock.withLock { heardAt = .now }
                 if lastFailure != nil {
                     log(ServerLog.line(.info, "catalog_check_listening", [:]))
                     lastFailure = nil
                 }
+                var heartbeatSent = ContinuousClock.now - Self.heartbeatInterval
                 while !isStopping {
+                    if ContinuousClock.now - heartbeatSent >= Self.heartbeatInterval {
+                        heartbeatSent = .now
+                        // One that cannot be sent is one not heard: the lease runs out just the same.
+                        try? sendHeartbeat(heartbeatPayload)
+                    }
                     var headChanged = false
                     for notification in try listener.notifications(waitingUpTo: .milliseconds(100)) {
                         if notification.channel == "catalog_head" { headChanged = true; continue }
-                        if notification.channel == Self.probeChannel { continue }
+                        if notification.channel == Self.probeChannel {
+                            if notification.payload == heartbeatPayload { lock.withLock { heardAt = .now } }
+                            continue
+                        }
                         let digest = Hex.bytes(notification.payload)
                         lock.withLock {
                             epoch &+= 1
@@ -158,6 +186,9 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
                         }
                     }
                     if headChanged { try readHead(listener) }
+                    if ContinuousClock.now - lock.withLock({ heardAt }) >= Self.heartbeatLease {
+                        throw HeartbeatLost(lease: Self.heartbeatLease)
+                    }
                 }
             } catch {
                 lock.withLock {
@@ -195,6 +226,16 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
             "a notification sent to the catalog check's listening connection did not arrive within \(timeout): "
                 + "DATABASE_NOTIFY_URL must reach PostgreSQL directly (the primary, or HAProxy's primary port), not "
                 + "through a transaction pooler such as PgBouncer; until then every catalog check reads the database"
+        }
+    }
+
+    /// A listening connection that no longer hears what the server's own pool notifies: its server stopped, or no
+    /// longer takes the writes (the pool follows a failover to the new primary; this connection stays on the old).
+    struct HeartbeatLost: Error, CustomStringConvertible {
+        let lease: Duration
+        var description: String {
+            "the catalog check's listening connection heard none of its heartbeats (sent through DATABASE_URL each "
+                + "second) for \(lease): its server stopped or no longer takes the writes; listening again"
         }
     }
 
