@@ -8,7 +8,7 @@ import Postgres
 /// for nothing while that connection is down or being made again: until the head is read again after a new LISTEN,
 /// every check goes to the database as before, and every token it held is forgotten. Nor while the connection takes the
 /// LISTEN but delivers nothing (PgBouncer's transaction pooling): each new connection must first receive a probe.
-/// Nor once it stops hearing the heartbeat it sends itself each second through the server's own pool: a listener left
+/// Nor once it stops hearing the heartbeat sent it each second through the connection string writes go to: a listener left
 /// on a server that stopped, or that no longer takes the writes after a failover, hears nothing and says nothing.
 final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `lock`
     private let lock = NSLock()
@@ -25,8 +25,8 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     /// When the listener last heard its own heartbeat (or was trusted anew): the cache vouches for a lease from it.
     private var heardAt = ContinuousClock.now
     private let conninfo: String
-    /// Sends `pg_notify(probeChannel, payload)` through the pool the server writes with.
-    private let sendHeartbeat: @Sendable (String) throws -> Void
+    /// Where the heartbeats are sent from: where the server's writes go (`DATABASE_URL`).
+    private let heartbeatConninfo: String
     private let heartbeatPayload = "heartbeat " + UUID().uuidString
     private let log: @Sendable (String) -> Void
     private let done = DispatchSemaphore(value: 0)
@@ -42,18 +42,20 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     static let heartbeatLease: Duration = .seconds(5)
 
     /// Listens on `conninfo` (the primary itself: not through PgBouncer's transaction pooling), holding up to
-    /// `capacity` device tokens; `sendHeartbeat` notifies the probe channel through the pool the server writes with.
-    init(
-        conninfo: String, capacity: Int, sendHeartbeat: @escaping @Sendable (String) throws -> Void,
-        log: @escaping @Sendable (String) -> Void
-    ) {
+    /// `capacity` device tokens, and sends it heartbeats through `heartbeatConninfo`, where the writes go.
+    init(conninfo: String, heartbeatConninfo: String, capacity: Int, log: @escaping @Sendable (String) -> Void) {
         self.conninfo = conninfo
-        self.sendHeartbeat = sendHeartbeat
+        self.heartbeatConninfo = heartbeatConninfo
         self.log = log
         tokens = LeastRecentlyUsed(capacity: max(1, capacity))
-        let thread = Thread { [self] in listen() }
-        thread.name = "catalog-check"
-        thread.start()
+        let listening = Thread { [self] in listen() }
+        listening.name = "catalog-check"
+        listening.start()
+        // A thread of its own: a send stuck on a frozen server must not stop the listener from giving up on it.
+        // `stop` does not wait for it; it ends at its next beat.
+        let beating = Thread { [self] in sendHeartbeats() }
+        beating.name = "catalog-check-heartbeat"
+        beating.start()
     }
 
     /// Stops listening (within a tenth of a second) and forgets everything.
@@ -165,13 +167,7 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
                     log(ServerLog.line(.info, "catalog_check_listening", [:]))
                     lastFailure = nil
                 }
-                var heartbeatSent = ContinuousClock.now - Self.heartbeatInterval
                 while !isStopping {
-                    if ContinuousClock.now - heartbeatSent >= Self.heartbeatInterval {
-                        heartbeatSent = .now
-                        // One that cannot be sent is one not heard: the lease runs out just the same.
-                        try? sendHeartbeat(heartbeatPayload)
-                    }
                     var headChanged = false
                     for notification in try listener.notifications(waitingUpTo: .milliseconds(100)) {
                         if notification.channel == "catalog_head" { headChanged = true; continue }
@@ -229,12 +225,28 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         }
     }
 
+    /// Notifies the probe channel with `heartbeatPayload` each `heartbeatInterval` on a connection of its own. One
+    /// that cannot be sent is one not heard: the lease runs out just the same.
+    private func sendHeartbeats() {
+        var connection: PostgresConnection?
+        while !isStopping {
+            do {
+                let sending = try connection ?? PostgresConnection(conninfo: heartbeatConninfo)
+                connection = sending
+                _ = try sending.query("SELECT pg_notify(\(Self.probeChannel), \(heartbeatPayload))")
+            } catch {
+                connection = nil
+            }
+            sleepUnlessStopping(Self.heartbeatInterval)
+        }
+    }
+
     /// A listening connection that no longer hears what the server's own pool notifies: its server stopped, or no
     /// longer takes the writes (the pool follows a failover to the new primary; this connection stays on the old).
     struct HeartbeatLost: Error, CustomStringConvertible {
         let lease: Duration
         var description: String {
-            "the catalog check's listening connection heard none of its heartbeats (sent through DATABASE_URL each "
+            "the catalog check's listening connection heard none of its heartbeats (sent where the writes go, each "
                 + "second) for \(lease): its server stopped or no longer takes the writes; listening again"
         }
     }

@@ -95,10 +95,7 @@ public final class Server: Sendable {
             configuration.deviceTokenCacheSize > 0
             ? CatalogCheck(
                 conninfo: configuration.notificationsConninfo ?? conninfo,
-                capacity: configuration.deviceTokenCacheSize,
-                sendHeartbeat: { [pool] payload in
-                    try pool.withConnection { _ = try $0.query("SELECT pg_notify(\(CatalogCheck.probeChannel), \(payload))") }
-                }, log: log)
+                heartbeatConninfo: conninfo, capacity: configuration.deviceTokenCacheSize, log: log)
             : nil
         defer { if !started { catalogCheck?.stop() } }
         database = Database(
