@@ -168,10 +168,10 @@ private func printSampledSummary(_ rows: [SampledRow]) {
             [("full rate", row.fullRate, row.engine)]
             + [ScanPower.balanced, .low].map { ($0.rawValue, row.sampled[$0]!, row.sampled[$0]![.engine]!) }
         for (name, scores, engine) in samplings {
+            let cells = [engine, scores[.altBeaconRunningAverage]!, scores[.altBeaconARMA]!, scores[.arma]!].map(cell)
             print(
                 String(format: "    %2.0f dB  ", row.noise) + name.padding(toLength: 12, withPad: " ", startingAt: 0)
-                    + cell(engine) + cell(scores[.altBeaconRunningAverage]!) + cell(scores[.altBeaconARMA]!)
-                    + cell(scores[.arma]!))
+                    + cells.joined().trimmingCharacters(in: .whitespaces))
         }
     }
 }
