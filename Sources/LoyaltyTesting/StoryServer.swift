@@ -20,7 +20,9 @@ public final class StoryServer: @unchecked Sendable {  // immutable after init
     public let work: URL
     private let process = Process()
 
-    private init() throws {
+    /// A server of a test's own, for a story that counts the retailers (`shared` holds every story's): the test
+    /// stops it.
+    public init() throws {
         work = try ThrowawayDirectory.make("loyalty-story", postgresMayEnter: true)
         process.executableURL = Binary("loyalty-server").url
         process.arguments = [

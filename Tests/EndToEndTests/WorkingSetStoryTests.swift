@@ -2,8 +2,18 @@ import Foundation
 import LoyaltyTesting
 import Testing
 
-/// The working set through the real binaries (`loyalty sync --working-set`, `follow`, a scan that hears a retailer
-/// it does not carry) against the shared `loyalty-server`, whose other tests' retailers are elsewhere.
+extension StoryServer {
+    /// A server of its own with `retailers` retailers (no stores, no offers) to which a story adds its own: with 32 or
+    /// more in all the directory has two buckets, and a working set carries only the retailers near, heard or followed.
+    static func withRetailers(_ retailers: Int) throws -> StoryServer {
+        let server = try StoryServer()
+        for index in 0..<retailers { _ = try server.retailer("Filler \(index)", uuid: UUID().uuidString) }
+        return server
+    }
+}
+
+/// The working set through the real binaries (`loyalty sync`, `follow`, a scan that hears a retailer it does not
+/// carry), each story on a `loyalty-server` of its own with enough retailers for two buckets.
 @Suite struct WorkingSetStoryTests {
     /// A retailer with a store at `latitude`, `longitude` and one offer at 1:1, named uniquely.
     private func shop(_ server: StoryServer, _ name: String, latitude: Double, longitude: Double) throws
@@ -26,16 +36,17 @@ import Testing
     }
 
     @Test func twoDevicesWithDifferentWorkingSetsShareOneSeenHistory() throws {
-        let server = try StoryServer.shared.get()
+        let server = try StoryServer.withRetailers(30)
+        defer { server.stop() }
         let place = somewhere()
         let corner = try shop(server, "Corner", latitude: place.latitude, longitude: place.longitude)
         let followed = try shop(server, "Followed", latitude: place.latitude + 1, longitude: place.longitude)
         let phone = try server.newAccount()
-        try phone.ok(["sync", "--working-set", "--near", "\(place.latitude),\(place.longitude)", "--radius-km", "2"])
+        try phone.ok(["sync", "--near", "\(place.latitude),\(place.longitude)", "--radius-km", "2"])
         #expect(try phone.cachedTitles() == [corner.title])
 
         let tablet = try phone.linkedDevice()
-        try tablet.ok(["sync", "--working-set"])
+        try tablet.ok(["sync"])
         #expect(try tablet.cachedTitles().isEmpty)
         let follow = try tablet.ok(["follow", followed.name.lowercased(), "--json"]).jsonLines
         #expect(follow.first?["retailer"] as? String == followed.name)
@@ -55,11 +66,12 @@ import Testing
     }
 
     @Test func aRetailerHeardOfflineIsFetchedAndShownAfterReconnecting() throws {
-        let server = try StoryServer.shared.get()
+        let server = try StoryServer.withRetailers(31)
+        defer { server.stop() }
         let place = somewhere()
         let shop = try shop(server, "Heard", latitude: place.latitude, longitude: place.longitude)
         let device = try server.newAccount()
-        try device.ok(["sync", "--working-set"])
+        try device.ok(["sync"])
         let walk = try server.walk(["\(shop.uuid):1:1@0=15,8=1,16=1,24=15,40=15"])
 
         // Offline the scan has nothing to show for a retailer it does not carry, and queues what it heard.
