@@ -149,6 +149,8 @@ import Testing
 
     @Test func anOfflineScanQueuesAndTheNextSyncVerifies() throws {
         let shop = try Shop()
+        // An Eddystone-EID names no retailer until resolved: offline, only a cache of the whole catalog has its offers.
+        try shop.shopper.ok(["sync", "--all"])
         let walk = try shop.eddystoneWalk(counter: shop.counterNow)
         let (titles, summary) = try shop.scan(walk, ["--offline"])
         #expect(titles == ["Pizza for anyone"], "\(titles)")

@@ -2,18 +2,9 @@ import Foundation
 import LoyaltyTesting
 import Testing
 
-extension StoryServer {
-    /// A server of its own with `retailers` retailers (no stores, no offers) to which a story adds its own: with 32 or
-    /// more in all the directory has two buckets, and a working set carries only the retailers near, heard or followed.
-    static func withRetailers(_ retailers: Int) throws -> StoryServer {
-        let server = try StoryServer()
-        for index in 0..<retailers { _ = try server.retailer("Filler \(index)", uuid: UUID().uuidString) }
-        return server
-    }
-}
-
 /// The working set through the real binaries (`loyalty sync`, `follow`, a scan that hears a retailer it does not
-/// carry), each story on a `loyalty-server` of its own with enough retailers for two buckets.
+/// carry) against the shared `loyalty-server`, whose directory has two buckets and whose other tests' retailers are
+/// elsewhere.
 @Suite struct WorkingSetStoryTests {
     /// A retailer with a store at `latitude`, `longitude` and one offer at 1:1, named uniquely.
     private func shop(_ server: StoryServer, _ name: String, latitude: Double, longitude: Double) throws
@@ -36,8 +27,7 @@ extension StoryServer {
     }
 
     @Test func twoDevicesWithDifferentWorkingSetsShareOneSeenHistory() throws {
-        let server = try StoryServer.withRetailers(30)
-        defer { server.stop() }
+        let server = try StoryServer.shared.get()
         let place = somewhere()
         let corner = try shop(server, "Corner", latitude: place.latitude, longitude: place.longitude)
         let followed = try shop(server, "Followed", latitude: place.latitude + 1, longitude: place.longitude)
@@ -66,8 +56,7 @@ extension StoryServer {
     }
 
     @Test func aRetailerHeardOfflineIsFetchedAndShownAfterReconnecting() throws {
-        let server = try StoryServer.withRetailers(31)
-        defer { server.stop() }
+        let server = try StoryServer.shared.get()
         let place = somewhere()
         let shop = try shop(server, "Heard", latitude: place.latitude, longitude: place.longitude)
         let device = try server.newAccount()
