@@ -45,6 +45,7 @@ import Testing
         #expect(first["directory_retailers"] as? Int == 32)
         #expect(first["carried_retailers"] as? Int == 0)
         #expect(first["cached_offers"] as? Int == 0 && first["catalog_pages"] as? Int == 0, "\(first)")
+        #expect(first["catalog_changed"] as? Bool == true, "the directory came")
         #expect(try device.cachedTitles().isEmpty)
         let text = try device.ok(["sync"]).stdout
         #expect(text.contains("catalog unchanged") && text.contains("carrying 0 of 32 retailers' offers"), "\(text)")

@@ -12,7 +12,8 @@ extension SyncEngine {
     /// changed ones by delta and unchanged ones not at all; lets go of those not wanted for `workingSetRetention`.
     func syncWorkingSet(into report: inout SyncReport, progress: (SyncProgress) -> Void) throws(ClientError) {
         progress(.fetchingCatalog)
-        try pullDirectory()
+        // The directory is part of what the device holds: a new one is a change, even with no offer fetched.
+        if try pullDirectory() { report.catalogChanged = true }
         try pullWorkingSet(area: try cache.homeArea, into: &report)
         progress(.storingOffers(stored: report.offersReceived))
         _ = try cache.evict(wantedBefore: now().addingTimeInterval(-Self.workingSetRetention))
@@ -22,15 +23,18 @@ extension SyncEngine {
     /// the server learns one of the bucket's retailers, not which. What the scan runs on hearing one, online.
     public func fetchHeard() throws(ClientError) -> SyncReport {
         var report = SyncReport()
-        if try cache.directoryRetailers().isEmpty { try pullDirectory() }
+        if try cache.directoryRetailers().isEmpty { _ = try pullDirectory() }
         try fetchHeard(into: &report)
         return report
     }
 
-    private func pullDirectory() throws(ClientError) {
+    /// Whether the directory changed.
+    private func pullDirectory() throws(ClientError) -> Bool {
         switch try api.directory(etag: try cache.directoryETag, credential) {
-        case .notModified: break
-        case .directory(let directory, let etag): try cache.store(directory, etag: etag)
+        case .notModified: return false
+        case .directory(let directory, let etag):
+            try cache.store(directory, etag: etag)
+            return true
         }
     }
 
