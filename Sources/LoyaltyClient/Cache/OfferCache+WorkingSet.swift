@@ -171,6 +171,11 @@ extension OfferCache {
         return try directoryRetailers().filter { uuids.contains($0.uuid) }
     }
 
+    /// The UUID of the directory's retailer `id`; nil when the directory does not know it.
+    public func directoryUUID(of id: UUID) throws(ClientError) -> UUID? {
+        try read { db in try db.query("SELECT uuid FROM directory WHERE id = ?", [.text(id.uuidString)]).first?.uuid(0) }
+    }
+
     /// Whether `uuid` is a directory retailer's.
     public func directoryKnows(_ uuid: UUID) throws(ClientError) -> Bool {
         try read { db in !(try db.query("SELECT 1 FROM directory WHERE uuid = ?", [.text(uuid.uuidString)]).isEmpty) }
