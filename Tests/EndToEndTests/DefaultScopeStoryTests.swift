@@ -47,6 +47,8 @@ import Testing
         #expect(first["cached_offers"] as? Int == 0 && first["catalog_pages"] as? Int == 0, "\(first)")
         #expect(first["catalog_changed"] as? Bool == true, "the directory came")
         #expect(try device.cachedTitles().isEmpty)
+        let none = try device.ok(["offers"]).stdout
+        #expect(none.contains("working set carries no retailer yet") && none.contains("loyalty follow NAME"), "\(none)")
         let text = try device.ok(["sync"]).stdout
         #expect(text.contains("catalog unchanged") && text.contains("carrying 0 of 32 retailers' offers"), "\(text)")
 
