@@ -192,4 +192,18 @@ private func fillTwoBuckets(_ server: TestServer, others: Int) throws {
         #expect(try device.cache.seen().count == 3)
         #expect(try device.cache.redemptions().map(\.offerID) == [pizza.offer.id])
     }
+
+    /// `sync --all` on a cache of the whole catalog from before keeps it and its cursor: no download again.
+    @Test func aCacheOfTheWholeCatalogFromBeforeKeptWithAllCostsNoDownload() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        _ = try shop(server, "Near", latitude: 51.5)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
+        let engine = device.syncEngine(server)
+        try device.cache.stopWorkingSet()
+        #expect(try engine.sync().fullCatalog)
+        try device.cache.write { db in try OfferCache.setState(db, .catalogScope, nil) }
+        try device.cache.stopWorkingSet()
+        let kept = try engine.sync()
+        #expect(!kept.catalogChanged && kept.carriedRetailers == nil && kept.cachedOffers == 3)
+    }
 }
