@@ -1,4 +1,4 @@
-// The catalog a shopper carries (issue 45): a new device's first sync with a working set beside today's whole sync,
+// The catalog a shopper carries (issue 45): a new device's first sync (the default, a working set) beside a whole one,
 // the cache after a day of visits, the fetch of a retailer heard for the first time, the whole catalog gzipped.
 import Foundation
 import JSONCoding
@@ -17,7 +17,7 @@ private let offersPerRetailer = 100
     print(String(format: "generated in %.1f s", generated))
     let token = try site.createDevice()
 
-    // The whole catalog as today's sync takes it, page by page, plain and gzipped (the wire's bytes are the
+    // The whole catalog as `sync --all` takes it, page by page, plain and gzipped (the wire's bytes are the
     // Content-Length; the client decodes).
     var (plain, gzipped, cursor) = (0, 0, nil as String?)
     repeat {
@@ -35,7 +35,8 @@ private let offersPerRetailer = 100
         reference: String(format: "%.1f MB plain", Double(plain) / 1e6), ratio: String(format: "%.1fx", ratio),
         target: ">= 5x", met: ratio >= 5)
 
-    // A new device: today's whole sync, and a working set at home (one retailer's store near).
+    // A new device: a whole sync (`--all`), and the default `loyalty sync`, a working set at home (one retailer's
+    // store near).
     let home = try firstStore(site)
     func device(_ name: String) -> [String: String] {
         ["LOYALTY_HOME": site.work.appendingPathComponent(name).path, "LOYALTY_SERVER": site.url]
@@ -47,8 +48,8 @@ private let offersPerRetailer = 100
     }
     let (whole, carrying) = (device("whole"), device("carrying"))
     for environment in [whole, carrying] { _ = try loyalty(environment, ["account", "create"]) }
-    let wholeSync = try loyalty(whole, ["sync"])
-    let firstSync = try loyalty(carrying, ["sync", "--working-set", "--near", "\(home.latitude),\(home.longitude)", "--radius-km", "2"])
+    let wholeSync = try loyalty(whole, ["sync", "--all"])
+    let firstSync = try loyalty(carrying, ["sync", "--near", "\(home.latitude),\(home.longitude)", "--radius-km", "2"])
     let directory = try site.server.request("GET", "/v1/directory", token: token)
     let homePart = try site.server.request("GET", "/v1/catalog?retailers=\(home.id.uuidString)", token: token)
     let firstBytes = [directory, homePart].reduce(0) { $0 + (Int($1.headers["content-length"] ?? "") ?? 0) }

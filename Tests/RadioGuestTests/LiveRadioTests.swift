@@ -386,7 +386,7 @@ import Testing
         try store.setOffer(1, 1, "Not advertised", [])
         try store.setOffer(1, 2, "Advertised here", [])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         // The guest's /tmp is its own: the synced home goes over the results share.
         let home = "\(guest.resultsPath)/home-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: shopper.home.path, toPath: home)
