@@ -150,7 +150,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "Beacons", "BeaconsTesting", "Digest", "Geofencing", "HTTPClient", "HTTPServer", "LoyaltyAPI",
-                "LoyaltyTesting", "Postgres",
+                "LoyaltyTesting", "Postgres", "SQLite",
             ]),
     ]
 )

@@ -7,7 +7,8 @@
 #   pgbouncer  the server test suite and the two-instance test with every pool behind PgBouncer (transaction pooling)
 #   radio   the live radio in a guest kernel (LiveRadioTests with LOYALTY_LIVE_RADIO=full: beside bluetoothd too)
 #   cluster two instances on a Patroni cluster under a Jepsen-style workload: the primary SIGKILLed, then SIGSTOPped
-#           and continued; what an asynchronous standby loses (ClusterFailoverTests with LOYALTY_CLUSTER_CHECK=full)
+#           and continued; what an asynchronous standby loses (ClusterFailoverTests with LOYALTY_CLUSTER_CHECK=full);
+#           the catalog check's listeners through a SIGKILL failover, no stale 304 after a write (CatalogCheckFailoverTests)
 # CHECK_PARTS="fuzz api faults load pgbouncer radio cluster" chooses parts. Logs: .build/check/<part>.log. Exit 1 if any verdict fails.
 # A part that ran less than it names fails: a fuzzer without executions, fewer fault rows than scenarios, a live
 # check that never reached the guest (the radio part runs with CI set, so such a test fails instead of returning).
@@ -104,7 +105,8 @@ for part in $parts; do
       row "radio (guest kernel)" "$ran of $expected live checks ran through the kernel's Bluetooth stack, $failing issues" "$verdict"
       ;;
     cluster)
-      { swift build --build-tests && LOYALTY_CLUSTER_CHECK=full swift test --skip-build --filter ClusterFailoverTests; } 2>&1 \
+      { swift build --build-tests && LOYALTY_CLUSTER_CHECK=full swift test --skip-build \
+          --filter 'ClusterFailoverTests|CatalogCheckFailoverTests'; } 2>&1 \
         | tee "$logs/cluster.log"
       status=${PIPESTATUS[0]}
       # One line per run: "cluster NAME figures...".
@@ -116,14 +118,15 @@ for part in $parts; do
           sigstop) test=sigstoppedPrimaryLosesNoAcknowledgedOperation ;;
           throughput) test=throughputOfOneAndTwoInstances ;;
           etcd-gone) test=etcdGoneLeavesThePrimaryWriting ;;
+          catalog-check) test=listenersFollowTheNewPrimaryAndNoStale304FollowsAWrite ;;
           *) test=asynchronousStandbyLosesAcknowledgedCommits ;;
         esac
         verdict=pass
         grep -qE "^✘ Test ${test}\(\)" "$logs/cluster.log" && verdict=fail
         row "cluster $name" "${figure%%: acknowledged *}" "$verdict"
       done < <(grep '^cluster ' "$logs/cluster.log")
-      if [ "$status" -ne 0 ] || [ "$runs" -lt 6 ]; then
-        row "cluster" "$runs of 6 runs reported; the tests exited $status" fail
+      if [ "$status" -ne 0 ] || [ "$runs" -lt 7 ]; then
+        row "cluster" "$runs of 7 runs reported; the tests exited $status" fail
       fi
       ;;
     *) echo "unknown part '$part'" >&2; exit 64 ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 41, item 4: `loyalty sync`'s peak memory (GNU time) against a server that creates the account, then
-answers a catalog page of valid long offers that never ends (1 GiB, no length), or with `finite` one of 10,000
+"""Issue 41, item 4: `loyalty sync --all`'s peak memory (GNU time; the whole catalog's pages) against a server that
+creates the account, then answers a catalog page of valid long offers that never ends (1 GiB, no length), or with `finite` one of 10,000
 offers (24 MB; every GET gets it, so the seen pull after it fails).
 usage: hostile-catalog.py LOYALTY_BINARY [finite]"""
 import http.server, json, os, subprocess, sys, tempfile, threading, uuid
@@ -29,5 +29,5 @@ threading.Thread(target=server.serve_forever, daemon=True).start()
 home = tempfile.mkdtemp()
 env = dict(os.environ, LOYALTY_HOME=home, LOYALTY_SERVER=f"http://127.0.0.1:{server.server_port}")
 subprocess.run([sys.argv[1], "account", "create"], env=env, capture_output=True)
-run = subprocess.run(["/usr/bin/time", "-f", "peak %M KiB", sys.argv[1], "sync"], env=env, capture_output=True, text=True)
+run = subprocess.run(["/usr/bin/time", "-f", "peak %M KiB", sys.argv[1], "sync", "--all"], env=env, capture_output=True, text=True)
 print(f"exit {run.returncode}; {run.stderr.strip().splitlines()[-1]}; {run.stderr.strip().splitlines()[0][:160]}")

@@ -82,9 +82,9 @@ elif scenario == "near":
         home = tempfile.mkdtemp()
         cli_env = dict(os.environ, LOYALTY_HOME=home, LOYALTY_SERVER=url)
         subprocess.run([sys.argv[4], "account", "create"], env=cli_env, capture_output=True)
-        run = subprocess.run(["/usr/bin/time", "-f", "peak %M KiB", sys.argv[4], "sync", "--near", "40.0,3.0",
+        run = subprocess.run(["/usr/bin/time", "-f", "peak %M KiB", sys.argv[4], "sync", "--all", "--near", "40.0,3.0",
                               "--radius-km", "1"], env=cli_env, capture_output=True, text=True)
-        print(f"loyalty sync --near 40.0,3.0 --radius-km 1: exit {run.returncode}; {run.stderr.strip().splitlines()[-1]}; "
+        print(f"loyalty sync --all --near 40.0,3.0 --radius-km 1: exit {run.returncode}; {run.stderr.strip().splitlines()[-1]}; "
               f"{(run.stdout.strip().splitlines() or [''])[-1][:120]} {run.stderr.strip().splitlines()[0][:200]}")
 elif scenario == "unread":
     imported(10_000, long=True)

@@ -4,7 +4,7 @@ import Beacons
 /// and ticks until `cancel()`, then leaves the adapter as it found it. After a suspend it calls `onResume`
 /// with the time and the seconds asleep, having dropped what was heard before the sleep and not yet read.
 public protocol LiveScanner: AnyObject, Sendable {
-    /// Which path: "raw HCI" or "bluetoothd (D-Bus)".
+    /// Which path: "raw HCI", "bluetoothd (advertisement monitor)" or "bluetoothd (discovery)".
     var path: String { get }
     func run(
         tickInterval: Double?, onTick: (Double) -> Void, onResume: (_ time: Double, _ slept: Double) -> Void,

@@ -93,7 +93,9 @@ public struct RadioDiagnosis: Hashable, Sendable {
                 remedy: error.description)
         }
         let detail =
-            if discovers {
+            if discovers, BlueZScanner.bluetoothdOffersAdvertisementMonitors(adapter: adapter) {
+                "bluetoothd is discovering: a scan registers an advertisement monitor with it through D-Bus (AdvertisementMonitorManager1, patterns for iBeacon and Eddystone) and leaves its discovery alone; readings come as bluetoothd reports the monitor's matches"
+            } else if discovers {
                 "bluetoothd is discovering: a scan joins its discovery through D-Bus (SetDiscoveryFilter, StartDiscovery) and leaves it running; readings come as its discovery delivers them"
             } else if BlueZScanner.bluetoothdRuns() {
                 "bluetoothd runs but is not discovering: a scan programs the controller over raw HCI (every advertisement) and leaves it as found"
@@ -113,17 +115,39 @@ public struct RadioDiagnosis: Hashable, Sendable {
                 name: "scan-power", status: .ok,
                 detail: "\(asked), programmed with LE Set Scan Parameters (or the extended command) over \(path)")
         }
-        let monitors = BlueZScanner.bluetoothdOffersAdvertisementMonitors(adapter: adapter)
-        // Ok all the same: monitoring and ranging work, at a cost the detail states.
+        guard BlueZScanner.bluetoothdOffersAdvertisementMonitors(adapter: adapter) else {
+            // Ok all the same: monitoring and ranging work, at a cost the detail states.
+            return Check(
+                name: "scan-power", status: .ok,
+                detail: "\(asked); but through bluetoothd's discovery the scan listens as that discovery does (active: scan "
+                    + "requests to every advertiser, bluetoothd's own duty cycle; BlueZ's discovery filter has no passive "
+                    + "setting), and keeps discovering after the other program stops",
+                remedy: "run bluetoothd -E (--experimental) to let the scan use an advertisement monitor, which listens "
+                    + "passively; or stop the other program's discovery so the scan takes the raw path")
+        }
+        return monitorScanPower(power, asked: asked)
+    }
+
+    /// The scan-power line of the advertisement monitor path: the kernel's passive scan for monitors, main.conf's.
+    static func monitorScanPower(
+        _ power: ScanPower, asked: String, mainConfiguration: String? = try? String(
+            contentsOfFile: BlueZMonitorApplication.mainConfiguration, encoding: .utf8)
+    ) -> Check {
+        let parameters = BlueZMonitorApplication.scanParameters(mainConfiguration: mainConfiguration)
+        let filter =
+            BlueZMonitorApplication.rssiFilter(power).map {
+                "bluetoothd reports a beacon when found and lost (after \($0.lowTimeout) s of silence)"
+            } ?? "bluetoothd reports every matching advertisement"
+        let detail =
+            "\(asked); through bluetoothd's advertisement monitor the kernel listens passively (no scan requests) "
+            + "\(parameters.summary) for every monitoring program, and \(filter); while another program discovers, "
+            + "the controller scans actively for it"
+        let matches = power != .high && parameters.interval == power.interval && parameters.window == power.window
+        guard power != .high, !matches else { return Check(name: "scan-power", status: .ok, detail: detail) }
         return Check(
-            name: "scan-power", status: .ok,
-            detail: "\(asked); but through bluetoothd's discovery the scan listens as that discovery does (active: scan "
-                + "requests to every advertiser, bluetoothd's own duty cycle)",
-            remedy: monitors
-                ? "bluetoothd offers AdvertisementMonitorManager1, which this version does not use yet: stop the other "
-                    + "program's discovery so the scan takes the raw path"
-                : "bluetoothd offers no AdvertisementMonitorManager1 (start it with --experimental); or stop the other "
-                    + "program's discovery so the scan takes the raw path")
+            name: "scan-power", status: .ok, detail: detail,
+            remedy: "for the profile's duty cycle set ScanIntervalAdvMonitor=\(power.interval) and ScanWindowAdvMonitor="
+                + "\(power.window) under [LE] in \(BlueZMonitorApplication.mainConfiguration) and restart bluetoothd")
     }
 
     /// Which path `beacon advertise` takes, and why.

@@ -1,4 +1,5 @@
 import Beacons
+import Foundation
 
 /// Whether a live scan goes through bluetoothd's D-Bus API: while bluetoothd discovers with the kernel adapter
 /// (a raw scan would kill its discovery; BlueZScanner says why). Else raw HCI, over the kernel socket or an
@@ -8,10 +9,13 @@ public func scansThroughBluetoothd(transport: HCITransport) throws(RadioError) -
     return try BlueZScanner.bluetoothdDiscovers(adapter: adapter)
 }
 
-/// The scanner for the controller's state, as `scansThroughBluetoothd` chooses.
-public func openScanner(transport: HCITransport, options: LEScanOptions) throws(RadioError) -> any LiveScanner {
+/// The scanner for the controller's state, as `scansThroughBluetoothd` chooses. Through bluetoothd, `power` and
+/// `uuids` shape its advertisement monitor (BlueZScanner).
+public func openScanner(
+    transport: HCITransport, options: LEScanOptions, power: ScanPower = .high, uuids: [UUID] = []
+) throws(RadioError) -> any LiveScanner {
     if case .kernel(let adapter) = transport, try scansThroughBluetoothd(transport: transport) {
-        return try BlueZScanner(adapter: adapter)
+        return try BlueZScanner(adapter: adapter, power: power, uuids: uuids)
     }
     return try LEScanner(transport: transport, options: options)
 }

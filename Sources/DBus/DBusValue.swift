@@ -90,6 +90,8 @@ public enum DBusArgument: Sendable {
     case properties([(String, DBusPropertyValue)])
     /// `v`: one property (Properties.Get's answer).
     case variant(DBusPropertyValue)
+    /// `a{oa{sa{sv}}}`: ObjectManager.GetManagedObjects's answer, each object's interfaces and their properties.
+    case managedObjects([(path: String, interfaces: [(String, [(String, DBusPropertyValue)])])])
 }
 
 /// A value inside a variant, with the type it is sent as.
@@ -99,11 +101,14 @@ public enum DBusPropertyValue: Sendable {
     /// `y`: a notification's urgency.
     case byte(UInt8)
     case int16(Int16)
+    case uint16(UInt16)
     case uint32(UInt32)
     /// `ay`.
     case bytes([UInt8])
     /// `a{qv}` of `ay`: ManufacturerData.
     case bytesByCompany([(UInt16, [UInt8])])
+    /// `a(yyay)`: an advertisement monitor's patterns (start position, AD type, content).
+    case patterns([(start: UInt8, type: UInt8, content: [UInt8])])
 
     /// The D-Bus type signature.
     public var signature: String {
@@ -112,9 +117,11 @@ public enum DBusPropertyValue: Sendable {
         case .bool: "b"
         case .byte: "y"
         case .int16: "n"
+        case .uint16: "q"
         case .uint32: "u"
         case .bytes: "ay"
         case .bytesByCompany: "a{qv}"
+        case .patterns: "a(yyay)"
         }
     }
 }

@@ -38,25 +38,8 @@ extension MessageBus {
             guard let connection, let message, let context,
                 dbus_message_get_type(message) == DBUS_MESSAGE_TYPE_METHOD_CALL
             else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-            func text(_ pointer: UnsafePointer<CChar>?) -> String {
-                pointer.map { String(cString: $0) } ?? ""
-            }
-            let call = DBusMethodCall(
-                path: text(dbus_message_get_path(message)),
-                interface: text(dbus_message_get_interface(message)),
-                member: text(dbus_message_get_member(message)), arguments: LibDBus.arguments(of: message))
-            let reply: OpaquePointer?
-            switch Unmanaged<ExportedObject>.fromOpaque(context).takeUnretainedValue().handler(call) {
-            case .arguments(let arguments):
-                reply = dbus_message_new_method_return(message)
-                if let reply { LibDBus.append(arguments, to: reply) }
-            case .error(let name, let text):
-                reply = dbus_message_new_error(message, name, text)
-            }
-            if let reply {
-                dbus_connection_send(connection, reply, nil)
-                dbus_message_unref(reply)
-            }
+            let object = Unmanaged<ExportedObject>.fromOpaque(context).takeUnretainedValue()
+            _ = MessageBus.answer(message, on: connection, with: object.handler)
             return DBUS_HANDLER_RESULT_HANDLED
         }
         let context = Unmanaged.passRetained(ExportedObject(handler)).toOpaque()
@@ -67,6 +50,41 @@ extension MessageBus {
             Unmanaged<ExportedObject>.fromOpaque(context).release()
             throw error.taken(or: "cannot export \(path)")
         }
+    }
+
+    /// Hands a method call to `handler` (nil: no object is exported at its path) and sends its answer, unless the
+    /// caller asked for none (BlueZ's AdvertisementMonitor1 calls are [noreply]); the call as read.
+    static func answer(
+        _ message: OpaquePointer, on connection: OpaquePointer, with handler: ((DBusMethodCall) -> DBusMethodReply)?
+    ) -> DBusMethodCall {
+        func text(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+        let call = DBusMethodCall(
+            path: text(dbus_message_get_path(message)), interface: text(dbus_message_get_interface(message)),
+            member: text(dbus_message_get_member(message)), arguments: LibDBus.arguments(of: message))
+        let answer =
+            handler?(call)
+            ?? .error(name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object at \(call.path)")
+        guard dbus_message_get_no_reply(message) == 0 else { return call }
+        let reply: OpaquePointer?
+        switch answer {
+        case .arguments(let arguments):
+            reply = dbus_message_new_method_return(message)
+            if let reply { LibDBus.append(arguments, to: reply) }
+        case .error(let name, let text):
+            reply = dbus_message_new_error(message, name, text)
+        }
+        if let reply {
+            dbus_connection_send(connection, reply, nil)
+            dbus_message_unref(reply)
+        }
+        return call
+    }
+
+    /// The handler exported at exactly `path`, if any.
+    func exportedHandler(at path: String) -> ((DBusMethodCall) -> DBusMethodReply)? {
+        var context: UnsafeMutableRawPointer?
+        guard dbus_connection_get_object_path_data(connection, path, &context) != 0, let context else { return nil }
+        return Unmanaged<ExportedObject>.fromOpaque(context).takeUnretainedValue().handler
     }
 
     /// Stops exporting the object at `path`.

@@ -17,6 +17,13 @@ public struct DBusSignal: Sendable {
     public let arguments: [DBusValue]
 }
 
+/// What `nextMessage` read.
+public enum DBusIncoming: Sendable {
+    case signal(DBusSignal)
+    /// A call to an object this connection exports, already answered.
+    case call(DBusMethodCall)
+}
+
 /// One private connection to a message bus (libdbus): the system bus (`system()`), the user's session bus
 /// (`session()`), or a private one at an address. Owns it; confined to one thread at a time.
 public final class MessageBus {
@@ -110,18 +117,39 @@ public final class MessageBus {
     }
 
     /// The next signal, waiting up to `timeoutMilliseconds` (-1: forever) or until `wakeup` is readable;
-    /// nil when none came.
+    /// nil when none came. Method calls on the way are answered (`nextMessage`).
     public func nextSignal(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> DBusSignal? {
+        while true {
+            switch try nextMessage(timeoutMilliseconds: timeoutMilliseconds, wakeup: wakeup) {
+            case .signal(let signal): return signal
+            case .call: continue
+            case nil: return nil
+            }
+        }
+    }
+
+    /// The next signal or method call, waiting up to `timeoutMilliseconds` (-1: forever) or until `wakeup` is
+    /// readable; nil when none came. A method call has been answered by the object exported at its path (an
+    /// UnknownObject error when none is) before it is returned.
+    public func nextMessage(timeoutMilliseconds: Int32, wakeup: Int32) throws(DBusFailure) -> DBusIncoming? {
         while true {
             // Messages already read come first.
             if let message = dbus_connection_pop_message(connection) {
                 defer { dbus_message_unref(message) }
-                guard dbus_message_get_type(message) == DBUS_MESSAGE_TYPE_SIGNAL else { continue }
-                return DBusSignal(
-                    path: dbus_message_get_path(message).map { String(cString: $0) } ?? "",
-                    interface: dbus_message_get_interface(message).map { String(cString: $0) } ?? "",
-                    member: dbus_message_get_member(message).map { String(cString: $0) } ?? "",
-                    arguments: LibDBus.arguments(of: message))
+                switch dbus_message_get_type(message) {
+                case DBUS_MESSAGE_TYPE_SIGNAL:
+                    return .signal(
+                        DBusSignal(
+                            path: dbus_message_get_path(message).map { String(cString: $0) } ?? "",
+                            interface: dbus_message_get_interface(message).map { String(cString: $0) } ?? "",
+                            member: dbus_message_get_member(message).map { String(cString: $0) } ?? "",
+                            arguments: LibDBus.arguments(of: message)))
+                case DBUS_MESSAGE_TYPE_METHOD_CALL:
+                    let path = dbus_message_get_path(message).map { String(cString: $0) } ?? ""
+                    return .call(Self.answer(message, on: connection, with: exportedHandler(at: path)))
+                default:
+                    continue
+                }
             }
             guard try readIncoming(timeoutMilliseconds: timeoutMilliseconds, wakeup: wakeup) else { return nil }
         }
@@ -212,11 +240,22 @@ enum LibDBus {
             for value in values { appendVariant(value, to: &array) }
             dbus_message_iter_close_container(&iterator, &array)
         case .variant(let value): appendVariant(value, to: &iterator)
-        case .properties(let properties):
-            appendDictionary(properties, signature: "{sv}", to: &iterator) { property, entry in
-                appendString(property.0, type: type("s"), to: &entry)
-                appendVariant(property.1, to: &entry)
+        case .properties(let properties): appendProperties(properties, to: &iterator)
+        case .managedObjects(let objects):
+            appendDictionary(objects, signature: "{oa{sa{sv}}}", to: &iterator) { object, entry in
+                appendString(object.path, type: type("o"), to: &entry)
+                appendDictionary(object.interfaces, signature: "{sa{sv}}", to: &entry) { interface, entry in
+                    appendString(interface.0, type: type("s"), to: &entry)
+                    appendProperties(interface.1, to: &entry)
+                }
             }
+        }
+    }
+
+    static func appendProperties(_ properties: [(String, DBusPropertyValue)], to iterator: inout DBusMessageIter) {
+        appendDictionary(properties, signature: "{sv}", to: &iterator) { property, entry in
+            appendString(property.0, type: type("s"), to: &entry)
+            appendVariant(property.1, to: &entry)
         }
     }
 
@@ -246,6 +285,7 @@ enum LibDBus {
             dbus_message_iter_append_basic(&variant, type("b"), &basic)
         case .byte(var basic): dbus_message_iter_append_basic(&variant, type("y"), &basic)
         case .int16(var basic): dbus_message_iter_append_basic(&variant, type("n"), &basic)
+        case .uint16(var basic): dbus_message_iter_append_basic(&variant, type("q"), &basic)
         case .uint32(var basic): dbus_message_iter_append_basic(&variant, type("u"), &basic)
         case .bytes(let bytes): appendBytes(bytes, to: &variant)
         case .bytesByCompany(let entries):
@@ -254,6 +294,20 @@ enum LibDBus {
                 dbus_message_iter_append_basic(&entry, type("q"), &key)
                 appendVariant(.bytes(company.1), to: &entry)
             }
+        case .patterns(let patterns):
+            var array = DBusMessageIter()
+            dbus_message_iter_open_container(&variant, type("a"), "(yyay)", &array)
+            for pattern in patterns {
+                var structure = DBusMessageIter()
+                dbus_message_iter_open_container(&array, type("r"), nil, &structure)
+                var start = pattern.start
+                var adType = pattern.type
+                dbus_message_iter_append_basic(&structure, type("y"), &start)
+                dbus_message_iter_append_basic(&structure, type("y"), &adType)
+                appendBytes(pattern.content, to: &structure)
+                dbus_message_iter_close_container(&array, &structure)
+            }
+            dbus_message_iter_close_container(&variant, &array)
         }
         dbus_message_iter_close_container(&iterator, &variant)
     }

@@ -7,10 +7,15 @@ import Foundation
 /// A `loyalty-server` with its data in a temporary directory, stopped (SIGTERM, then waited for) when
 /// the test process exits.
 public final class StoryServer: @unchecked Sendable {  // immutable after init
+    /// The server the stories share. It holds every story's retailers, so its directory would reach two buckets
+    /// (32 retailers) partway through a run, and a plain sync would carry every retailer before that and only the
+    /// working set after: it has two from the start, so that each story sees the same whatever ran before it. A
+    /// story that scans offline after its sync carries the whole catalog (`sync --all`).
     public static let shared: Result<StoryServer, any Error> = {
         Result {
             let server = try StoryServer()
             atexit { if case .success(let server) = StoryServer.shared { server.stop() } }
+            try server.addRetailers(32)
             return server
         }
     }()
@@ -20,7 +25,9 @@ public final class StoryServer: @unchecked Sendable {  // immutable after init
     public let work: URL
     private let process = Process()
 
-    private init() throws {
+    /// A server of a test's own, for a story that counts the retailers (`shared` holds every story's): the test
+    /// stops it.
+    public init() throws {
         work = try ThrowawayDirectory.make("loyalty-story", postgresMayEnter: true)
         process.executableURL = Binary("loyalty-server").url
         process.arguments = [
@@ -68,6 +75,12 @@ public final class StoryServer: @unchecked Sendable {  // immutable after init
             ["retailer", "register", "--name", name, "--uuid", uuid],
             ["LOYALTY_ADMIN_TOKEN": operatorToken])
         return retailer
+    }
+
+    /// `count` retailers without stores or offers: with 32 or more in all, the directory has two buckets, and a
+    /// working set carries only the retailers near, heard or followed.
+    public func addRetailers(_ count: Int) throws {
+        for index in 0..<count { _ = try retailer("Filler \(index) \(UUID().uuidString.prefix(8))", uuid: UUID().uuidString) }
     }
 
     public func newAccount() throws -> StoryDevice {

@@ -163,19 +163,23 @@ extension RadioError {
 }
 
 /// An object exported on its own connection, dispatched on a thread of its own until `stop()`.
-private final class ExportedOnThread: @unchecked Sendable {
+final class ExportedOnThread: @unchecked Sendable {
     private(set) var uniqueName = ""
     private let ready = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let stopPipe: [Int32]
 
-    init(address: String, _ handler: @escaping @Sendable (DBusMethodCall) -> DBusMethodReply) throws {
+    init(
+        address: String, paths: [String] = [BlueZAdvertiser.objectPath],
+        _ handler: @escaping @Sendable (DBusMethodCall) -> DBusMethodReply
+    ) throws {
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
         stopPipe = ends
         Thread.detachNewThread { [self] in
             defer { done.signal() }
-            guard let bus = try? MessageBus(address: address), (try? bus.export(path: BlueZAdvertiser.objectPath, handler)) != nil
+            guard let bus = try? MessageBus(address: address),
+                paths.allSatisfy({ (try? bus.export(path: $0, handler)) != nil })
             else {
                 ready.signal()
                 return

@@ -1,4 +1,5 @@
 import Beacons
+@testable import DBus
 import Foundation
 import Testing
 
@@ -19,7 +20,10 @@ import Testing
             + [0x00, 0x01, 0x00, 0x02, 0xC5]
         let event = try #require(
             BlueZScanner.advertisingReportEvent(
-                address: [6, 5, 4, 3, 2, 1], randomAddress: true, rssi: -63, manufacturerData: [(0x004C, payload)]))
+                address: [6, 5, 4, 3, 2, 1], randomAddress: true, rssi: -63,
+                data: BlueZScanner.advertisingData(
+                    manufacturerData: .dictionary([.init(key: .uint16(0x004C), value: .variant(.array(payload.map(DBusValue.byte))))]),
+                    serviceData: nil)))
         var sightings: [(BeaconIdentity, Int8, Int8)] = []
         try event.withUnsafeBytes { bytes in
             var reports = try AdvertisingReportIterator(event: bytes)
@@ -38,10 +42,11 @@ import Testing
 
     @Test func dataTooLongForOneAdvertisementIsDropped() {
         let long = [UInt8](repeating: 0, count: 26)
-        #expect(
-            BlueZScanner.advertisingReportEvent(
-                address: [1, 2, 3, 4, 5, 6], randomAddress: false, rssi: -50, manufacturerData: [(1, long), (2, long)])
-                == nil)
+        let bytes = DBusValue.variant(.array(long.map(DBusValue.byte)))
+        let data = BlueZScanner.advertisingData(
+            manufacturerData: .dictionary([.init(key: .uint16(1), value: bytes), .init(key: .uint16(2), value: bytes)]),
+            serviceData: nil)
+        #expect(BlueZScanner.advertisingReportEvent(address: [1, 2, 3, 4, 5, 6], randomAddress: false, rssi: -50, data: data) == nil)
     }
 
     /// Random private addresses make a new device object every few minutes: a day of them (or a flood of

@@ -30,7 +30,8 @@ import Testing
         let (created, _) = try Self.measured(["account", "create"], home: home, server: server)
         #expect(created.status == 0, "\(created.stderr)")
 
-        let (sync, peak) = try Self.measured(["sync"], home: home, server: server)
+        // The whole catalog's pages (a working set asks for parts: the next test).
+        let (sync, peak) = try Self.measured(["sync", "--all"], home: home, server: server)
         #expect(sync.status == 69, "\(sync.stderr)")
         #expect(sync.stderr.contains("/v1/catalog") && sync.stderr.contains("is longer than the"), "\(sync.stderr)")
         // A page of 10,000 of the longest rows is 121 MB: it goes to a temporary file and is read from there a
@@ -65,13 +66,16 @@ import Testing
             CannedHTTPServer.Answer("GET /v1/catalog?bucket=2&buckets=4", streamedBytes: 4 << 30, saysLength: false),
             CannedHTTPServer.Answer("GET /v1/seen", status: 200, body: #"{"cursor":"s1","items":[]}"#),
             CannedHTTPServer.Answer("GET /v1/redemptions", status: 200, body: #"{"redemptions":[]}"#),
+            CannedHTTPServer.Answer(
+                "GET /v1/preferences", status: 200,
+                body: #"{"muted_retailers":[],"offers_per_hour":20,"offers_per_day":50}"#),
         ])
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("loyalty-bucket-\(UUID())")
         defer { try? FileManager.default.removeItem(at: home) }
         let environment = ["LOYALTY_HOME": home.path, "LOYALTY_SERVER": server.url]
         let loyalty = Binary("loyalty")
         #expect(try loyalty.run(["account", "create"], environment: environment).status == 0)
-        let first = try loyalty.run(["sync", "--working-set"], environment: environment)
+        let first = try loyalty.run(["sync"], environment: environment)
         #expect(first.status == 0, "\(first.stderr)")
         let walk = home.appendingPathComponent("walk.btsnoop")
         let simulated = try loyalty.run(

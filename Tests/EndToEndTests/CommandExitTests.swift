@@ -80,7 +80,7 @@ import Testing
         let store = try server.retailer("Rival shop", uuid: uuid)
         try store.setOffer(1, 1, "Limited sushi", ["--total-limit", "20"])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])  // The offer is in the cache, as if the shopper followed the shop.
         let unseen = try shopper.run(["redeem", "\(uuid):1:1"])
         #expect(unseen.status == 1, "\(unseen.stdout)\(unseen.stderr)")
         #expect(unseen.stderr.contains("has not been near its beacon") && unseen.stderr.contains("loyalty scan"), "\(unseen.stderr)")
@@ -95,7 +95,7 @@ import Testing
         try store.setOffer(1, 1, "Next year", ["--starts", "2031-01-01T00:00:00Z"])
         try store.setOffer(1, 2, "Now", [])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
 
         // An offer that has not started is not "no longer available".
         let early = try shopper.run(["redeem", "\(uuid):1:1"])

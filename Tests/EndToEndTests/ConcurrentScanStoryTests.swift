@@ -14,7 +14,7 @@ import Testing
         let walk = try server.walk(["\(uuid):1:1@0=1,10=1,12=20", "\(uuid):1:2@0=20,14=20,15=1,25=1"])
         for round in 1...3 {
             let shopper = try server.newAccount()
-            try shopper.ok(["sync"])
+            try shopper.ok(["sync", "--all"])  // The scans are offline: the whole catalog, not a working set.
             let processes = (0..<3).map { _ in
                 let process = Process()
                 process.executableURL = Binary("loyalty").url

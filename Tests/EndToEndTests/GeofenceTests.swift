@@ -206,7 +206,7 @@ private let gpsfake = "/usr/bin/gpsfake"
         #expect(elsewhere.jsonLines.isEmpty)
 
         let synced = try loyalty.run(
-            ["sync", "--near", "48.8606,2.3376", "--radius-km", "5", "--json"], environment: phone)
+            ["sync", "--all", "--near", "48.8606,2.3376", "--radius-km", "5", "--json"], environment: phone)
         #expect(synced.status == 0 && synced.jsonLines.first?["cached_offers"] as? Int == 0, "\(synced.stderr)")
         let gone = try loyalty.run(
             ["scan", "--location", "fixed:51.5137,-0.1365", "--json", "--offline"], environment: phone)

@@ -30,7 +30,8 @@ import Testing
             uuids.append(uuid)
         }
         let shopper = try server.newAccount()
-        try shopper.ok(["sync", "--near", "\(first.latitude),\(first.longitude)", "--radius-km", "5"])
+        // The area catalog (`--all --near`): a working set would fetch the far retailer as soon as its beacon is heard.
+        try shopper.ok(["sync", "--all", "--near", "\(first.latitude),\(first.longitude)", "--radius-km", "5"])
         #expect(try shopper.cachedTitles() == ["Near coffee"], "seed \(seed)")
 
         // `beacon simulate` starts its captures at 1_700_000_000: ten seconds at the first store, then the

@@ -6,8 +6,9 @@ import Testing
 /// Issue 43 item 5 through the real binaries: `loyalty scan` resolves a secure beacon's identities through
 /// `loyalty-server` (PostgreSQL behind it), and shows its presence offer only for identities the service resolved.
 @Suite struct SecureScanTests {
-    /// A retailer with a presence offer on a secure beacon 1:1 and a plain offer on 1:2, and a shopper whose
-    /// cache knows them.
+    /// A retailer with a presence offer on a secure beacon 1:1 and a plain offer on 1:2, and a shopper who synced:
+    /// a working set (the shared server has two buckets) that carries the retailer once a scan hears its UUID or the
+    /// service resolves one of its secure beacons.
     struct Shop {
         let server: StoryServer
         let uuid: String
@@ -50,13 +51,14 @@ import Testing
             return bytes
         }
 
-        /// A walk of 12 s, 0.5 m from the beacon broadcasting its EIDs from `counter`, and 0.5 m from 1:2.
-        func eddystoneWalk(counter: UInt32) throws -> URL {
+        /// A walk of 12 s, 0.5 m from the beacon broadcasting its EIDs from `counter`, and 0.5 m from 1:2 unless
+        /// `secureOnly`.
+        func eddystoneWalk(counter: UInt32, secureOnly: Bool = false) throws -> URL {
             let file = server.work.appendingPathComponent("secure-\(UUID().uuidString).btsnoop")
-            try retailer.ok([
-                "beacon", "simulate", "--walk", "eid:\(Hex.text(identityKey)):\(exponent)@0=0.5,12=0.5",
-                "--eid-counter", "\(counter)", "--walk", "\(uuid):1:2@0=0.5,12=0.5", "--write", file.path,
-            ])
+            try retailer.ok(
+                ["beacon", "simulate", "--walk", "eid:\(Hex.text(identityKey)):\(exponent)@0=0.5,12=0.5"]
+                    + ["--eid-counter", "\(counter)", "--write", file.path]
+                    + (secureOnly ? [] : ["--walk", "\(uuid):1:2@0=0.5,12=0.5"]))
             return file
         }
 
@@ -89,6 +91,17 @@ import Testing
         #expect(synced["pushed"] as? Int == 2, "\(synced)")
         let redeemed = try shop.shopper.ok(["redeem", "\(shop.uuid):1:1", "--json"]).jsonLines.first
         #expect(redeemed?["event"] as? String == "redeemed" && redeemed?["code"] is String, "\(String(describing: redeemed))")
+    }
+
+    /// An Eddystone-EID names no retailer until the service resolves it: a working set that does not carry the
+    /// retailer fetches it then, and the presence offer shows.
+    @Test func aSecureBeaconOfARetailerNotCarriedIsFetchedOnceResolved() throws {
+        let shop = try Shop()
+        #expect(try shop.shopper.cachedTitles().isEmpty)
+        let (titles, summary) = try shop.scan(try shop.eddystoneWalk(counter: shop.counterNow, secureOnly: true))
+        #expect(titles == ["Sushi for those who came"], "\(titles)")
+        #expect(summary["secure_resolved"] as? Int ?? 0 >= 1, "\(summary)")
+        #expect(Set(try shop.shopper.cachedTitles()) == ["Sushi for those who came", "Pizza for anyone"])
     }
 
     @Test func aCaptureFromAnEarlierWindowVerifiesNothingAndShowsNoPresenceOffer() throws {
@@ -149,6 +162,8 @@ import Testing
 
     @Test func anOfflineScanQueuesAndTheNextSyncVerifies() throws {
         let shop = try Shop()
+        // An Eddystone-EID names no retailer until resolved: offline, only a cache of the whole catalog has its offers.
+        try shop.shopper.ok(["sync", "--all"])
         let walk = try shop.eddystoneWalk(counter: shop.counterNow)
         let (titles, summary) = try shop.scan(walk, ["--offline"])
         #expect(titles == ["Pizza for anyone"], "\(titles)")

@@ -2,8 +2,9 @@ import Foundation
 import LoyaltyTesting
 import Testing
 
-/// The working set through the real binaries (`loyalty sync --working-set`, `follow`, a scan that hears a retailer
-/// it does not carry) against the shared `loyalty-server`, whose other tests' retailers are elsewhere.
+/// The working set through the real binaries (`loyalty sync`, `follow`, a scan that hears a retailer it does not
+/// carry) against the shared `loyalty-server`, whose directory has two buckets and whose other tests' retailers are
+/// elsewhere.
 @Suite struct WorkingSetStoryTests {
     /// A retailer with a store at `latitude`, `longitude` and one offer at 1:1, named uniquely.
     private func shop(_ server: StoryServer, _ name: String, latitude: Double, longitude: Double) throws
@@ -31,11 +32,11 @@ import Testing
         let corner = try shop(server, "Corner", latitude: place.latitude, longitude: place.longitude)
         let followed = try shop(server, "Followed", latitude: place.latitude + 1, longitude: place.longitude)
         let phone = try server.newAccount()
-        try phone.ok(["sync", "--working-set", "--near", "\(place.latitude),\(place.longitude)", "--radius-km", "2"])
+        try phone.ok(["sync", "--near", "\(place.latitude),\(place.longitude)", "--radius-km", "2"])
         #expect(try phone.cachedTitles() == [corner.title])
 
         let tablet = try phone.linkedDevice()
-        try tablet.ok(["sync", "--working-set"])
+        try tablet.ok(["sync"])
         #expect(try tablet.cachedTitles().isEmpty)
         let follow = try tablet.ok(["follow", followed.name.lowercased(), "--json"]).jsonLines
         #expect(follow.first?["retailer"] as? String == followed.name)
@@ -59,7 +60,7 @@ import Testing
         let place = somewhere()
         let shop = try shop(server, "Heard", latitude: place.latitude, longitude: place.longitude)
         let device = try server.newAccount()
-        try device.ok(["sync", "--working-set"])
+        try device.ok(["sync"])
         let walk = try server.walk(["\(shop.uuid):1:1@0=15,8=1,16=1,24=15,40=15"])
 
         // Offline the scan has nothing to show for a retailer it does not carry, and queues what it heard.

@@ -103,6 +103,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         let first = try TestServer(.socket, clock: .machine())
         _ = try mateys(first)
         let device = try ShopperDevice(try first.api.createAccount(deviceName: nil))
+        try device.cache.stopWorkingSet()  // The whole catalog's cursor (`sync --all`).
         _ = try device.syncEngine(first).sync()
         try device.cache.show(try device.cache.offers()[0].offer.id, at: Date())
         _ = try device.syncEngine(first).sync()
@@ -138,6 +139,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         let server = try TestServer(.socket, clock: .machine())
         let key = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        try device.cache.stopWorkingSet()  // The whole catalog's pages (`sync --all`).
         var engine = device.syncEngine(server)
         engine.catalogPageLimit = 2
 
@@ -170,6 +172,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         let server = try TestServer(.socket, clock: .machine())
         let key = try mateys(server)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        try device.cache.stopWorkingSet()  // The whole catalog (`sync --all`).
         _ = try device.syncEngine(server).sync()
         let old = try #require(try device.cache.offer(uuid: try device.cache.retailers()[0].uuid, major: 2, minor: 1))
         try server.api.deleteOffer(major: 2, minor: 1, key)
@@ -208,6 +211,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         _ = try server.api.putStore(
             "carnaby", StoreDraft(name: "Carnaby", latitude: 51.5136, longitude: -0.1365, radiusMetres: 80), key)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: nil))
+        try device.cache.stopWorkingSet()  // An area of the whole catalog (`sync --all --near`).
         var engine = device.syncEngine(server)
         engine.catalogPageLimit = 2
 
@@ -269,6 +273,7 @@ private func mateys(_ server: TestServer) throws -> Credential {
         ])
         let directory = try temporaryDirectory()
         let cache = try OfferCache(file: directory.appendingPathComponent("cache.sqlite"))
+        try cache.stopWorkingSet()  // The whole catalog's pages (`sync --all`).
         let api = LoyaltyAPIClient(server: URL(string: server.url)!, timeouts: Timeouts(connect: 1, total: 5))
         let engine = SyncEngine(cache: cache, api: api, credential: .device("x"), now: Date.init)
         let started = Date()

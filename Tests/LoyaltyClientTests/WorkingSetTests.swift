@@ -25,6 +25,12 @@ private func shop(_ server: TestServer, _ name: String, latitude: Double) throws
     return credentials
 }
 
+/// Retailers without stores or offers, enough with `others` for the directory to have two buckets (32): below that, a
+/// working set carries every retailer.
+private func fillTwoBuckets(_ server: TestServer, others: Int) throws {
+    for index in others..<32 { _ = try server.retailer("Filler \(index) \(UUID().uuidString.prefix(6))") }
+}
+
 @Suite(.serialized) struct WorkingSetTests {
     /// A device carries the retailers near its home area only; changed ones come by delta, unchanged ones cost no
     /// request; a retailer a week away leaves the cache, but its offers that wait (one claimed for showing and not
@@ -33,6 +39,7 @@ private func shop(_ server: TestServer, _ name: String, latitude: Double) throws
         let server = try TestServer(.socket, clock: .machine())
         let near = try shop(server, "Near", latitude: 51.5)
         let far = try shop(server, "Far", latitude: 48.0)
+        try fillTwoBuckets(server, others: 2)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
         let clock = DeviceClock()
         let engine = SyncEngine(cache: device.cache, api: server.api, credential: device.credential, now: { clock.now })
@@ -85,10 +92,14 @@ private func shop(_ server: TestServer, _ name: String, latitude: Double) throws
         let heard = try shop(server, "Heard", latitude: 40)
         let followed = try shop(server, "Followed", latitude: 30)
         _ = try shop(server, "Other", latitude: 20)
+        try fillTwoBuckets(server, others: 3)
         let device = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
         let engine = device.syncEngine(server)
-        try device.cache.startWorkingSet()
-        #expect(try engine.sync().cachedOffers == 0)
+        // A new cache carries a working set: the directory, and no retailer's offers without a home, heard or followed.
+        let first = try engine.sync()
+        #expect(first.cachedOffers == 0 && first.carriedRetailers == 0 && first.directoryRetailers == 32)
+        #expect(first.catalogPages == 0)
+        #expect(try device.cache.directoryBuckets == 2)
 
         // Offline, a scan heard the retailer's beacon (EndToEndTests' WorkingSetStoryTests hears it in a replay).
         try device.cache.noteHeard(heard.uuid, at: Date())
@@ -106,8 +117,93 @@ private func shop(_ server: TestServer, _ name: String, latitude: Double) throws
         let shown = try online.update(time: 10, beacons: [BeaconProximity(identity: beacon, proximity: .near)])
         #expect(shown?.offer.offer.title.hasPrefix("Heard") == true)
 
+        // `--all` carries the whole catalog, and later syncs keep to it until the working set returns.
         try device.cache.stopWorkingSet()
         let whole = try engine.sync()
-        #expect(whole.fullCatalog && whole.carriedRetailers == nil && whole.cachedOffers >= 9)
+        #expect(whole.fullCatalog && whole.carriedRetailers == nil && whole.cachedOffers == 9)
+        #expect(try engine.sync().carriedRetailers == nil && !device.cache.carriesWorkingSet)
+        try device.cache.startWorkingSet()
+        let back = try engine.sync()
+        #expect(back.carriedRetailers == 1, "the followed one: heard ones were let go with the whole catalog")
+        #expect(Set(try device.cache.offers().map(\.retailer.id)) == [followed.id])
+    }
+
+    /// Below 32 retailers the directory has one bucket, and a new device's plain sync fetches it whole (one page): it
+    /// carries every retailer, takes their deltas, fetches a newcomer by id; once the directory has two buckets, the
+    /// retailers no longer near, heard or followed leave a week later.
+    @Test func oneBucketCarriesEveryRetailerUntilThereAreTwo() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let first = try shop(server, "First", latitude: 40)
+        _ = try shop(server, "Second", latitude: 30)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
+        let clock = DeviceClock()
+        let engine = SyncEngine(cache: device.cache, api: server.api, credential: device.credential, now: { clock.now })
+
+        let new = try engine.sync()
+        #expect(new.carriedRetailers == 2 && new.directoryRetailers == 2 && new.cachedOffers == 6)
+        #expect(new.catalogPages == 1 && new.fullCatalog, "the one bucket, whole")
+        #expect(try device.cache.directoryBuckets == 1)
+        _ = try server.api.putOffer(major: 1, minor: 4, OfferDraft(title: "First 4"), .retailer(first.apiKey))
+        let delta = try engine.sync()
+        #expect(delta.catalogPages == 1 && delta.offersReceived == 1 && !delta.fullCatalog)
+        let third = try shop(server, "Third", latitude: 20)
+        let joined = try engine.sync()
+        #expect(joined.carriedRetailers == 3 && joined.offersReceived == 3 && joined.cachedOffers == 10)
+        #expect(Set(try device.cache.offers().map(\.retailer.id)).contains(third.id))
+
+        try fillTwoBuckets(server, others: 3)
+        #expect(try engine.sync().carriedRetailers == 3, "carried a week more")
+        clock.advance(days: 8)
+        let later = try engine.sync()
+        #expect(later.carriedRetailers == 0 && later.cachedOffers == 0 && later.directoryRetailers == 32)
+    }
+
+    /// A cache from before the working set was the default (no scope, the whole catalog) turns to a working set at its
+    /// next plain sync: the offers of the retailers it does not carry go, but the one claimed for showing and the one
+    /// redeemed stay, and so do the seen set, the outbox (sent by that sync) and the redemptions.
+    @Test func aCacheOfTheWholeCatalogFromBeforeTurnsToAWorkingSet() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        let near = try shop(server, "Near", latitude: 51.5)
+        _ = try shop(server, "Far", latitude: 48.0)
+        try fillTwoBuckets(server, others: 2)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
+        let engine = device.syncEngine(server)
+        try device.cache.stopWorkingSet()
+        #expect(try engine.sync().cachedOffers == 6)
+        try device.cache.write { db in try OfferCache.setState(db, .catalogScope, nil) }
+        #expect(try device.cache.carriesWorkingSet)
+
+        let offers = try device.cache.offers().filter { $0.retailer.id == near.id }
+        let sushi = try #require(offers.first { $0.offer.minor == 1 })
+        let pizza = try #require(offers.first { $0.offer.minor == 2 })
+        #expect(try device.cache.claimShown(sushi.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
+        #expect(try device.cache.claimShown(pizza.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
+        try device.cache.shown(pizza.offer.id)
+        _ = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
+            .redeem(pizza)
+        // The redemption sent the outbox; one more offer is claimed, and its seen item waits to be sent.
+        let third = try #require(offers.first { $0.offer.minor == 3 })
+        #expect(try device.cache.claimShown(third.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
+
+        let moved = try engine.sync()
+        #expect(moved.carriedRetailers == 0 && moved.directoryRetailers == 32 && moved.pushed == 1)
+        #expect(try device.cache.directoryBuckets == 2)
+        #expect(Set(try device.cache.offers().map(\.offer.id)) == [sushi.offer.id, pizza.offer.id, third.offer.id])
+        #expect(try device.cache.seen().count == 3)
+        #expect(try device.cache.redemptions().map(\.offerID) == [pizza.offer.id])
+    }
+
+    /// `sync --all` on a cache of the whole catalog from before keeps it and its cursor: no download again.
+    @Test func aCacheOfTheWholeCatalogFromBeforeKeptWithAllCostsNoDownload() throws {
+        let server = try TestServer(.socket, clock: .machine())
+        _ = try shop(server, "Near", latitude: 51.5)
+        let device = try ShopperDevice(try server.api.createAccount(deviceName: "phone"))
+        let engine = device.syncEngine(server)
+        try device.cache.stopWorkingSet()
+        #expect(try engine.sync().fullCatalog)
+        try device.cache.write { db in try OfferCache.setState(db, .catalogScope, nil) }
+        try device.cache.stopWorkingSet()
+        let kept = try engine.sync()
+        #expect(!kept.catalogChanged && kept.carriedRetailers == nil && kept.cachedOffers == 3)
     }
 }

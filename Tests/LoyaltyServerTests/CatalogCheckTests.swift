@@ -118,6 +118,38 @@ import Testing
         #expect(!check.holds(digest: Secrets.digest(of: phone.deviceToken)))
     }
 
+    /// A listener whose server stops (its backend stopped here, as a frozen primary would be) says nothing: without
+    /// the heartbeat it would vouch for its head for ever. It stops vouching when the lease runs out, so the other
+    /// server's write is seen through the database, and it listens again on a new connection.
+    @Test func aListenerThatHearsNoHeartbeatStopsVouchingAndListensAgain() throws {
+        let first = try TestServer()
+        let second = try TestServer(sharingDatabaseOf: first)
+        try waitUntilTrusted(first, second)
+        let check = try #require(second.database.catalogCheck)
+        let owner = try first.createAccount()
+        let tag = try #require(try second.catalog(owner).headers["etag"])
+        #expect(try second.catalog(owner, etag: tag).status == 304)
+
+        let listener = try #require(check.state.listenerPID)
+        #expect(kill(listener, SIGSTOP) == 0)
+        defer { kill(listener, SIGCONT) }
+        let matey = try first.registerRetailer()
+        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        let status = try waitFor(within: CatalogCheck.heartbeatLease + Self.patience) {
+            let status = try second.catalog(owner, etag: tag).status
+            return status == 304 ? nil : status
+        }
+        #expect(status == 200)
+        _ = try waitFor(within: Self.patience) { () -> Bool? in
+            let state = check.state
+            return state.trusted && state.listenerPID != nil && state.listenerPID != listener ? true : nil
+        }
+        #expect(second.log.recorded.contains { $0.contains("heard none of its heartbeats") })
+        let current = try #require(try second.catalog(owner).headers["etag"])
+        #expect(current != tag)
+        #expect(try second.catalog(owner, etag: current).status == 304)
+    }
+
     /// A server that cannot listen never answers from memory: what another server writes is seen at once.
     @Test func aServerThatCannotListenAnswersThroughTheDatabase() throws {
         let first = try TestServer()
@@ -139,6 +171,46 @@ import Testing
         let metrics = try deaf.request("GET", "/metrics", token: deaf.operatorToken).text
         #expect(metrics.contains("\nloyalty_catalog_check_listening 0\n"), "\(metrics)")
         #expect(metrics.contains("\nloyalty_catalog_check_from_memory_total 0\n"), "\(metrics)")
+    }
+
+    /// DATABASE_NOTIFY_URL through PgBouncer's transaction pooling takes the LISTEN but delivers nothing: the probe
+    /// sent to the new listening connection never arrives, the server says once what to do and answers every check
+    /// through the database. The same database straight to PostgreSQL: the probe arrives and checks come from memory.
+    @Test func aListenerThroughATransactionPoolerIsNeverTrusted() throws {
+        let direct = try TestServer()
+        let pooled = try TestServer(
+            sharingDatabaseOf: direct,
+            notificationsConninfo: try PgBouncer.shared().conninfo(database: direct.databaseName))
+        try waitUntilTrusted(direct)
+        let check = try #require(pooled.database.catalogCheck)
+        _ = try waitFor(within: Self.patience) { check.state.probeFailed ? true : nil }
+        #expect(!check.state.trusted && check.state.tokens == 0 && check.state.listenerPID == nil)
+        let errors = pooled.log.recorded.filter { $0.contains(#""event":"catalog_check_notifications_not_delivered""#) }
+        #expect(errors.count == 1, "\(pooled.log.recorded)")
+        #expect(errors.allSatisfy { $0.contains(#""level":"error""#) && $0.contains("must reach PostgreSQL directly") })
+
+        let owner = try direct.createAccount()
+        let tag = try #require(try pooled.catalog(owner).headers["etag"])
+        #expect(try pooled.catalog(owner, etag: tag).status == 304)
+        let matey = try direct.registerRetailer()
+        try direct.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        // Through the database: the other server's write is seen by the very next check.
+        let changed = try pooled.catalog(owner, etag: tag)
+        #expect(changed.status == 200)
+        let newTag = try #require(changed.headers["etag"])
+        // The first check looks the token up in the database; the second is answered from memory.
+        for _ in 0..<2 { #expect(try direct.catalog(owner, etag: newTag).status == 304) }
+        #expect(!check.state.trusted && check.state.probeFailed)
+
+        let pooledMetrics = try pooled.request("GET", "/metrics", token: pooled.operatorToken).text
+        for line in ["listening 0", "probe_failed 1", "from_memory_total 0"] {
+            #expect(pooledMetrics.contains("\nloyalty_catalog_check_\(line)\n"), "\(pooledMetrics)")
+        }
+        let directMetrics = try direct.request("GET", "/metrics", token: direct.operatorToken).text
+        for line in ["listening 1", "probe_failed 0"] {
+            #expect(directMetrics.contains("\nloyalty_catalog_check_\(line)\n"), "\(directMetrics)")
+        }
+        #expect(!directMetrics.contains("\nloyalty_catalog_check_from_memory_total 0\n"), "\(directMetrics)")
     }
 
     /// Tokens that no device holds are never kept: they neither push out valid ones nor take memory; past its size,

@@ -241,6 +241,9 @@ import Testing
         try #require(discovering)
         let doctor = try guest.run(shell("doctor --json"))
         #expect(field(doctor, "scan-path", "detail").contains("joins its discovery through D-Bus"))
+        // Without -E: no advertisement monitor, and doctor says what would give one.
+        #expect(field(doctor, "scan-power", "detail").contains("through bluetoothd's discovery the scan listens as that discovery does (active"))
+        #expect(field(doctor, "scan-power", "remedy").contains("run bluetoothd -E (--experimental) to let the scan use an advertisement monitor"))
         try guest.peer.advertise(Self.iBeacon(major: 3, minor: 1))
         defer { try? guest.peer.stop() }
         let scan = try liveScan(guest, "scan-beside", "", until: "\"range\"", thenSeconds: 2)
@@ -383,7 +386,7 @@ import Testing
         try store.setOffer(1, 1, "Not advertised", [])
         try store.setOffer(1, 2, "Advertised here", [])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         // The guest's /tmp is its own: the synced home goes over the results share.
         let home = "\(guest.resultsPath)/home-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: shopper.home.path, toPath: home)
@@ -418,10 +421,11 @@ import Testing
 
     /// hci0 ready, with the system bus and bluetoothd managing it; the kernel reads the controller's features
     /// afresh (hci0 down and up), so with `extended` false it advertises with the legacy commands.
-    func startBluetoothd(_ guest: GuestRadio, extended: Bool = true) throws {
+    /// `experimental`: bluetoothd -E, which offers AdvertisementMonitorManager1.
+    func startBluetoothd(_ guest: GuestRadio, extended: Bool = true, experimental: Bool = false) throws {
         try ready(guest, extended: extended)
         #expect(try guest.run("hciconfig hci0 down && hciconfig hci0 up").status == 0)
-        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh", timeout: 60)
+        let daemon = try guest.run("\(guest.scriptsDirectory.path)/bluetoothd.sh\(experimental ? " -E" : "")", timeout: 60)
         try #require(daemon.status == 0, "\(daemon.stdout)")
     }
 

@@ -38,7 +38,7 @@ import Testing
         let retailer = try story.retailer(name, uuid: uuid)
         try retailer.setOffer(1, 1, offer, [])
         let shopper = try story.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         let offerID = try #require(try shopper.ok(["offers", "--json"]).jsonLines.first?["id"] as? String)
         return (retailer, shopper, uuid, offerID)
     }

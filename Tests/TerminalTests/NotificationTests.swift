@@ -39,7 +39,7 @@ import Testing
         try store.setOffer(1, 1, Self.markupTitle, ["--description", Self.markupDescription, "--category", "food"])
         try store.setOffer(1, 2, "Pizza 2 for 1", ["--description", "Tucci's", "--category", "food"])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         return (shopper, store, uuid)
     }
 
@@ -308,7 +308,7 @@ private final class OutputBox: @unchecked Sendable {  // guarded by lock
             1, 1, "30% off sushi at The Japanese Kitchen",
             ["--description", "Today only: all nigiri & maki <3", "--category", "food"])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         let walk = try server.walk(["\(uuid):1:1@0=1,12=1"])
 
         let display = try XServer()

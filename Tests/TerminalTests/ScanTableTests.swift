@@ -16,7 +16,7 @@ import Testing
             "--lon", "\(store.longitude)", "--radius-m", "100",
         ])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
 
         // A beacon without an offer heard for two minutes (no offer waits for a key at the end), and a
         // walk into the store and out again during the first 80 seconds, from the capture's start.

@@ -26,7 +26,7 @@ import Testing
         try mateys.setOffer(2, 1, "50% off all ladies' clothing", ["--category", "clothing"])
         try mateys.setOffer(3, 1, "Free umbrella <b>today</b> \\e[31m", ["--category", "weather"])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         let walk = try server.walk([
             "\(uuid):1:1@0=0.3,30=0.3", "\(uuid):2:1@0=2,30=2", "\(uuid):3:1@0=2.5,30=2.5", "\(uuid):5:5@0=9,30=9",
         ])
@@ -183,7 +183,7 @@ import Testing
                 body: #"{"muted_retailers":[],"quiet_hours":null,"offers_per_hour":20,"offers_per_day":50}"#),
         ])
         try shopper.ok(["config", "set", "server", catalog.url, "--move-credentials"])
-        try shopper.ok(["sync"], ["LOYALTY_SERVER": catalog.url])
+        try shopper.ok(["sync", "--all"], ["LOYALTY_SERVER": catalog.url])
         let walk = try story.walk(["\(uuid.uppercased()):1:1@0=1,20=1"])
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper)
         defer { scan.kill() }

@@ -22,7 +22,7 @@ import Testing
         try store.setOffer(1, 2, "Second pizza", [])
         try store.setOffer(1, 3, "Third coat", [])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         let walk = try server.walk([
             "\(uuid):1:1@0=1,20=1", "\(uuid):1:2@0=15,4=15,5=1,20=1", "\(uuid):1:3@0=15,9=15,10=1,20=1",
         ])

@@ -11,7 +11,7 @@ import Testing
         let retailer = try server.retailer("Window arcade", uuid: uuid)
         try retailer.setOffer(1, 1, "寿司 30% off 🍣", [])
         let shopper = try server.newAccount()
-        try shopper.ok(["sync"])
+        try shopper.ok(["sync", "--all"])
         let walk = try server.walk((1...12).map { "\(uuid):1:\($0)@0=2,20=2" })
         let scan = try TerminalRun(["scan", "--replay", walk.path, "--offline"], shopper, rows: 10, columns: 100)
         defer { scan.kill() }

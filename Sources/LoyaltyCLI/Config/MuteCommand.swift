@@ -10,7 +10,8 @@ private enum MuteWords {
 }
 
 private let muteDiscussion = """
-    RETAILER is the retailer's name as the catalog gives it (any case; `loyalty offers` lists them) or its id
+    RETAILER is the retailer's name as the catalog or the directory gives it (any case; `loyalty offers` lists
+    them) or its id
     (`loyalty offers --json`). The server keeps the account's muted retailers: every device of the account
     obeys them from its next sync (a scan syncs as it starts), and `loyalty config show` lists them. A scan
     holds back a muted retailer's offers, counted in its summary as muted; they are not recorded as seen, so
@@ -33,8 +34,10 @@ private func setMuted(_ muted: Bool, _ context: ClientContext) throws {
     let given = (context.arguments.word(MuteWords.retailer) ?? "").trimmingCharacters(in: .whitespaces)
     let cache = try context.openCache()
     let credential = try context.deviceCredential().1
+    // A working set's directory names the retailers it does not carry too.
     let known = try cache.retailers().map { MutedRetailer(id: $0.id, name: $0.name) }
         + (try cache.preferences?.mutedRetailers ?? [])
+        + (try cache.directoryRetailers().map { MutedRetailer(id: $0.id, name: $0.name) })
     let retailer: MutedRetailer
     if let id = UUID(uuidString: given) {
         retailer = known.first { $0.id == id } ?? MutedRetailer(id: id, name: given)

@@ -14,10 +14,14 @@ let doctorCommand = Command(
     discussion: """
         Checks kernel Bluetooth support (AF_BLUETOOTH), adapters, the capabilities a live scan needs
         (CAP_NET_RAW, CAP_NET_ADMIN) and the controller's LE features, and says which path a scan takes:
-        raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers; and advertising (advertise-path).
+        raw HCI, or bluetoothd's D-Bus API while bluetoothd discovers (an advertisement monitor where
+        bluetoothd offers one, `bluetoothd -E`, else its discovery); and advertising (advertise-path).
         scan-power says the duty cycle a scan asks for (--power, else the config's scan_power, else
-        LOYALTY_SCAN_POWER_DEFAULT, else high) and, through bluetoothd's discovery, that the scan listens
-        as bluetoothd does (active) and what is missing for passive listening there.
+        LOYALTY_SCAN_POWER_DEFAULT, else high) and what the path gives: through a monitor, the kernel's
+        passive scan for monitors (ScanIntervalAdvMonitor and ScanWindowAdvMonitor of
+        /etc/bluetooth/main.conf, else the kernel's 30 ms every 60 ms) and the lines that match the
+        profile; through bluetoothd's discovery, that the scan listens as bluetoothd does (active) and
+        what is missing for passive listening there.
         Exits 0 when monitoring and ranging are available, 69 when they are not (`loyalty scan --replay
         FILE` works regardless). Then, as advice that does not change the exit status: whether a
         notification server answers on the session bus (scan --notify), and what the scan as a systemd

@@ -26,6 +26,12 @@ let offersCommand = Command(
                 return output.line(
                     "no cached offers of a retailer named '\(TerminalText.escaped(retailer))': `loyalty offers` lists them all")
             }
+            if try !cache.directoryRetailers().isEmpty {
+                return output.line(
+                    "no offers cached: this device's working set carries no retailer yet; `loyalty sync --near LAT,LON`, "
+                        + "`loyalty follow NAME` or a scan that hears a shop's beacon brings its offers "
+                        + "(`loyalty sync --all`: every retailer's)")
+            }
             return output.line("no offers cached: run `loyalty sync`")
         }
         // Server time, as the scan judges windows.

@@ -195,7 +195,11 @@ private func runScan(_ arguments: ParsedArguments) throws {
         let options = power.options(
             active: arguments.flag(ScanOptions.active), filterDuplicates: arguments.flag(ScanOptions.filterDuplicates))
         let radio = RadioSightings(
-            try openScanner(transport: transport, options: options), snapshotInterval: snapshotInterval)
+            // Beside bluetoothd, a monitor's patterns: the UUIDs of `--region` (iBeacon regions), else every iBeacon (the
+            // ranging shows every UUID heard, and a working set fetches an unknown one's retailer).
+            try openScanner(
+                transport: transport, options: options, power: power,
+                uuids: regions.filter { !$0.isEddystone }.map(\.uuid)), snapshotInterval: snapshotInterval)
         interruption.cancels(radio.cancel)
         try LiveScan(scan).run(radio, positions: location)
         printer.summary(radio.statistics, live: true)

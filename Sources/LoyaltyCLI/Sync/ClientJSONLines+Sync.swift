@@ -25,6 +25,9 @@ extension ClientJSONLines {
                         ])
                     })
             ),
-        ] + (report.carriedRetailers.map { [("carried_retailers", JSONValue.int($0))] } ?? []))
+            ("catalog_pages", .int(report.catalogPages)),
+        ]
+            + (report.carriedRetailers.map { [("carried_retailers", JSONValue.int($0))] } ?? [])
+            + (report.directoryRetailers.map { [("directory_retailers", JSONValue.int($0))] } ?? []))
     }
 }

@@ -8,12 +8,15 @@ extension ClientText {
         let catalog =
             if !report.catalogChanged {
                 "catalog unchanged"
+            } else if report.carriedRetailers != nil {
+                "\(report.offersReceived) offers received, \(report.offersRemoved) removed"
             } else if report.fullCatalog {
                 "full catalog of \(report.offersReceived) offers"
             } else {
                 "\(report.offersReceived) offers changed, \(report.offersRemoved) removed"
             }
-        let carried = report.carriedRetailers.map { " of \($0) retailers near, heard or followed" } ?? ""
+        let carried =
+            report.carriedRetailers.map { "; carrying \($0) of \(report.directoryRetailers ?? $0) retailers' offers" } ?? ""
         let sightings = report.sightings
         let secure =
             sightings == SyncEngine.SightingsSent()

@@ -18,11 +18,12 @@ private func directoryCache(_ context: ClientContext) throws -> OfferCache {
 }
 
 let followCommand = Command(
-    name: "follow", summary: "Carry a retailer's offers wherever you are (with `loyalty sync --working-set`).",
+    name: "follow", summary: "Carry a retailer's offers wherever you are (with a working set, the default).",
     discussion: """
-        A device that syncs a working set carries the offers of the retailers with a store near it, those its scan
-        heard, and those you follow: a followed retailer's offers are fetched at the next sync and never leave the
-        cache. NAME is the retailer's name as the directory has it (case does not matter).
+        A device that syncs a working set (`loyalty sync`'s default; not after `loyalty sync --all`) carries the
+        offers of the retailers with a store near it, those its scan heard, and those you follow: a followed
+        retailer's offers are fetched at the next sync and never leave the cache. NAME is the retailer's name as the
+        directory has it (case does not matter).
 
         \(clientDiscussion)
         """,

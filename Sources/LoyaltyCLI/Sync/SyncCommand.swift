@@ -8,13 +8,15 @@ import LoyaltyClient
 #endif
 
 private enum Sync {
-    static let full = Flag("full", help: "Fetch the whole catalog and seen set; rebuild the cache if it is damaged.")
-    static let near = Option<String>("near", value: "LAT,LON", help: "Only the catalog around this point (decimal degrees).")
+    static let full = Flag("full", help: "Fetch the catalog carried and the seen set again; rebuild the cache if it is damaged.")
+    static let near = Option<String>(
+        "near", value: "LAT,LON",
+        help: "The working set's home area (kept); with --all, only the catalog around this point (decimal degrees).")
     static let radius = Option<String>("radius-km", value: "KM", help: "With --near: the radius of the area (default 10).")
     static let workingSet = Flag(
         "working-set",
-        help: "Carry the directory and the offers of the retailers near (--near), heard or followed, not the whole catalog.")
-    static let all = Flag("all", help: "Carry the whole catalog again (after --working-set).")
+        help: "Carry the directory and the offers of the retailers near (--near), heard or followed (the default; after --all).")
+    static let all = Flag("all", help: "Carry the whole catalog, in this sync and the next ones (until --working-set).")
 }
 
 let syncCommand = Command(
@@ -24,19 +26,23 @@ let syncCommand = Command(
     discussion: """
         Safe to interrupt at any point: each step is committed on its own, and seen offers leave the
         outbox only once the server has them. A cursor the server no longer serves (410) turns into a
-        full sync by itself. --full fetches everything again and rebuilds a damaged cache file.
+        full sync by itself. --full fetches everything carried again and rebuilds a damaged cache file.
 
-        --near keeps only the part of the catalog around a point in the cache: the retailers with a
-        store within --radius-km (default 10), their offers and those stores. A later sync without
-        --near (or for another area) fetches a full catalog again.
+        By default the cache carries a directory of every retailer and the offers of its working set
+        only: the retailers with a store within --radius-km (default 10) of --near (the home area, kept
+        for the next syncs), those whose beacons a scan heard (fetched at once when online, else at the
+        next sync, by bucket: the server learns one of several retailers, not which), and those you
+        follow (`loyalty follow NAME`). A retailer that has changed comes as a delta, one that has not
+        costs nothing; one not near, heard or followed for a week leaves the cache, but never an offer
+        that waits to be shown or redeemed. When the directory has a single bucket (a deployment of
+        fewer than 32 retailers), a heard beacon's fetch would bring every retailer anyway, so the cache
+        carries them all. A cache from before the working set became the default turns to one at its
+        next sync, keeping its seen offers, outbox, redemptions and the offers that wait.
 
-        --working-set makes the cache carry a directory of every retailer and the offers of its working
-        set only: the retailers with a store within --radius-km of --near (the home area, kept for the
-        next syncs), those whose beacons a scan heard (fetched at once when online, else at the next
-        sync, by bucket: the server learns one of several retailers, not which), and those you follow
-        (`loyalty follow NAME`). A retailer that has changed comes as a delta, one that has not costs
-        nothing; one not near, heard or followed for a week leaves the cache, but never an offer that
-        waits to be shown or redeemed. Later syncs and scans keep to the working set until --all.
+        --all carries the whole catalog instead, in this sync and the next ones (scans' syncs too),
+        until --working-set; `--full --all` fetches all of it again. With --all, --near keeps only the
+        part of the catalog around a point (the retailers with a store within --radius-km, their offers
+        and those stores), and a later sync without --near fetches the whole catalog again.
 
         \(clientDiscussion)
         """,
@@ -56,7 +62,7 @@ let syncCommand = Command(
             cache = try context.openCache()
         }
         if workingSet { try cache.startWorkingSet(home: area) }
-        if all, try cache.carriesWorkingSet { try cache.stopWorkingSet() }
+        if all { try cache.stopWorkingSet() }
         let progress = SyncProgressLine(context.output)
         let report = try context.syncEngine(cache).sync(
             full: full, area: area, showingVerifiedOffers: true, progress: progress.show)

@@ -20,12 +20,13 @@ extension OfferCache {
         case catalogPartial = "catalog_partial"
         /// The account's `AccountPreferences` as JSON, as the last sync or change fetched them.
         case preferences
-        /// `working-set` when the cache carries the directory and its working set's offers, not the whole catalog.
+        /// `working-set` when the cache carries the directory and its working set's offers, `all` when it carries the
+        /// whole catalog (`sync --all`); none in a new cache (a working set from its first sync) or one from before.
         case catalogScope = "catalog_scope"
         case directoryETag = "directory_etag"
         /// The directory's bucket count, which a heard UUID's bucket is asked with.
         case directoryBuckets = "directory_buckets"
-        /// `LAT,LON,KM`: where a working set's retailers are near (`sync --working-set --near`).
+        /// `LAT,LON,KM`: where a working set's retailers are near (`sync --near` with the working set).
         case homeArea = "home_area"
     }
 

@@ -3,13 +3,15 @@ import Geofencing
 import LoyaltyAPI
 import SQLite
 
-// The working set (sync --working-set): the directory of every retailer, and the offers of only the retailers this
-// device carries: those with a store near it, those its scan heard, those its shopper follows.
+// The working set (a cache's default scope): the directory of every retailer, and the offers of only the retailers
+// this device carries: those with a store near it, those its scan heard, those its shopper follows.
 
 extension OfferCache {
-    /// Whether the cache carries a working set rather than the whole catalog.
+    /// Whether the cache carries a working set rather than the whole catalog: true but after `sync --all`. A cache
+    /// from before the working set was the default (no scope) carries the whole catalog until its next sync turns it
+    /// to a working set (`startWorkingSet`).
     public var carriesWorkingSet: Bool {
-        get throws(ClientError) { try state(.catalogScope) == "working-set" }
+        get throws(ClientError) { try state(.catalogScope) != "all" }
     }
 
     public var directoryETag: String? { get throws(ClientError) { try state(.directoryETag) } }
@@ -19,14 +21,15 @@ extension OfferCache {
         get throws(ClientError) { try state(.directoryBuckets).flatMap { Int($0) } ?? 1 }
     }
 
-    /// Where the working set's retailers are near: the last `sync --working-set --near`.
+    /// Where the working set's retailers are near: the last `sync --near` with the working set.
     public var homeArea: CatalogArea? { get throws(ClientError) { try area(.homeArea) } }
 
     /// Turns the cache to a working set (`home`, if given, its home area from now on): what it holds of the whole
-    /// catalog goes, but for the offers that wait to be shown or redeemed; the whole feed's cursors go with it.
+    /// catalog goes, but for the offers that wait to be shown or redeemed; the whole feed's cursors go with it. The
+    /// seen set, outbox and redemptions stay.
     public func startWorkingSet(home: CatalogArea? = nil) throws(ClientError) {
         if let home { try write { db in try Self.setState(db, .homeArea, Self.areaText(home)) } }
-        guard try !carriesWorkingSet else { return }
+        guard try state(.catalogScope) != "working-set" else { return }
         try write { db in
             try Self.dropRetailers(nil, db)
             for key in [StateKey.catalogCursor, .catalogETag, .catalogArea, .catalogPartial] {
@@ -36,13 +39,20 @@ extension OfferCache {
         }
     }
 
-    /// Back to the whole catalog (`sync --all`): the working set's bookkeeping goes; the next page replaces the rest.
+    /// Carries the whole catalog from now on (`sync --all`, kept for later syncs until `sync --working-set`): the
+    /// working set's bookkeeping goes but for the home area and the followed, kept for its return; the next page
+    /// replaces the rest.
     public func stopWorkingSet() throws(ClientError) {
+        let scope = try state(.catalogScope)
+        guard scope != "all" else { return }
+        // A cache from before holds the whole catalog already, its cursors good.
+        guard scope == "working-set" else { return try write { db in try Self.setState(db, .catalogScope, "all") } }
         try write { db in
             try db.execute("DELETE FROM carried; DELETE FROM heard; DELETE FROM directory; DELETE FROM directory_stores;")
-            for key in [StateKey.catalogScope, .directoryETag, .directoryBuckets, .homeArea, .catalogCursor, .catalogETag] {
+            for key in [StateKey.directoryETag, .directoryBuckets, .catalogCursor, .catalogETag] {
                 try Self.setState(db, key, nil)
             }
+            try Self.setState(db, .catalogScope, "all")
         }
     }
 
@@ -159,6 +169,11 @@ extension OfferCache {
     public func heardRetailers() throws(ClientError) -> [DirectoryRetailer] {
         let uuids = try read { db in try Set(db.query("SELECT uuid FROM heard").map { try $0.uuid(0) }) }
         return try directoryRetailers().filter { uuids.contains($0.uuid) }
+    }
+
+    /// The UUID of the directory's retailer `id`; nil when the directory does not know it.
+    public func directoryUUID(of id: UUID) throws(ClientError) -> UUID? {
+        try read { db in try db.query("SELECT uuid FROM directory WHERE id = ?", [.text(id.uuidString)]).first?.uuid(0) }
     }
 
     /// Whether `uuid` is a directory retailer's.

@@ -256,6 +256,18 @@ public final class OfferSession {
         if report.catalogChanged { try reloadCatalog() }
     }
 
+    /// The UUID of `retailerID`, whose secure beacon the service resolved: a retailer this device does not carry is
+    /// fetched first, as if its UUID were heard (the resolution told the service which beacon already). Nil when it
+    /// is not in the cache after that (offline, or not in the directory).
+    public func uuidOfResolved(_ retailerID: UUID) throws(ClientError) -> UUID? {
+        if let uuid = retailers.first(where: { $0.id == retailerID })?.uuid { return uuid }
+        guard carriesWorkingSet, let uuid = try cache.directoryUUID(of: retailerID),
+            heardThisSession.insert(uuid).inserted
+        else { return nil }
+        try heard(uuid)
+        return retailers.first { $0.id == retailerID }?.uuid
+    }
+
     private func reloadCatalog() throws(ClientError) {
         resolved = [:]
         retailers = try cache.retailers()

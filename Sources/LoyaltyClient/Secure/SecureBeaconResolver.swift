@@ -250,8 +250,9 @@ public final class SecureBeaconResolver {
         for beacon in resolution.beacons where batch.identities.indices.contains(beacon.index) {
             guard answered.insert(beacon.index).inserted else { continue }
             counts.resolved += 1
-            // A beacon of a retailer this device has not synced shows nothing: it is verified all the same.
-            guard let uuid = offers.retailers.first(where: { $0.id == beacon.retailerID })?.uuid else { continue }
+            // A beacon of a retailer this device does not carry is fetched (a working set); one still not in the cache
+            // (offline, not in the directory) shows nothing: it is verified all the same.
+            guard let uuid = try offers.uuidOfResolved(beacon.retailerID) else { continue }
             if resolved.count >= Self.tableBound {
                 let now = serverNow()
                 resolved = resolved.filter { $0.value.until > now }

@@ -7,55 +7,50 @@ extension SyncEngine {
     /// How long a retailer that is no longer near, heard or followed stays in the cache.
     public static let workingSetRetention: Double = 7 * 86_400
 
-    /// Pushes the outbox, refreshes the directory, fetches the working set (retailers with a store within `area`,
-    /// the home area, those heard, those followed): new ones whole, heard ones by bucket, changed ones by delta and
-    /// unchanged ones not at all; lets go of those not wanted for `workingSetRetention`; pulls the seen set.
-    func syncWorkingSet(full: Bool, area: CatalogArea?, progress: (SyncProgress) -> Void) throws(ClientError)
-        -> SyncReport
-    {
-        var report = SyncReport()
-        try cache.startWorkingSet(home: area)
-        if full {
-            try cache.forgetCursors()
-            try cache.forgetWorkingSetCursors()
-        }
-        report.pushed = try pushOutbox(progress: progress)
+    /// Refreshes the directory, fetches the working set (retailers with a store within the home area, those heard,
+    /// those followed; every retailer when the directory has one bucket): new ones whole, heard ones by bucket,
+    /// changed ones by delta and unchanged ones not at all; lets go of those not wanted for `workingSetRetention`.
+    func syncWorkingSet(into report: inout SyncReport, progress: (SyncProgress) -> Void) throws(ClientError) {
         progress(.fetchingCatalog)
-        try pullDirectory()
+        // The directory is part of what the device holds: a new one is a change, even with no offer fetched.
+        if try pullDirectory() { report.catalogChanged = true }
         try pullWorkingSet(area: try cache.homeArea, into: &report)
         progress(.storingOffers(stored: report.offersReceived))
         _ = try cache.evict(wantedBefore: now().addingTimeInterval(-Self.workingSetRetention))
-        progress(.pullingSeen)
-        report.seenPulled = try pullSeen()
-        report.codesAccepted = try pullAcceptances()
-        try cache.noteSyncFinished(at: now())
-        report.cachedOffers = try cache.offerCount
-        report.carriedRetailers = try cache.carried().count
-        return report
     }
 
     /// Fetches at once the retailers whose UUID a scan heard and this device does not carry: each by its bucket, so
     /// the server learns one of the bucket's retailers, not which. What the scan runs on hearing one, online.
     public func fetchHeard() throws(ClientError) -> SyncReport {
         var report = SyncReport()
-        if try cache.directoryRetailers().isEmpty { try pullDirectory() }
+        if try cache.directoryRetailers().isEmpty { _ = try pullDirectory() }
         try fetchHeard(into: &report)
         return report
     }
 
-    private func pullDirectory() throws(ClientError) {
+    /// Whether the directory changed.
+    private func pullDirectory() throws(ClientError) -> Bool {
         switch try api.directory(etag: try cache.directoryETag, credential) {
-        case .notModified: break
-        case .directory(let directory, let etag): try cache.store(directory, etag: etag)
+        case .notModified: return false
+        case .directory(let directory, let etag):
+            try cache.store(directory, etag: etag)
+            return true
         }
     }
 
     private func pullWorkingSet(area: CatalogArea?, into report: inout SyncReport) throws(ClientError) {
+        let heads = try directoryHeads()
         var wanted = Set(try cache.followed().map(\.id))
         if let area { wanted.formUnion(try cache.directoryRetailers(near: area)) }
+        // One bucket: a heard UUID's fetch would bring every retailer anyway, so the device carries them all, for the
+        // same bytes and privacy, and an offline scan has them (docs/SCALING.md). A new device fetches that bucket.
+        let oneBucket = try cache.directoryBuckets == 1
+        if oneBucket { wanted.formUnion(heads.keys) }
         try cache.want(wanted, at: now())
+        if oneBucket, !heads.isEmpty, try cache.carried().allSatisfy({ heads[$0.key] == nil || $0.value.cursor == nil }) {
+            try fetch(.bucket(0, of: 1), keeping: Set(heads.keys), since: nil, heads: heads, into: &report)
+        }
         try fetchHeard(into: &report)
-        let heads = try directoryHeads()
         let carried = try cache.carried().filter { heads[$0.key] != nil }
         // Never fetched: whole, by id.
         let fresh = carried.filter { $0.value.cursor == nil }.map(\.key)
@@ -113,6 +108,7 @@ extension SyncEngine {
                 report.offersRemoved += stored.removed
                 report.catalogPages += 1
                 report.catalogChanged = true
+                report.fullCatalog = report.fullCatalog || page.full
                 guard page.more else { return }
                 guard asked.insert(page.cursor).inserted else {
                     throw .protocolViolation(

@@ -14,7 +14,8 @@ public enum SyncProgress: Sendable, Equatable {
 public struct SyncReport: Sendable, Equatable {
     /// Seen items the server acknowledged.
     public var pushed = 0
-    /// Whether the catalog was fetched whole (first sync, `--full`, or the cursor expired).
+    /// Whether the catalog was fetched whole (first sync, `--full`, or the cursor expired); with a working set,
+    /// whether a retailer or bucket was (one new to the device, or all with `--full`).
     public var fullCatalog = false
     /// How many catalog pages came.
     public var catalogPages = 0
@@ -31,6 +32,8 @@ public struct SyncReport: Sendable, Equatable {
     public var sightings = SyncEngine.SightingsSent()
     /// With a working set: the retailers whose offers the cache carries (nil: it carries the whole catalog).
     public var carriedRetailers: Int?
+    /// With a working set: the retailers of the directory, carried or not.
+    public var directoryRetailers: Int?
 
     public init() {}
 }
@@ -57,24 +60,33 @@ public struct SyncEngine {
         self.now = now
     }
 
-    /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). With
-    /// `area`, the cache keeps only the part of the catalog around a point; a sync for another area (or
-    /// for the whole catalog after an area) fetches a full page. A cache that carries a working set
-    /// (`OfferCache.startWorkingSet`) syncs that instead, `area` becoming its home area. `showingVerifiedOffers`: the
-    /// caller shows the presence offers of the visits the queued sightings verify (`loyalty sync`), so they are
-    /// recorded as seen; a scan's own sync leaves them to the scan, which shows them when their beacon is near.
+    /// With `full`, the catalog and seen set are fetched whole (the outbox is still pushed first). The cache carries
+    /// its working set (`syncWorkingSet`), `area` becoming its home area, unless it carries the whole catalog
+    /// (`OfferCache.stopWorkingSet`, `sync --all`): then with `area` it keeps only the part of the catalog around a
+    /// point, and a sync for another area (or for the whole catalog after an area) fetches a full page.
+    /// `showingVerifiedOffers`: the caller shows the presence offers of the visits the queued sightings verify
+    /// (`loyalty sync`), so they are recorded as seen; a scan's own sync leaves them to the scan, which shows them
+    /// when their beacon is near.
     public func sync(
         full: Bool = false, area: CatalogArea? = nil, showingVerifiedOffers: Bool = false,
         progress: (SyncProgress) -> Void = { _ in }
     )
         throws(ClientError) -> SyncReport
     {
-        if try cache.carriesWorkingSet { return try syncWorkingSet(full: full, area: area, progress: progress) }
         var report = SyncReport()
-        if full { try cache.forgetCursors() }
+        let workingSet = try cache.carriesWorkingSet
+        if workingSet { try cache.startWorkingSet(home: area) }
+        if full {
+            try cache.forgetCursors()
+            if workingSet { try cache.forgetWorkingSetCursors() }
+        }
         report.sightings = try sendSightings(recordingOffers: showingVerifiedOffers)
         report.pushed = try pushOutbox(progress: progress)
-        try pullCatalog(into: &report, area: area, progress: progress)
+        if workingSet {
+            try syncWorkingSet(into: &report, progress: progress)
+        } else {
+            try pullCatalog(into: &report, area: area, progress: progress)
+        }
         progress(.pullingSeen)
         report.seenPulled = try pullSeen()
         report.codesAccepted = try pullAcceptances()
@@ -82,6 +94,10 @@ public struct SyncEngine {
         try cache.setPreferences(try api.preferences(credential))
         try cache.noteSyncFinished(at: now())
         report.cachedOffers = try cache.offerCount
+        if workingSet {
+            report.carriedRetailers = try cache.carried().count
+            report.directoryRetailers = try cache.directoryRetailers().count
+        }
         return report
     }
 

@@ -95,7 +95,7 @@ public final class Server: Sendable {
             configuration.deviceTokenCacheSize > 0
             ? CatalogCheck(
                 conninfo: configuration.notificationsConninfo ?? conninfo,
-                capacity: configuration.deviceTokenCacheSize, log: log)
+                heartbeatConninfo: conninfo, capacity: configuration.deviceTokenCacheSize, log: log)
             : nil
         defer { if !started { catalogCheck?.stop() } }
         database = Database(
