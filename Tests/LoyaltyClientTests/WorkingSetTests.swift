@@ -31,6 +31,20 @@ private func fillTwoBuckets(_ server: TestServer, others: Int) throws {
     for index in others..<32 { _ = try server.retailer("Filler \(index) \(UUID().uuidString.prefix(6))") }
 }
 
+/// Makes two of `offers` wait: 1:1 claimed for showing (by a process still running, which has not shown it) and 1:2
+/// shown and redeemed, its code not yet used at a till.
+private func makeTwoWait(_ device: ShopperDevice, _ server: TestServer, of offers: [ResolvedOffer]) throws
+    -> (claimed: ResolvedOffer, redeemed: ResolvedOffer)
+{
+    let sushi = try #require(offers.first { $0.offer.minor == 1 })
+    let pizza = try #require(offers.first { $0.offer.minor == 2 })
+    #expect(try device.cache.claimShown(sushi.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
+    #expect(try device.cache.claimShown(pizza.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
+    try device.cache.shown(pizza.offer.id)
+    _ = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init).redeem(pizza)
+    return (sushi, pizza)
+}
+
 @Suite(.serialized) struct WorkingSetTests {
     /// A device carries the retailers near its home area only; changed ones come by delta, unchanged ones cost no
     /// request; a retailer a week away leaves the cache, but its offers that wait (one claimed for showing and not
@@ -59,16 +73,8 @@ private func fillTwoBuckets(_ server: TestServer, others: Int) throws {
         let delta = try engine.sync()
         #expect(delta.catalogPages == 1 && delta.offersReceived == 1 && !delta.fullCatalog)
 
-        // Two offers wait: 1:1 claimed for showing (this process, still running, has not shown it) and 1:2 shown
-        // and redeemed, its code not yet used at a till.
-        let offers = try device.cache.offers()
-        let sushi = try #require(offers.first { $0.offer.minor == 1 })
-        let pizza = try #require(offers.first { $0.offer.minor == 2 })
-        #expect(try device.cache.claimShown(sushi.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
-        #expect(try device.cache.claimShown(pizza.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
-        try device.cache.shown(pizza.offer.id)
-        _ = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
-            .redeem(pizza)
+        // Two offers wait: one claimed for showing, one redeemed.
+        let (sushi, pizza) = try makeTwoWait(device, server, of: try device.cache.offers())
 
         // The shopper moves away: after eight days the near retailer leaves, but for what waits; heard two days
         // before, it would have stayed.
@@ -174,13 +180,7 @@ private func fillTwoBuckets(_ server: TestServer, others: Int) throws {
         #expect(try device.cache.carriesWorkingSet)
 
         let offers = try device.cache.offers().filter { $0.retailer.id == near.id }
-        let sushi = try #require(offers.first { $0.offer.minor == 1 })
-        let pizza = try #require(offers.first { $0.offer.minor == 2 })
-        #expect(try device.cache.claimShown(sushi.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
-        #expect(try device.cache.claimShown(pizza.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))
-        try device.cache.shown(pizza.offer.id)
-        _ = try Redeemer(cache: device.cache, api: server.api, credential: device.credential, now: Date.init)
-            .redeem(pizza)
+        let (sushi, pizza) = try makeTwoWait(device, server, of: offers)
         // The redemption sent the outbox; one more offer is claimed, and its seen item waits to be sent.
         let third = try #require(offers.first { $0.offer.minor == 3 })
         #expect(try device.cache.claimShown(third.offer.id, shownAt: Date(), reportedAt: Date(), reshowAfter: nil))

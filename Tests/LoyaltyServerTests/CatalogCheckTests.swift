@@ -100,18 +100,13 @@ import Testing
         let matey = try first.registerRetailer()
         try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
         // Answered by the database while not listening, or by the head reloaded or notified since.
-        let status = try waitFor(within: Self.patience) {
-            let status = try second.catalog(owner, etag: tag).status
-            return status == 304 ? nil : status
-        }
-        #expect(status == 200)
-
-        _ = try waitFor(within: Self.patience) { () -> Bool? in
-            let state = check.state
-            return state.trusted && state.listenerPID != nil && state.listenerPID != listener ? true : nil
-        }
+        #expect(try statusOnceNotModifiedEnds(second, owner, tag, within: Self.patience) == 200)
+        try waitUntilListeningAgain(check, besides: listener)
         #expect(second.log.recorded.contains { $0.contains(#""event":"catalog_check_not_listening""#) })
-        #expect(second.log.recorded.contains { $0.contains(#""event":"catalog_check_listening""#) })
+        // Logged just after the head is trusted again.
+        _ = try waitFor(within: Self.patience) {
+            second.log.recorded.contains { $0.contains(#""event":"catalog_check_listening""#) } ? true : nil
+        }
         let current = try #require(try second.catalog(owner).headers["etag"])
         #expect(try second.catalog(owner, etag: current).status == 304)
         #expect(check.holds(digest: Secrets.digest(of: owner.deviceToken)))
@@ -135,15 +130,8 @@ import Testing
         defer { kill(listener, SIGCONT) }
         let matey = try first.registerRetailer()
         try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
-        let status = try waitFor(within: CatalogCheck.heartbeatLease + Self.patience) {
-            let status = try second.catalog(owner, etag: tag).status
-            return status == 304 ? nil : status
-        }
-        #expect(status == 200)
-        _ = try waitFor(within: Self.patience) { () -> Bool? in
-            let state = check.state
-            return state.trusted && state.listenerPID != nil && state.listenerPID != listener ? true : nil
-        }
+        #expect(try statusOnceNotModifiedEnds(second, owner, tag, within: CatalogCheck.heartbeatLease + Self.patience) == 200)
+        try waitUntilListeningAgain(check, besides: listener)
         #expect(second.log.recorded.contains { $0.contains("heard none of its heartbeats") })
         let current = try #require(try second.catalog(owner).headers["etag"])
         #expect(current != tag)
@@ -258,6 +246,24 @@ import Testing
         #expect([4, 5, 6].allSatisfy(map.contains) && !map.contains(1))
         map.removeAll()
         #expect(map.count == 0 && map[1] == nil)
+    }
+
+    /// The status `server` answers `device`'s check with `etag`, once it is no longer 304.
+    private func statusOnceNotModifiedEnds(
+        _ server: TestServer, _ device: DeviceCredentials, _ etag: String, within patience: Duration
+    ) throws -> Int {
+        try waitFor(within: patience) {
+            let status = try server.catalog(device, etag: etag).status
+            return status == 304 ? nil : status
+        }
+    }
+
+    /// Waits until `check` vouches again, on a listening connection other than `listener`.
+    private func waitUntilListeningAgain(_ check: CatalogCheck, besides listener: Int32) throws {
+        _ = try waitFor(within: Self.patience) { () -> Bool? in
+            let state = check.state
+            return state.trusted && state.listenerPID != nil && state.listenerPID != listener ? true : nil
+        }
     }
 
     private func waitUntilTrusted(_ servers: TestServer...) throws {
