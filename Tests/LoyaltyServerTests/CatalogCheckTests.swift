@@ -138,6 +138,31 @@ import Testing
         #expect(try second.catalog(owner, etag: current).status == 304)
     }
 
+    /// A device that shows a newer ETag than the cache holds (the other server's write, its notification not yet
+    /// here: the listener's backend is stopped, within the heartbeat's lease) teaches the server the head at once.
+    @Test func aNewerETagShownByADeviceEndsTheOlderOnesNotModified() throws {
+        let first = try TestServer()
+        let second = try TestServer(sharingDatabaseOf: first)
+        try waitUntilTrusted(first, second)
+        let check = try #require(second.database.catalogCheck)
+        let owner = try first.createAccount()
+        let old = try #require(try second.catalog(owner).headers["etag"])
+        #expect(try second.catalog(owner, etag: old).status == 304)
+
+        let listener = try #require(check.state.listenerPID)
+        #expect(kill(listener, SIGSTOP) == 0)
+        defer { kill(listener, SIGCONT) }
+        let matey = try first.registerRetailer()
+        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        let new = try #require(try first.catalog(owner).headers["etag"])
+        #expect(new != old)
+        // Not the cache's tag: read from the database, and answered with that tag.
+        let answer = try second.catalog(owner, etag: new)
+        #expect(answer.status == 304 || answer.headers["etag"] == new)
+        #expect(check.state.trusted && check.state.listenerPID == listener, "the lease ran out: the test proves nothing")
+        #expect(try second.catalog(owner, etag: old).status == 200)
+    }
+
     /// A server that cannot listen never answers from memory: what another server writes is seen at once.
     @Test func aServerThatCannotListenAnswersThroughTheDatabase() throws {
         let first = try TestServer()

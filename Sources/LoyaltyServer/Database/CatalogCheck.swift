@@ -121,12 +121,14 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         }
     }
 
-    /// Moves the head forward to `read` (another generation replaces it), while the cache vouches for it: heads read
-    /// by the listener and after this server's own writes arrive in any order.
-    func advance(to read: FeedCursor) {
+    /// Moves the head forward to `read` (another generation replaces it, unless `sameGenerationOnly`), while the cache
+    /// vouches for it: heads read by the listener and after this server's own writes arrive in any order.
+    func advance(to read: FeedCursor, sameGenerationOnly: Bool = false) {
         lock.withLock {
             guard let current = head else { return }
-            if read.generation != current.generation || read.version > current.version { head = read }
+            if read.generation == current.generation ? read.version > current.version : !sameGenerationOnly {
+                head = FeedCursor(generation: read.generation, version: read.version)
+            }
         }
     }
 

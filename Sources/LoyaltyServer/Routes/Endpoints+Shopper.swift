@@ -162,6 +162,10 @@ extension Endpoints {
         catalogPageBuilds.wait()
         defer { catalogPageBuilds.signal() }
         let (page, through) = try database.catalog(since: since, limit: limit, area: area)
+        // Read after a device showed a tag the catalog check did not hold (another server's write, whose
+        // notification is still on its way): no older tag may be answered 304 from now on. A standby's read is at
+        // most the primary's head too.
+        database.catalogCheck?.advance(to: through, sameGenerationOnly: true)
         // Weak: two answers with the same tag differ in `server_time`, so they are not the same bytes.
         var headers = ["ETag": "W/" + Self.entityTag(through, area), "Cache-Control": "no-cache"]
         if page.more {
