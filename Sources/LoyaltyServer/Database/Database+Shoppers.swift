@@ -51,10 +51,18 @@ extension Database {
         guard let epoch = catalogCheck.currentEpoch else {
             return try catalogHeadInDatabase(deviceToken: token, atLeast: version)
         }
-        return try pool.withConnection { connection -> FeedCursor? in
-            guard let (session, row) = try Self.liveDevice(token, withFeedHead: true, in: connection) else { return nil }
-            catalogCheck.remember(digest: digest, session, since: epoch)
-            return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+        do {
+            return try pool.withConnection { connection -> FeedCursor? in
+                guard let (session, row) = try Self.liveDevice(token, withFeedHead: true, in: connection) else {
+                    return nil
+                }
+                catalogCheck.remember(digest: digest, session, since: epoch)
+                return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+            }
+        } catch let error as PostgresError where error.kind == .unavailable && standbyReads != nil {
+            // The primary is gone (a failover under way): a standby answers, as it does while the cache vouches for
+            // nothing, and what it says is not remembered.
+            return try catalogHeadInDatabase(deviceToken: token, atLeast: version)
         }
     }
 
