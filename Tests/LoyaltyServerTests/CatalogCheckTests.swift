@@ -117,50 +117,28 @@ import Testing
     /// the heartbeat it would vouch for its head for ever. It stops vouching when the lease runs out, so the other
     /// server's write is seen through the database, and it listens again on a new connection.
     @Test func aListenerThatHearsNoHeartbeatStopsVouchingAndListensAgain() throws {
-        let first = try TestServer()
-        let second = try TestServer(sharingDatabaseOf: first)
-        try waitUntilTrusted(first, second)
-        let check = try #require(second.database.catalogCheck)
-        let owner = try first.createAccount()
-        let tag = try #require(try second.catalog(owner).headers["etag"])
-        #expect(try second.catalog(owner, etag: tag).status == 304)
-
-        let listener = try #require(check.state.listenerPID)
-        #expect(kill(listener, SIGSTOP) == 0)
-        defer { kill(listener, SIGCONT) }
-        let matey = try first.registerRetailer()
-        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
-        #expect(try statusOnceNotModifiedEnds(second, owner, tag, within: CatalogCheck.heartbeatLease + Self.patience) == 200)
-        try waitUntilListeningAgain(check, besides: listener)
-        #expect(second.log.recorded.contains { $0.contains("heard none of its heartbeats") })
-        let current = try #require(try second.catalog(owner).headers["etag"])
-        #expect(current != tag)
-        #expect(try second.catalog(owner, etag: current).status == 304)
+        try withAWriteTheListenerMisses { _, second, check, owner, tag, listener in
+            #expect(try statusOnceNotModifiedEnds(second, owner, tag, within: CatalogCheck.heartbeatLease + Self.patience) == 200)
+            try waitUntilListeningAgain(check, besides: listener)
+            #expect(second.log.recorded.contains { $0.contains("heard none of its heartbeats") })
+            let current = try #require(try second.catalog(owner).headers["etag"])
+            #expect(current != tag)
+            #expect(try second.catalog(owner, etag: current).status == 304)
+        }
     }
 
     /// A device that shows a newer ETag than the cache holds (the other server's write, its notification not yet
     /// here: the listener's backend is stopped, within the heartbeat's lease) teaches the server the head at once.
     @Test func aNewerETagShownByADeviceEndsTheOlderOnesNotModified() throws {
-        let first = try TestServer()
-        let second = try TestServer(sharingDatabaseOf: first)
-        try waitUntilTrusted(first, second)
-        let check = try #require(second.database.catalogCheck)
-        let owner = try first.createAccount()
-        let old = try #require(try second.catalog(owner).headers["etag"])
-        #expect(try second.catalog(owner, etag: old).status == 304)
-
-        let listener = try #require(check.state.listenerPID)
-        #expect(kill(listener, SIGSTOP) == 0)
-        defer { kill(listener, SIGCONT) }
-        let matey = try first.registerRetailer()
-        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
-        let new = try #require(try first.catalog(owner).headers["etag"])
-        #expect(new != old)
-        // Not the cache's tag: read from the database, and answered with that tag.
-        let answer = try second.catalog(owner, etag: new)
-        #expect(answer.status == 304 || answer.headers["etag"] == new)
-        #expect(check.state.trusted && check.state.listenerPID == listener, "the lease ran out: the test proves nothing")
-        #expect(try second.catalog(owner, etag: old).status == 200)
+        try withAWriteTheListenerMisses { first, second, check, owner, old, listener in
+            let new = try #require(try first.catalog(owner).headers["etag"])
+            #expect(new != old)
+            // Not the cache's tag: read from the database, and answered with that tag.
+            let answer = try second.catalog(owner, etag: new)
+            #expect(answer.status == 304 || answer.headers["etag"] == new)
+            #expect(check.state.trusted && check.state.listenerPID == listener, "the lease ran out: the test proves nothing")
+            #expect(try second.catalog(owner, etag: old).status == 200)
+        }
     }
 
     /// A server that cannot listen never answers from memory: what another server writes is seen at once.
@@ -271,6 +249,28 @@ import Testing
         #expect([4, 5, 6].allSatisfy(map.contains) && !map.contains(1))
         map.removeAll()
         #expect(map.count == 0 && map[1] == nil)
+    }
+
+    /// Two servers on one database, the second answering `owner`'s tag 304 from memory; then the second's listener's
+    /// backend stopped (as a frozen primary would be) and an offer written through the first. `body` runs before the
+    /// backend goes on, with both servers, the second's check, `owner`, the tag and the stopped backend's PID.
+    private func withAWriteTheListenerMisses(
+        _ body: (TestServer, TestServer, CatalogCheck, DeviceCredentials, String, Int32) throws -> Void
+    ) throws {
+        let first = try TestServer()
+        let second = try TestServer(sharingDatabaseOf: first)
+        try waitUntilTrusted(first, second)
+        let check = try #require(second.database.catalogCheck)
+        let owner = try first.createAccount()
+        let tag = try #require(try second.catalog(owner).headers["etag"])
+        #expect(try second.catalog(owner, etag: tag).status == 304)
+
+        let listener = try #require(check.state.listenerPID)
+        #expect(kill(listener, SIGSTOP) == 0)
+        defer { kill(listener, SIGCONT) }
+        let matey = try first.registerRetailer()
+        try first.putOffer(matey, major: 1, minor: 1, OfferDraft(title: "Sushi"))
+        try body(first, second, check, owner, tag, listener)
     }
 
     /// The status `server` answers `device`'s check with `etag`, once it is no longer 304.
