@@ -139,6 +139,7 @@ import Foundation
             target: "fewer changes as often right, or 15 points more right", met: fullRateAhead)
     }
     printSampledSummary(summary)
+    printShopFloorWalks(noise: 6, seeds: seeds)
     // The lag the rule adds: noise-free walks (readings still whole dBm).
     let engine = total(.engine, noise: 0, seeds: seeds)
     let before = total(.kalmanThreshold, noise: 0, seeds: seeds)
@@ -173,5 +174,25 @@ private func printSampledSummary(_ rows: [SampledRow]) {
                 String(format: "    %2.0f dB  ", row.noise) + name.padding(toLength: 12, withPad: " ", startingAt: 0)
                     + cells.joined().trimmingCharacters(in: .whitespaces))
         }
+    }
+}
+
+/// The engine at each profile on walks its margins were not chosen on (`BeaconWalk.shopFloor`), beside the counter
+/// walk: what a rule tuned to one walk would lose elsewhere shows here. Printed, not targets.
+private func printShopFloorWalks(noise: Double, seeds: Range<UInt64>) {
+    print(String(format: "  proximity on other walks at %.0f dB, the engine (changes / ideal, right):", noise))
+    print("    walk                       full rate         balanced          low")
+    let bySeed = seeds.map { seed in
+        [(name: "the counter walk (tuned on)", walk: BeaconWalk.counterLinger(rssiNoise: noise, seed: seed))]
+            + BeaconWalk.shopFloor(rssiNoise: noise, seed: seed)
+    }
+    for (index, (name, _)) in bySeed[0].enumerated() {
+        let walks = bySeed.map { $0[index].walk }
+        let cells = [ScanPower.high, .balanced, .low].map { power in
+            let score = walks.map { ProximityTrial.score(.engine, walk: $0, power: power) }.reduce(ProximityScore(), +)
+            return String(format: "%5.2fx %5.1f %%", score.changeRatio, 100 * score.agreement).padding(
+                toLength: 18, withPad: " ", startingAt: 0)
+        }
+        print("    " + name.padding(toLength: 27, withPad: " ", startingAt: 0) + cells.joined())
     }
 }
