@@ -42,6 +42,39 @@ import Testing
         #expect(others.contains { $0 != one })
     }
 
+    /// The shop-floor walks are what their names say, and the mirrored linger mirrors the counter walk's: the same
+    /// stop-and-go from far, the stop just inside the near limit where the counter walk's is just outside it. Their
+    /// noise and seed are the counter walk's, so the bench compares like with like.
+    @Test func theShopFloorWalksMirrorTheCounterWalksLinger() throws {
+        let walks = BeaconWalk.shopFloor(rssiNoise: 6, seed: 9)
+        #expect(Set(walks.map(\.name)).count == walks.count && walks.count >= 5)
+        for (name, walk) in walks {
+            #expect(walk.rssiNoise == 6 && walk.seed == 9 && walk.beacons.count == 1, "\(name)")
+            let score = ProximityTrial.score(.engine, walk: walk)
+            #expect(score.entries >= 2, "\(name): the truth changes class")
+        }
+        let mirrored = try #require(walks.first { $0.name.contains("mirrored") }).walk.beacons[0]
+        let counter = BeaconWalk.counterLinger(rssiNoise: 6, seed: 9).beacons[0]
+        // The longest stop of each, and where the walk came from.
+        func linger(_ beacon: BeaconWalk.Beacon) -> (distance: Double, seconds: Double, from: Double) {
+            let path = beacon.path
+            let index = (1..<path.count).max { path[$0].time - path[$0 - 1].time < path[$1].time - path[$1 - 1].time }!
+            let stop = path[index]
+            #expect(path[index - 1].distance == stop.distance, "a stop, not a walk")
+            let before = path[..<(index - 1)].last { $0.distance != stop.distance }!
+            return (stop.distance, stop.time - path[index - 1].time, before.distance)
+        }
+        let (mirror, original) = (linger(mirrored), linger(counter))
+        let model = DistanceModel(pathLossExponent: 2)
+        #expect(model.proximity(distance: original.distance) == .far && model.proximity(distance: original.from) == .far)
+        #expect(model.proximity(distance: mirror.distance) == .near && model.proximity(distance: mirror.from) == .far)
+        #expect(mirror.seconds >= original.seconds)
+        // As close to the 3 m limit inside as the counter walk's stop is outside it, within a tenth of a dB.
+        let inside = 20 * log10(model.nearLimit / mirror.distance)
+        let outside = 20 * log10(original.distance / model.nearLimit)
+        #expect(abs(inside - outside) < 0.15, "\(inside) dB inside, \(outside) dB outside")
+    }
+
     @Test func scoresAddFieldByField() {
         var a = ProximityScore()
         (a.walks, a.changes, a.idealChanges, a.snapshots, a.agreeing) = (1, 2, 3, 4, 5)
