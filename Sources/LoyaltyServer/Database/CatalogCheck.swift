@@ -31,6 +31,8 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     private let heartbeatPayload = "heartbeat " + UUID().uuidString
     private let log: @Sendable (String) -> Void
     private let done = DispatchSemaphore(value: 0)
+    /// Broadcast by `stop`: the threads' sleeps end at once instead of waking to look.
+    private let stopped = NSCondition()
     /// How long a new listening connection waits for its probe, and how long after a lost probe it tries again.
     static let probeTimeout: Duration = .seconds(2)
     static let probeRetry: Duration = .seconds(5)
@@ -71,6 +73,9 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
             defer { stopping = true }
             return started && !stopping
         }
+        stopped.lock()
+        stopped.broadcast()
+        stopped.unlock()
         if listening { done.wait() }
     }
 
@@ -277,10 +282,14 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         throw CancellationError()
     }
 
-    /// Sleeps `duration`, in steps short enough that `stop` returns within a tenth of a second.
+    /// Sleeps `duration`, or until `stop`.
     private func sleepUnlessStopping(_ duration: Duration) {
-        let until = ContinuousClock.now + duration
-        while !isStopping, ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.05) }
+        let (seconds, attoseconds) = duration.components
+        let until = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        stopped.lock()
+        defer { stopped.unlock() }
+        // `stop` sets `stopping` before it broadcasts, holding the lock: not between this check and the wait.
+        while !isStopping, stopped.wait(until: until) {}
     }
 
     private func readHead(_ listener: PostgresListener) throws {
