@@ -132,6 +132,7 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
         lock.withLock {
             guard let current = head else { return }
             if read.generation == current.generation ? read.version > current.version : !sameGenerationOnly {
+                // The feed's head only: a page's cursor also carries its kind (near, part).
                 head = FeedCursor(generation: read.generation, version: read.version)
             }
         }
@@ -293,8 +294,7 @@ final class CatalogCheck: @unchecked Sendable {  // the state is guarded by `loc
     }
 
     private func readHead(_ listener: PostgresListener) throws {
-        let row = try listener.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0]
-        let read = FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+        let read = try FeedCursor(feedRow: listener.query(FeedCursor.headQuery)[0])
         lock.withLock {
             if let current = head, current.generation == read.generation, current.version > read.version { return }
             head = read

@@ -27,8 +27,7 @@ extension Database {
             let resumed = since?.nearPosition == nil ? nil : since
             return try read { connection in
                 try connection.transaction(readOnlySnapshot: true) { connection in
-                    let head = try Self.feedHead(
-                        connection.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0], near: true)
+                    let head = try FeedCursor(feedRow: connection.query(FeedCursor.headQuery)[0], near: true)
                     if let resumed, resumed.generation != head.generation || resumed.version > head.version {
                         if connection.isKnownStandby { throw StandbyBehind() }
                         throw Refusal.cursorExpired
@@ -84,7 +83,7 @@ extension Database {
                 """,
             ])
             let feed = results[0][0]
-            let head = try Self.feedHead(feed, near: false)
+            let head = try FeedCursor(feedRow: feed)
             if let since {
                 let purgedThrough: Int64 = try feed.decode("purged_through")
                 guard since.generation == head.generation, since.version >= purgedThrough,
@@ -117,10 +116,6 @@ extension Database {
             (page.stores, page.removedStores) = try liveAndRemoved(inPage(stores), RetailStore.init(row:))
             return (page, through)
         }
-    }
-
-    private static func feedHead(_ feed: PostgresRow, near: Bool) throws -> FeedCursor {
-        FeedCursor(generation: try feed.decode("generation"), version: try feed.decode("version"), near: near)
     }
 
     /// The catalog around a point: the live stores within the radius (a bounding-box range scan of

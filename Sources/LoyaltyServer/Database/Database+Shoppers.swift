@@ -57,7 +57,7 @@ extension Database {
                     return nil
                 }
                 catalogCheck.remember(digest: digest, session, since: epoch)
-                return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+                return try FeedCursor(feedRow: row)
             }
         } catch let error as PostgresError where error.kind == .unavailable && standbyReads != nil {
             // The primary is gone (a failover under way): a standby answers, as it does while the cache vouches for
@@ -69,7 +69,7 @@ extension Database {
     private func catalogHeadInDatabase(deviceToken token: String, atLeast version: Int64?) throws -> FeedCursor? {
         try read(acceptable: { head in head.map { $0.version >= version ?? 0 } ?? false }) { connection in
             guard let row = try Self.liveDevice(token, withFeedHead: true, in: connection)?.row else { return nil }
-            return FeedCursor(generation: try row.decode("generation"), version: try row.decode("version"))
+            return try FeedCursor(feedRow: row)
         }
     }
 

@@ -42,10 +42,9 @@ public final class Database: Sendable {
     /// the cache, or while it vouches for nothing): a write's notification comes a moment later.
     func catchUpCatalogCheck() {
         guard let catalogCheck, catalogCheck.currentEpoch != nil,
-            let row = try? pool.withConnection({ try $0.query("SELECT generation, version FROM catalog_feed WHERE singleton")[0] }),
-            let generation: UUID = try? row.decode("generation"), let version: Int64 = try? row.decode("version")
+            let head = try? pool.withConnection({ try FeedCursor(feedRow: $0.query(FeedCursor.headQuery)[0]) })
         else { return }
-        catalogCheck.advance(to: FeedCursor(generation: generation, version: version))
+        catalogCheck.advance(to: head)
     }
 
     /// Whether the database answers a trivial query now.

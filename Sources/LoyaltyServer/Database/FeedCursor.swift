@@ -23,7 +23,14 @@ struct FeedCursor: Equatable {
         self.nearPosition = nearPosition
     }
 
-    /// nil when `text` was not made by `encoded()`. Read as bytes: a catalog check reads its `since` twice, and
+    /// The feed's head, read by `headQuery` (or any row with its `generation` and `version`).
+    init(feedRow row: PostgresRow, near: Bool = false) throws {
+        self.init(generation: try row.decode("generation"), version: try row.decode("version"), near: near)
+    }
+
+    static let headQuery: PostgresQuery = "SELECT generation, version FROM catalog_feed WHERE singleton"
+
+    /// nil when `text` was not made by `encoded()`. Read as bytes: every catalog check reads its `since`, and
     /// splitting it into Characters was a quarter of a 304's instructions. What it accepts is what
     /// `String(bytes:encoding: .utf8)` and a split on ":" accepted: a byte order mark first is dropped as they dropped
     /// it, and every part must be ASCII (so the text is UTF-8, and grapheme and byte boundaries agree).
